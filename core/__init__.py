@@ -1,0 +1,94 @@
+"""rankcraft: skill ratings and player-facing ranks for games.
+
+A small core defines the steps of rating a match as pluggy hooks; every rating system is
+a plugin; TOML rulesets say which plugin does each step.
+
+>>> import rankcraft
+>>> league = rankcraft.League(rankcraft.load_ruleset("elo"))
+>>> _ = league.record({"id": "m1", "played_at": "2024-05-01", "teams": [["ann"], ["bo"]],
+...                    "scores": [3, 1]})
+>>> [round(p, 3) for p in league.predict([["ann"], ["bo"]])]
+[0.546, 0.454]
+"""
+
+from __future__ import annotations
+
+from importlib import metadata
+
+from ._markers import hookimpl
+from .engine import League, RecordSummary, UnknownPlayerError
+from .errors import (
+    DuplicateMatchError,
+    InputError,
+    LeagueMismatchError,
+    MatchError,
+    PluginConflictError,
+    PluginError,
+    RankcraftError,
+    RulesetError,
+    StateError,
+)
+from .io import parse_match, read_matches
+from .manager import PluginInfo, Plugins, get_plugin_manager
+from .model import (
+    Match,
+    Needs,
+    Pairing,
+    PlayerChange,
+    PlayerContext,
+    PlayerRecord,
+    Report,
+    ResetContext,
+    State,
+    field_of_role,
+    pair_score,
+    state_field,
+)
+from .ruleset import PeriodSpec, Ruleset, SlotSpec, dumps, load_ruleset, loads_ruleset
+
+try:
+    __version__ = metadata.version("rankcraft")
+except metadata.PackageNotFoundError:  # pragma: no cover - running from a bare checkout
+    __version__ = "0.0.0"
+
+dumps_ruleset = dumps
+
+__all__ = [
+    "DuplicateMatchError",
+    "InputError",
+    "League",
+    "LeagueMismatchError",
+    "Match",
+    "MatchError",
+    "Needs",
+    "Pairing",
+    "PeriodSpec",
+    "PlayerChange",
+    "PlayerContext",
+    "PlayerRecord",
+    "PluginConflictError",
+    "PluginError",
+    "PluginInfo",
+    "Plugins",
+    "RankcraftError",
+    "RecordSummary",
+    "Report",
+    "ResetContext",
+    "Ruleset",
+    "RulesetError",
+    "SlotSpec",
+    "State",
+    "StateError",
+    "UnknownPlayerError",
+    "__version__",
+    "dumps_ruleset",
+    "field_of_role",
+    "get_plugin_manager",
+    "hookimpl",
+    "load_ruleset",
+    "loads_ruleset",
+    "pair_score",
+    "parse_match",
+    "read_matches",
+    "state_field",
+]

@@ -1,0 +1,496 @@
+"""The ``rankcraft`` command line (DESIGN §7).
+
+Errors go to standard error; the exit status is 2 for bad input, 1 for anything else.
+A command that fails on bad input leaves the database exactly as it was (and does not
+create it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from . import __version__
+from .data import demo_matches_path
+from .engine import League
+from .errors import InputError, MatchError, RankcraftError
+from .io import parse_match, read_match_dicts
+from .manager import Plugins
+from .model import Match, PlayerRecord, format_time
+from .ruleset import bundled_names, dumps, load_ruleset, to_dict
+
+DEFAULT_DB = "rankcraft.sqlite"
+DEMO_DB = "rankcraft-demo.sqlite"
+DB_ENV = "RANKCRAFT_DB"
+
+
+class Progress:
+    """A one-line progress display on a terminal; silent when output is piped."""
+
+    def __init__(self, stream: TextIO, enabled: bool | None = None) -> None:
+        self.stream = stream
+        self.enabled = stream.isatty() if enabled is None else enabled
+        self.start = time.perf_counter()
+        self.shown = False
+
+    def __call__(self, count: int) -> None:
+        if not self.enabled or count % 5000:
+            return
+        rate = count / max(time.perf_counter() - self.start, 1e-9)
+        self.stream.write(f"\r  {count:,} matches  ({rate:,.0f}/s)")
+        self.stream.flush()
+        self.shown = True
+
+    def done(self) -> None:
+        if self.shown:
+            self.stream.write("\r" + " " * 48 + "\r")
+            self.stream.flush()
+
+
+def _matches(path: str) -> Iterator[Match]:
+    for number, data in read_match_dicts(path):
+        try:
+            yield parse_match(data, line=number)
+        except MatchError as exc:
+            raise exc.at_line(number) from None
+
+
+def _db_path(args: argparse.Namespace) -> str:
+    return str(args.db or os.environ.get(DB_ENV) or DEFAULT_DB)
+
+
+def _skill_columns(league: League) -> list[str]:
+    from .model import field_of_role
+
+    cols = []
+    for role in ("location", "spread"):
+        name = field_of_role(league.skill_class, role)
+        if name:
+            cols.append(name)
+    return cols
+
+
+def _rank_columns(league: League) -> list[str]:
+    from .model import field_of_role
+
+    if league.rank_class is None:
+        return []
+    name = field_of_role(league.rank_class, "location")
+    return [name] if name else []
+
+
+def _record_json(league: League, record: PlayerRecord) -> dict[str, Any]:
+    return league.codec.record_to_dict(record)
+
+
+def _print_table(rows: list[list[str]], headers: list[str], out: TextIO) -> None:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
+              for i, h in enumerate(headers)]
+    numeric = [all(_is_number(r[i]) for r in rows) for i in range(len(headers))]
+
+    def fmt(cells: list[str]) -> str:
+        return "  ".join(c.rjust(w) if num else c.ljust(w)
+                         for c, w, num in zip(cells, widths, numeric, strict=True)).rstrip()
+
+    out.write(fmt(headers) + "\n")
+    for row in rows:
+        out.write(fmt(row) + "\n")
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text.replace(",", ""))
+    except ValueError:
+        return False
+    return True
+
+
+def _leaderboard_rows(league: League, records: Sequence[PlayerRecord]) -> tuple[list[str],
+                                                                                  list[list[str]]]:
+    skill_cols = _skill_columns(league)
+    rank_cols = _rank_columns(league)
+    headers = ["#", "player", *rank_cols, *skill_cols, "matches", "last played"]
+    rows = []
+    for place, r in enumerate(records, 1):
+        rows.append([
+            str(place), r.id,
+            *(f"{getattr(r.rank, c):.1f}" for c in rank_cols),
+            *(f"{getattr(r.skill, c):.1f}" for c in skill_cols),
+            str(r.matches),
+            r.last_played.date().isoformat() if r.last_played else "-",
+        ])
+    return headers, rows
+
+
+def _emit_json(data: Any, out: TextIO) -> None:
+    out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+# -- commands ------------------------------------------------------------------------------
+
+
+def _replay_into(league: League, path: str, *, skip_seen: bool, err: TextIO) -> dict[str, Any]:
+    progress = Progress(err)
+    started = time.perf_counter()
+    try:
+        summary = league.record_many(_matches(path), skip_seen=skip_seen, progress=progress)
+    finally:
+        progress.done()
+    seconds = time.perf_counter() - started
+    return {
+        "recorded": summary.recorded,
+        "skipped": summary.skipped,
+        "players": len(league),
+        "matches": league.match_count,
+        "seconds": round(seconds, 3),
+    }
+
+
+def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    db = _db_path(args)
+    with _guard_new_file(db), League.open(db, args.ruleset) as league:
+        result = _replay_into(league, args.matches, skip_seen=args.skip_seen, err=err)
+    if args.json:
+        _emit_json({**result, "db": db}, out)
+    else:
+        out.write(
+            f"recorded {result['recorded']:,} matches"
+            + (f" (skipped {result['skipped']:,} already recorded)" if result["skipped"] else "")
+            + f" in {result['seconds']:.1f} s into {db}: {result['players']:,} players, "
+            f"{result['matches']:,} matches in all\n"
+        )
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    db = str(args.db or DEMO_DB)
+    source = demo_matches_path()
+    with _guard_new_file(db), League.open(db, "elo") as league:
+        result = _replay_into(league, str(source), skip_seen=True, err=err)
+        top = league.leaderboard(args.top)
+        if args.json:
+            _emit_json({**result, "db": db, "ruleset": league.ruleset.name,
+                        "leaderboard": [_record_json(league, r) for r in top]}, out)
+            return 0
+        out.write(
+            f"rankcraft demo: {result['matches']:,} international football matches "
+            f"(1872-2026, CC0) rated with the 'elo' ruleset into {db}"
+            + (f" ({result['recorded']:,} new)" if result["skipped"] else "")
+            + "\n\n"
+        )
+        headers, rows = _leaderboard_rows(league, top)
+        _print_table(rows, headers, out)
+    return 0
+
+
+def _open_existing(args: argparse.Namespace) -> League:
+    return League.open(_db_path(args), getattr(args, "ruleset", None), create=False)
+
+
+def cmd_leaderboard(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    with _open_existing(args) as league:
+        top = league.leaderboard(args.top)
+        if args.json:
+            _emit_json([{"place": i, **_record_json(league, r)} for i, r in enumerate(top, 1)],
+                       out)
+        else:
+            headers, rows = _leaderboard_rows(league, top)
+            _print_table(rows, headers, out)
+    return 0
+
+
+def _fmt_state(state: Any) -> str:
+    if state is None:
+        return "-"
+    import attrs
+
+    parts = []
+    for f in attrs.fields(type(state)):
+        value = getattr(state, f.name)
+        parts.append(f"{f.name} {value:.2f}" if isinstance(value, float) else f"{f.name} {value}")
+    return ", ".join(parts)
+
+
+def cmd_player(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    with _open_existing(args) as league:
+        record = league.player(args.id)
+        rows = league.history(args.id, args.last)
+        codec = league.codec
+        if args.json:
+            _emit_json({
+                "player": _record_json(league, record),
+                "history": [
+                    {"seq": row.seq, "match": row.match.to_dict(),
+                     "report": codec.report_to_dict(row.report)}
+                    for row in rows
+                ],
+            }, out)
+            return 0
+        last = format_time(record.last_played) if record.last_played else "-"
+        out.write(f"{record.id}: {record.matches} matches, last played {last}\n")
+        out.write(f"  skill: {_fmt_state(record.skill)}\n")
+        if record.rank is not None:
+            out.write(f"  rank:  {_fmt_state(record.rank)}\n")
+        if rows:
+            out.write(f"\nlast {len(rows)} matches, newest first:\n")
+        loc = _skill_columns(league)[:1]
+        for row in rows:
+            change = row.report.change(args.id)
+            m = row.match
+            opponents = " / ".join(",".join(side) for i, side in enumerate(m.teams)
+                                   if i != change.side)
+            expected = row.report.expected[change.side]
+            result = {1.0: "won", 0.5: "drew", 0.0: "lost"}.get(
+                _side_result(m, change.side), "placed " + str(m.places[change.side]))
+            delta = ""
+            if loc:
+                before = getattr(change.skill_used, loc[0])
+                after = getattr(change.skill_after, loc[0])
+                delta = f"{loc[0]} {before:.1f} -> {after:.1f} ({after - before:+.1f})"
+            factors = ", ".join(f"{k} {v:g}" for k, v in change.factors.items())
+            out.write(
+                f"  {m.played_at.date().isoformat()}  {m.id}: {result} vs {opponents}; "
+                f"expected {expected:.3f}; {delta}" + (f"; {factors}" if factors else "") + "\n"
+            )
+    return 0
+
+
+def _side_result(match: Match, side: int) -> float | None:
+    if len(match.teams) != 2:
+        return None
+    from .model import pair_score
+
+    return pair_score(match.places, side, 1 - side)
+
+
+def cmd_predict(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    sides = [[p for p in side.split(",") if p] for side in args.sides]
+    db = _db_path(args)
+    if Path(db).exists():
+        league = League.open(db, args.ruleset, create=False)
+    else:
+        if args.ruleset is None:
+            raise InputError(f"no database at {db!r}: give --ruleset to predict for new players")
+        league = League(args.ruleset)
+    with league:
+        probabilities = league.predict(sides, at=args.at)
+    if args.json:
+        _emit_json({"sides": sides, "probabilities": probabilities}, out)
+    else:
+        for side, p in zip(sides, probabilities, strict=True):
+            out.write(f"{p:.4f}  {','.join(side)}\n")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    with _open_existing(args) as league:
+        document = league.export()
+    if args.out:
+        Path(args.out).write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n",
+                                  "utf-8")
+    else:
+        _emit_json(document, out)
+    return 0
+
+
+def cmd_import(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    try:
+        text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text("utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read {args.file!r}: {exc.strerror}") from None
+    try:
+        document = json.loads(text)
+    except ValueError as exc:
+        raise InputError(f"{args.file}: not a JSON document: {exc}") from None
+    ruleset = args.ruleset
+    db = _db_path(args)
+    if ruleset is None and not Path(db).exists() and isinstance(document, dict):
+        ruleset = document.get("ruleset")
+    with _guard_new_file(db), League.open(db, ruleset) as league:
+        count = league.import_state(document)
+    if args.json:
+        _emit_json({"imported": count, "db": db}, out)
+    else:
+        out.write(f"imported {count:,} players into {db}\n")
+    return 0
+
+
+def cmd_reset(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    with _open_existing(args) as league:
+        changed = league.reset(args.kind, at=args.at)
+    if args.json:
+        _emit_json({"kind": args.kind, "changed": changed}, out)
+    else:
+        out.write(f"{args.kind} reset: {changed:,} players changed\n")
+    return 0
+
+
+def cmd_rulesets(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    plugins = Plugins()
+    rows = []
+    for name in bundled_names():
+        try:
+            ruleset = load_ruleset(name, plugins=plugins)
+            rows.append({"name": name, "description": ruleset.description,
+                         "plugins": {k: v["plugin"] for k, v in to_dict(ruleset).items()
+                                     if isinstance(v, dict) and "plugin" in v}})
+        except RankcraftError as exc:
+            rows.append({"name": name, "error": str(exc)})
+    if args.json:
+        _emit_json(rows, out)
+    else:
+        for row in rows:
+            out.write(f"{row['name']:<12} {row.get('description') or row.get('error')}\n")
+    return 0
+
+
+def cmd_plugins(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    infos = Plugins().info()
+    if args.json:
+        _emit_json([{"name": i.name, "module": i.module, "distribution": i.distribution,
+                     "version": i.version, "slots": list(i.slots)} for i in infos], out)
+    else:
+        rows = [[i.name, f"{i.distribution or '-'} {i.version or ''}".strip(),
+                 ", ".join(i.slots)] for i in infos]
+        _print_table(rows, ["plugin", "distribution", "slots"], out)
+    return 0
+
+
+def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    ruleset = load_ruleset(args.ruleset)
+    if args.json:
+        _emit_json({"ok": True, "name": ruleset.name, "ruleset": to_dict(ruleset)}, out)
+    elif args.show:
+        out.write(dumps(ruleset))
+    else:
+        slots = ", ".join(f"{slot}={spec.plugin}" for slot in
+                          ("update", "initial", "decay", "expectation", "team", "rank", "reset")
+                          if (spec := getattr(ruleset, slot)) is not None)
+        out.write(f"ok: ruleset {ruleset.name!r} ({slots})\n")
+    return 0
+
+
+# -- plumbing ------------------------------------------------------------------------------
+
+
+class _guard_new_file:
+    """Remove ``path`` on failure when this command created it (bad input creates nothing)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = Path(path)
+        self.existed = self.path.exists()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
+        if kind is not None and not self.existed:
+            for suffix in ("", "-journal", "-wal", "-shm"):
+                Path(str(self.path) + suffix).unlink(missing_ok=True)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``rankcraft``."""
+    parser = argparse.ArgumentParser(
+        prog="rankcraft",
+        description="Skill ratings and player-facing ranks from match histories.",
+    )
+    parser.add_argument("--version", action="version", version=f"rankcraft {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def add(name: str, func: Callable[..., int], help_: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_, description=help_)
+        p.set_defaults(func=func)
+        p.add_argument("--json", action="store_true", help="machine-readable output")
+        return p
+
+    def db(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--db", help=f"SQLite database file (default: ${DB_ENV} or {DEFAULT_DB})")
+
+    p = add("demo", cmd_demo, "replay the bundled football history and print the top 20")
+    p.add_argument("--db", help=f"SQLite database file (default: {DEMO_DB})")
+    p.add_argument("--top", type=int, default=20, help="how many teams to list (default 20)")
+
+    p = add("replay", cmd_replay, "rate the matches of a .jsonl or .jsonl.gz file")
+    p.add_argument("matches", help="match file (.jsonl, .jsonl.gz, or - for standard input)")
+    p.add_argument("--ruleset", help="bundled ruleset name or TOML file (required for a new db)")
+    p.add_argument("--skip-seen", action="store_true", help="pass over match ids already recorded")
+    db(p)
+
+    p = add("leaderboard", cmd_leaderboard, "list players best first")
+    p.add_argument("--top", type=int, default=None, help="only the first N players")
+    db(p)
+
+    p = add("player", cmd_player, "one player's state and latest matches, explained")
+    p.add_argument("id", help="player id")
+    p.add_argument("--last", type=int, default=10, help="how many matches to show (default 10)")
+    db(p)
+
+    p = add("predict", cmd_predict, "win probability of each side")
+    p.add_argument("sides", nargs="+", help="one argument per side: comma-separated player ids")
+    p.add_argument("--ruleset", help="ruleset (needed when there is no database)")
+    p.add_argument("--at", help="predict for this time (ISO-8601): decays idle players")
+    db(p)
+
+    p = add("export", cmd_export, "write every player's state as a JSON document")
+    p.add_argument("--out", help="file to write (default: standard output)")
+    db(p)
+
+    p = add("import", cmd_import, "load players from an export document")
+    p.add_argument("file", help="JSON document (or - for standard input)")
+    p.add_argument("--ruleset", help="ruleset for a new database (default: the document's)")
+    db(p)
+
+    p = add("reset", cmd_reset, "run a season event of the ruleset's reset plugin")
+    p.add_argument("kind", help="the event, e.g. soft or hard")
+    p.add_argument("--at", help="when the event happens (ISO-8601)")
+    db(p)
+
+    add("rulesets", cmd_rulesets, "list the bundled rulesets")
+    add("plugins", cmd_plugins, "list installed plugins with versions and slots")
+
+    p = add("check", cmd_check, "validate a ruleset without rating anything")
+    p.add_argument("ruleset", help="ruleset TOML file or bundled name")
+    p.add_argument("--show", action="store_true", help="print the ruleset with every default")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
+         err: TextIO | None = None) -> int:
+    """Run ``rankcraft`` with ``argv``; return the exit status."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    try:
+        return int(args.func(args, out, err))
+    except InputError as exc:
+        err.write(f"rankcraft {args.command}: error: {exc}\n")
+        return 2
+    except RankcraftError as exc:
+        err.write(f"rankcraft {args.command}: error: {exc}\n")
+        return 1
+    except KeyboardInterrupt:
+        err.write(f"rankcraft {args.command}: interrupted; nothing of the open batch was kept\n")
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:
+        if os.environ.get("RANKCRAFT_DEBUG"):
+            raise
+        err.write(f"rankcraft {args.command}: internal error: {type(exc).__name__}: {exc} "
+                  "(set RANKCRAFT_DEBUG=1 for a traceback)\n")
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,731 @@
+"""The league: rates matches through the ruleset's plugins and keeps the results.
+
+The steps per match (DESIGN §4): validate, load, decay, aggregate and expect, pair,
+update, project, commit. Each slot's hook implementation is resolved once, when the
+league is built; the per-match loop calls plain functions.
+
+>>> import rankcraft
+>>> league = rankcraft.League("elo")
+>>> report = league.record({"id": "m1", "played_at": "2024-05-01T20:00:00Z",
+...                         "teams": [["alice"], ["bob"]], "scores": [1, 0]})
+>>> report.expected
+(0.5, 0.5)
+>>> league.player("alice").skill.rating, league.player("bob").skill.rating
+(1516.0, 1484.0)
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import attrs
+import cattrs
+
+from .errors import (
+    DuplicateMatchError,
+    InputError,
+    LeagueMismatchError,
+    MatchError,
+    PluginError,
+    RulesetError,
+    StateError,
+)
+from .io import parse_match, parse_time
+from .manager import Plugins
+from .model import (
+    Match,
+    PlayerChange,
+    PlayerContext,
+    PlayerRecord,
+    Report,
+    ResetContext,
+    State,
+    field_of_role,
+    format_time,
+    pair_score,
+)
+from .ruleset import Ruleset, converter, dumps, load_ruleset, loads_ruleset
+from .store import Codec, MatchRow, MemoryStore, SQLiteStore, Store
+
+_FLUSH_EVERY = 2000
+"""Matches kept in memory before they are written into the open transaction."""
+
+
+class UnknownPlayerError(InputError, KeyError):
+    """A player id the league has never seen."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+@attrs.frozen(kw_only=True)
+class RecordSummary:
+    """What :meth:`League.record_many` did.
+
+    Attributes:
+        recorded: matches rated and stored. skipped: repeated ids passed over
+        (``skip_seen``). last: the report of the last match recorded, or None.
+    """
+
+    recorded: int
+    skipped: int
+    last: Report | None = None
+
+
+def _state_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in attrs.fields(cls))
+
+
+def _check_finite(value: Any, path: str) -> None:
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise StateError(f"{path} must be a finite number: {value!r}")
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            _check_finite(item, f"{path}[{i}]")
+
+
+class League:
+    """A set of players rated by one ruleset, with a store that keeps them.
+
+    :param ruleset: a :class:`Ruleset`, a bundled ruleset name or a ruleset file path.
+    :param store: where to keep the league (default: in memory).
+    :param plugins: the plugin facade (default: the one the ruleset was loaded with).
+    :raises LeagueMismatchError: the store was created with another ruleset.
+    """
+
+    def __init__(
+        self,
+        ruleset: Ruleset | str | Path = "elo",
+        *,
+        store: Store | None = None,
+        plugins: Plugins | None = None,
+    ) -> None:
+        if not isinstance(ruleset, Ruleset):
+            ruleset = load_ruleset(ruleset, plugins=plugins)
+        self.ruleset = ruleset
+        self.plugins = plugins if plugins is not None else ruleset.plugins
+        self.store: Store = store if store is not None else MemoryStore()
+        self._compile()
+        stored = self.store.attach(ruleset.name, dumps(ruleset), self.codec)
+        if stored is not None:
+            self._check_same_ruleset(stored)
+        self._players: dict[str, PlayerRecord] = self.store.load_players()
+        self._seen: set[str] = self.store.match_ids()
+        self._in_batch = False
+        self._undo: dict[str, PlayerRecord | None] = {}
+        self._undo_seen: list[str] = []
+        self._dirty: set[str] = set()
+        self._pending: list[tuple[Match, Report]] = []
+
+    @classmethod
+    def open(
+        cls,
+        path: str | Path,
+        ruleset: Ruleset | str | Path | None = None,
+        *,
+        plugins: Plugins | None = None,
+        create: bool = True,
+    ) -> League:
+        """Open (or create) a league kept in an SQLite file.
+
+        :param path: the database file.
+        :param ruleset: required for a new database; for an existing one it must be the
+            ruleset the database was created with (None: use that one).
+        :param create: create the file when missing (False: refuse).
+        """
+        if ruleset is not None and not isinstance(ruleset, Ruleset):
+            ruleset = load_ruleset(ruleset, plugins=plugins)
+        store = SQLiteStore(path, create=create)
+        try:
+            stored = store.stored_ruleset()
+            if ruleset is None:
+                if stored is None:
+                    raise InputError(
+                        f"{str(path)!r} is a new database: give a ruleset (e.g. --ruleset elo)"
+                    )
+                ruleset = loads_ruleset(
+                    stored[1], source=f"the ruleset stored in {str(path)!r}", plugins=plugins
+                )
+            return cls(ruleset, store=store, plugins=plugins)
+        except BaseException:
+            store.close()
+            raise
+
+    def _check_same_ruleset(self, stored: tuple[str, str]) -> None:
+        name, text = stored
+        try:
+            theirs = loads_ruleset(text, source="stored ruleset", plugins=self.plugins)
+        except RulesetError as exc:
+            raise LeagueMismatchError(
+                f"the store was created with ruleset {name!r}, which no longer loads: {exc}"
+            ) from None
+        if theirs != self.ruleset:
+            detail = (
+                "same name, different parameters" if name == self.ruleset.name else
+                "a different ruleset"
+            )
+            raise LeagueMismatchError(
+                f"the store was created with ruleset {name!r}; it cannot be used with ruleset "
+                f"{self.ruleset.name!r} ({detail}); omit the ruleset to use {name!r}"
+            )
+
+    # -- resolution (once per league) ---------------------------------------------------
+
+    def _compile(self) -> None:
+        rs = self.ruleset
+        pl = self.plugins
+        initial = rs.slot("initial")
+        update = rs.slot("update")
+        expectation = rs.slot("expectation")
+        decay = rs.slot("decay")
+        assert initial and update and expectation and decay
+        self._initial_skill = pl.initial(initial.plugin, "initial", initial.params)
+        self.skill_class: type = type(self._initial_skill())
+        self._update = pl.update(update.plugin, update.params)
+        self._expect = pl.expectation(expectation.plugin, expectation.params)
+        self._decay: Callable[[State, float], State] | None = None
+        if rs.decay is not None or pl.implements(decay.plugin, "rankcraft_decay"):
+            self._decay = pl.decay(decay.plugin, decay.params)
+        self._team = pl.team(rs.team.plugin, rs.team.params)
+        self._aggregate = pl.aggregate(rs.team.plugin, rs.team.params)
+        self._rank: Callable[[State, State, State, PlayerContext], State] | None = None
+        self._initial_rank: Callable[[], State] | None = None
+        self.rank_class: type | None = None
+        if rs.rank is not None:
+            self._rank = pl.rank(rs.rank.plugin, rs.rank.params)
+            self._initial_rank = pl.initial(rs.rank.plugin, "rank", rs.rank.params)
+            self.rank_class = type(self._initial_rank())
+        self._reset = pl.reset(rs.reset.plugin, rs.reset.params) if rs.reset is not None else None
+        self._sort_field = (
+            field_of_role(self.rank_class, "location") if self.rank_class is not None else None
+        )
+        self._sort_on_rank = self._sort_field is not None
+        if self._sort_field is None:
+            self._sort_field = field_of_role(self.skill_class, "location")
+        self.codec = self._make_codec()
+
+    def _make_codec(self) -> Codec:
+        skill_names = _state_names(self.skill_class)
+        rank_names = _state_names(self.rank_class) if self.rank_class is not None else ()
+        skill_class, rank_class = self.skill_class, self.rank_class
+
+        def skill_dict(state: State) -> dict[str, Any]:
+            return {n: getattr(state, n) for n in skill_names}
+
+        def rank_dict(state: State | None) -> dict[str, Any] | None:
+            return None if state is None else {n: getattr(state, n) for n in rank_names}
+
+        def record_to_dict(record: PlayerRecord) -> dict[str, Any]:
+            return {
+                "id": record.id,
+                "skill": skill_dict(record.skill),
+                "rank": rank_dict(record.rank),
+                "matches": record.matches,
+                "last_played": None if record.last_played is None
+                else format_time(record.last_played),
+            }
+
+        def record_from_dict(data: Mapping[str, Any]) -> PlayerRecord:
+            return self._record_from_dict(data, "player")
+
+        def report_to_dict(report: Report) -> dict[str, Any]:
+            changes = []
+            for c in report.changes:
+                entry: dict[str, Any] = {
+                    "player": c.player,
+                    "side": c.side,
+                    "skill_before": skill_dict(c.skill_before),
+                    "skill_after": skill_dict(c.skill_after),
+                }
+                if c.skill_used is not c.skill_before:
+                    entry["skill_used"] = skill_dict(c.skill_used)
+                if c.rank_after is not None:
+                    entry["rank_before"] = rank_dict(c.rank_before)
+                    entry["rank_after"] = rank_dict(c.rank_after)
+                if c.factors:
+                    entry["factors"] = dict(c.factors)
+                changes.append(entry)
+            return {
+                "match_id": report.match_id,
+                "played_at": format_time(report.played_at),
+                "expected": list(report.expected),
+                "changes": changes,
+            }
+
+        def report_from_dict(data: Mapping[str, Any]) -> Report:
+            structure = converter.structure
+            changes = []
+            for c in data["changes"]:
+                before = structure(c["skill_before"], skill_class)
+                rank_before = rank_after = None
+                if "rank_after" in c and rank_class is not None:
+                    rank_before = structure(c["rank_before"], rank_class)
+                    rank_after = structure(c["rank_after"], rank_class)
+                changes.append(
+                    PlayerChange(
+                        player=c["player"],
+                        side=c["side"],
+                        skill_before=before,
+                        skill_used=structure(c["skill_used"], skill_class)
+                        if "skill_used" in c else before,
+                        skill_after=structure(c["skill_after"], skill_class),
+                        rank_before=rank_before,
+                        rank_after=rank_after,
+                        factors=c.get("factors", {}),
+                    )
+                )
+            return Report(
+                match_id=data["match_id"],
+                played_at=parse_time(data["played_at"]),
+                expected=tuple(data["expected"]),
+                changes=tuple(changes),
+            )
+
+        return Codec(
+            record_to_dict=record_to_dict,
+            record_from_dict=record_from_dict,
+            report_to_dict=report_to_dict,
+            report_from_dict=report_from_dict,
+        )
+
+    def _structure_state(self, data: Any, cls: type, path: str) -> State:
+        if not isinstance(data, Mapping):
+            raise StateError(f"{path} must be an object: {data!r}")
+        try:
+            state = converter.structure(dict(data), cls)
+        except cattrs.BaseValidationError as exc:
+            lines = cattrs.transform_error(exc, path=path)
+            raise StateError("; ".join(lines)) from None
+        except (TypeError, ValueError) as exc:
+            raise StateError(f"{path}: {exc}") from None
+        for name in _state_names(cls):
+            _check_finite(getattr(state, name), f"{path}.{name}")
+        return state
+
+    def _record_from_dict(self, data: Mapping[str, Any], path: str) -> PlayerRecord:
+        if not isinstance(data, Mapping):
+            raise StateError(f"{path} must be an object: {data!r}")
+        extra = set(data) - {"id", "skill", "rank", "matches", "last_played"}
+        if extra:
+            raise StateError(f"{path}: unknown key(s) {', '.join(map(repr, sorted(extra)))}")
+        pid = data.get("id")
+        if not isinstance(pid, str) or not pid:
+            raise StateError(f"{path}.id must be a non-empty string: {pid!r}")
+        path = f"{path} {pid!r}"
+        if "skill" not in data:
+            raise StateError(f"{path}: 'skill' is missing")
+        skill = self._structure_state(data["skill"], self.skill_class, f"{path}.skill")
+        rank = None
+        if self.rank_class is not None:
+            raw_rank = data.get("rank")
+            rank = (
+                self._initial_rank() if raw_rank is None and self._initial_rank is not None
+                else self._structure_state(raw_rank, self.rank_class, f"{path}.rank")
+            )
+        matches = data.get("matches", 0)
+        if type(matches) is not int or matches < 0:
+            raise StateError(f"{path}.matches must be a whole number >= 0: {matches!r}")
+        last = data.get("last_played")
+        last_played = None
+        if last is not None:
+            try:
+                last_played = parse_time(last, field="last_played")
+            except MatchError as exc:
+                raise StateError(f"{path}: {exc.reason}") from None
+        return PlayerRecord(id=pid, skill=skill, rank=rank, matches=matches,
+                            last_played=last_played)
+
+    # -- rating ---------------------------------------------------------------------------
+
+    def _new_record(self, player: str) -> PlayerRecord:
+        return PlayerRecord(
+            id=player,
+            skill=self._initial_skill(),
+            rank=self._initial_rank() if self._initial_rank is not None else None,
+        )
+
+    def _rate(self, match: Match) -> tuple[list[PlayerRecord], Report]:
+        """Compute the match's new records and report without changing anything."""
+        players = self._players
+        at = match.played_at
+        teams = match.teams
+        decay = self._decay
+        period = self.ruleset.period
+        records: list[list[PlayerRecord]] = []
+        sides: list[list[State]] = []
+        for side in teams:
+            side_records = []
+            side_states = []
+            for pid in side:
+                record = players.get(pid)
+                if record is None:
+                    record = self._new_record(pid)
+                    state = record.skill
+                else:
+                    last = record.last_played
+                    state = record.skill
+                    if last is not None:
+                        if at < last:
+                            raise MatchError(
+                                f"'played_at' {format_time(at)} is earlier than player {pid!r}'s "
+                                f"last match at {format_time(last)}",
+                                match_id=match.id,
+                            )
+                        if decay is not None:
+                            periods = period.periods((at - last).total_seconds() / 86400.0)
+                            if periods > 0:
+                                state = decay(state, periods)
+                side_records.append(record)
+                side_states.append(state)
+            records.append(side_records)
+            sides.append(side_states)
+
+        aggregate = self._aggregate
+        expected = tuple(self._expect([aggregate(s) for s in sides]))
+        total = 0.0
+        for p in expected:
+            if not 0.0 <= p <= 1.0:
+                raise PluginError(f"expectation plugin returned a probability outside [0, 1]: "
+                                  f"{expected!r}")
+            total += p
+        if len(expected) != len(teams) or abs(total - 1.0) > 1e-9:
+            raise PluginError(f"expectation plugin returned {expected!r} for {len(teams)} sides "
+                              "(one probability per side, summing to 1)")
+        places = match.places
+        pairings = self._team(sides, places, match.weight)
+        n_sides = len(teams)
+        update = self._update
+        rank = self._rank
+        new_records: list[PlayerRecord] = []
+        changes: list[PlayerChange] = []
+        for i, side in enumerate(teams):
+            if n_sides == 2:
+                score = pair_score(places, i, 1 - i)
+            else:
+                score = sum(pair_score(places, i, j) for j in range(n_sides) if j != i) / (
+                    n_sides - 1
+                )
+            side_records = records[i]
+            side_states = sides[i]
+            side_pairings = pairings[i]
+            for j, pid in enumerate(side):
+                record = side_records[j]
+                used = side_states[j]
+                context = PlayerContext(match, pid, i, record.matches, expected[i], score,
+                                        side_pairings[j])
+                after = update(used, side_pairings[j], context)
+                rank_after = None
+                if rank is not None:
+                    rank_after = rank(record.rank, used, after, context)
+                new_records.append(
+                    PlayerRecord(id=pid, skill=after, rank=rank_after,
+                                 matches=record.matches + 1, last_played=at)
+                )
+                changes.append(
+                    PlayerChange(player=pid, side=i, skill_before=record.skill, skill_used=used,
+                                 skill_after=after, rank_before=record.rank,
+                                 rank_after=rank_after, factors=context.factors)
+                )
+        report = Report(match_id=match.id, played_at=at, expected=expected,
+                        changes=tuple(changes))
+        return new_records, report
+
+    def _apply(self, records: list[PlayerRecord], match: Match, report: Report) -> None:
+        players = self._players
+        undo = self._undo
+        dirty = self._dirty
+        for record in records:
+            pid = record.id
+            if pid not in undo:
+                undo[pid] = players.get(pid)
+            players[pid] = record
+            dirty.add(pid)
+        self._seen.add(match.id)
+        self._undo_seen.append(match.id)
+        self._pending.append((match, report))
+        if len(self._pending) >= _FLUSH_EVERY:
+            self._flush()
+
+    def _flush(self) -> None:
+        players = self._players
+        self.store.write([players[p] for p in self._dirty], self._pending)
+        self._dirty = set()
+        self._pending = []
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Group recordings into one transaction: all of them are kept, or none.
+
+        Nested uses join the outer batch.
+        """
+        if self._in_batch:
+            yield
+            return
+        # A long batch allocates many small acyclic objects; the cyclic collector's full
+        # passes over them cost more than the rating itself. Pause it for the batch.
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        self._in_batch = True
+        self._undo = {}
+        self._undo_seen = []
+        self._dirty = set()
+        self._pending = []
+        self.store.begin()
+        try:
+            yield
+            self._flush()
+            self.store.commit()
+        except BaseException:
+            self.store.rollback()
+            players = self._players
+            for pid, old in self._undo.items():
+                if old is None:
+                    players.pop(pid, None)
+                else:
+                    players[pid] = old
+            for mid in self._undo_seen:
+                self._seen.discard(mid)
+            raise
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+            self._in_batch = False
+            self._undo = {}
+            self._undo_seen = []
+            self._dirty = set()
+            self._pending = []
+
+    def _coerce(self, match: Match | Mapping[str, Any]) -> Match:
+        return match if isinstance(match, Match) else parse_match(match)
+
+    def record(self, match: Match | Mapping[str, Any]) -> Report:
+        """Rate one match and store it with its report (one transaction).
+
+        :param match: a :class:`Match` or a dict in the match format (DESIGN §2).
+        :returns: the match's :class:`Report`.
+        :raises MatchError: the match is malformed, repeats an id, or goes back in time;
+            nothing is changed.
+        """
+        m = self._coerce(match)
+        if m.id in self._seen:
+            raise DuplicateMatchError(f"match id {m.id!r} is already recorded", match_id=m.id)
+        records, report = self._rate(m)
+        with self.batch():
+            self._apply(records, m, report)
+        return report
+
+    def record_many(
+        self,
+        matches: Iterable[Match | Mapping[str, Any]],
+        *,
+        skip_seen: bool = False,
+        progress: Callable[[int], None] | None = None,
+    ) -> RecordSummary:
+        """Rate matches in order, in one transaction: on any error nothing is kept.
+
+        :param matches: :class:`Match` objects or match dicts, in time order.
+        :param skip_seen: pass over ids already recorded instead of refusing them.
+        :param progress: called with the count of matches handled, every 1000 matches.
+        :raises MatchError: the first bad match (with its line when read from a file).
+        """
+        recorded = skipped = 0
+        last: Report | None = None
+        seen = self._seen
+        with self.batch():
+            for item in matches:
+                m = self._coerce(item)
+                if m.id in seen:
+                    if skip_seen:
+                        skipped += 1
+                        continue
+                    raise DuplicateMatchError(f"match id {m.id!r} is already recorded",
+                                              match_id=m.id)
+                records, last = self._rate(m)
+                self._apply(records, m, last)
+                recorded += 1
+                if progress is not None and (recorded + skipped) % 1000 == 0:
+                    progress(recorded + skipped)
+        return RecordSummary(recorded=recorded, skipped=skipped, last=last)
+
+    # -- reading --------------------------------------------------------------------------
+
+    def __contains__(self, player: object) -> bool:
+        return player in self._players
+
+    def __len__(self) -> int:
+        return len(self._players)
+
+    def player(self, player: str) -> PlayerRecord:
+        """A player's record.
+
+        :raises UnknownPlayerError: the league has never seen ``player``.
+        """
+        try:
+            return self._players[player]
+        except KeyError:
+            raise UnknownPlayerError(f"unknown player {player!r}") from None
+
+    def players(self) -> list[PlayerRecord]:
+        """Every player's record, ordered by id."""
+        return [self._players[p] for p in sorted(self._players)]
+
+    def history(self, player: str, limit: int | None = 10) -> list[MatchRow]:
+        """A player's latest matches with their reports, newest first."""
+        self.player(player)
+        return self.store.player_matches(player, limit)
+
+    def report(self, match_id: str) -> Report:
+        """The report kept with a recorded match.
+
+        :raises InputError: no such match.
+        """
+        row = self.store.match(match_id)
+        if row is None:
+            raise InputError(f"unknown match {match_id!r}")
+        return row.report
+
+    @property
+    def match_count(self) -> int:
+        """How many matches the league has recorded."""
+        return self.store.count_matches()
+
+    def leaderboard(self, top: int | None = None) -> list[PlayerRecord]:
+        """Players ordered best first: by rank points when the ruleset has a rank layer,
+        else by the skill's location field (e.g. Elo ``rating``); ties by id."""
+        field = self._sort_field
+        records = list(self._players.values())
+        if field is None:
+            records.sort(key=lambda r: r.id)
+        elif self._sort_on_rank:
+            records.sort(key=lambda r: (-getattr(r.rank, field), r.id))
+        else:
+            records.sort(key=lambda r: (-getattr(r.skill, field), r.id))
+        return records if top is None else records[:top]
+
+    def predict(self, sides: Sequence[Sequence[str]], at: datetime | str | None = None
+                ) -> list[float]:
+        """Win probability of each side if they met now (or at time ``at``).
+
+        Unknown players count as new players. With ``at``, each player's skill is
+        decayed for the time since their last match.
+
+        :param sides: player ids per side, at least two sides, none empty, no player twice.
+        :returns: one probability per side, summing to 1.
+        """
+        if isinstance(sides, str) or len(sides) < 2:
+            raise InputError(f"predict needs at least 2 sides: {sides!r}")
+        flat = [p for side in sides for p in side]
+        if any(not side or isinstance(side, str) for side in sides):
+            raise InputError(f"every side must be a non-empty list of player ids: {sides!r}")
+        if len(set(flat)) != len(flat):
+            raise InputError(f"a player appears twice in {sides!r}")
+        when = parse_time(at, field="at") if isinstance(at, str) else at
+        states = []
+        for side in sides:
+            members = []
+            for pid in side:
+                record = self._players.get(pid) or self._new_record(pid)
+                state = record.skill
+                if when is not None and self._decay is not None and record.last_played:
+                    periods = self.ruleset.period.periods(
+                        max((when - record.last_played).total_seconds(), 0.0) / 86400.0)
+                    if periods > 0:
+                        state = self._decay(state, periods)
+                members.append(state)
+            states.append(self._aggregate(members))
+        return [float(p) for p in self._expect(states)]
+
+    # -- state documents -------------------------------------------------------------------
+
+    def export(self) -> dict[str, Any]:
+        """Every player's state as the export document (DESIGN §2), ordered by id."""
+        from . import __version__
+
+        to_dict = self.codec.record_to_dict
+        return {
+            "ruleset": self.ruleset.name,
+            "rankcraft": __version__,
+            "players": [to_dict(r) for r in self.players()],
+        }
+
+    def import_state(self, document: Mapping[str, Any]) -> int:
+        """Load players from an export document (all of them, or none on any error).
+
+        Players in the document replace records of the same id.
+
+        :returns: the number of players imported.
+        :raises StateError: the document does not fit this league's ruleset.
+        """
+        if not isinstance(document, Mapping):
+            raise StateError(f"a state document must be an object, got {type(document).__name__}")
+        extra = set(document) - {"ruleset", "rankcraft", "players"}
+        if extra:
+            raise StateError(f"unknown key(s) {', '.join(map(repr, sorted(extra)))} in the "
+                             "state document")
+        name = document.get("ruleset")
+        if name is not None and name != self.ruleset.name:
+            raise StateError(f"the document was exported with ruleset {name!r}; this league "
+                             f"uses {self.ruleset.name!r}")
+        rows = document.get("players")
+        if not isinstance(rows, list):
+            raise StateError(f"'players' must be a list: {rows!r}")
+        records = [self._record_from_dict(row, f"players[{i}]") for i, row in enumerate(rows)]
+        ids = [r.id for r in records]
+        if len(set(ids)) != len(ids):
+            twice = next(p for p in ids if ids.count(p) > 1)
+            raise StateError(f"player {twice!r} appears twice in 'players'")
+        with self.batch():
+            for record in records:
+                if record.id not in self._undo:
+                    self._undo[record.id] = self._players.get(record.id)
+                self._players[record.id] = record
+                self._dirty.add(record.id)
+        return len(records)
+
+    def reset(self, kind: str, at: datetime | str | None = None) -> int:
+        """Run a season event (e.g. ``"soft"``, ``"hard"``) through the reset plugin.
+
+        All changed records are committed in one transaction.
+
+        :returns: the number of players whose record changed.
+        :raises InputError: the ruleset has no reset slot, or the plugin refuses ``kind``.
+        """
+        if self._reset is None:
+            raise InputError(f"ruleset {self.ruleset.name!r} has no [reset] slot: "
+                             f"no season events to run ({kind!r})")
+        when = parse_time(at, field="at") if isinstance(at, str) else at
+        update = self.ruleset.slot("update")
+        assert update is not None
+        context = ResetContext(kind=kind, at=when, skill_params=update.params)
+        before = self.players()
+        after = list(self._reset(before, kind, context))
+        changed = 0
+        with self.batch():
+            for record in after:
+                old = self._players.get(record.id)
+                if old is None:
+                    raise PluginError(f"reset plugin returned unknown player {record.id!r}")
+                if record != old:
+                    if record.id not in self._undo:
+                        self._undo[record.id] = old
+                    self._players[record.id] = record
+                    self._dirty.add(record.id)
+                    changed += 1
+        return changed
+
+    def close(self) -> None:
+        """Close the store."""
+        self.store.close()
+
+    def __enter__(self) -> League:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

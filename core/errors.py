@@ -1,0 +1,69 @@
+"""rankcraft's error types.
+
+Every error raised for bad input derives from :class:`InputError`; the command line
+maps it to exit status 2. Messages name the field and the offending value.
+"""
+
+from __future__ import annotations
+
+
+class RankcraftError(Exception):
+    """Base class of every error rankcraft raises on purpose."""
+
+
+class InputError(RankcraftError, ValueError):
+    """Input that rankcraft refuses: a ruleset, a match, a state document, an argument.
+
+    Nothing is changed when one is raised.
+    """
+
+
+class RulesetError(InputError):
+    """A ruleset that cannot be loaded: bad TOML, unknown plugin, bad parameter."""
+
+
+class MatchError(InputError):
+    """A match that breaks the match format or the league's rules.
+
+    Attributes:
+        match_id: the ``id`` of the offending match, when it has one.
+        line: 1-based line number in the input file, when read from a file.
+    """
+
+    def __init__(self, message: str, *, match_id: str | None = None, line: int | None = None):
+        self.reason = message
+        self.match_id = match_id
+        self.line = line
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        where = []
+        if self.line is not None:
+            where.append(f"line {self.line}")
+        if self.match_id is not None:
+            where.append(f"match {self.match_id!r}")
+        return f"{', '.join(where)}: {self.reason}" if where else self.reason
+
+    def at_line(self, line: int) -> MatchError:
+        """Return a copy of this error that also names ``line``."""
+        return MatchError(self.reason, match_id=self.match_id, line=line)
+
+
+class DuplicateMatchError(MatchError):
+    """A match id that the league has recorded already."""
+
+
+class StateError(InputError):
+    """A player-state document (export/import) that does not fit the ruleset."""
+
+
+class LeagueMismatchError(InputError):
+    """A database used with a ruleset other than the one it was created with."""
+
+
+class PluginError(RankcraftError):
+    """A plugin that is missing, blocked, or does not implement what a ruleset asks of it."""
+
+
+class PluginConflictError(PluginError):
+    """Two installed distributions provide a plugin under the same name."""

@@ -1,0 +1,214 @@
+"""The hooks a rankcraft plugin implements.
+
+A ruleset names, for each *slot* (``initial``, ``decay``, ``team``, ``expectation``,
+``update``, ``rank``, ``reset``), the plugin that fills it. When the ruleset is loaded the
+engine looks up that one plugin's implementation of the slot's hook and, from then on,
+calls it as a plain function: the hooks are never broadcast to every installed plugin, so
+none is ``firstresult`` and no implementation has to ask "is this call for me?".
+
+Implementations take any subset of a hook's arguments, by name, and never give them
+defaults (pluggy does not pass defaults). States are the attrs instances a plugin's
+``rankcraft_initial`` returns; the core never looks inside them except through field roles
+(:func:`rankcraft.state_field`).
+
+The reference page for plugin authors is docs/hooks.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ._markers import hookspec
+from .model import Needs, Pairing, PlayerContext, PlayerRecord, ResetContext, State
+
+# ---------------------------------------------------------------------------------------
+# Declarations: called once, when a ruleset is loaded
+# ---------------------------------------------------------------------------------------
+
+
+@hookspec
+def rankcraft_params(slot: str) -> type | None:  # type: ignore[empty-body]
+    """Return the attrs class that validates the plugin's params table for ``slot``.
+
+    The ruleset's ``[slot.params]`` table is structured into this class by rankcraft's
+    cattrs converter: unknown keys are refused, and the class's validators refuse values
+    out of range. Every field needs a default so that an empty table is valid.
+
+    :param slot: the slot being loaded: ``"initial"``, ``"decay"``, ``"team"``,
+        ``"expectation"``, ``"update"``, ``"rank"`` or ``"reset"``.
+    :returns: an attrs class, or ``None`` when the plugin takes no params for that slot
+        (the table must then be empty).
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def rankcraft_needs(slot: str) -> Needs | None:  # type: ignore[empty-body]
+    """Declare what the plugin reads from the skill states it is handed in ``slot``.
+
+    Loading a ruleset whose skill plugin's state class lacks a needed field or role is an
+    error naming both plugins, raised before any match is rated.
+
+    :param slot: the slot being loaded (see :func:`rankcraft_params`).
+    :returns: a :class:`rankcraft.Needs`, or ``None`` when the plugin reads nothing.
+
+    .. versionadded:: 0.1
+    """
+
+
+# ---------------------------------------------------------------------------------------
+# Per match: the steps of DESIGN §4, in the order the engine calls them
+# ---------------------------------------------------------------------------------------
+
+
+@hookspec
+def rankcraft_initial(slot: str, params: Any) -> State:
+    """Return the state of a player the league has not seen yet.
+
+    Called for the skill slot (``"initial"``) and, when the ruleset has a rank slot, for
+    ``"rank"``: a plugin serving both tells them apart by ``slot``.
+
+    :param slot: ``"initial"`` (skill state) or ``"rank"`` (rank state).
+    :param params: the slot's params instance (``None`` without a params class).
+    :returns: a new state instance (an attrs instance; the type defines the state fields).
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def rankcraft_decay(params: Any, state: State, periods: float) -> State:
+    """Return ``state`` after ``periods`` rating periods without play.
+
+    Called before a match for each participant with a previous match, and by
+    predictions made at a later time. ``periods`` is the idle time divided by the
+    ruleset's ``[period] length_days``, after whole-``granularity_days`` rounding down.
+
+    :param params: the decay slot's params.
+    :param state: the stored skill state.
+    :param periods: idle rating periods, a real number ≥ 0 (0 when the gap rounds to 0).
+    :returns: the decayed state; return ``state`` itself when nothing changes.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def rankcraft_aggregate(params: Any, members: Sequence[State]) -> State:
+    """Return one skill state that stands for a whole side in predictions.
+
+    The engine hands these side states to :func:`rankcraft_expectation` for the match
+    report and for :meth:`rankcraft.League.predict`.
+
+    :param params: the team slot's params.
+    :param members: the skill states of the side's players (decayed), at least one.
+    :returns: a state of the skill plugin's class (for one member, usually that member).
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def rankcraft_team(
+    params: Any, sides: Sequence[Sequence[State]], places: Sequence[int], weight: float
+) -> Sequence[Sequence[Sequence[Pairing]]]:
+    """Turn the sides of a match into the results each player's update digests.
+
+    :param params: the team slot's params.
+    :param sides: the decayed skill states per side, per player, in the order of
+        ``match.teams``.
+    :param places: the outcome, one place per side: 1 is best, equal places tie.
+    :param weight: the match's weight in (0, 1]; multiply it into each pairing's weight.
+    :returns: for each side, for each player, a sequence of :class:`rankcraft.Pairing`
+        ``(opponent_state, score, weight)``; the same shape as ``sides``.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def rankcraft_expectation(params: Any, side_states: Sequence[State]) -> Sequence[float]:
+    """Return the pre-match probability that each side wins.
+
+    :param params: the expectation slot's params.
+    :param side_states: one state per side, from :func:`rankcraft_aggregate`; two or more.
+    :returns: one probability per side, each in [0, 1], summing to 1. For more than two
+        sides, the share of the side in the round robin of every pair is a good reading.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def rankcraft_update(
+    params: Any, state: State, pairings: Sequence[Pairing], context: PlayerContext
+) -> State:
+    """Return a player's new skill state after the match.
+
+    :param params: the update slot's params.
+    :param state: the player's skill state as the match used it (after decay).
+    :param pairings: the results from :func:`rankcraft_team`, at least one.
+    :param context: the match, the player, their side, matches played before this one,
+        the side's expected and actual score; call ``context.explain(name, value)`` to
+        record the factors of the change (e.g. ``k``) in the match report.
+    :returns: the new skill state (a new instance; states are immutable).
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def rankcraft_rank(
+    params: Any, rank_state: State, before: State, after: State, context: PlayerContext
+) -> State:
+    """Return a player's new rank state (the visible rank) after the match.
+
+    :param params: the rank slot's params.
+    :param rank_state: the player's rank state before the match.
+    :param before: the skill state the match used (after decay).
+    :param after: the skill state after the update.
+    :param context: as for :func:`rankcraft_update`; ``context.score`` tells win (1),
+        draw (0.5) or loss (0) for two sides.
+    :returns: the new rank state.
+
+    .. versionadded:: 0.1
+    """
+
+
+# ---------------------------------------------------------------------------------------
+# Season events: called on demand or on a schedule, never per match
+# ---------------------------------------------------------------------------------------
+
+
+@hookspec
+def rankcraft_reset(
+    params: Any, players: Sequence[PlayerRecord], kind: str, context: ResetContext
+) -> Sequence[PlayerRecord]:
+    """Apply a season event (soft or hard reset, migration) to every player.
+
+    The engine commits the returned records in one transaction.
+
+    :param params: the reset slot's params.
+    :param players: every player's record, ordered by id.
+    :param kind: the event, e.g. ``"soft"`` or ``"hard"``; raise
+        :class:`rankcraft.InputError` for a kind the plugin does not offer.
+    :param context: the event's time and the ruleset's skill params.
+    :returns: the new records (same ids; players left out are unchanged).
+
+    .. versionadded:: 0.1
+    """
+
+
+HOOK_SLOTS: dict[str, tuple[str, ...]] = {
+    "rankcraft_initial": ("initial", "rank"),
+    "rankcraft_decay": ("decay",),
+    "rankcraft_aggregate": ("team",),
+    "rankcraft_team": ("team",),
+    "rankcraft_expectation": ("expectation",),
+    "rankcraft_update": ("update",),
+    "rankcraft_rank": ("rank",),
+    "rankcraft_reset": ("reset",),
+}
+"""Which slots each per-match or season hook serves (used by ``rankcraft plugins``)."""

@@ -1,0 +1,240 @@
+"""Reading matches: validation of one match, and JSON Lines files (plain or gzip).
+
+>>> m = parse_match({"id": "m1", "played_at": "2024-05-01", "teams": [["a"], ["b"]],
+...                  "scores": [2, 1]})
+>>> m.played_at.isoformat(), m.places
+('2024-05-01T00:00:00+00:00', (1, 2))
+>>> parse_match({"id": "m2", "played_at": "2024-05-01", "teams": [["a"], ["a"]],
+...              "scores": [1, 0]})
+Traceback (most recent call last):
+rankcraft.errors.MatchError: match 'm2': player 'a' appears twice in 'teams'
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import math
+import sys
+import zlib
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from .errors import InputError, MatchError
+from .model import Match
+
+MATCH_KEYS = frozenset(
+    {"id", "played_at", "teams", "scores", "ranks", "seconds_played", "quit", "weight", "meta",
+     "forecast"}
+)
+"""Keys a match line may have. ``forecast`` (an outside forecast) is carried like ``meta``."""
+
+_time_cache: dict[str, datetime] = {}
+
+
+def parse_time(text: Any, *, field: str = "played_at", match_id: str | None = None) -> datetime:
+    """Parse an ISO-8601 date or date-time; no zone means UTC. Returns an aware UTC time."""
+    cached = _time_cache.get(text) if isinstance(text, str) else None
+    if cached is not None:
+        return cached
+    if not isinstance(text, str):
+        raise MatchError(f"{field!r} must be an ISO-8601 date or date-time string: {text!r}",
+                         match_id=match_id)
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise MatchError(f"{field!r} is not an ISO-8601 date or date-time: {text!r}",
+                         match_id=match_id) from None
+    moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    if len(_time_cache) > 50_000:
+        _time_cache.clear()
+    _time_cache[text] = moment
+    return moment
+
+
+def _number(value: Any) -> bool:
+    return (type(value) is float and math.isfinite(value)) or type(value) is int
+
+
+def parse_match(data: Any, *, line: int | None = None) -> Match:
+    """Validate one match (DESIGN §2) and return it as a :class:`Match`.
+
+    :raises MatchError: naming the field and the value (and ``line`` when given).
+    """
+    if not isinstance(data, Mapping):
+        raise MatchError(f"a match must be a JSON object, got {type(data).__name__}", line=line)
+    match_id = data.get("id")
+    if not isinstance(match_id, str) or not match_id:
+        raise MatchError(f"'id' must be a non-empty string: {match_id!r}", line=line)
+
+    def fail(message: str) -> MatchError:
+        return MatchError(message, match_id=match_id, line=line)
+
+    if not MATCH_KEYS.issuperset(data):
+        extra = sorted(set(data) - MATCH_KEYS)
+        raise fail(f"unknown key(s) {', '.join(map(repr, extra))} (allowed: "
+                   f"{', '.join(sorted(MATCH_KEYS))})")
+    if "played_at" not in data:
+        raise fail("'played_at' is missing")
+    try:
+        played_at = parse_time(data["played_at"], match_id=match_id)
+    except MatchError as exc:
+        raise fail(exc.reason) from None
+
+    teams_raw = data.get("teams")
+    if not isinstance(teams_raw, list) or len(teams_raw) < 2:
+        raise fail(f"'teams' must be a list of at least 2 sides: {teams_raw!r}")
+    teams = []
+    seen: set[str] = set()
+    count = 0
+    for i, side in enumerate(teams_raw):
+        if not isinstance(side, list) or not side:
+            raise fail(f"'teams[{i}]' must be a non-empty list of player ids: {side!r}")
+        for player in side:
+            if not isinstance(player, str) or not player:
+                raise fail(f"'teams[{i}]' has a player id that is not a non-empty string: "
+                           f"{player!r}")
+        seen.update(side)
+        count += len(side)
+        teams.append(tuple(side))
+    if len(seen) != count:
+        flat = [p for side in teams for p in side]
+        twice = next(p for p in flat if flat.count(p) > 1)
+        raise fail(f"player {twice!r} appears twice in 'teams'")
+    n = len(teams)
+
+    scores_raw = data.get("scores")
+    ranks_raw = data.get("ranks")
+    scores: tuple[float, ...] | None = None
+    ranks: tuple[int, ...] | None = None
+    if (scores_raw is None) == (ranks_raw is None):
+        raise fail("give exactly one of 'scores' and 'ranks' "
+                   f"(scores: {scores_raw!r}, ranks: {ranks_raw!r})")
+    if scores_raw is not None:
+        if not isinstance(scores_raw, list) or len(scores_raw) != n:
+            raise fail(f"'scores' must be a list of {n} numbers, one per side: {scores_raw!r}")
+        for value in scores_raw:
+            if not _number(value):
+                raise fail(f"'scores' must hold finite numbers: {value!r} in {scores_raw!r}")
+        scores = tuple(float(v) for v in scores_raw)
+        places = tuple(1 + sum(1 for other in scores if other > s) for s in scores)
+    else:
+        if not isinstance(ranks_raw, list) or len(ranks_raw) != n:
+            raise fail(f"'ranks' must be a list of {n} places, one per side: {ranks_raw!r}")
+        for value in ranks_raw:
+            if type(value) is not int or value < 1:
+                raise fail(f"'ranks' must hold whole numbers >= 1: {value!r} in {ranks_raw!r}")
+        ranks = tuple(ranks_raw)
+        places = ranks
+
+    seconds = None
+    if data.get("seconds_played") is not None:
+        raw = data["seconds_played"]
+        if (not isinstance(raw, list) or len(raw) != n
+                or any(not isinstance(s, list) or len(s) != len(t) for s, t in zip(raw, teams,
+                                                                                  strict=False))):
+            raise fail(f"'seconds_played' must be shaped like 'teams': {raw!r}")
+        for side in raw:
+            for value in side:
+                if type(value) is not int or value < 0:
+                    raise fail(f"'seconds_played' must hold whole numbers >= 0: {value!r}")
+        seconds = tuple(tuple(side) for side in raw)
+
+    quit_raw = data.get("quit")
+    quit: tuple[str, ...] = ()
+    if quit_raw is not None:
+        if not isinstance(quit_raw, list):
+            raise fail(f"'quit' must be a list of player ids: {quit_raw!r}")
+        for player in quit_raw:
+            if not isinstance(player, str) or player not in seen:
+                raise fail(f"'quit' names {player!r}, who is not in 'teams'")
+        if len(set(quit_raw)) != len(quit_raw):
+            raise fail(f"'quit' names a player twice: {quit_raw!r}")
+        quit = tuple(quit_raw)
+
+    weight = data.get("weight", 1.0)
+    if not _number(weight) or not 0 < weight <= 1:
+        raise fail(f"'weight' must be a number in (0, 1]: {weight!r}")
+
+    meta = data.get("meta")
+    if meta is None:
+        meta = {}
+    elif not isinstance(meta, Mapping):
+        raise fail(f"'meta' must be an object: {meta!r}")
+    forecast = data.get("forecast")
+    if forecast is not None:
+        if not isinstance(forecast, Mapping):
+            raise fail(f"'forecast' must be an object: {forecast!r}")
+        meta = {**meta, "forecast": forecast}
+
+    return Match(
+        id=match_id,
+        played_at=played_at,
+        teams=tuple(teams),
+        scores=scores,
+        ranks=ranks,
+        places=places,
+        seconds_played=seconds,
+        quit=quit,
+        weight=float(weight),
+        meta=meta,
+    )
+
+
+def _open_binary(path: str | Path) -> BinaryIO:
+    if str(path) == "-":
+        return sys.stdin.buffer
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - closed by the caller
+    except OSError as exc:
+        raise InputError(f"cannot read {str(path)!r}: {exc.strerror}") from None
+    magic = handle.peek(2)[:2] if hasattr(handle, "peek") else b""
+    if magic == b"\x1f\x8b":
+        return gzip.GzipFile(fileobj=handle, mode="rb")  # type: ignore[return-value]
+    if str(path).endswith(".gz"):
+        handle.close()
+        raise InputError(f"{str(path)!r} is not a gzip file (it ends in .gz)")
+    return handle
+
+
+def read_match_dicts(path: str | Path) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line number, parsed JSON)`` for each non-blank line of a JSON Lines file.
+
+    Reads ``.jsonl`` and ``.jsonl.gz`` (gzip is detected by its magic bytes) and ``-``
+    for standard input, streaming: the file is never loaded whole.
+
+    :raises MatchError: a line that is not JSON (with its line number).
+    :raises InputError: an unreadable, corrupt or truncated gzip file.
+    """
+    handle = _open_binary(path)
+    text = io.TextIOWrapper(handle, encoding="utf-8")  # type: ignore[type-var]
+    number = 0
+    loads = json.loads
+    try:
+        for number, line in enumerate(text, 1):  # noqa: B007 - used after the loop
+            if not line.strip():
+                continue
+            try:
+                yield number, loads(line)
+            except ValueError as exc:
+                raise MatchError(f"not JSON: {exc}", line=number) from None
+    except EOFError:
+        raise InputError(
+            f"{str(path)!r}: truncated gzip file (it ends after line {number})"
+        ) from None
+    except (gzip.BadGzipFile, zlib.error) as exc:
+        raise InputError(f"{str(path)!r}: corrupt gzip data after line {number}: {exc}") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{str(path)!r}: line {number + 1} is not UTF-8 text") from None
+    finally:
+        if str(path) != "-":
+            text.close()
+
+
+def read_matches(path: str | Path) -> Iterator[Match]:
+    """Yield validated matches from a JSON Lines file; errors name the line."""
+    for number, data in read_match_dicts(path):
+        yield parse_match(data, line=number)

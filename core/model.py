@@ -1,0 +1,267 @@
+"""Value types that cross the core/plugin boundary.
+
+Everything here is an attrs class (or a ``NamedTuple`` where the per-match loop creates
+many of them). Validation happens where values enter (:mod:`rankcraft.io` for matches,
+:mod:`rankcraft.ruleset` for rulesets); inside the loop the values are trusted.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any, Literal, NamedTuple
+
+import attrs
+
+State = Any
+"""A plugin's state: an attrs instance whose fields are the plugin's documented state fields."""
+
+Role = Literal["location", "spread"]
+_ROLE_KEY = "rankcraft.role"
+
+
+def state_field(*, role: Role | None = None, default: Any = attrs.NOTHING, **kwargs: Any) -> Any:
+    """An ``attrs.field`` for a plugin state class, tagged with its role.
+
+    Team and rank plugins work with states they do not know by reading roles: the
+    ``location`` field is the skill estimate (Elo ``rating``, Glicko-2 ``mu``), the
+    ``spread`` field its uncertainty (``deviation``, ``phi``). A state class has at most
+    one field of each role.
+
+    >>> import attrs
+    >>> @attrs.frozen
+    ... class S:
+    ...     rating: float = state_field(role="location")
+    >>> field_of_role(S, "location")
+    'rating'
+    """
+    metadata = dict(kwargs.pop("metadata", {}) or {})
+    if role is not None:
+        metadata[_ROLE_KEY] = role
+    return attrs.field(default=default, metadata=metadata, **kwargs)
+
+
+def field_of_role(state_class: type, role: Role) -> str | None:
+    """Name of the field of ``state_class`` tagged with ``role``, or None."""
+    for field in attrs.fields(state_class):
+        if field.metadata.get(_ROLE_KEY) == role:
+            return field.name
+    return None
+
+
+def finite(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    """attrs validator: refuse NaN and infinity (and, in sequences, any such element)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{attribute.name!r} must be a finite number: {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class Needs:
+    """What a plugin reads from the skill states it is given.
+
+    Attributes:
+        fields: state field names that must exist (e.g. ``("mu", "phi")``).
+        roles: field roles that must exist (``"location"``, ``"spread"``).
+    """
+
+    fields: tuple[str, ...] = ()
+    roles: tuple[Role, ...] = ()
+
+
+class Pairing(NamedTuple):
+    """One result a player's update digests.
+
+    Attributes:
+        opponent: the (possibly virtual) opponent's skill state.
+        score: the player's result against it: 1 win, 0.5 draw, 0 loss.
+        weight: how much this result counts, in (0, 1] (the match's ``weight`` times
+            any split the team plugin applies).
+    """
+
+    opponent: State
+    score: float
+    weight: float
+
+
+@attrs.frozen(kw_only=True, eq=False)
+class Match:
+    """A validated match (DESIGN §2). Build one with :func:`rankcraft.io.parse_match`.
+
+    Attributes:
+        id: unique id within the league.
+        played_at: when it was played, timezone-aware UTC.
+        teams: player ids per side; at least two sides, none empty, no player twice.
+        scores: one number per side, higher is better (or None when ``ranks`` is given).
+        ranks: one place per side, 1 is best (or None when ``scores`` is given).
+        places: the outcome as places per side, 1 is best, equal places tie.
+        seconds_played: seconds each player was in the match, shaped like ``teams``.
+        quit: players who left before the end.
+        weight: whole-match weight in (0, 1].
+        meta: free data carried into the report.
+    """
+
+    id: str
+    played_at: datetime
+    teams: tuple[tuple[str, ...], ...]
+    scores: tuple[float, ...] | None = None
+    ranks: tuple[int, ...] | None = None
+    places: tuple[int, ...]
+    seconds_played: tuple[tuple[int, ...], ...] | None = None
+    quit: tuple[str, ...] = ()
+    weight: float = 1.0
+    meta: Mapping[str, Any] = attrs.field(factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The match in the JSON line format of DESIGN §2."""
+        out: dict[str, Any] = {
+            "id": self.id,
+            "played_at": format_time(self.played_at),
+            "teams": [list(side) for side in self.teams],
+        }
+        if self.scores is not None:
+            out["scores"] = list(self.scores)
+        if self.ranks is not None:
+            out["ranks"] = list(self.ranks)
+        if self.seconds_played is not None:
+            out["seconds_played"] = [list(side) for side in self.seconds_played]
+        if self.quit:
+            out["quit"] = list(self.quit)
+        if self.weight != 1.0:
+            out["weight"] = self.weight
+        if self.meta:
+            out["meta"] = dict(self.meta)
+        return out
+
+
+def format_time(moment: datetime) -> str:
+    """ISO-8601 text of a UTC time with a ``Z`` suffix, e.g. ``2024-05-01T20:00:00Z``."""
+    return moment.strftime("%Y-%m-%dT%H:%M:%S") + (
+        f".{moment.microsecond:06d}Z" if moment.microsecond else "Z"
+    )
+
+
+def pair_score(places: Sequence[int], side: int, other: int) -> float:
+    """Result of ``side`` against ``other`` from places (1 best): 1, 0.5 or 0."""
+    mine, theirs = places[side], places[other]
+    return 1.0 if mine < theirs else 0.0 if mine > theirs else 0.5
+
+
+@attrs.frozen(kw_only=True)
+class PlayerRecord:
+    """What a league keeps per player.
+
+    Attributes:
+        id: the player id.
+        skill: the skill plugin's state.
+        rank: the rank plugin's state, or None when the ruleset has no rank slot.
+        matches: rated matches played.
+        last_played: start of the player's latest match (UTC), or None.
+    """
+
+    id: str
+    skill: State
+    rank: State | None = None
+    matches: int = 0
+    last_played: datetime | None = None
+
+
+class PlayerContext:
+    """Per-player context handed to ``rankcraft_update`` and ``rankcraft_rank``.
+
+    Attributes:
+        match: the match being rated.
+        player: the player's id.
+        side: index of the player's side in ``match.teams``.
+        matches: rated matches the player had before this one.
+        expected: pre-match probability that the player's side wins, in [0, 1].
+        score: the side's result: mean pairwise score against the other sides, in [0, 1].
+        pairings: the pairings the player's update received.
+        factors: numbers the plugins explain the change with (``explain`` adds them); they
+            are kept in the match report.
+    """
+
+    __slots__ = ("expected", "factors", "match", "matches", "pairings", "player", "score", "side")
+
+    def __init__(
+        self,
+        match: Match,
+        player: str,
+        side: int,
+        matches: int,
+        expected: float,
+        score: float,
+        pairings: Sequence[Pairing],
+    ) -> None:
+        self.match = match
+        self.player = player
+        self.side = side
+        self.matches = matches
+        self.expected = expected
+        self.score = score
+        self.pairings = pairings
+        self.factors: dict[str, float] = {}
+
+    def explain(self, name: str, value: float) -> None:
+        """Record a factor used for this player's change (e.g. ``k``), kept in the report."""
+        self.factors[name] = value
+
+
+@attrs.frozen(kw_only=True)
+class ResetContext:
+    """Context of a season event handed to ``rankcraft_reset``.
+
+    Attributes:
+        kind: the event, e.g. ``"soft"`` or ``"hard"``; plugins refuse kinds they lack.
+        at: when the event happens (UTC), or None for "now, outside time".
+        skill_params: params of the ruleset's skill (update) slot.
+    """
+
+    kind: str
+    at: datetime | None = None
+    skill_params: Any = None
+
+
+@attrs.frozen(kw_only=True)
+class PlayerChange:
+    """One participant's part of a :class:`Report`.
+
+    Attributes:
+        player: the id. side: index of their side.
+        skill_before: stored skill before the match. skill_used: the state the match used
+        (after decay; equal to ``skill_before`` without decay). skill_after: the new skill.
+        rank_before, rank_after: rank states (None without a rank slot).
+        factors: numbers the plugins explained the change with (e.g. ``k``).
+    """
+
+    player: str
+    side: int
+    skill_before: State
+    skill_used: State
+    skill_after: State
+    rank_before: State | None = None
+    rank_after: State | None = None
+    factors: Mapping[str, float] = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True)
+class Report:
+    """What happened in one rated match, kept with the match.
+
+    Attributes:
+        match_id: the match. played_at: its time (UTC).
+        expected: pre-match win probability per side, summing to 1.
+        changes: one :class:`PlayerChange` per participant, in the order of ``teams``.
+    """
+
+    match_id: str
+    played_at: datetime
+    expected: tuple[float, ...]
+    changes: tuple[PlayerChange, ...]
+
+    def change(self, player: str) -> PlayerChange:
+        """The change of ``player`` in this match (KeyError if they did not play)."""
+        for change in self.changes:
+            if change.player == player:
+                return change
+        raise KeyError(player)

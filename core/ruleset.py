@@ -1,0 +1,407 @@
+"""Rulesets: TOML data that names a plugin (and its params) for each slot.
+
+One cattrs converter (:data:`converter`) turns TOML tables into attrs instances and back.
+A ruleset never imports or runs code: a slot names an installed plugin, and that plugin's
+own params class validates the slot's table.
+
+>>> import rankcraft
+>>> ruleset = rankcraft.load_ruleset("elo")
+>>> ruleset.update.plugin, ruleset.update.params.k_factor
+('elo', 32.0)
+>>> rankcraft.loads_ruleset(dumps(ruleset)) == ruleset
+True
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from collections.abc import Mapping
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import attrs
+import cattrs
+import tomli_w
+from cattrs.preconf.tomllib import make_converter
+
+from .errors import PluginError, RulesetError
+from .manager import SLOTS, Plugins
+from .model import field_of_role
+
+converter = make_converter(forbid_extra_keys=True)
+"""The one converter between TOML tables and attrs classes (rulesets and params)."""
+
+
+def _strict_float(value: Any, _: type) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"expected a number, got {value!r}")
+    return float(value)
+
+
+def _strict_int(value: Any, _: type) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"expected a whole number, got {value!r}")
+    return value
+
+
+def _strict_str(value: Any, _: type) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"expected a string, got {value!r}")
+    return value
+
+
+def _strict_bool(value: Any, _: type) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"expected true or false, got {value!r}")
+    return value
+
+
+converter.register_structure_hook(float, _strict_float)
+converter.register_structure_hook(int, _strict_int)
+converter.register_structure_hook(str, _strict_str)
+converter.register_structure_hook(bool, _strict_bool)
+
+
+def _format_exception(exc: BaseException, type_: type | None) -> str:
+    if isinstance(exc, cattrs.ForbiddenExtraKeysError):
+        return f"unknown key(s) {', '.join(map(repr, sorted(exc.extra_fields)))}"
+    if isinstance(exc, KeyError):
+        return "required key is missing"
+    if isinstance(exc, ValueError | TypeError):
+        return str(exc)
+    return cattrs.v.format_exception(exc, type_)
+
+
+def structure(data: Any, cls: type, *, path: str, source: str) -> Any:
+    """Structure ``data`` into ``cls`` with :data:`converter`; raise :class:`RulesetError`.
+
+    Every failure becomes one line naming the field path and the value.
+    """
+    try:
+        return converter.structure(data, cls)
+    except Exception as exc:
+        if isinstance(exc, cattrs.BaseValidationError):
+            lines = cattrs.transform_error(exc, path=path, format_exception=_format_exception)
+        else:
+            lines = [f"{exc} @ {path}"]
+        raise RulesetError(f"{source}: " + "; ".join(lines)) from None
+
+
+# ---------------------------------------------------------------------------------------
+# The schema
+# ---------------------------------------------------------------------------------------
+
+
+def _finite_positive(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{attribute.name!r} must be a finite number > 0: {value!r}")
+
+
+def _finite_non_negative(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"{attribute.name!r} must be a finite number >= 0: {value!r}")
+
+
+PERIOD_MODES = ("match",)
+
+
+@attrs.frozen(kw_only=True)
+class PeriodSpec:
+    """How time is counted.
+
+    Attributes:
+        mode: ``"match"``: every match is one rating period (default).
+        length_days: length of one rating period in days, > 0 (default 1). Decay gets
+            idle time in these units.
+        granularity_days: idle time is first rounded down to whole multiples of this many
+            days, ≥ 0 (default 0: real-valued time).
+    """
+
+    mode: str = attrs.field(default="match", validator=attrs.validators.in_(PERIOD_MODES))
+    length_days: float = attrs.field(default=1.0, validator=_finite_positive)
+    granularity_days: float = attrs.field(default=0.0, validator=_finite_non_negative)
+
+    def periods(self, elapsed_days: float) -> float:
+        """Idle rating periods for ``elapsed_days`` of inactivity (≥ 0)."""
+        if self.granularity_days > 0:
+            elapsed_days = (
+                math.floor(elapsed_days / self.granularity_days + 1e-9) * self.granularity_days
+            )
+        return max(elapsed_days, 0.0) / self.length_days
+
+
+@attrs.frozen(kw_only=True)
+class SlotSpec:
+    """One slot of a ruleset.
+
+    Attributes:
+        plugin: the entry-point name of an installed plugin.
+        params: an instance of the plugin's params class for this slot (None when the
+            plugin takes none).
+    """
+
+    plugin: str
+    params: Any = None
+
+
+@attrs.frozen(kw_only=True)
+class Ruleset:
+    """A loaded, validated ruleset.
+
+    Attributes:
+        name: the ruleset's name (a database remembers it).
+        description: one line for people.
+        period: how time is counted (:class:`PeriodSpec`).
+        update: the skill model; it also serves ``initial``, ``decay`` and
+            ``expectation`` unless those slots name another plugin.
+        initial, decay, expectation: optional overrides of those steps.
+        team: how sides become pairings (default plugin ``mean``).
+        rank: the visible rank layer, optional.
+        reset: season events, optional.
+    """
+
+    name: str
+    description: str = ""
+    period: PeriodSpec = attrs.field(factory=PeriodSpec)
+    update: SlotSpec
+    initial: SlotSpec | None = None
+    decay: SlotSpec | None = None
+    expectation: SlotSpec | None = None
+    team: SlotSpec = attrs.field(factory=lambda: SlotSpec(plugin="mean"))
+    rank: SlotSpec | None = None
+    reset: SlotSpec | None = None
+    plugins: Plugins = attrs.field(eq=False, repr=False, factory=Plugins)
+
+    def slot(self, name: str) -> SlotSpec | None:
+        """The effective spec of a slot: ``initial``, ``decay`` and ``expectation`` fall
+        back to the update slot's plugin and params."""
+        spec: SlotSpec | None = getattr(self, name)
+        if spec is None and name in ("initial", "decay", "expectation"):
+            return self.update
+        return spec
+
+
+_TOP_KEYS = ("name", "description", "extends", "period", *SLOTS)
+_SLOT_HOOKS = {
+    "initial": "rankcraft_initial",
+    "decay": "rankcraft_decay",
+    "team": "rankcraft_team",
+    "expectation": "rankcraft_expectation",
+    "update": "rankcraft_update",
+    "rank": "rankcraft_rank",
+    "reset": "rankcraft_reset",
+}
+
+
+# ---------------------------------------------------------------------------------------
+# Loading
+# ---------------------------------------------------------------------------------------
+
+
+def bundled_names() -> list[str]:
+    """Names of the rulesets that ship with rankcraft."""
+    folder = resources.files("rankcraft.rulesets")
+    return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".toml"))
+
+
+def _bundled_text(name: str) -> str:
+    return resources.files("rankcraft.rulesets").joinpath(f"{name}.toml").read_text("utf-8")
+
+
+def _parse_toml(text: str, source: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise RulesetError(f"{source}: malformed TOML: {exc}") from None
+
+
+def _read_source(source: str | Path) -> tuple[str, str, Path | None]:
+    """(text, display name, file path or None) for a bundled name or a path."""
+    path = Path(source)
+    if isinstance(source, Path) or path.suffix == ".toml" or path.exists():
+        try:
+            return path.read_text("utf-8"), str(path), path
+        except OSError as exc:
+            raise RulesetError(f"cannot read ruleset {str(source)!r}: {exc.strerror}") from None
+        except UnicodeDecodeError:
+            raise RulesetError(f"{path}: not UTF-8 text") from None
+    if str(source) in bundled_names():
+        return _bundled_text(str(source)), f"<bundled ruleset {source}>", None
+    raise RulesetError(
+        f"unknown ruleset {str(source)!r}: not a file and not a bundled ruleset "
+        f"(bundled: {', '.join(bundled_names())})"
+    )
+
+
+def _merge(base: dict[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    """``override`` on top of ``base``; a slot naming another plugin replaces the slot."""
+    out = dict(base)
+    for key, value in override.items():
+        old = out.get(key)
+        if isinstance(value, Mapping) and isinstance(old, Mapping):
+            if key in SLOTS and value.get("plugin", old.get("plugin")) != old.get("plugin"):
+                out[key] = dict(value)
+            else:
+                out[key] = _merge(dict(old), value)
+        else:
+            out[key] = value
+    return out
+
+
+def _resolve_extends(
+    raw: dict[str, Any], source: str, here: Path | None, seen: tuple[str, ...]
+) -> dict[str, Any]:
+    parent = raw.pop("extends", None)
+    if parent is None:
+        return raw
+    if not isinstance(parent, str):
+        raise RulesetError(f"{source}: 'extends' must be a ruleset name or path: {parent!r}")
+    if parent in seen:
+        raise RulesetError(f"{source}: 'extends' loops: {' -> '.join((*seen, parent))}")
+    target: str | Path = parent
+    if here is not None and (parent.endswith(".toml") or "/" in parent):
+        target = here.parent / parent
+    text, name, path = _read_source(target)
+    base = _resolve_extends(_parse_toml(text, name), name, path, (*seen, parent))
+    return _merge(base, raw)
+
+
+def _structure_slot(
+    raw: Any, slot: str, plugins: Plugins, source: str
+) -> SlotSpec:
+    where = f"ruleset.{slot}"
+    if not isinstance(raw, Mapping):
+        raise RulesetError(f"{source}: [{slot}] must be a table: {raw!r} @ {where}")
+    extra = set(raw) - {"plugin", "params"}
+    if extra:
+        raise RulesetError(
+            f"{source}: unknown key(s) {', '.join(map(repr, sorted(extra)))} @ {where} "
+            "(a slot has 'plugin' and 'params')"
+        )
+    plugin = raw.get("plugin")
+    if not isinstance(plugin, str):
+        raise RulesetError(f"{source}: 'plugin' must name a plugin: {plugin!r} @ {where}")
+    if not plugins.has(plugin):
+        raise RulesetError(
+            f"{source}: unknown plugin {plugin!r} @ {where}.plugin "
+            f"(installed: {', '.join(plugins.names()) or 'none'})"
+        )
+    hook = _SLOT_HOOKS[slot]
+    if not plugins.implements(plugin, hook):
+        raise RulesetError(
+            f"{source}: plugin {plugin!r} cannot fill slot {slot!r}: it does not implement "
+            f"{hook} (it fills: {', '.join(plugins.slots(plugin)) or 'nothing'}) @ {where}.plugin"
+        )
+    table = raw.get("params", {})
+    if not isinstance(table, Mapping):
+        raise RulesetError(f"{source}: 'params' must be a table: {table!r} @ {where}.params")
+    cls = plugins.params_class(plugin, slot)
+    if cls is None:
+        if table:
+            raise RulesetError(
+                f"{source}: plugin {plugin!r} takes no params in slot {slot!r}: "
+                f"unknown key(s) {', '.join(map(repr, sorted(table)))} @ {where}.params"
+            )
+        return SlotSpec(plugin=plugin, params=None)
+    params = structure(dict(table), cls, path=f"{where}.params", source=source)
+    return SlotSpec(plugin=plugin, params=params)
+
+
+def from_dict(raw: Mapping[str, Any], *, source: str = "<ruleset>", plugins: Plugins | None = None,
+              base_path: Path | None = None) -> Ruleset:
+    """Build a :class:`Ruleset` from a parsed TOML document (``extends`` resolved here)."""
+    plugins = plugins if plugins is not None else Plugins()
+    data = _resolve_extends(dict(raw), source, base_path, ())
+    extra = set(data) - set(_TOP_KEYS)
+    if extra:
+        raise RulesetError(
+            f"{source}: unknown key(s) {', '.join(map(repr, sorted(extra)))} @ ruleset "
+            f"(allowed: {', '.join(_TOP_KEYS)})"
+        )
+    name = data.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise RulesetError(f"{source}: 'name' must be a non-empty string: {name!r} @ ruleset.name")
+    description = data.get("description", "")
+    if not isinstance(description, str):
+        raise RulesetError(f"{source}: 'description' must be a string: {description!r}")
+    if "update" not in data:
+        raise RulesetError(f"{source}: the [update] slot is required @ ruleset.update")
+    period = structure(data.get("period", {}), PeriodSpec, path="ruleset.period", source=source)
+    slots = {
+        slot: _structure_slot(data[slot], slot, plugins, source) for slot in SLOTS if slot in data
+    }
+    ruleset = Ruleset(name=name, description=description, period=period, plugins=plugins, **slots)
+    _check_fit(ruleset, source)
+    return ruleset
+
+
+def _check_fit(ruleset: Ruleset, source: str) -> None:
+    """Refuse plugins that read skill fields the skill plugin does not keep."""
+    plugins = ruleset.plugins
+    initial = ruleset.slot("initial")
+    assert initial is not None
+    try:
+        state = plugins.initial(initial.plugin, "initial", initial.params)()
+    except PluginError as exc:
+        raise RulesetError(f"{source}: {exc}") from None
+    if not attrs.has(type(state)):
+        raise RulesetError(
+            f"{source}: plugin {initial.plugin!r} returned a non-attrs initial state: {state!r}"
+        )
+    state_class = type(state)
+    names = {f.name for f in attrs.fields(state_class)}
+    for slot in SLOTS:
+        spec = ruleset.slot(slot)
+        if spec is None:
+            continue
+        needs = plugins.needs(spec.plugin, slot)
+        if needs is None:
+            continue
+        missing = [f for f in needs.fields if f not in names]
+        missing += [f"a {r} field" for r in needs.roles if field_of_role(state_class, r) is None]
+        if missing:
+            raise RulesetError(
+                f"{source}: plugin {spec.plugin!r} in slot {slot!r} does not fit skill plugin "
+                f"{initial.plugin!r}: it needs {', '.join(missing)}, but {initial.plugin!r} "
+                f"keeps {', '.join(sorted(names))}"
+            )
+
+
+def loads_ruleset(text: str, *, source: str = "<string>", plugins: Plugins | None = None) -> Ruleset:
+    """Load a ruleset from TOML text."""
+    return from_dict(_parse_toml(text, source), source=source, plugins=plugins)
+
+
+def load_ruleset(source: str | Path, *, plugins: Plugins | None = None) -> Ruleset:
+    """Load a bundled ruleset by name (``"elo"``) or a ruleset file by path.
+
+    :raises RulesetError: unreadable or malformed file, unknown plugin, bad parameter.
+    """
+    if isinstance(source, Ruleset):  # tolerated for convenience
+        return source
+    text, name, path = _read_source(source)
+    return from_dict(_parse_toml(text, name), source=name, plugins=plugins, base_path=path)
+
+
+def to_dict(ruleset: Ruleset) -> dict[str, Any]:
+    """The ruleset as a TOML-ready dict (every parameter spelled out, no ``extends``)."""
+    out: dict[str, Any] = {"name": ruleset.name}
+    if ruleset.description:
+        out["description"] = ruleset.description
+    out["period"] = converter.unstructure(ruleset.period)
+    for slot in ("update", "initial", "decay", "expectation", "team", "rank", "reset"):
+        spec: SlotSpec | None = getattr(ruleset, slot)
+        if spec is None:
+            continue
+        table: dict[str, Any] = {"plugin": spec.plugin}
+        if spec.params is not None:
+            table["params"] = converter.unstructure(spec.params)
+        out[slot] = table
+    return out
+
+
+def dumps(ruleset: Ruleset) -> str:
+    """The ruleset as TOML text; loading it back gives an equal ruleset."""
+    return tomli_w.dumps(to_dict(ruleset))

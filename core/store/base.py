@@ -1,0 +1,91 @@
+"""The store interface and the codec that turns states into JSON-ready dicts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Protocol
+
+import attrs
+
+from ..model import Match, PlayerRecord, Report
+
+SCHEMA_VERSION = 1
+"""Version of the on-disk layout; a database of another version is refused."""
+
+
+@attrs.frozen(kw_only=True)
+class MatchRow:
+    """A recorded match with its report, as a store returns it.
+
+    Attributes:
+        seq: commit order, from 1. match: the match. report: its report.
+    """
+
+    seq: int
+    match: Match
+    report: Report
+
+
+@attrs.frozen(kw_only=True)
+class Codec:
+    """Turns records and reports into JSON-ready dicts and back (for stores on disk).
+
+    Built by the league from its ruleset; a store never needs to know a plugin.
+    """
+
+    record_to_dict: Callable[[PlayerRecord], dict[str, Any]]
+    record_from_dict: Callable[[Mapping[str, Any]], PlayerRecord]
+    report_to_dict: Callable[[Report], dict[str, Any]]
+    report_from_dict: Callable[[Mapping[str, Any]], Report]
+
+
+class Store(Protocol):
+    """What the engine needs from a store.
+
+    ``begin``/``commit``/``rollback`` bracket one batch; ``write`` is only called inside
+    one. A failed batch is rolled back whole.
+    """
+
+    def attach(self, ruleset_name: str, ruleset_toml: str, codec: Codec) -> tuple[str, str] | None:
+        """Remember the ruleset of a new store, or return the stored (name, toml)."""
+        ...
+
+    def load_players(self) -> dict[str, PlayerRecord]:
+        """Every player's record."""
+        ...
+
+    def match_ids(self) -> set[str]:
+        """The ids of every recorded match."""
+        ...
+
+    def begin(self) -> None:
+        """Start a batch (a transaction)."""
+        ...
+
+    def write(self, players: Iterable[PlayerRecord], matches: Iterable[tuple[Match, Report]]) -> None:
+        """Store changed records and new matches with their reports."""
+        ...
+
+    def commit(self) -> None:
+        """End the batch, making its writes durable."""
+        ...
+
+    def rollback(self) -> None:
+        """Drop the batch's writes."""
+        ...
+
+    def player_matches(self, player: str, limit: int | None) -> list[MatchRow]:
+        """A player's matches, newest first (at most ``limit``)."""
+        ...
+
+    def match(self, match_id: str) -> MatchRow | None:
+        """One recorded match, or None."""
+        ...
+
+    def count_matches(self) -> int:
+        """How many matches are recorded."""
+        ...
+
+    def close(self) -> None:
+        """Release the store's resources."""
+        ...

@@ -1,0 +1,63 @@
+"""Shared arithmetic for the team plugins: averaging states by field role."""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import attrs
+
+from rankcraft import State, field_of_role
+
+SpreadMode = Literal["mean", "rms", "max"]
+SPREAD_MODES: tuple[str, ...] = ("mean", "rms", "max")
+
+
+@functools.cache
+def layout(state_class: type) -> tuple[str, str | None, tuple[str, ...]]:
+    """(location field, spread field or None, other float fields) of a state class."""
+    location = field_of_role(state_class, "location")
+    if location is None:
+        raise TypeError(f"{state_class.__name__} has no field with role 'location'")
+    spread = field_of_role(state_class, "spread")
+    others = tuple(
+        f.name
+        for f in attrs.fields(state_class)
+        if f.name not in (location, spread) and f.type in (float, "float")
+    )
+    return location, spread, others
+
+
+def combine_spread(values: Sequence[float], mode: str) -> float:
+    """A side's spread from its members': arithmetic mean, root-mean-square, or max."""
+    if mode == "mean":
+        return math.fsum(values) / len(values)
+    if mode == "rms":
+        return math.sqrt(math.fsum(v * v for v in values) / len(values))
+    return max(values)
+
+
+def mean_state(members: Sequence[State], spread_mode: str) -> State:
+    """One state for a side: mean location, combined spread, mean of other float fields.
+
+    A one-member side is that member, unchanged.
+    """
+    if len(members) == 1:
+        return members[0]
+    location, spread, others = layout(type(members[0]))
+    n = len(members)
+    changes: dict[str, Any] = {
+        location: math.fsum(getattr(m, location) for m in members) / n
+    }
+    if spread is not None:
+        changes[spread] = combine_spread([getattr(m, spread) for m in members], spread_mode)
+    for name in others:
+        changes[name] = math.fsum(getattr(m, name) for m in members) / n
+    return attrs.evolve(members[0], **changes)
+
+
+def shifted(state: State, location: str, value: float) -> State:
+    """``state`` with its location field set to ``value``."""
+    return attrs.evolve(state, **{location: value})

@@ -1,0 +1,172 @@
+"""``elo`` plugin: Elo's rating system with a constant or scheduled K-factor.
+
+Expected score of A against B: ``E = 1 / (1 + 10 ** ((R_B − R_A) / scale))`` (scale 400:
+a 400-point gap is 10-to-1 odds). After a match a player's rating moves by
+``K · Σ w · (s − E)`` over the pairings the team plugin hands it (one per opponent in a
+1-v-1), where s is 1 for a win, ½ for a draw and 0 for a loss.
+
+K is ``k_factor`` unless a schedule applies: ``k_by_games`` (fewer rated games than
+``games_below``) is checked first, then ``k_by_rating`` (the rule with the highest
+``rating_at_least`` reached). With ``k_rating_uses_peak`` the rating rules look at the
+highest rating the player has ever had (FIDE: K stays 10 once 2400 was reached).
+
+Worked example (seed 004, Bob 1500 against Alice 1900, K = 32):
+
+>>> round(expected_score(1500.0, 1900.0), 4)
+0.0909
+>>> [round(32 * (s - expected_score(1500.0, 1900.0)), 2) for s in (1.0, 0.5, 0.0)]
+[29.09, 13.09, -2.91]
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import attrs
+
+from rankcraft import Pairing, PlayerContext, hookimpl, state_field
+
+
+def _finite(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not math.isfinite(value):
+        raise ValueError(f"{attribute.name!r} must be a finite number: {value!r}")
+
+
+def _positive(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{attribute.name!r} must be a finite number > 0: {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class KByGames:
+    """Attributes:
+    games_below: the rule applies while a player has fewer rated games than this, ≥ 1.
+    k: the K-factor then, rating points per unit of surprise, > 0.
+    """
+
+    games_below: int = attrs.field(validator=attrs.validators.ge(1))
+    k: float = attrs.field(validator=_positive)
+
+
+@attrs.frozen(kw_only=True)
+class KByRating:
+    """Attributes:
+    rating_at_least: the rule applies from this rating (rating points) up.
+    k: the K-factor then, > 0.
+    """
+
+    rating_at_least: float = attrs.field(validator=_finite)
+    k: float = attrs.field(validator=_positive)
+
+
+def _sorted_games(rules: Sequence[KByGames]) -> tuple[KByGames, ...]:
+    return tuple(sorted(rules, key=lambda r: r.games_below))
+
+
+def _sorted_ratings(rules: Sequence[KByRating]) -> tuple[KByRating, ...]:
+    return tuple(sorted(rules, key=lambda r: -r.rating_at_least))
+
+
+@attrs.frozen(kw_only=True)
+class EloParams:
+    """Params of the ``elo`` plugin (slots initial, expectation, update).
+
+    Attributes:
+        initial_rating: a new player's rating, rating points (default 1500).
+        k_factor: K when no schedule rule applies, > 0 (default 32).
+        k_by_games: rules ``{games_below, k}``; the one with the smallest ``games_below``
+            above the player's rated games applies first (default none).
+        k_by_rating: rules ``{rating_at_least, k}``; the highest threshold reached applies
+            (default none).
+        k_rating_uses_peak: rating rules look at the highest rating ever reached, not the
+            current one (default true, FIDE's "once 2400 has been reached").
+        scale: rating points for 10-to-1 odds, > 0 (default 400).
+    """
+
+    initial_rating: float = attrs.field(default=1500.0, validator=_finite)
+    k_factor: float = attrs.field(default=32.0, validator=_positive)
+    k_by_games: tuple[KByGames, ...] = attrs.field(default=(), converter=_sorted_games)
+    k_by_rating: tuple[KByRating, ...] = attrs.field(default=(), converter=_sorted_ratings)
+    k_rating_uses_peak: bool = True
+    scale: float = attrs.field(default=400.0, validator=_positive)
+
+    def k_for(self, games: int, rating: float, peak: float) -> float:
+        """The K-factor for a player with ``games`` rated games, ``rating`` and ``peak``."""
+        for rule in self.k_by_games:
+            if games < rule.games_below:
+                return rule.k
+        level = peak if self.k_rating_uses_peak else rating
+        for rule in self.k_by_rating:
+            if level >= rule.rating_at_least:
+                return rule.k
+        return self.k_factor
+
+
+@attrs.frozen(slots=True)
+class EloSkill:
+    """An Elo player's state.
+
+    Attributes:
+        rating: rating points (role ``location``).
+        peak: the highest rating reached so far (K schedules by rating read it); defaults
+            to ``rating`` when a state document leaves it out.
+    """
+
+    rating: float = state_field(role="location")
+    peak: float = state_field(
+        default=attrs.Factory(lambda self: self.rating, takes_self=True)
+    )
+
+
+def expected_score(rating: float, opponent: float, scale: float = 400.0) -> float:
+    """Expected score (win probability, draws as ½) of ``rating`` against ``opponent``."""
+    return 1.0 / (1.0 + 10.0 ** ((opponent - rating) / scale))
+
+
+@hookimpl
+def rankcraft_params(slot: str) -> type | None:
+    return EloParams if slot in ("initial", "expectation", "update") else None
+
+
+@hookimpl
+def rankcraft_initial(slot: str, params: EloParams) -> EloSkill:
+    if slot != "initial":
+        raise ValueError(f"the elo plugin has no {slot!r} state")
+    return EloSkill(params.initial_rating, params.initial_rating)
+
+
+@hookimpl
+def rankcraft_expectation(params: EloParams, side_states: Sequence[EloSkill]) -> list[float]:
+    scale = params.scale
+    if len(side_states) == 2:
+        p = expected_score(side_states[0].rating, side_states[1].rating, scale)
+        return [p, 1.0 - p]
+    n = len(side_states)
+    shares = []
+    for i, me in enumerate(side_states):
+        shares.append(
+            math.fsum(expected_score(me.rating, other.rating, scale)
+                      for j, other in enumerate(side_states) if j != i)
+        )
+    games = n * (n - 1) / 2
+    return [s / games for s in shares]
+
+
+@hookimpl
+def rankcraft_update(
+    params: EloParams, state: EloSkill, pairings: Sequence[Pairing], context: PlayerContext
+) -> EloSkill:
+    rating = state.rating
+    scale = params.scale
+    surprise = 0.0
+    for opponent, score, weight in pairings:
+        surprise += weight * (score - 1.0 / (1.0 + 10.0 ** ((opponent.rating - rating) / scale)))
+    if params.k_by_games or params.k_by_rating:
+        k = params.k_for(context.matches, rating, state.peak)
+    else:
+        k = params.k_factor
+    context.factors["k"] = k
+    new = rating + k * surprise
+    peak = state.peak
+    return EloSkill(new, new if new > peak else peak)

@@ -1,0 +1,78 @@
+"""``mean`` team plugin: a side plays as the mean of its members.
+
+A side's rating is the mean of its members' locations (its spread the mean,
+root-mean-square or max of theirs, by the ``deviation`` param). Each member is updated
+against the opposing side's virtual player placed at ``own + (opposing mean − own-side
+mean)``, so the expected score each member faces is the side's, and with a constant K
+every member receives exactly the side's change. Free-for-all matches are every pair of
+sides (a round robin); ``opponent_weight = "split"`` divides each pairing's weight by the
+number of opposing sides.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+from rankcraft import Needs, Pairing, State, hookimpl, pair_score
+
+from ._team import SPREAD_MODES, layout, mean_state, shifted
+
+
+@attrs.frozen(kw_only=True)
+class MeanParams:
+    """Attributes:
+    deviation: how a side's spread is formed from its members': ``"mean"``, ``"rms"``
+        (root-mean-square, default) or ``"max"``. Unused by systems without a spread.
+    opponent_weight: ``"full"`` (default: each opposing side counts as one game) or
+        ``"split"`` (a match's weight is shared among the opposing sides).
+    """
+
+    deviation: str = attrs.field(default="rms", validator=attrs.validators.in_(SPREAD_MODES))
+    opponent_weight: str = attrs.field(
+        default="full", validator=attrs.validators.in_(("full", "split"))
+    )
+
+
+@hookimpl
+def rankcraft_params(slot: str) -> type | None:
+    return MeanParams if slot == "team" else None
+
+
+@hookimpl
+def rankcraft_needs(slot: str) -> Needs | None:
+    return Needs(roles=("location",)) if slot == "team" else None
+
+
+@hookimpl
+def rankcraft_aggregate(params: MeanParams, members: Sequence[State]) -> State:
+    return mean_state(members, params.deviation)
+
+
+@hookimpl
+def rankcraft_team(
+    params: MeanParams, sides: Sequence[Sequence[State]], places: Sequence[int], weight: float
+) -> list[list[list[Pairing]]]:
+    virtual = [mean_state(side, params.deviation) for side in sides]
+    n = len(sides)
+    if params.opponent_weight == "split":
+        weight = weight / (n - 1)
+    location = layout(type(virtual[0]))[0]
+    out = []
+    for i, side in enumerate(sides):
+        results = [(virtual[j], pair_score(places, i, j)) for j in range(n) if j != i]
+        if len(side) == 1:
+            out.append([[Pairing(opp, score, weight) for opp, score in results]])
+            continue
+        own = getattr(virtual[i], location)
+        side_out = []
+        for member in side:
+            mine = getattr(member, location)
+            side_out.append([
+                Pairing(shifted(opp, location, mine + (getattr(opp, location) - own)), score,
+                        weight)
+                for opp, score in results
+            ])
+        out.append(side_out)
+    return out
