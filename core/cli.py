@@ -53,12 +53,17 @@ class Progress:
             self.stream.flush()
 
 
-def _matches(path: str) -> Iterator[Match]:
-    for number, data in read_match_dicts(path):
-        try:
+class _LineTracker:
+    """Matches from a file, remembering the line of the one last handed out."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.line: int | None = None
+
+    def __iter__(self) -> Iterator[Match]:
+        for number, data in read_match_dicts(self.path):
+            self.line = number
             yield parse_match(data, line=number)
-        except MatchError as exc:
-            raise exc.at_line(number) from None
 
 
 def _db_path(args: argparse.Namespace) -> str:
@@ -90,13 +95,16 @@ def _record_json(league: League, record: PlayerRecord) -> dict[str, Any]:
 
 
 def _print_table(rows: list[list[str]], headers: list[str], out: TextIO) -> None:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
-              for i, h in enumerate(headers)]
+    widths = [
+        max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)
+    ]
     numeric = [all(_is_number(r[i]) for r in rows) for i in range(len(headers))]
 
     def fmt(cells: list[str]) -> str:
-        return "  ".join(c.rjust(w) if num else c.ljust(w)
-                         for c, w, num in zip(cells, widths, numeric, strict=True)).rstrip()
+        return "  ".join(
+            c.rjust(w) if num else c.ljust(w)
+            for c, w, num in zip(cells, widths, numeric, strict=True)
+        ).rstrip()
 
     out.write(fmt(headers) + "\n")
     for row in rows:
@@ -111,20 +119,24 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def _leaderboard_rows(league: League, records: Sequence[PlayerRecord]) -> tuple[list[str],
-                                                                                  list[list[str]]]:
+def _leaderboard_rows(
+    league: League, records: Sequence[PlayerRecord]
+) -> tuple[list[str], list[list[str]]]:
     skill_cols = _skill_columns(league)
     rank_cols = _rank_columns(league)
     headers = ["#", "player", *rank_cols, *skill_cols, "matches", "last played"]
     rows = []
     for place, r in enumerate(records, 1):
-        rows.append([
-            str(place), r.id,
-            *(f"{getattr(r.rank, c):.1f}" for c in rank_cols),
-            *(f"{getattr(r.skill, c):.1f}" for c in skill_cols),
-            str(r.matches),
-            r.last_played.date().isoformat() if r.last_played else "-",
-        ])
+        rows.append(
+            [
+                str(place),
+                r.id,
+                *(f"{getattr(r.rank, c):.1f}" for c in rank_cols),
+                *(f"{getattr(r.skill, c):.1f}" for c in skill_cols),
+                str(r.matches),
+                r.last_played.date().isoformat() if r.last_played else "-",
+            ]
+        )
     return headers, rows
 
 
@@ -138,8 +150,14 @@ def _emit_json(data: Any, out: TextIO) -> None:
 def _replay_into(league: League, path: str, *, skip_seen: bool, err: TextIO) -> dict[str, Any]:
     progress = Progress(err)
     started = time.perf_counter()
+    source = _LineTracker(path)
     try:
-        summary = league.record_many(_matches(path), skip_seen=skip_seen, progress=progress)
+        summary = league.record_many(source, skip_seen=skip_seen, progress=progress)
+    except MatchError as exc:
+        # errors found by the league (repeated id, time going back) get the file's line too
+        if exc.line is not None or source.line is None:
+            raise
+        raise exc.at_line(source.line) from None
     finally:
         progress.done()
     seconds = time.perf_counter() - started
@@ -175,8 +193,15 @@ def cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         result = _replay_into(league, str(source), skip_seen=True, err=err)
         top = league.leaderboard(args.top)
         if args.json:
-            _emit_json({**result, "db": db, "ruleset": league.ruleset.name,
-                        "leaderboard": [_record_json(league, r) for r in top]}, out)
+            _emit_json(
+                {
+                    **result,
+                    "db": db,
+                    "ruleset": league.ruleset.name,
+                    "leaderboard": [_record_json(league, r) for r in top],
+                },
+                out,
+            )
             return 0
         out.write(
             f"rankcraft demo: {result['matches']:,} international football matches "
@@ -197,8 +222,7 @@ def cmd_leaderboard(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     with _open_existing(args) as league:
         top = league.leaderboard(args.top)
         if args.json:
-            _emit_json([{"place": i, **_record_json(league, r)} for i, r in enumerate(top, 1)],
-                       out)
+            _emit_json([{"place": i, **_record_json(league, r)} for i, r in enumerate(top, 1)], out)
         else:
             headers, rows = _leaderboard_rows(league, top)
             _print_table(rows, headers, out)
@@ -223,14 +247,20 @@ def cmd_player(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         rows = league.history(args.id, args.last)
         codec = league.codec
         if args.json:
-            _emit_json({
-                "player": _record_json(league, record),
-                "history": [
-                    {"seq": row.seq, "match": row.match.to_dict(),
-                     "report": codec.report_to_dict(row.report)}
-                    for row in rows
-                ],
-            }, out)
+            _emit_json(
+                {
+                    "player": _record_json(league, record),
+                    "history": [
+                        {
+                            "seq": row.seq,
+                            "match": row.match.to_dict(),
+                            "report": codec.report_to_dict(row.report),
+                        }
+                        for row in rows
+                    ],
+                },
+                out,
+            )
             return 0
         last = format_time(record.last_played) if record.last_played else "-"
         out.write(f"{record.id}: {record.matches} matches, last played {last}\n")
@@ -243,11 +273,15 @@ def cmd_player(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         for row in rows:
             change = row.report.change(args.id)
             m = row.match
-            opponents = " / ".join(",".join(side) for i, side in enumerate(m.teams)
-                                   if i != change.side)
+            opponents = " / ".join(
+                ",".join(side) for i, side in enumerate(m.teams) if i != change.side
+            )
             expected = row.report.expected[change.side]
-            result = {1.0: "won", 0.5: "drew", 0.0: "lost"}.get(
-                _side_result(m, change.side), "placed " + str(m.places[change.side]))
+            side_result = _side_result(m, change.side)
+            if side_result is None:
+                result = f"placed {m.places[change.side]} of {len(m.teams)}"
+            else:
+                result = {1.0: "won", 0.5: "drew", 0.0: "lost"}[side_result]
             delta = ""
             if loc:
                 before = getattr(change.skill_used, loc[0])
@@ -292,8 +326,9 @@ def cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     with _open_existing(args) as league:
         document = league.export()
     if args.out:
-        Path(args.out).write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n",
-                                  "utf-8")
+        Path(args.out).write_text(
+            json.dumps(document, indent=2, ensure_ascii=False) + "\n", "utf-8"
+        )
     else:
         _emit_json(document, out)
     return 0
@@ -337,9 +372,17 @@ def cmd_rulesets(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     for name in bundled_names():
         try:
             ruleset = load_ruleset(name, plugins=plugins)
-            rows.append({"name": name, "description": ruleset.description,
-                         "plugins": {k: v["plugin"] for k, v in to_dict(ruleset).items()
-                                     if isinstance(v, dict) and "plugin" in v}})
+            rows.append(
+                {
+                    "name": name,
+                    "description": ruleset.description,
+                    "plugins": {
+                        k: v["plugin"]
+                        for k, v in to_dict(ruleset).items()
+                        if isinstance(v, dict) and "plugin" in v
+                    },
+                }
+            )
         except RankcraftError as exc:
             rows.append({"name": name, "error": str(exc)})
     if args.json:
@@ -353,11 +396,24 @@ def cmd_rulesets(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def cmd_plugins(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     infos = Plugins().info()
     if args.json:
-        _emit_json([{"name": i.name, "module": i.module, "distribution": i.distribution,
-                     "version": i.version, "slots": list(i.slots)} for i in infos], out)
+        _emit_json(
+            [
+                {
+                    "name": i.name,
+                    "module": i.module,
+                    "distribution": i.distribution,
+                    "version": i.version,
+                    "slots": list(i.slots),
+                }
+                for i in infos
+            ],
+            out,
+        )
     else:
-        rows = [[i.name, f"{i.distribution or '-'} {i.version or ''}".strip(),
-                 ", ".join(i.slots)] for i in infos]
+        rows = [
+            [i.name, f"{i.distribution or '-'} {i.version or ''}".strip(), ", ".join(i.slots)]
+            for i in infos
+        ]
         _print_table(rows, ["plugin", "distribution", "slots"], out)
     return 0
 
@@ -369,9 +425,11 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     elif args.show:
         out.write(dumps(ruleset))
     else:
-        slots = ", ".join(f"{slot}={spec.plugin}" for slot in
-                          ("update", "initial", "decay", "expectation", "team", "rank", "reset")
-                          if (spec := getattr(ruleset, slot)) is not None)
+        slots = ", ".join(
+            f"{slot}={spec.plugin}"
+            for slot in ("update", "initial", "decay", "expectation", "team", "rank", "reset")
+            if (spec := getattr(ruleset, slot)) is not None
+        )
         out.write(f"ok: ruleset {ruleset.name!r} ({slots})\n")
     return 0
 
@@ -461,8 +519,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
-         err: TextIO | None = None) -> int:
+def main(
+    argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None
+) -> int:
     """Run ``rankcraft`` with ``argv``; return the exit status."""
     out = out or sys.stdout
     err = err or sys.stderr
@@ -487,8 +546,10 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
     except Exception as exc:
         if os.environ.get("RANKCRAFT_DEBUG"):
             raise
-        err.write(f"rankcraft {args.command}: internal error: {type(exc).__name__}: {exc} "
-                  "(set RANKCRAFT_DEBUG=1 for a traceback)\n")
+        err.write(
+            f"rankcraft {args.command}: internal error: {type(exc).__name__}: {exc} "
+            "(set RANKCRAFT_DEBUG=1 for a traceback)\n"
+        )
         return 1
 
 

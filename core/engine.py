@@ -50,7 +50,7 @@ from .model import (
     format_time,
     pair_score,
 )
-from .ruleset import Ruleset, converter, dumps, load_ruleset, loads_ruleset
+from .ruleset import Ruleset, converter, dumps, format_exception, load_ruleset, loads_ruleset
 from .store import Codec, MatchRow, MemoryStore, SQLiteStore, Store
 
 _FLUSH_EVERY = 2000
@@ -168,8 +168,9 @@ class League:
             ) from None
         if theirs != self.ruleset:
             detail = (
-                "same name, different parameters" if name == self.ruleset.name else
-                "a different ruleset"
+                "same name, different parameters"
+                if name == self.ruleset.name
+                else "a different ruleset"
             )
             raise LeagueMismatchError(
                 f"the store was created with ruleset {name!r}; it cannot be used with ruleset "
@@ -228,7 +229,8 @@ class League:
                 "skill": skill_dict(record.skill),
                 "rank": rank_dict(record.rank),
                 "matches": record.matches,
-                "last_played": None if record.last_played is None
+                "last_played": None
+                if record.last_played is None
                 else format_time(record.last_played),
             }
 
@@ -263,8 +265,9 @@ class League:
             structure = converter.structure
             changes = []
             for c in data["changes"]:
-                before = structure(c["skill_before"], skill_class)
-                rank_before = rank_after = None
+                before: State = structure(c["skill_before"], skill_class)
+                rank_before: State | None = None
+                rank_after: State | None = None
                 if "rank_after" in c and rank_class is not None:
                     rank_before = structure(c["rank_before"], rank_class)
                     rank_after = structure(c["rank_after"], rank_class)
@@ -274,7 +277,8 @@ class League:
                         side=c["side"],
                         skill_before=before,
                         skill_used=structure(c["skill_used"], skill_class)
-                        if "skill_used" in c else before,
+                        if "skill_used" in c
+                        else before,
                         skill_after=structure(c["skill_after"], skill_class),
                         rank_before=rank_before,
                         rank_after=rank_after,
@@ -299,9 +303,9 @@ class League:
         if not isinstance(data, Mapping):
             raise StateError(f"{path} must be an object: {data!r}")
         try:
-            state = converter.structure(dict(data), cls)
+            state: State = converter.structure(dict(data), cls)
         except cattrs.BaseValidationError as exc:
-            lines = cattrs.transform_error(exc, path=path)
+            lines = cattrs.transform_error(exc, path=path, format_exception=format_exception)
             raise StateError("; ".join(lines)) from None
         except (TypeError, ValueError) as exc:
             raise StateError(f"{path}: {exc}") from None
@@ -326,7 +330,8 @@ class League:
         if self.rank_class is not None:
             raw_rank = data.get("rank")
             rank = (
-                self._initial_rank() if raw_rank is None and self._initial_rank is not None
+                self._initial_rank()
+                if raw_rank is None and self._initial_rank is not None
                 else self._structure_state(raw_rank, self.rank_class, f"{path}.rank")
             )
         matches = data.get("matches", 0)
@@ -339,8 +344,9 @@ class League:
                 last_played = parse_time(last, field="last_played")
             except MatchError as exc:
                 raise StateError(f"{path}: {exc.reason}") from None
-        return PlayerRecord(id=pid, skill=skill, rank=rank, matches=matches,
-                            last_played=last_played)
+        return PlayerRecord(
+            id=pid, skill=skill, rank=rank, matches=matches, last_played=last_played
+        )
 
     # -- rating ---------------------------------------------------------------------------
 
@@ -374,8 +380,8 @@ class League:
                     if last is not None:
                         if at < last:
                             raise MatchError(
-                                f"'played_at' {format_time(at)} is earlier than player {pid!r}'s "
-                                f"last match at {format_time(last)}",
+                                f"'played_at' {format_time(at)} is earlier than the last match "
+                                f"of player {pid!r} at {format_time(last)}",
                                 match_id=match.id,
                             )
                         if decay is not None:
@@ -392,12 +398,15 @@ class League:
         total = 0.0
         for p in expected:
             if not 0.0 <= p <= 1.0:
-                raise PluginError(f"expectation plugin returned a probability outside [0, 1]: "
-                                  f"{expected!r}")
+                raise PluginError(
+                    f"expectation plugin returned a probability outside [0, 1]: {expected!r}"
+                )
             total += p
         if len(expected) != len(teams) or abs(total - 1.0) > 1e-9:
-            raise PluginError(f"expectation plugin returned {expected!r} for {len(teams)} sides "
-                              "(one probability per side, summing to 1)")
+            raise PluginError(
+                f"expectation plugin returned {expected!r} for {len(teams)} sides "
+                "(one probability per side, summing to 1)"
+            )
         places = match.places
         pairings = self._team(sides, places, match.weight)
         n_sides = len(teams)
@@ -418,23 +427,35 @@ class League:
             for j, pid in enumerate(side):
                 record = side_records[j]
                 used = side_states[j]
-                context = PlayerContext(match, pid, i, record.matches, expected[i], score,
-                                        side_pairings[j])
+                context = PlayerContext(
+                    match, pid, i, record.matches, expected[i], score, side_pairings[j]
+                )
                 after = update(used, side_pairings[j], context)
                 rank_after = None
                 if rank is not None:
                     rank_after = rank(record.rank, used, after, context)
                 new_records.append(
-                    PlayerRecord(id=pid, skill=after, rank=rank_after,
-                                 matches=record.matches + 1, last_played=at)
+                    PlayerRecord(
+                        id=pid,
+                        skill=after,
+                        rank=rank_after,
+                        matches=record.matches + 1,
+                        last_played=at,
+                    )
                 )
                 changes.append(
-                    PlayerChange(player=pid, side=i, skill_before=record.skill, skill_used=used,
-                                 skill_after=after, rank_before=record.rank,
-                                 rank_after=rank_after, factors=context.factors)
+                    PlayerChange(
+                        player=pid,
+                        side=i,
+                        skill_before=record.skill,
+                        skill_used=used,
+                        skill_after=after,
+                        rank_before=record.rank,
+                        rank_after=rank_after,
+                        factors=context.factors,
+                    )
                 )
-        report = Report(match_id=match.id, played_at=at, expected=expected,
-                        changes=tuple(changes))
+        report = Report(match_id=match.id, played_at=at, expected=expected, changes=tuple(changes))
         return new_records, report
 
     def _apply(self, records: list[PlayerRecord], match: Match, report: Report) -> None:
@@ -545,8 +566,9 @@ class League:
                     if skip_seen:
                         skipped += 1
                         continue
-                    raise DuplicateMatchError(f"match id {m.id!r} is already recorded",
-                                              match_id=m.id)
+                    raise DuplicateMatchError(
+                        f"match id {m.id!r} is already recorded", match_id=m.id
+                    )
                 records, last = self._rate(m)
                 self._apply(records, m, last)
                 recorded += 1
@@ -609,8 +631,9 @@ class League:
             records.sort(key=lambda r: (-getattr(r.skill, field), r.id))
         return records if top is None else records[:top]
 
-    def predict(self, sides: Sequence[Sequence[str]], at: datetime | str | None = None
-                ) -> list[float]:
+    def predict(
+        self, sides: Sequence[Sequence[str]], at: datetime | str | None = None
+    ) -> list[float]:
         """Win probability of each side if they met now (or at time ``at``).
 
         Unknown players count as new players. With ``at``, each player's skill is
@@ -635,7 +658,8 @@ class League:
                 state = record.skill
                 if when is not None and self._decay is not None and record.last_played:
                     periods = self.ruleset.period.periods(
-                        max((when - record.last_played).total_seconds(), 0.0) / 86400.0)
+                        max((when - record.last_played).total_seconds(), 0.0) / 86400.0
+                    )
                     if periods > 0:
                         state = self._decay(state, periods)
                 members.append(state)
@@ -667,12 +691,15 @@ class League:
             raise StateError(f"a state document must be an object, got {type(document).__name__}")
         extra = set(document) - {"ruleset", "rankcraft", "players"}
         if extra:
-            raise StateError(f"unknown key(s) {', '.join(map(repr, sorted(extra)))} in the "
-                             "state document")
+            raise StateError(
+                f"unknown key(s) {', '.join(map(repr, sorted(extra)))} in the state document"
+            )
         name = document.get("ruleset")
         if name is not None and name != self.ruleset.name:
-            raise StateError(f"the document was exported with ruleset {name!r}; this league "
-                             f"uses {self.ruleset.name!r}")
+            raise StateError(
+                f"the document was exported with ruleset {name!r}; this league "
+                f"uses {self.ruleset.name!r}"
+            )
         rows = document.get("players")
         if not isinstance(rows, list):
             raise StateError(f"'players' must be a list: {rows!r}")
@@ -698,8 +725,10 @@ class League:
         :raises InputError: the ruleset has no reset slot, or the plugin refuses ``kind``.
         """
         if self._reset is None:
-            raise InputError(f"ruleset {self.ruleset.name!r} has no [reset] slot: "
-                             f"no season events to run ({kind!r})")
+            raise InputError(
+                f"ruleset {self.ruleset.name!r} has no [reset] slot: "
+                f"no season events to run ({kind!r})"
+            )
         when = parse_time(at, field="at") if isinstance(at, str) else at
         update = self.ruleset.slot("update")
         assert update is not None

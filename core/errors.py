@@ -46,7 +46,7 @@ class MatchError(InputError):
 
     def at_line(self, line: int) -> MatchError:
         """Return a copy of this error that also names ``line``."""
-        return MatchError(self.reason, match_id=self.match_id, line=line)
+        return type(self)(self.reason, match_id=self.match_id, line=line)
 
 
 class DuplicateMatchError(MatchError):

@@ -1,3 +1,4 @@
+# mypy: disable-error-code="empty-body"
 """The hooks a rankcraft plugin implements.
 
 A ruleset names, for each *slot* (``initial``, ``decay``, ``team``, ``expectation``,
@@ -28,7 +29,7 @@ from .model import Needs, Pairing, PlayerContext, PlayerRecord, ResetContext, St
 
 
 @hookspec
-def rankcraft_params(slot: str) -> type | None:  # type: ignore[empty-body]
+def rankcraft_params(slot: str) -> type | None:
     """Return the attrs class that validates the plugin's params table for ``slot``.
 
     The ruleset's ``[slot.params]`` table is structured into this class by rankcraft's
@@ -45,7 +46,7 @@ def rankcraft_params(slot: str) -> type | None:  # type: ignore[empty-body]
 
 
 @hookspec
-def rankcraft_needs(slot: str) -> Needs | None:  # type: ignore[empty-body]
+def rankcraft_needs(slot: str) -> Needs | None:
     """Declare what the plugin reads from the skill states it is handed in ``slot``.
 
     Loading a ruleset whose skill plugin's state class lacks a needed field or role is an

@@ -21,14 +21,24 @@ import zlib
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import IO, Any, BinaryIO, cast
 
 from .errors import InputError, MatchError
 from .model import Match
 
 MATCH_KEYS = frozenset(
-    {"id", "played_at", "teams", "scores", "ranks", "seconds_played", "quit", "weight", "meta",
-     "forecast"}
+    {
+        "id",
+        "played_at",
+        "teams",
+        "scores",
+        "ranks",
+        "seconds_played",
+        "quit",
+        "weight",
+        "meta",
+        "forecast",
+    }
 )
 """Keys a match line may have. ``forecast`` (an outside forecast) is carried like ``meta``."""
 
@@ -41,13 +51,15 @@ def parse_time(text: Any, *, field: str = "played_at", match_id: str | None = No
     if cached is not None:
         return cached
     if not isinstance(text, str):
-        raise MatchError(f"{field!r} must be an ISO-8601 date or date-time string: {text!r}",
-                         match_id=match_id)
+        raise MatchError(
+            f"{field!r} must be an ISO-8601 date or date-time string: {text!r}", match_id=match_id
+        )
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
-        raise MatchError(f"{field!r} is not an ISO-8601 date or date-time: {text!r}",
-                         match_id=match_id) from None
+        raise MatchError(
+            f"{field!r} is not an ISO-8601 date or date-time: {text!r}", match_id=match_id
+        ) from None
     moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
     if len(_time_cache) > 50_000:
         _time_cache.clear()
@@ -75,8 +87,10 @@ def parse_match(data: Any, *, line: int | None = None) -> Match:
 
     if not MATCH_KEYS.issuperset(data):
         extra = sorted(set(data) - MATCH_KEYS)
-        raise fail(f"unknown key(s) {', '.join(map(repr, extra))} (allowed: "
-                   f"{', '.join(sorted(MATCH_KEYS))})")
+        raise fail(
+            f"unknown key(s) {', '.join(map(repr, extra))} (allowed: "
+            f"{', '.join(sorted(MATCH_KEYS))})"
+        )
     if "played_at" not in data:
         raise fail("'played_at' is missing")
     try:
@@ -95,8 +109,9 @@ def parse_match(data: Any, *, line: int | None = None) -> Match:
             raise fail(f"'teams[{i}]' must be a non-empty list of player ids: {side!r}")
         for player in side:
             if not isinstance(player, str) or not player:
-                raise fail(f"'teams[{i}]' has a player id that is not a non-empty string: "
-                           f"{player!r}")
+                raise fail(
+                    f"'teams[{i}]' has a player id that is not a non-empty string: {player!r}"
+                )
         seen.update(side)
         count += len(side)
         teams.append(tuple(side))
@@ -111,8 +126,10 @@ def parse_match(data: Any, *, line: int | None = None) -> Match:
     scores: tuple[float, ...] | None = None
     ranks: tuple[int, ...] | None = None
     if (scores_raw is None) == (ranks_raw is None):
-        raise fail("give exactly one of 'scores' and 'ranks' "
-                   f"(scores: {scores_raw!r}, ranks: {ranks_raw!r})")
+        raise fail(
+            "give exactly one of 'scores' and 'ranks' "
+            f"(scores: {scores_raw!r}, ranks: {ranks_raw!r})"
+        )
     if scores_raw is not None:
         if not isinstance(scores_raw, list) or len(scores_raw) != n:
             raise fail(f"'scores' must be a list of {n} numbers, one per side: {scores_raw!r}")
@@ -133,9 +150,14 @@ def parse_match(data: Any, *, line: int | None = None) -> Match:
     seconds = None
     if data.get("seconds_played") is not None:
         raw = data["seconds_played"]
-        if (not isinstance(raw, list) or len(raw) != n
-                or any(not isinstance(s, list) or len(s) != len(t) for s, t in zip(raw, teams,
-                                                                                  strict=False))):
+        if (
+            not isinstance(raw, list)
+            or len(raw) != n
+            or any(
+                not isinstance(s, list) or len(s) != len(t)
+                for s, t in zip(raw, teams, strict=False)
+            )
+        ):
             raise fail(f"'seconds_played' must be shaped like 'teams': {raw!r}")
         for side in raw:
             for value in side:
@@ -184,7 +206,7 @@ def parse_match(data: Any, *, line: int | None = None) -> Match:
     )
 
 
-def _open_binary(path: str | Path) -> BinaryIO:
+def _open_binary(path: str | Path) -> IO[bytes]:
     if str(path) == "-":
         return sys.stdin.buffer
     try:
@@ -193,7 +215,8 @@ def _open_binary(path: str | Path) -> BinaryIO:
         raise InputError(f"cannot read {str(path)!r}: {exc.strerror}") from None
     magic = handle.peek(2)[:2] if hasattr(handle, "peek") else b""
     if magic == b"\x1f\x8b":
-        return gzip.GzipFile(fileobj=handle, mode="rb")  # type: ignore[return-value]
+        handle.close()
+        return cast("IO[bytes]", gzip.open(path, "rb"))
     if str(path).endswith(".gz"):
         handle.close()
         raise InputError(f"{str(path)!r} is not a gzip file (it ends in .gz)")
@@ -210,11 +233,11 @@ def read_match_dicts(path: str | Path) -> Iterator[tuple[int, Any]]:
     :raises InputError: an unreadable, corrupt or truncated gzip file.
     """
     handle = _open_binary(path)
-    text = io.TextIOWrapper(handle, encoding="utf-8")  # type: ignore[type-var]
+    text = io.TextIOWrapper(cast(BinaryIO, handle), encoding="utf-8")
     number = 0
     loads = json.loads
     try:
-        for number, line in enumerate(text, 1):  # noqa: B007 - used after the loop
+        for number, line in enumerate(text, 1):
             if not line.strip():
                 continue
             try:

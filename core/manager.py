@@ -27,6 +27,14 @@ DISABLE_ENV = "RANKCRAFT_DISABLE_PLUGINS"
 
 SLOTS = ("initial", "decay", "team", "expectation", "update", "rank", "reset")
 
+TeamFn = Callable[
+    [Sequence[Sequence[State]], Sequence[int], float], Sequence[Sequence[Sequence[Pairing]]]
+]
+ExpectationFn = Callable[[Sequence[State]], Sequence[float]]
+UpdateFn = Callable[[State, Sequence[Pairing], PlayerContext], State]
+RankFn = Callable[[State, State, State, PlayerContext], State]
+ResetFn = Callable[[Sequence[PlayerRecord], str, ResetContext], Sequence[PlayerRecord]]
+
 
 @attrs.frozen(kw_only=True)
 class PluginInfo:
@@ -230,32 +238,22 @@ class Plugins:
             self._bind(plugin, "rankcraft_aggregate", params=params),
         )
 
-    def team(
-        self, plugin: str, params: Any
-    ) -> Callable[
-        [Sequence[Sequence[State]], Sequence[int], float], Sequence[Sequence[Sequence[Pairing]]]
-    ]:
+    def team(self, plugin: str, params: Any) -> TeamFn:
         """``(sides, places, weight) -> pairings per side per player``."""
-        return cast(Any, self._bind(plugin, "rankcraft_team", params=params))
+        return cast(TeamFn, self._bind(plugin, "rankcraft_team", params=params))
 
-    def expectation(self, plugin: str, params: Any) -> Callable[[Sequence[State]], Sequence[float]]:
+    def expectation(self, plugin: str, params: Any) -> ExpectationFn:
         """``(side_states) -> probabilities``."""
-        return cast(Any, self._bind(plugin, "rankcraft_expectation", params=params))
+        return cast(ExpectationFn, self._bind(plugin, "rankcraft_expectation", params=params))
 
-    def update(
-        self, plugin: str, params: Any
-    ) -> Callable[[State, Sequence[Pairing], PlayerContext], State]:
+    def update(self, plugin: str, params: Any) -> UpdateFn:
         """``(state, pairings, context) -> state``."""
-        return cast(Any, self._bind(plugin, "rankcraft_update", params=params))
+        return cast(UpdateFn, self._bind(plugin, "rankcraft_update", params=params))
 
-    def rank(
-        self, plugin: str, params: Any
-    ) -> Callable[[State, State, State, PlayerContext], State]:
+    def rank(self, plugin: str, params: Any) -> RankFn:
         """``(rank_state, before, after, context) -> rank state``."""
-        return cast(Any, self._bind(plugin, "rankcraft_rank", params=params))
+        return cast(RankFn, self._bind(plugin, "rankcraft_rank", params=params))
 
-    def reset(
-        self, plugin: str, params: Any
-    ) -> Callable[[Sequence[PlayerRecord], str, ResetContext], Sequence[PlayerRecord]]:
+    def reset(self, plugin: str, params: Any) -> ResetFn:
         """``(players, kind, context) -> records``."""
-        return cast(Any, self._bind(plugin, "rankcraft_reset", params=params))
+        return cast(ResetFn, self._bind(plugin, "rankcraft_reset", params=params))

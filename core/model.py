@@ -46,7 +46,7 @@ def field_of_role(state_class: type, role: Role) -> str | None:
     """Name of the field of ``state_class`` tagged with ``role``, or None."""
     for field in attrs.fields(state_class):
         if field.metadata.get(_ROLE_KEY) == role:
-            return field.name
+            return str(field.name)
     return None
 
 

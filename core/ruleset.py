@@ -64,13 +64,15 @@ converter.register_structure_hook(str, _strict_str)
 converter.register_structure_hook(bool, _strict_bool)
 
 
-def _format_exception(exc: BaseException, type_: type | None) -> str:
+def format_exception(exc: BaseException, type_: type | None) -> str:
     if isinstance(exc, cattrs.ForbiddenExtraKeysError):
         return f"unknown key(s) {', '.join(map(repr, sorted(exc.extra_fields)))}"
     if isinstance(exc, KeyError):
         return "required key is missing"
     if isinstance(exc, ValueError | TypeError):
-        return str(exc)
+        # attrs' built-in validators raise ValueError(message, attribute, ...): keep the message
+        first = exc.args[0] if exc.args else ""
+        return first if isinstance(first, str) and first else str(exc)
     return cattrs.v.format_exception(exc, type_)
 
 
@@ -83,7 +85,7 @@ def structure(data: Any, cls: type, *, path: str, source: str) -> Any:
         return converter.structure(data, cls)
     except Exception as exc:
         if isinstance(exc, cattrs.BaseValidationError):
-            lines = cattrs.transform_error(exc, path=path, format_exception=_format_exception)
+            lines = cattrs.transform_error(exc, path=path, format_exception=format_exception)
         else:
             lines = [f"{exc} @ {path}"]
         raise RulesetError(f"{source}: " + "; ".join(lines)) from None
@@ -105,6 +107,7 @@ def _finite_non_negative(instance: object, attribute: attrs.Attribute[float], va
 
 
 PERIOD_MODES = ("match",)
+DEFAULT_TEAM_PLUGIN = "mean"
 
 
 @attrs.frozen(kw_only=True)
@@ -157,7 +160,7 @@ class Ruleset:
         update: the skill model; it also serves ``initial``, ``decay`` and
             ``expectation`` unless those slots name another plugin.
         initial, decay, expectation: optional overrides of those steps.
-        team: how sides become pairings (default plugin ``mean``).
+        team: how sides become pairings (a file without ``[team]`` gets plugin ``mean``).
         rank: the visible rank layer, optional.
         reset: season events, optional.
     """
@@ -169,7 +172,7 @@ class Ruleset:
     initial: SlotSpec | None = None
     decay: SlotSpec | None = None
     expectation: SlotSpec | None = None
-    team: SlotSpec = attrs.field(factory=lambda: SlotSpec(plugin="mean"))
+    team: SlotSpec
     rank: SlotSpec | None = None
     reset: SlotSpec | None = None
     plugins: Plugins = attrs.field(eq=False, repr=False, factory=Plugins)
@@ -268,9 +271,7 @@ def _resolve_extends(
     return _merge(base, raw)
 
 
-def _structure_slot(
-    raw: Any, slot: str, plugins: Plugins, source: str
-) -> SlotSpec:
+def _structure_slot(raw: Any, slot: str, plugins: Plugins, source: str) -> SlotSpec:
     where = f"ruleset.{slot}"
     if not isinstance(raw, Mapping):
         raise RulesetError(f"{source}: [{slot}] must be a table: {raw!r} @ {where}")
@@ -309,8 +310,13 @@ def _structure_slot(
     return SlotSpec(plugin=plugin, params=params)
 
 
-def from_dict(raw: Mapping[str, Any], *, source: str = "<ruleset>", plugins: Plugins | None = None,
-              base_path: Path | None = None) -> Ruleset:
+def from_dict(
+    raw: Mapping[str, Any],
+    *,
+    source: str = "<ruleset>",
+    plugins: Plugins | None = None,
+    base_path: Path | None = None,
+) -> Ruleset:
     """Build a :class:`Ruleset` from a parsed TOML document (``extends`` resolved here)."""
     plugins = plugins if plugins is not None else Plugins()
     data = _resolve_extends(dict(raw), source, base_path, ())
@@ -329,6 +335,7 @@ def from_dict(raw: Mapping[str, Any], *, source: str = "<ruleset>", plugins: Plu
     if "update" not in data:
         raise RulesetError(f"{source}: the [update] slot is required @ ruleset.update")
     period = structure(data.get("period", {}), PeriodSpec, path="ruleset.period", source=source)
+    data.setdefault("team", {"plugin": DEFAULT_TEAM_PLUGIN})
     slots = {
         slot: _structure_slot(data[slot], slot, plugins, source) for slot in SLOTS if slot in data
     }
@@ -369,7 +376,9 @@ def _check_fit(ruleset: Ruleset, source: str) -> None:
             )
 
 
-def loads_ruleset(text: str, *, source: str = "<string>", plugins: Plugins | None = None) -> Ruleset:
+def loads_ruleset(
+    text: str, *, source: str = "<string>", plugins: Plugins | None = None
+) -> Ruleset:
     """Load a ruleset from TOML text."""
     return from_dict(_parse_toml(text, source), source=source, plugins=plugins)
 

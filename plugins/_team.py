@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -15,9 +14,14 @@ SpreadMode = Literal["mean", "rms", "max"]
 SPREAD_MODES: tuple[str, ...] = ("mean", "rms", "max")
 
 
-@functools.cache
+_layouts: dict[type, tuple[str, str | None, tuple[str, ...]]] = {}
+
+
 def layout(state_class: type) -> tuple[str, str | None, tuple[str, ...]]:
     """(location field, spread field or None, other float fields) of a state class."""
+    known = _layouts.get(state_class)
+    if known is not None:
+        return known
     location = field_of_role(state_class, "location")
     if location is None:
         raise TypeError(f"{state_class.__name__} has no field with role 'location'")
@@ -27,7 +31,8 @@ def layout(state_class: type) -> tuple[str, str | None, tuple[str, ...]]:
         for f in attrs.fields(state_class)
         if f.name not in (location, spread) and f.type in (float, "float")
     )
-    return location, spread, others
+    _layouts[state_class] = (location, spread, others)
+    return _layouts[state_class]
 
 
 def combine_spread(values: Sequence[float], mode: str) -> float:
@@ -48,9 +53,7 @@ def mean_state(members: Sequence[State], spread_mode: str) -> State:
         return members[0]
     location, spread, others = layout(type(members[0]))
     n = len(members)
-    changes: dict[str, Any] = {
-        location: math.fsum(getattr(m, location) for m in members) / n
-    }
+    changes: dict[str, Any] = {location: math.fsum(getattr(m, location) for m in members) / n}
     if spread is not None:
         changes[spread] = combine_spread([getattr(m, spread) for m in members], spread_mode)
     for name in others:

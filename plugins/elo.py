@@ -1,8 +1,8 @@
 """``elo`` plugin: Elo's rating system with a constant or scheduled K-factor.
 
-Expected score of A against B: ``E = 1 / (1 + 10 ** ((R_B − R_A) / scale))`` (scale 400:
+Expected score of A against B: ``E = 1 / (1 + 10 ** ((R_B - R_A) / scale))`` (scale 400:
 a 400-point gap is 10-to-1 odds). After a match a player's rating moves by
-``K · Σ w · (s − E)`` over the pairings the team plugin hands it (one per opponent in a
+``K · Σ w · (s - E)`` over the pairings the team plugin hands it (one per opponent in a
 1-v-1), where s is 1 for a win, ½ for a draw and 0 for a loss.
 
 K is ``k_factor`` unless a schedule applies: ``k_by_games`` (fewer rated games than
@@ -97,9 +97,9 @@ class EloParams:
             if games < rule.games_below:
                 return rule.k
         level = peak if self.k_rating_uses_peak else rating
-        for rule in self.k_by_rating:
-            if level >= rule.rating_at_least:
-                return rule.k
+        for by_rating in self.k_by_rating:
+            if level >= by_rating.rating_at_least:
+                return by_rating.k
         return self.k_factor
 
 
@@ -114,14 +114,12 @@ class EloSkill:
     """
 
     rating: float = state_field(role="location")
-    peak: float = state_field(
-        default=attrs.Factory(lambda self: self.rating, takes_self=True)
-    )
+    peak: float = state_field(default=attrs.Factory(lambda self: self.rating, takes_self=True))
 
 
 def expected_score(rating: float, opponent: float, scale: float = 400.0) -> float:
     """Expected score (win probability, draws as ½) of ``rating`` against ``opponent``."""
-    return 1.0 / (1.0 + 10.0 ** ((opponent - rating) / scale))
+    return 1.0 / (1.0 + float(10.0 ** ((opponent - rating) / scale)))
 
 
 @hookimpl
@@ -146,8 +144,11 @@ def rankcraft_expectation(params: EloParams, side_states: Sequence[EloSkill]) ->
     shares = []
     for i, me in enumerate(side_states):
         shares.append(
-            math.fsum(expected_score(me.rating, other.rating, scale)
-                      for j, other in enumerate(side_states) if j != i)
+            math.fsum(
+                expected_score(me.rating, other.rating, scale)
+                for j, other in enumerate(side_states)
+                if j != i
+            )
         )
     games = n * (n - 1) / 2
     return [s / games for s in shares]

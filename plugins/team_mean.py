@@ -2,7 +2,7 @@
 
 A side's rating is the mean of its members' locations (its spread the mean,
 root-mean-square or max of theirs, by the ``deviation`` param). Each member is updated
-against the opposing side's virtual player placed at ``own + (opposing mean − own-side
+against the opposing side's virtual player placed at ``own + (opposing mean - own-side
 mean)``, so the expected score each member faces is the side's, and with a constant K
 every member receives exactly the side's change. Free-for-all matches are every pair of
 sides (a round robin); ``opponent_weight = "split"`` divides each pairing's weight by the
@@ -69,10 +69,13 @@ def rankcraft_team(
         side_out = []
         for member in side:
             mine = getattr(member, location)
-            side_out.append([
-                Pairing(shifted(opp, location, mine + (getattr(opp, location) - own)), score,
-                        weight)
-                for opp, score in results
-            ])
+            side_out.append(
+                [
+                    Pairing(
+                        shifted(opp, location, mine + (getattr(opp, location) - own)), score, weight
+                    )
+                    for opp, score in results
+                ]
+            )
         out.append(side_out)
     return out

@@ -62,7 +62,9 @@ class Store(Protocol):
         """Start a batch (a transaction)."""
         ...
 
-    def write(self, players: Iterable[PlayerRecord], matches: Iterable[tuple[Match, Report]]) -> None:
+    def write(
+        self, players: Iterable[PlayerRecord], matches: Iterable[tuple[Match, Report]]
+    ) -> None:
         """Store changed records and new matches with their reports."""
         ...
 

@@ -36,7 +36,9 @@ class MemoryStore:
         self._pending_players = []
         self._pending_matches = []
 
-    def write(self, players: Iterable[PlayerRecord], matches: Iterable[tuple[Match, Report]]) -> None:
+    def write(
+        self, players: Iterable[PlayerRecord], matches: Iterable[tuple[Match, Report]]
+    ) -> None:
         self._pending_players.extend(players)
         self._pending_matches.extend(matches)
 

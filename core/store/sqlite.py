@@ -156,7 +156,9 @@ class SQLiteStore:
         row = self._db.execute("SELECT max(seq) FROM matches").fetchone()
         self._next_seq = (row[0] or 0) + 1
 
-    def write(self, players: Iterable[PlayerRecord], matches: Iterable[tuple[Match, Report]]) -> None:
+    def write(
+        self, players: Iterable[PlayerRecord], matches: Iterable[tuple[Match, Report]]
+    ) -> None:
         encode = self.codec.record_to_dict
         report_dict = self.codec.report_to_dict
         rows = []
@@ -183,8 +185,13 @@ class SQLiteStore:
         seq = self._next_seq
         for match, report in matches:
             match_rows.append(
-                (seq, match.id, format_time(match.played_at), _dumps(match.to_dict()),
-                 _dumps(report_dict(report)))
+                (
+                    seq,
+                    match.id,
+                    format_time(match.played_at),
+                    _dumps(match.to_dict()),
+                    _dumps(report_dict(report)),
+                )
             )
             for side in match.teams:
                 for player in side:

@@ -1,0 +1,34 @@
+"""Docstring examples of the public modules run (by module name, never --doctest-modules)."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = [
+    "rankcraft",
+    "rankcraft.engine",
+    "rankcraft.io",
+    "rankcraft.model",
+    "rankcraft.ruleset",
+    "rankcraft.rulesets",
+    "rankcraft.plugins.elo",
+]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name: str) -> None:
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0, f"{name} has no docstring examples"
+    assert result.failed == 0
+
+
+def test_public_api_is_listed_and_typed() -> None:
+    import rankcraft
+
+    for name in rankcraft.__all__:
+        assert hasattr(rankcraft, name), name
+    assert importlib.resources.files("rankcraft").joinpath("py.typed").is_file()

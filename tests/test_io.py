@@ -1,0 +1,171 @@
+"""Reading matches: the match format's rules and JSON Lines files."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import rankcraft
+from rankcraft.io import parse_match, read_match_dicts, read_matches
+
+GOOD: dict[str, Any] = {
+    "id": "m1",
+    "played_at": "2024-05-01T20:00:00Z",
+    "teams": [["a", "b"], ["c"]],
+    "scores": [2, 1],
+}
+
+
+def test_a_full_match() -> None:
+    m = parse_match(
+        {
+            **GOOD,
+            "seconds_played": [[60, 30], [60]],
+            "quit": ["b"],
+            "weight": 0.5,
+            "meta": {"map": "x"},
+            "forecast": {"p_team0_wins": 0.6},
+        }
+    )
+    assert m.teams == (("a", "b"), ("c",))
+    assert m.scores == (2.0, 1.0) and m.places == (1, 2) and m.ranks is None
+    assert m.seconds_played == ((60, 30), (60,))
+    assert m.quit == ("b",) and m.weight == 0.5
+    assert m.meta == {"map": "x", "forecast": {"p_team0_wins": 0.6}}
+    assert m.played_at == datetime(2024, 5, 1, 20, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2024-05-01", datetime(2024, 5, 1, tzinfo=UTC)),
+        ("2024-05-01T20:15", datetime(2024, 5, 1, 20, 15, tzinfo=UTC)),
+        ("2024-05-01T22:00:00+02:00", datetime(2024, 5, 1, 20, tzinfo=UTC)),
+    ],
+)
+def test_times_without_zone_are_utc(text: str, expected: datetime) -> None:
+    assert parse_match({**GOOD, "played_at": text}).played_at == expected
+
+
+def test_places_from_scores_and_ranks() -> None:
+    assert parse_match({**GOOD, "teams": [["a"], ["b"], ["c"]], "scores": [1, 3, 1]}).places == (
+        2,
+        1,
+        2,
+    )
+    m = parse_match(
+        {"id": "r", "played_at": "2024-01-01", "teams": [["a"], ["b"], ["c"]], "ranks": [3, 1, 3]}
+    )
+    assert m.places == (3, 1, 3) and m.ranks == (3, 1, 3) and m.scores is None
+
+
+BAD = [
+    ("not-object", [1, 2], "must be a JSON object"),
+    (
+        "no-id",
+        {k: v for k, v in GOOD.items() if k != "id"},
+        "'id' must be a non-empty string: None",
+    ),
+    ("unknown-key", {**GOOD, "score": [1, 0]}, "unknown key\\(s\\) 'score'"),
+    ("no-time", {k: v for k, v in GOOD.items() if k != "played_at"}, "'played_at' is missing"),
+    ("bad-time", {**GOOD, "played_at": "yesterday"}, "not an ISO-8601 .*'yesterday'"),
+    ("one-side", {**GOOD, "teams": [["a"]], "scores": [1]}, "at least 2 sides"),
+    ("empty-side", {**GOOD, "teams": [["a"], []]}, "'teams\\[1\\]' must be a non-empty list"),
+    ("twice", {**GOOD, "teams": [["a", "b"], ["b"]]}, "player 'b' appears twice"),
+    ("bad-id", {**GOOD, "teams": [["a", 3], ["c"]]}, "not a non-empty string: 3"),
+    ("both", {**GOOD, "ranks": [1, 2]}, "exactly one of 'scores' and 'ranks'"),
+    ("neither", {k: v for k, v in GOOD.items() if k != "scores"}, "exactly one of"),
+    ("nan-score", {**GOOD, "scores": [float("nan"), 1]}, "finite numbers: nan"),
+    ("inf-score", {**GOOD, "scores": [float("inf"), 1]}, "finite numbers: inf"),
+    ("str-score", {**GOOD, "scores": ["2", 1]}, "finite numbers: '2'"),
+    ("short-scores", {**GOOD, "scores": [1]}, "list of 2 numbers"),
+    ("rank-zero", {**GOOD, "scores": None, "ranks": [0, 1]}, "whole numbers >= 1: 0"),
+    ("seconds-shape", {**GOOD, "seconds_played": [[60], [60]]}, "shaped like 'teams'"),
+    ("seconds-negative", {**GOOD, "seconds_played": [[60, -1], [60]]}, ">= 0: -1"),
+    ("quit-stranger", {**GOOD, "quit": ["z"]}, "'quit' names 'z', who is not in 'teams'"),
+    ("weight-zero", {**GOOD, "weight": 0}, "'weight' must be a number in \\(0, 1\\]: 0"),
+    ("weight-nan", {**GOOD, "weight": float("nan")}, "'weight' must be"),
+    ("meta", {**GOOD, "meta": [1]}, "'meta' must be an object"),
+]
+
+
+@pytest.mark.parametrize(
+    ("data", "message"), [(d, m) for _, d, m in BAD], ids=[i for i, _, _ in BAD]
+)
+def test_bad_matches_name_field_and_value(data: Any, message: str) -> None:
+    with pytest.raises(rankcraft.MatchError, match=message):
+        parse_match(data)
+
+
+def test_errors_name_match_and_line() -> None:
+    with pytest.raises(rankcraft.MatchError) as info:
+        parse_match({**GOOD, "weight": 2}, line=7)
+    assert str(info.value).startswith("line 7, match 'm1': 'weight'")
+    assert info.value.line == 7 and info.value.match_id == "m1"
+
+
+def _write(path: Path, lines: list[str], gz: bool = False) -> Path:
+    data = ("\n".join(lines) + "\n").encode()
+    path.write_bytes(gzip.compress(data) if gz else data)
+    return path
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_reads_jsonl_and_gzip(tmp_path: Path, gz: bool) -> None:
+    lines = [json.dumps({**GOOD, "id": f"m{i}"}) for i in range(3)]
+    path = _write(tmp_path / ("m.jsonl.gz" if gz else "m.jsonl"), [lines[0], "", *lines[1:]], gz)
+    assert [m.id for m in read_matches(path)] == ["m0", "m1", "m2"]
+    assert [n for n, _ in read_match_dicts(path)] == [1, 3, 4]
+
+
+def test_not_json_names_the_line(tmp_path: Path) -> None:
+    path = _write(tmp_path / "m.jsonl", [json.dumps(GOOD), "{oops", json.dumps(GOOD)])
+    with pytest.raises(rankcraft.MatchError, match=r"^line 2: not JSON"):
+        list(read_matches(path))
+
+
+def test_truncated_gzip(tmp_path: Path) -> None:
+    full = gzip.compress(
+        ("\n".join(json.dumps({**GOOD, "id": f"m{i}"}) for i in range(500)) + "\n").encode()
+    )
+    path = tmp_path / "cut.jsonl.gz"
+    path.write_bytes(full[: len(full) // 2])
+    with pytest.raises(rankcraft.InputError, match="truncated gzip file"):
+        list(read_matches(path))
+
+
+def test_corrupt_and_fake_gzip(tmp_path: Path) -> None:
+    fake = tmp_path / "fake.jsonl.gz"
+    fake.write_text(json.dumps(GOOD))
+    with pytest.raises(rankcraft.InputError, match="not a gzip file"):
+        list(read_matches(fake))
+    broken = tmp_path / "broken.jsonl.gz"
+    data = bytearray(gzip.compress(b"x" * 1000))
+    data[20:30] = b"\xff" * 10
+    broken.write_bytes(bytes(data))
+    with pytest.raises(rankcraft.InputError, match="gzip"):
+        list(read_matches(broken))
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(rankcraft.InputError, match="cannot read"):
+        list(read_matches(tmp_path / "nope.jsonl"))
+
+
+def test_round_trip_through_to_dict() -> None:
+    m = parse_match(
+        {
+            **GOOD,
+            "seconds_played": [[60, 30], [60]],
+            "quit": ["b"],
+            "weight": 0.5,
+            "meta": {"map": "x"},
+        }
+    )
+    again = parse_match(m.to_dict())
+    assert again.to_dict() == m.to_dict()

@@ -1,0 +1,196 @@
+"""The plugin manager: entry points (first- and third-party), conflicts, blocking."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import rankcraft
+from rankcraft.manager import DISABLE_ENV, get_plugin_manager
+
+FIRST_PARTY = {"elo", "mean", "individual"}
+
+
+def _dist(
+    root: Path, name: str, version: str, entry_points: dict[str, str], modules: dict[str, str]
+) -> None:
+    """Write a minimal installed distribution (a .dist-info) and its modules under root."""
+    info = root / f"{name.replace('-', '_')}-{version}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    lines = "\n".join(f"{k} = {v}" for k, v in entry_points.items())
+    (info / "entry_points.txt").write_text(f"[rankcraft]\n{lines}\n")
+    for module, source in modules.items():
+        (root / f"{module}.py").write_text(textwrap.dedent(source))
+
+
+THIRD_PARTY = '''
+    """A third-party rating system: a step of fixed size towards the result."""
+    import attrs
+    import rankcraft
+
+    @attrs.frozen
+    class StepSkill:
+        level: float = rankcraft.state_field(role="location")
+
+    @attrs.frozen(kw_only=True)
+    class StepParams:
+        step: float = attrs.field(default=10.0, validator=attrs.validators.gt(0))
+
+    @rankcraft.hookimpl
+    def rankcraft_params(slot):
+        return StepParams if slot in ("initial", "expectation", "update") else None
+
+    @rankcraft.hookimpl
+    def rankcraft_initial(slot, params):
+        return StepSkill(0.0)
+
+    @rankcraft.hookimpl
+    def rankcraft_expectation(side_states):
+        a, b = side_states[0].level, side_states[1].level
+        p = 0.5 if a == b else (0.75 if a > b else 0.25)
+        return [p, 1 - p]
+
+    @rankcraft.hookimpl
+    def rankcraft_update(params, state, pairings):
+        score = sum(p.score for p in pairings) / len(pairings)
+        return StepSkill(state.level + params.step * (2 * score - 1))
+'''
+
+
+def test_first_party_plugins_come_through_entry_points() -> None:
+    plugins = rankcraft.Plugins()
+    assert set(plugins.names()) >= FIRST_PARTY
+    info = {i.name: i for i in plugins.info()}
+    assert info["elo"].distribution == "rankcraft"
+    assert info["elo"].version == rankcraft.__version__
+    assert info["elo"].module == "rankcraft.plugins.elo"
+    assert info["elo"].slots == ("initial", "expectation", "update")
+    assert info["mean"].slots == ("team",)
+
+
+def test_no_global_manager() -> None:
+    a, b = get_plugin_manager(), get_plugin_manager()
+    assert a is not b
+    a.set_blocked("elo")
+    assert b.get_plugin("elo") is not None
+
+
+def test_third_party_plugin_found_only_through_its_entry_point(
+    tmp_path, monkeypatch, match
+) -> None:
+    _dist(
+        tmp_path,
+        "rankcraft-step",
+        "2.3.0",
+        {"step": "rankcraft_step"},
+        {"rankcraft_step": THIRD_PARTY},
+    )
+    assert "step" not in rankcraft.Plugins().names()
+    monkeypatch.syspath_prepend(str(tmp_path))
+    plugins = rankcraft.Plugins()
+    info = {i.name: i for i in plugins.info()}
+    assert info["step"].distribution == "rankcraft-step"
+    assert info["step"].version == "2.3.0"
+    assert info["step"].slots == ("initial", "expectation", "update")
+    ruleset_file = tmp_path / "step.toml"
+    ruleset_file.write_text(
+        'name = "step"\n[update]\nplugin = "step"\n[update.params]\nstep = 4.0\n'
+    )
+    league = rankcraft.League(rankcraft.load_ruleset(ruleset_file, plugins=plugins))
+    league.record_many([match("m1", "a", "b", scores=[1, 0]), match("m2", "a", "c", scores=[1, 1])])
+    assert league.player("a").skill.level == 4.0
+    assert league.player("b").skill.level == -4.0
+    assert league.predict([["a"], ["b"]]) == [0.75, 0.25]
+    with pytest.raises(rankcraft.RulesetError, match="'step' must be > 0: -1"):
+        rankcraft.loads_ruleset(
+            'name = "s"\n[update]\nplugin = "step"\n[update.params]\nstep = -1.0\n', plugins=plugins
+        )
+
+
+def test_same_name_from_two_distributions_is_an_error(tmp_path, monkeypatch) -> None:
+    _dist(tmp_path, "rankcraft-one", "1.0", {"dup": "dup_one"}, {"dup_one": ""})
+    _dist(tmp_path, "rankcraft-two", "1.0", {"dup": "dup_two"}, {"dup_two": ""})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(
+        rankcraft.PluginConflictError,
+        match=r"'dup' is provided by more than one distribution: "
+        r"rankcraft-one \(dup_one\) and rankcraft-two \(dup_two\)",
+    ):
+        get_plugin_manager()
+    # Blocking the name does not hide the conflict, it must be resolved.
+    monkeypatch.setenv(DISABLE_ENV, "dup")
+    with pytest.raises(rankcraft.PluginConflictError):
+        get_plugin_manager()
+
+
+def test_first_party_name_taken_by_a_third_party_is_a_conflict(tmp_path, monkeypatch) -> None:
+    _dist(tmp_path, "elo-clone", "0.1", {"elo": "elo_clone"}, {"elo_clone": ""})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(rankcraft.PluginConflictError, match=r"elo-clone .* and rankcraft "):
+        get_plugin_manager()
+
+
+def test_one_distribution_listing_a_name_twice_is_one_plugin(tmp_path, monkeypatch) -> None:
+    # A stale egg-info beside an install lists the same names for the same distribution.
+    _dist(tmp_path, "rankcraft", "0.0.1", {"elo": "rankcraft.plugins.elo"}, {})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert "elo" in rankcraft.Plugins().names()
+
+
+def test_disable_plugins_env_blocks_names(monkeypatch) -> None:
+    monkeypatch.setenv(DISABLE_ENV, "individual, mean")
+    plugins = rankcraft.Plugins()
+    assert "mean" not in plugins.names() and "individual" not in plugins.names()
+    assert "elo" in plugins.names()
+    with pytest.raises(rankcraft.RulesetError, match="unknown plugin 'mean'"):
+        rankcraft.load_ruleset("elo", plugins=plugins)
+
+
+def test_block_argument() -> None:
+    assert "elo" not in rankcraft.Plugins(get_plugin_manager(block=["elo"])).names()
+
+
+def test_misspelt_hook_is_a_load_error(pm) -> None:
+    class Typo:
+        @rankcraft.hookimpl
+        def rankcraft_updte(self, state: object) -> object:
+            return state
+
+    pm.register(Typo(), name="typo")
+    with pytest.raises(Exception, match="unknown hook 'rankcraft_updte'"):
+        rankcraft.Plugins(pm)
+
+
+def test_broken_third_party_plugin_names_itself(tmp_path, monkeypatch) -> None:
+    _dist(
+        tmp_path,
+        "rankcraft-broken",
+        "1.0",
+        {"broken": "broken_mod"},
+        {"broken_mod": "raise ImportError('no numpy here')\n"},
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(rankcraft.PluginError, match="plugin 'broken' from rankcraft-broken failed"):
+        get_plugin_manager()
+
+
+def test_impl_may_take_fewer_arguments(pm, match) -> None:
+    installed = get_plugin_manager()
+
+    # The third-party update above omits `context`; here an expectation omits `params`.
+    class Even:
+        @rankcraft.hookimpl
+        def rankcraft_expectation(self, side_states: list[object]) -> list[float]:
+            return [1 / len(side_states)] * len(side_states)
+
+    installed.register(Even(), name="even")
+    ruleset = rankcraft.loads_ruleset(
+        'name = "x"\n[update]\nplugin = "elo"\n[expectation]\nplugin = "even"\n',
+        plugins=rankcraft.Plugins(installed),
+    )
+    league = rankcraft.League(ruleset)
+    report = league.record(match("m1", "a", "b", "c", ranks=[1, 2, 3]))
+    assert report.expected == pytest.approx((1 / 3, 1 / 3, 1 / 3))

@@ -1,0 +1,130 @@
+"""Packaging: plugins and entry points match, and the built wheel works on its own."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+import venv
+import zipfile
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+import rankcraft
+
+ROOT = Path(__file__).resolve().parents[1]
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))
+IN_WHEEL_RUN = os.environ.get("RANKCRAFT_WHEEL_RUN") == "1"
+
+
+def _declared() -> dict[str, str]:
+    return dict(PYPROJECT["project"]["entry-points"]["rankcraft"])
+
+
+def test_plugin_modules_and_entry_points_match_one_to_one() -> None:
+    if not (ROOT / "plugins").is_dir():
+        pytest.skip("running against an installed wheel without the source tree")
+    modules = {
+        f"rankcraft.plugins.{p.stem}"
+        for p in (ROOT / "plugins").glob("*.py")
+        if not p.stem.startswith("_")
+    }
+    assert sorted(_declared().values()) == sorted(modules)
+    assert len(set(_declared().values())) == len(_declared())
+
+
+def test_installed_entry_points_are_the_declared_ones() -> None:
+    installed = {
+        ep.name: ep.value
+        for ep in metadata.entry_points(group="rankcraft")
+        if ep.dist is not None and ep.dist.name == "rankcraft"
+    }
+    assert installed == _declared()
+
+
+def test_every_subpackage_is_listed() -> None:
+    packages = set(PYPROJECT["tool"]["setuptools"]["packages"])
+    mapping = PYPROJECT["tool"]["setuptools"]["package-dir"]
+    for name, folder in mapping.items():
+        assert name in packages
+        assert (ROOT / folder / "__init__.py").exists(), folder
+    for init in (ROOT / "core").rglob("__init__.py"):
+        rel = init.parent.relative_to(ROOT / "core")
+        name = ".".join(("rankcraft", *rel.parts)) if rel.parts else "rankcraft"
+        assert name in packages, f"{name} is missing from [tool.setuptools] packages"
+
+
+def test_runtime_dependencies_are_the_documented_four() -> None:
+    deps = {d.split(">")[0].split("=")[0] for d in PYPROJECT["project"]["dependencies"]}
+    assert deps == {"pluggy", "attrs", "cattrs", "tomli-w"}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(IN_WHEEL_RUN, reason="this is the run inside the wheel's environment")
+def test_wheel_installs_and_passes_the_suite(tmp_path: Path) -> None:
+    """Build the wheel, install it in a fresh venv, and run the whole suite against it."""
+    dist = tmp_path / "dist"
+    subprocess.run(
+        [sys.executable, "-m", "build", "--wheel", "--outdir", str(dist), str(ROOT)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    (wheel,) = dist.glob("rankcraft-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "rankcraft/py.typed" in names
+    assert "rankcraft/rulesets/elo.toml" in names
+    assert "rankcraft/data/intl_football_1872_2026.jsonl.gz" in names
+    assert "rankcraft/plugins/elo.py" in names
+    assert not [n for n in names if "atp" in n or "nfl" in n or "worldcup" in n or "f1_" in n]
+    assert not [n for n in names if n.startswith("tests/")]
+
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, with_pip=True)
+    python = env_dir / "bin" / "python"
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", f"{wheel}[test]"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    work = tmp_path / "work"
+    work.mkdir()
+    for item in ("tests", "docs", "README.md", "pyproject.toml", ".ci"):
+        src = ROOT / item
+        if src.is_dir():
+            shutil.copytree(src, work / item, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy(src, work / item)
+    env = {
+        **os.environ,
+        "RANKCRAFT_WHEEL_RUN": "1",
+        "RANKCRAFT_SHARED_DATA": str(ROOT.parent / "shared" / "data"),
+    }
+    where = subprocess.run(
+        [str(python), "-c", "import rankcraft; print(rankcraft.__file__)"],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=work,
+        env=env,
+    )
+    assert str(env_dir) in where.stdout, where.stdout
+    result = subprocess.run(
+        [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        capture_output=True,
+        text=True,
+        cwd=work,
+        env=env,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    assert " passed" in result.stdout
+
+
+def test_version_comes_from_metadata() -> None:
+    assert rankcraft.__version__ == PYPROJECT["project"]["version"]

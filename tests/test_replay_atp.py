@@ -1,0 +1,59 @@
+"""The foundation issue's acceptance check on real data.
+
+``rankcraft replay atp_singles…jsonl.gz --ruleset elo --db x.sqlite`` then
+``rankcraft leaderboard --db x.sqlite --json`` must give, for every player, the rating of
+a plain K = 32 Elo replay (start 1500, draws ½) to 1e-6.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def plain_elo(path: Path) -> tuple[dict[str, float], int]:
+    ratings: dict[str, float] = {}
+    count = 0
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        for text in handle:
+            m = json.loads(text)
+            (a,), (b,) = m["teams"]
+            sa, sb = m["scores"]
+            s = 1.0 if sa > sb else 0.0 if sa < sb else 0.5
+            ra, rb = ratings.get(a, 1500.0), ratings.get(b, 1500.0)
+            e = 1.0 / (1.0 + 10.0 ** ((rb - ra) / 400.0))
+            ratings[a] = ra + 32.0 * (s - e)
+            ratings[b] = rb + 32.0 * ((1.0 - s) - (1.0 - e))
+            count += 1
+    return ratings, count
+
+
+@pytest.mark.slow
+def test_atp_singles_replay_matches_plain_elo(tmp_path: Path, shared_data: Path) -> None:
+    source = shared_data / "atp_singles_2000_2024.jsonl.gz"
+    db = tmp_path / "x.sqlite"
+    exe = str(Path(sys.executable).with_name("rankcraft"))
+    subprocess.run(
+        [exe, "replay", str(source), "--ruleset", "elo", "--db", str(db)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    result = subprocess.run(
+        [exe, "leaderboard", "--db", str(db), "--json"], check=True, capture_output=True, text=True
+    )
+    board = json.loads(result.stdout)
+    expected, count = plain_elo(source)
+    assert count == 74_515
+    assert len(board) == len(expected) == 2_639
+    got = {row["id"]: row["skill"]["rating"] for row in board}
+    worst = max(abs(got[pid] - rating) for pid, rating in expected.items())
+    assert worst <= 1e-6, worst
+    assert [row["place"] for row in board] == list(range(1, len(board) + 1))
+    ordered = [row["skill"]["rating"] for row in board]
+    assert ordered == sorted(ordered, reverse=True)

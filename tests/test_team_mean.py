@@ -1,0 +1,66 @@
+"""The mean team plugin: a side plays as the mean of its members."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import rankcraft
+from rankcraft.plugins._team import combine_spread
+from rankcraft.plugins.elo import expected_score
+
+
+def _league(ratings: dict[str, float], ruleset: str = "elo") -> rankcraft.League:
+    league = rankcraft.League(ruleset)
+    league.import_state(
+        {"players": [{"id": p, "skill": {"rating": r}} for p, r in ratings.items()]}
+    )
+    return league
+
+
+def test_each_member_gets_the_sides_change(match) -> None:
+    league = _league({"a1": 1600.0, "a2": 1400.0, "b1": 1700.0, "b2": 1500.0})
+    report = league.record(match("t", ["a1", "a2"], ["b1", "b2"], scores=[1, 0]))
+    side_change = 32 * (1 - expected_score(1500.0, 1600.0))
+    assert report.expected[0] == pytest.approx(expected_score(1500.0, 1600.0))
+    for pid, start in (("a1", 1600.0), ("a2", 1400.0)):
+        assert league.player(pid).skill.rating == pytest.approx(start + side_change)
+    for pid, start in (("b1", 1700.0), ("b2", 1500.0)):
+        assert league.player(pid).skill.rating == pytest.approx(start - side_change)
+
+
+def test_unequal_team_sizes(match) -> None:
+    league = _league({"a": 1800.0, "b1": 1500.0, "b2": 1500.0, "b3": 1600.0})
+    report = league.record(match("t", ["a"], ["b1", "b2", "b3"], scores=[0, 1]))
+    p = expected_score(1800.0, (1500 + 1500 + 1600) / 3)
+    assert report.expected[0] == pytest.approx(p)
+    assert league.player("a").skill.rating == pytest.approx(1800 - 32 * p)
+    for pid in ("b1", "b2", "b3"):
+        assert report.change(pid).skill_after.rating - report.change(pid).skill_before.rating == (
+            pytest.approx(32 * p)
+        )
+
+
+def test_split_weight_over_opposing_sides(match) -> None:
+    text = rankcraft.dumps_ruleset(rankcraft.load_ruleset("elo")).replace(
+        'opponent_weight = "full"', 'opponent_weight = "split"'
+    )
+    league = rankcraft.League(rankcraft.loads_ruleset(text))
+    report = league.record(match("r", "a", "b", "c", ranks=[1, 2, 3]))
+    assert report.change("a").skill_after.rating == pytest.approx(1516.0)
+    assert report.change("b").skill_after.rating == pytest.approx(1500.0)
+
+
+@pytest.mark.parametrize(
+    ("mode", "value"), [("mean", 200.0), ("rms", (50_000) ** 0.5), ("max", 300.0)]
+)
+def test_spread_modes(mode: str, value: float) -> None:
+    assert combine_spread([100.0, 300.0], mode) == pytest.approx(value)
+
+
+@given(st.lists(st.floats(0.0, 1000.0), min_size=1, max_size=20))
+def test_spread_modes_are_ordered(values: list[float]) -> None:
+    mean, rms, top = (combine_spread(values, m) for m in ("mean", "rms", "max"))
+    assert mean <= rms * (1 + 1e-12) + 1e-12
+    assert rms <= top * (1 + 1e-12) + 1e-12
