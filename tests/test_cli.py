@@ -311,3 +311,27 @@ def test_console_script_exit_codes(tmp_path: Path) -> None:
     assert result.returncode == 2
     result = subprocess.run([str(exe), "check", "elo"], capture_output=True, text=True, check=True)
     assert result.stdout.startswith("ok:")
+
+
+def test_progress_shows_only_on_a_terminal() -> None:
+    from rankcraft.cli import Progress
+
+    piped = io.StringIO()
+    progress = Progress(piped)
+    progress(5000)
+    progress.done()
+    assert piped.getvalue() == ""
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    terminal = Terminal()
+    progress = Progress(terminal)
+    for count in range(1000, 11000, 1000):
+        progress(count)
+    progress.done()
+    text = terminal.getvalue()
+    assert "\r  5,000 matches" in text and "\r  10,000 matches" in text
+    assert "7,000" not in text
+    assert text.endswith("\r")
