@@ -40,6 +40,7 @@ from .io import parse_match, parse_time
 from .manager import Plugins
 from .model import (
     Match,
+    Pairing,
     PlayerChange,
     PlayerContext,
     PlayerRecord,
@@ -224,7 +225,7 @@ class League:
             return None if state is None else {n: getattr(state, n) for n in rank_names}
 
         def record_to_dict(record: PlayerRecord) -> dict[str, Any]:
-            return {
+            out = {
                 "id": record.id,
                 "skill": skill_dict(record.skill),
                 "rank": rank_dict(record.rank),
@@ -233,6 +234,16 @@ class League:
                 if record.last_played is None
                 else format_time(record.last_played),
             }
+            if record.period is not None or record.pending:
+                out["open"] = {
+                    "period": record.period,
+                    "period_matches": record.period_matches,
+                    "base": None if record.base is None else skill_dict(record.base),
+                    "pending": [
+                        [skill_dict(p.opponent), p.score, p.weight] for p in record.pending
+                    ],
+                }
+            return out
 
         def record_from_dict(data: Mapping[str, Any]) -> PlayerRecord:
             return self._record_from_dict(data, "player")
@@ -316,7 +327,7 @@ class League:
     def _record_from_dict(self, data: Mapping[str, Any], path: str) -> PlayerRecord:
         if not isinstance(data, Mapping):
             raise StateError(f"{path} must be an object: {data!r}")
-        extra = set(data) - {"id", "skill", "rank", "matches", "last_played"}
+        extra = set(data) - {"id", "skill", "rank", "matches", "last_played", "open"}
         if extra:
             raise StateError(f"{path}: unknown key(s) {', '.join(map(repr, sorted(extra)))}")
         pid = data.get("id")
@@ -344,9 +355,59 @@ class League:
                 last_played = parse_time(last, field="last_played")
             except MatchError as exc:
                 raise StateError(f"{path}: {exc.reason}") from None
+        open_ = data.get("open")
+        extra_fields: dict[str, Any] = {}
+        if open_ is not None:
+            extra_fields = self._open_from_dict(open_, f"{path}.open")
+            if extra_fields["period_matches"] > matches:
+                raise StateError(
+                    f"{path}.open.period_matches exceeds matches: "
+                    f"{extra_fields['period_matches']} > {matches}"
+                )
         return PlayerRecord(
-            id=pid, skill=skill, rank=rank, matches=matches, last_played=last_played
+            id=pid, skill=skill, rank=rank, matches=matches, last_played=last_played, **extra_fields
         )
+
+    def _open_from_dict(self, data: Any, path: str) -> dict[str, Any]:
+        if not isinstance(data, Mapping):
+            raise StateError(f"{path} must be an object: {data!r}")
+        extra = set(data) - {"period", "period_matches", "base", "pending"}
+        if extra:
+            raise StateError(f"{path}: unknown key(s) {', '.join(map(repr, sorted(extra)))}")
+        period = data.get("period")
+        if period is not None and type(period) is not int:
+            raise StateError(f"{path}.period must be a whole number or null: {period!r}")
+        count = data.get("period_matches", 0)
+        if type(count) is not int or count < 0:
+            raise StateError(f"{path}.period_matches must be a whole number >= 0: {count!r}")
+        base = data.get("base")
+        pending_raw = data.get("pending", [])
+        if not isinstance(pending_raw, list):
+            raise StateError(f"{path}.pending must be a list: {pending_raw!r}")
+        pending = []
+        for k, item in enumerate(pending_raw):
+            where = f"{path}.pending[{k}]"
+            if not isinstance(item, list) or len(item) != 3:
+                raise StateError(f"{where} must be [opponent, score, weight]: {item!r}")
+            opponent = self._structure_state(item[0], self.skill_class, f"{where}[0]")
+            score, weight = item[1], item[2]
+            for name, value in (("score", score), ("weight", weight)):
+                if (
+                    isinstance(value, bool)
+                    or not isinstance(value, int | float)
+                    or not math.isfinite(value)
+                    or not 0.0 <= value <= 1.0
+                ):
+                    raise StateError(f"{where}: {name} must be a number in [0, 1]: {value!r}")
+            pending.append(Pairing(opponent, float(score), float(weight)))
+        return {
+            "period": period,
+            "period_matches": count,
+            "base": None
+            if base is None
+            else self._structure_state(base, self.skill_class, f"{path}.base"),
+            "pending": tuple(pending),
+        }
 
     # -- rating ---------------------------------------------------------------------------
 
@@ -357,39 +418,85 @@ class League:
             rank=self._initial_rank() if self._initial_rank is not None else None,
         )
 
+    def _commit_pending(self, record: PlayerRecord) -> PlayerRecord:
+        """Rate a record's pending results (a closed ``batch`` period, a ``live`` period
+        that time has passed, or a deferred loss); returns the record without them."""
+        mode = self.ruleset.period.mode
+        if mode == "live":
+            return attrs.evolve(record, pending=(), period_matches=0, base=None)
+        pending = record.pending
+        score = sum(p.score * p.weight for p in pending) / max(
+            sum(p.weight for p in pending), 1e-300
+        )
+        context = PlayerContext(
+            None, record.id, 0, record.matches - record.period_matches, 0.5, score, pending, mode
+        )
+        skill = self._update(record.skill, pending, context)
+        rank = record.rank
+        if self._rank is not None:
+            rank = self._rank(rank, record.skill, skill, context)
+        return attrs.evolve(record, skill=skill, rank=rank, pending=(), period_matches=0)
+
+    def _prepare(
+        self, record: PlayerRecord, match: Match, at: datetime, period: int | None
+    ) -> PlayerRecord:
+        """The record as this match meets it: stale pending results rated, idle time
+        decayed. Pure: nothing is stored."""
+        decay = self._decay
+        spec = self.ruleset.period
+        if period is None:  # match mode
+            if record.pending:
+                record = self._commit_pending(record)
+            last = record.last_played
+            if last is not None and decay is not None:
+                periods = spec.periods((at - last).total_seconds() / 86400.0)
+                if periods > 0:
+                    record = attrs.evolve(record, skill=decay(record.skill, periods))
+            return record
+        if record.period is not None and record.period < period:
+            if record.pending:
+                record = self._commit_pending(record)
+            idle = period - record.period - 1
+            skill = record.skill
+            if idle > 0 and decay is not None:
+                skill = decay(skill, float(idle))
+            return attrs.evolve(record, skill=skill, period=period)
+        if record.period is None:
+            return attrs.evolve(record, period=period)
+        return record
+
     def _rate(self, match: Match) -> tuple[list[PlayerRecord], Report]:
         """Compute the match's new records and report without changing anything."""
         players = self._players
         at = match.played_at
         teams = match.teams
-        decay = self._decay
-        period = self.ruleset.period
+        spec = self.ruleset.period
+        mode = spec.mode
+        period = None if mode == "match" else spec.index(at)
+        stored: list[list[PlayerRecord]] = []
         records: list[list[PlayerRecord]] = []
         sides: list[list[State]] = []
         for side in teams:
+            side_stored = []
             side_records = []
             side_states = []
             for pid in side:
                 record = players.get(pid)
                 if record is None:
                     record = self._new_record(pid)
-                    state = record.skill
-                else:
-                    last = record.last_played
-                    state = record.skill
-                    if last is not None:
-                        if at < last:
-                            raise MatchError(
-                                f"'played_at' {format_time(at)} is earlier than the last match "
-                                f"of player {pid!r} at {format_time(last)}",
-                                match_id=match.id,
-                            )
-                        if decay is not None:
-                            periods = period.periods((at - last).total_seconds() / 86400.0)
-                            if periods > 0:
-                                state = decay(state, periods)
+                last = record.last_played
+                if last is not None and at < last:
+                    raise MatchError(
+                        f"'played_at' {format_time(at)} is earlier than the last match "
+                        f"of player {pid!r} at {format_time(last)}",
+                        match_id=match.id,
+                    )
+                side_stored.append(record)
+                if record.pending or last is not None or period is not None:
+                    record = self._prepare(record, match, at, period)
                 side_records.append(record)
-                side_states.append(state)
+                side_states.append(record.skill)
+            stored.append(side_stored)
             records.append(side_records)
             sides.append(side_states)
 
@@ -412,6 +519,8 @@ class League:
         n_sides = len(teams)
         update = self._update
         rank = self._rank
+        quitters = match.quit
+        quits = self.ruleset.quits
         new_records: list[PlayerRecord] = []
         changes: list[PlayerChange] = []
         for i, side in enumerate(teams):
@@ -422,17 +531,55 @@ class League:
                     n_sides - 1
                 )
             side_records = records[i]
-            side_states = sides[i]
             side_pairings = pairings[i]
             for j, pid in enumerate(side):
                 record = side_records[j]
-                used = side_states[j]
+                used = record.skill
+                pairs = side_pairings[j]
+                rule = "result"
+                if quitters:
+                    if pid in quitters:
+                        rule = quits.quitter
+                        if rule != "result":
+                            pairs = [Pairing(p.opponent, 0.0, p.weight) for p in pairs]
+                    elif quits.others == "cancelled":
+                        rule = "cancelled"
                 context = PlayerContext(
-                    match, pid, i, record.matches, expected[i], score, side_pairings[j]
+                    match,
+                    pid,
+                    i,
+                    record.matches - record.period_matches,
+                    expected[i],
+                    0.0 if rule in ("loss", "deferred-loss") else score,
+                    pairs,
+                    mode,
                 )
-                after = update(used, side_pairings[j], context)
-                rank_after = None
-                if rank is not None:
+                rank_after = record.rank
+                pending = record.pending
+                base = record.base
+                period_matches = record.period_matches
+                if rule == "cancelled":
+                    after = used
+                    context.explain("cancelled", 1.0)
+                elif rule == "deferred-loss":
+                    after = used
+                    pending = (*pending, *pairs)
+                    context.explain("deferred", 1.0)
+                elif mode == "match":
+                    after = update(used, pairs, context)
+                elif mode == "batch":
+                    after = used
+                    pending = (*pending, *pairs)
+                    period_matches += 1
+                    context.explain("pending", float(len(pending)))
+                else:  # live: re-rate the open period from its start
+                    if not pending:
+                        base = used
+                    pending = (*pending, *pairs)
+                    period_matches += 1
+                    context.pairings = pending
+                    after = update(base, pending, context)
+                if rank is not None and rule not in ("cancelled", "deferred-loss"):
                     rank_after = rank(record.rank, used, after, context)
                 new_records.append(
                     PlayerRecord(
@@ -441,16 +588,21 @@ class League:
                         rank=rank_after,
                         matches=record.matches + 1,
                         last_played=at,
+                        pending=pending,
+                        period=record.period,
+                        period_matches=period_matches,
+                        base=base,
                     )
                 )
+                before = stored[i][j]
                 changes.append(
                     PlayerChange(
                         player=pid,
                         side=i,
-                        skill_before=record.skill,
+                        skill_before=before.skill,
                         skill_used=used,
                         skill_after=after,
-                        rank_before=record.rank,
+                        rank_before=before.rank,
                         rank_after=rank_after,
                         factors=context.factors,
                     )
@@ -458,16 +610,31 @@ class League:
         report = Report(match_id=match.id, played_at=at, expected=expected, changes=tuple(changes))
         return new_records, report
 
+    def close_period(self) -> int:
+        """Rate every pending result now: closes the open ``batch`` period (a replay does
+        this at its end), and commits ``live`` periods. Deferred losses (``match`` mode)
+        stay pending until the player's next match.
+
+        :returns: the number of players whose pending results were rated.
+        """
+        if self.ruleset.period.mode == "match":
+            return 0
+        waiting = [r for r in self._players.values() if r.pending]
+        with self.batch():
+            for record in waiting:
+                self._put(self._commit_pending(record))
+        return len(waiting)
+
+    def _put(self, record: PlayerRecord) -> None:
+        pid = record.id
+        if pid not in self._undo:
+            self._undo[pid] = self._players.get(pid)
+        self._players[pid] = record
+        self._dirty.add(pid)
+
     def _apply(self, records: list[PlayerRecord], match: Match, report: Report) -> None:
-        players = self._players
-        undo = self._undo
-        dirty = self._dirty
         for record in records:
-            pid = record.id
-            if pid not in undo:
-                undo[pid] = players.get(pid)
-            players[pid] = record
-            dirty.add(pid)
+            self._put(record)
         self._seen.add(match.id)
         self._undo_seen.append(match.id)
         self._pending.append((match, report))
@@ -574,6 +741,8 @@ class League:
                 recorded += 1
                 if progress is not None and (recorded + skipped) % 1000 == 0:
                     progress(recorded + skipped)
+            if self.ruleset.period.mode == "batch":
+                self.close_period()
         return RecordSummary(recorded=recorded, skipped=skipped, last=last)
 
     # -- reading --------------------------------------------------------------------------
@@ -710,10 +879,7 @@ class League:
             raise StateError(f"player {twice!r} appears twice in 'players'")
         with self.batch():
             for record in records:
-                if record.id not in self._undo:
-                    self._undo[record.id] = self._players.get(record.id)
-                self._players[record.id] = record
-                self._dirty.add(record.id)
+                self._put(record)
         return len(records)
 
     def reset(self, kind: str, at: datetime | str | None = None) -> int:
@@ -742,10 +908,7 @@ class League:
                 if old is None:
                     raise PluginError(f"reset plugin returned unknown player {record.id!r}")
                 if record != old:
-                    if record.id not in self._undo:
-                        self._undo[record.id] = old
-                    self._players[record.id] = record
-                    self._dirty.add(record.id)
+                    self._put(record)
                     changed += 1
         return changed
 

@@ -155,8 +155,16 @@ class PlayerRecord:
         id: the player id.
         skill: the skill plugin's state.
         rank: the rank plugin's state, or None when the ruleset has no rank slot.
-        matches: rated matches played.
+        matches: matches played (recorded), including any not yet rated.
         last_played: start of the player's latest match (UTC), or None.
+        pending: results recorded but not yet rated: the open rating period's results in
+            ``batch`` and ``live`` modes, or a deferred loss (INVERSUS quits) in ``match``
+            mode, applied when the player's next match starts.
+        period: ``batch``/``live`` modes: index of the rating period ``skill`` belongs to
+            (None before the first).
+        period_matches: matches recorded in the open period (their results are ``pending``).
+        base: ``live`` mode: the skill at the start of the open period (``skill`` shows it
+            re-rated with every pending result); None otherwise.
     """
 
     id: str
@@ -164,16 +172,23 @@ class PlayerRecord:
     rank: State | None = None
     matches: int = 0
     last_played: datetime | None = None
+    pending: tuple[Pairing, ...] = ()
+    period: int | None = None
+    period_matches: int = 0
+    base: State | None = None
 
 
 class PlayerContext:
     """Per-player context handed to ``rankcraft_update`` and ``rankcraft_rank``.
 
     Attributes:
-        match: the match being rated.
+        match: the match being rated (None when a ``batch`` period is closed or a
+            deferred result is applied: the results then come from several matches).
         player: the player's id.
         side: index of the player's side in ``match.teams``.
-        matches: rated matches the player had before this one.
+        matches: rated matches the player had before this one (before the open rating
+            period in ``batch`` and ``live`` modes).
+        mode: the ruleset's period mode: ``"match"``, ``"batch"`` or ``"live"``.
         expected: pre-match probability that the player's side wins, in [0, 1].
         score: the side's result: mean pairwise score against the other sides, in [0, 1].
         pairings: the pairings the player's update received.
@@ -181,18 +196,30 @@ class PlayerContext:
             are kept in the match report.
     """
 
-    __slots__ = ("expected", "factors", "match", "matches", "pairings", "player", "score", "side")
+    __slots__ = (
+        "expected",
+        "factors",
+        "match",
+        "matches",
+        "mode",
+        "pairings",
+        "player",
+        "score",
+        "side",
+    )
 
     def __init__(
         self,
-        match: Match,
+        match: Match | None,
         player: str,
         side: int,
         matches: int,
         expected: float,
         score: float,
         pairings: Sequence[Pairing],
+        mode: str = "match",
     ) -> None:
+        self.mode = mode
         self.match = match
         self.player = player
         self.side = side

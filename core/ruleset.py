@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import tomllib
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -106,7 +107,9 @@ def _finite_non_negative(instance: object, attribute: attrs.Attribute[float], va
         raise ValueError(f"{attribute.name!r} must be a finite number >= 0: {value!r}")
 
 
-PERIOD_MODES = ("match",)
+PERIOD_MODES = ("match", "batch", "live")
+QUITTER_RULES = ("result", "loss", "deferred-loss")
+OTHERS_RULES = ("result", "cancelled")
 DEFAULT_TEAM_PLUGIN = "mean"
 
 
@@ -115,16 +118,41 @@ class PeriodSpec:
     """How time is counted.
 
     Attributes:
-        mode: ``"match"``: every match is one rating period (default).
+        mode: ``"match"`` (default): every match is one rating period, rated at once;
+            ``"batch"``: Glickman's rating periods of ``length_days`` from ``origin``: the
+            results of a period are rated together when it closes (a replay closes its last
+            period at the end); ``"live"``: the same periods, but after every match the
+            player's period is re-rated from its start with all its results so far.
         length_days: length of one rating period in days, > 0 (default 1). Decay gets
             idle time in these units.
-        granularity_days: idle time is first rounded down to whole multiples of this many
-            days, ≥ 0 (default 0: real-valued time).
+        granularity_days: ``match`` mode: idle time is first rounded down to whole
+            multiples of this many days, ≥ 0 (default 0: real-valued time).
+        origin: ``batch``/``live`` modes: the start of period 0, an ISO-8601 date or
+            date-time, UTC when no zone is given (default ``"2000-01-03"``, a Monday).
     """
 
     mode: str = attrs.field(default="match", validator=attrs.validators.in_(PERIOD_MODES))
     length_days: float = attrs.field(default=1.0, validator=_finite_positive)
     granularity_days: float = attrs.field(default=0.0, validator=_finite_non_negative)
+    origin: str = attrs.field(default="2000-01-03")
+
+    @origin.validator
+    def _check_origin(self, attribute: attrs.Attribute[str], value: str) -> None:
+        try:
+            datetime.fromisoformat(value)
+        except ValueError:
+            raise ValueError(f"'origin' must be an ISO-8601 date or date-time: {value!r}") from None
+
+    @property
+    def origin_time(self) -> datetime:
+        """``origin`` as an aware UTC time."""
+        moment = datetime.fromisoformat(self.origin)
+        return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+    def index(self, moment: datetime) -> int:
+        """The rating period (``batch``/``live``) that contains ``moment``."""
+        days = (moment - self.origin_time).total_seconds() / 86400.0
+        return math.floor(days / self.length_days + 1e-12)
 
     def periods(self, elapsed_days: float) -> float:
         """Idle rating periods for ``elapsed_days`` of inactivity (≥ 0)."""
@@ -133,6 +161,23 @@ class PeriodSpec:
                 math.floor(elapsed_days / self.granularity_days + 1e-9) * self.granularity_days
             )
         return max(elapsed_days, 0.0) / self.length_days
+
+
+@attrs.frozen(kw_only=True)
+class QuitSpec:
+    """What a player's quit (the match's ``quit`` list) does.
+
+    Attributes:
+        quitter: ``"result"`` (default: the match's result stands), ``"loss"`` (a quitter
+            loses, whatever the score) or ``"deferred-loss"`` (INVERSUS: the quitter's loss
+            is rated when their next match starts, against the opponents as they stood when
+            the abandoned match started).
+        others: ``"result"`` (default) or ``"cancelled"``: when anyone quit, the players
+            who stayed are not rated for the match (INVERSUS: no automatic win).
+    """
+
+    quitter: str = attrs.field(default="result", validator=attrs.validators.in_(QUITTER_RULES))
+    others: str = attrs.field(default="result", validator=attrs.validators.in_(OTHERS_RULES))
 
 
 @attrs.frozen(kw_only=True)
@@ -157,6 +202,7 @@ class Ruleset:
         name: the ruleset's name (a database remembers it).
         description: one line for people.
         period: how time is counted (:class:`PeriodSpec`).
+        quits: what quitting a match does (:class:`QuitSpec`).
         update: the skill model; it also serves ``initial``, ``decay`` and
             ``expectation`` unless those slots name another plugin.
         initial, decay, expectation: optional overrides of those steps.
@@ -168,6 +214,7 @@ class Ruleset:
     name: str
     description: str = ""
     period: PeriodSpec = attrs.field(factory=PeriodSpec)
+    quits: QuitSpec = attrs.field(factory=QuitSpec)
     update: SlotSpec
     initial: SlotSpec | None = None
     decay: SlotSpec | None = None
@@ -186,7 +233,7 @@ class Ruleset:
         return spec
 
 
-_TOP_KEYS = ("name", "description", "extends", "period", *SLOTS)
+_TOP_KEYS = ("name", "description", "extends", "period", "quits", *SLOTS)
 _SLOT_HOOKS = {
     "initial": "rankcraft_initial",
     "decay": "rankcraft_decay",
@@ -335,11 +382,20 @@ def from_dict(
     if "update" not in data:
         raise RulesetError(f"{source}: the [update] slot is required @ ruleset.update")
     period = structure(data.get("period", {}), PeriodSpec, path="ruleset.period", source=source)
+    quits = structure(data.get("quits", {}), QuitSpec, path="ruleset.quits", source=source)
     data.setdefault("team", {"plugin": DEFAULT_TEAM_PLUGIN})
     slots = {
         slot: _structure_slot(data[slot], slot, plugins, source) for slot in SLOTS if slot in data
     }
-    ruleset = Ruleset(name=name, description=description, period=period, plugins=plugins, **slots)
+    if period.mode == "batch" and "rank" in slots:
+        raise RulesetError(
+            f"{source}: a [rank] slot needs [period] mode 'match' or 'live' (ranks move after "
+            "every match; in 'batch' mode skills only move when a period closes) @ "
+            "ruleset.period.mode"
+        )
+    ruleset = Ruleset(
+        name=name, description=description, period=period, quits=quits, plugins=plugins, **slots
+    )
     _check_fit(ruleset, source)
     return ruleset
 
@@ -400,15 +456,26 @@ def to_dict(ruleset: Ruleset) -> dict[str, Any]:
     if ruleset.description:
         out["description"] = ruleset.description
     out["period"] = converter.unstructure(ruleset.period)
+    if ruleset.quits != QuitSpec():
+        out["quits"] = converter.unstructure(ruleset.quits)
     for slot in ("update", "initial", "decay", "expectation", "team", "rank", "reset"):
         spec: SlotSpec | None = getattr(ruleset, slot)
         if spec is None:
             continue
         table: dict[str, Any] = {"plugin": spec.plugin}
         if spec.params is not None:
-            table["params"] = converter.unstructure(spec.params)
+            table["params"] = _drop_none(converter.unstructure(spec.params))
         out[slot] = table
     return out
+
+
+def _drop_none(value: Any) -> Any:
+    """TOML has no null: a None param is written by leaving it out (its default is None)."""
+    if isinstance(value, dict):
+        return {k: _drop_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_drop_none(v) for v in value]
+    return value
 
 
 def dumps(ruleset: Ruleset) -> str:

@@ -60,7 +60,7 @@ BAD_RULESETS = [
     (
         "unknown-plugin",
         'name = "x"\n[update]\nplugin = "elo9"\n',
-        r"unknown plugin 'elo9' @ ruleset.update.plugin \(installed: elo, individual, mean",
+        r"unknown plugin 'elo9' @ ruleset.update.plugin \(installed: composite-opponent, elo, glicko1, glicko2, individual, mean",
     ),
     (
         "unknown-key",

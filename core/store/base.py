@@ -9,7 +9,7 @@ import attrs
 
 from ..model import Match, PlayerRecord, Report
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """Version of the on-disk layout; a database of another version is refused."""
 
 

@@ -1,9 +1,9 @@
 """A store in one SQLite file (the default on disk).
 
-Layout (schema version 1)::
+Layout (schema version 2)::
 
     meta(key, value)                      schema_version, ruleset_name, ruleset_toml, ...
-    players(id, skill, rank, matches, last_played)       skill/rank as JSON objects
+    players(id, skill, rank, matches, last_played, open) skill/rank/open as JSON objects
     matches(seq, id, played_at, match, report)           match/report as JSON objects
     participants(player, seq)                            index of who played which match
 
@@ -30,7 +30,8 @@ CREATE TABLE players (
     skill TEXT NOT NULL,
     rank TEXT,
     matches INTEGER NOT NULL,
-    last_played TEXT
+    last_played TEXT,
+    open TEXT
 );
 CREATE TABLE matches (
     seq INTEGER PRIMARY KEY,
@@ -131,18 +132,19 @@ class SQLiteStore:
     def load_players(self) -> dict[str, PlayerRecord]:
         decode = self.codec.record_from_dict
         out = {}
-        for pid, skill, rank, matches, last in self._db.execute(
-            "SELECT id, skill, rank, matches, last_played FROM players"
+        for pid, skill, rank, matches, last, open_ in self._db.execute(
+            "SELECT id, skill, rank, matches, last_played, open FROM players"
         ):
-            out[pid] = decode(
-                {
-                    "id": pid,
-                    "skill": json.loads(skill),
-                    "rank": None if rank is None else json.loads(rank),
-                    "matches": matches,
-                    "last_played": last,
-                }
-            )
+            data = {
+                "id": pid,
+                "skill": json.loads(skill),
+                "rank": None if rank is None else json.loads(rank),
+                "matches": matches,
+                "last_played": last,
+            }
+            if open_ is not None:
+                data["open"] = json.loads(open_)
+            out[pid] = decode(data)
         return out
 
     def match_ids(self) -> set[str]:
@@ -165,6 +167,7 @@ class SQLiteStore:
         for record in players:
             data = encode(record)
             rank = data["rank"]
+            open_ = data.get("open")
             rows.append(
                 (
                     record.id,
@@ -172,12 +175,15 @@ class SQLiteStore:
                     None if rank is None else _dumps(rank),
                     record.matches,
                     data["last_played"],
+                    None if open_ is None else _dumps(open_),
                 )
             )
         self._db.executemany(
-            "INSERT INTO players (id, skill, rank, matches, last_played) VALUES (?, ?, ?, ?, ?) "
+            "INSERT INTO players (id, skill, rank, matches, last_played, open) "
+            "VALUES (?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (id) DO UPDATE SET skill = excluded.skill, rank = excluded.rank, "
-            "matches = excluded.matches, last_played = excluded.last_played",
+            "matches = excluded.matches, last_played = excluded.last_played, "
+            "open = excluded.open",
             rows,
         )
         match_rows = []

@@ -1,0 +1,245 @@
+"""``glicko1`` plugin: Glickman's Glicko system (rating and rating deviation).
+
+A player is a rating r and a rating deviation RD (rating points). With
+``q = ln 10 / 400`` and ``g(RD) = 1 / sqrt(1 + 3 q² RD² / π²)``, the expected score against
+opponent j is ``E = 1 / (1 + 10^(-g(RD_j)(r - r_j)/400))``; over the results of one rating
+period, ``1/d² = q² Σ g(RD_j)² E (1 - E)``, ``r' = r + q / (1/RD² + 1/d²) Σ g(RD_j)(s_j - E)``
+and ``RD' = sqrt(1 / (1/RD² + 1/d²))``. Idle time grows the deviation:
+``RD = min(sqrt(RD² + c² t), RD_max)`` for t rating periods.
+
+Glickman's example (the player 1500/200 meets 1400/30, 1550/100 and 1700/300 and scores
+1, 0, 0 in one period):
+
+>>> new = rate(1500.0, 200.0, [(1400.0, 30.0, 1.0, 1.0), (1550.0, 100.0, 0.0, 1.0),
+...                            (1700.0, 300.0, 0.0, 1.0)])
+>>> round(new[0], 1), round(new[1], 1)
+(1464.1, 151.4)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+
+import attrs
+
+from rankcraft import Pairing, PlayerContext, hookimpl, state_field
+
+Q = math.log(10.0) / 400.0
+"""Glickman's q = ln 10 / 400 = 0.0057564627… (per rating point)."""
+_3Q2_PI2 = 3.0 * Q * Q / (math.pi * math.pi)
+
+
+def g(deviation: float) -> float:
+    """Glickman's g(RD): how much a result against an opponent with this RD counts, (0, 1]."""
+    return 1.0 / math.sqrt(1.0 + _3Q2_PI2 * deviation * deviation)
+
+
+def expected(rating: float, opponent: float, opponent_deviation: float) -> float:
+    """Glickman's E: expected score of ``rating`` against an opponent (rating, RD)."""
+    return 1.0 / (1.0 + 10.0 ** (-g(opponent_deviation) * (rating - opponent) / 400.0))
+
+
+def win_probability(a: tuple[float, float], b: tuple[float, float]) -> float:
+    """Probability that a (rating, RD) beats b, using both deviations (seed 001)."""
+    combined = math.sqrt(a[1] * a[1] + b[1] * b[1])
+    return 1.0 / (1.0 + 10.0 ** (-g(combined) * (a[0] - b[0]) / 400.0))
+
+
+def rate(
+    rating: float, deviation: float, results: Iterable[tuple[float, float, float, float]]
+) -> tuple[float, float]:
+    """One rating period: (rating, RD) after ``results`` of (opponent rating, opponent RD,
+    score, weight). A weight scales a result's information (1 = one whole game)."""
+    inv_d2 = 0.0
+    total = 0.0
+    for opponent, opponent_deviation, score, weight in results:
+        g_j = g(opponent_deviation)
+        e = 1.0 / (1.0 + 10.0 ** (-g_j * (rating - opponent) / 400.0))
+        inv_d2 += weight * g_j * g_j * e * (1.0 - e)
+        total += weight * g_j * (score - e)
+    inv_d2 *= Q * Q
+    precision = 1.0 / (deviation * deviation) + inv_d2
+    return rating + Q / precision * total, math.sqrt(1.0 / precision)
+
+
+def decay_constant(deviation: float, initial: float, periods: float) -> float:
+    """The c for which RD grows from ``deviation`` back to ``initial`` in ``periods`` periods:
+    ``c = sqrt((initial² - deviation²) / periods)`` (ERRATA E-001-3).
+
+    >>> round(decay_constant(50.0, 350.0, 100), 1)   # Glickman's example
+    34.6
+    """
+    if not 0 <= deviation < initial or periods <= 0:
+        raise ValueError(
+            f"need 0 <= deviation < initial and periods > 0: {deviation!r}, {initial!r}, "
+            f"{periods!r}"
+        )
+    return math.sqrt((initial * initial - deviation * deviation) / periods)
+
+
+def _finite(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not math.isfinite(value):
+        raise ValueError(f"{attribute.name!r} must be a finite number: {value!r}")
+
+
+def _positive(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{attribute.name!r} must be a finite number > 0: {value!r}")
+
+
+def _non_negative(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not (math.isfinite(value) and value >= 0):
+        raise ValueError(f"{attribute.name!r} must be a finite number >= 0: {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class DecayFrom:
+    """Derive c from "RD goes from ``deviation`` back to the initial RD in ``periods``".
+
+    Attributes:
+        deviation: the typical RD of an active player, rating points, ≥ 0 and < initial.
+        periods: rating periods of inactivity to get back to the initial RD, > 0.
+    """
+
+    deviation: float = attrs.field(validator=_non_negative)
+    periods: float = attrs.field(validator=_positive)
+
+
+@attrs.frozen(kw_only=True)
+class Glicko1Params:
+    """Params of the ``glicko1`` plugin (slots initial, decay, expectation, update).
+
+    Attributes:
+        initial_rating: a new player's rating, rating points (default 1500).
+        initial_deviation: a new player's RD, rating points, > 0 (default 350).
+        min_deviation: RD never falls below this, ≥ 0 (default 0: no floor).
+        max_deviation: RD never grows above this, > 0 (default: ``initial_deviation``).
+        c: RD growth per rating period of inactivity, rating points, ≥ 0 (default 34.6:
+            Glickman's 50 → 350 in 100 periods). Ignored when ``c_from`` is given.
+        c_from: derive c instead: ``{deviation = 50.0, periods = 100.0}``.
+        whole_periods: count idle time in whole periods only, as seed 001's loop does
+            (default false: real-valued periods, as seed 003 and Glickman).
+    """
+
+    initial_rating: float = attrs.field(default=1500.0, validator=_finite)
+    initial_deviation: float = attrs.field(default=350.0, validator=_positive)
+    min_deviation: float = attrs.field(default=0.0, validator=_non_negative)
+    max_deviation: float | None = attrs.field(default=None)
+    c: float = attrs.field(default=34.6, validator=_non_negative)
+    c_from: DecayFrom | None = None
+    whole_periods: bool = False
+
+    @max_deviation.validator
+    def _check_max(self, attribute: attrs.Attribute[float | None], value: float | None) -> None:
+        if value is not None:
+            _positive(self, attribute, value)
+            if value < self.min_deviation:
+                raise ValueError(
+                    f"'max_deviation' must be >= 'min_deviation' ({self.min_deviation}): {value}"
+                )
+
+    def __attrs_post_init__(self) -> None:
+        if self.c_from is not None and not self.c_from.deviation < self.initial_deviation:
+            raise ValueError(
+                f"'c_from.deviation' must be below 'initial_deviation' "
+                f"({self.initial_deviation}): {self.c_from.deviation}"
+            )
+        if self.min_deviation > self.ceiling:
+            raise ValueError(
+                f"'min_deviation' must be <= the maximum deviation ({self.ceiling}): "
+                f"{self.min_deviation}"
+            )
+
+    @property
+    def ceiling(self) -> float:
+        """The largest RD: ``max_deviation``, or ``initial_deviation`` when unset."""
+        return self.initial_deviation if self.max_deviation is None else self.max_deviation
+
+    @property
+    def decay_c(self) -> float:
+        """The c in use (from ``c_from`` when given)."""
+        if self.c_from is None:
+            return self.c
+        return decay_constant(self.c_from.deviation, self.initial_deviation, self.c_from.periods)
+
+
+@attrs.frozen(slots=True)
+class Glicko1Skill:
+    """A Glicko player.
+
+    Attributes:
+        rating: rating points (role ``location``).
+        deviation: rating deviation RD, rating points ≥ 0 (role ``spread``).
+    """
+
+    rating: float = state_field(role="location")
+    deviation: float = state_field(role="spread")
+
+
+@hookimpl
+def rankcraft_params(slot: str) -> type | None:
+    return Glicko1Params if slot in ("initial", "decay", "expectation", "update") else None
+
+
+@hookimpl
+def rankcraft_initial(slot: str, params: Glicko1Params) -> Glicko1Skill:
+    if slot != "initial":
+        raise ValueError(f"the glicko1 plugin has no {slot!r} state")
+    deviation = min(max(params.initial_deviation, params.min_deviation), params.ceiling)
+    return Glicko1Skill(params.initial_rating, deviation)
+
+
+def grow(params: Glicko1Params, deviation: float, periods: float) -> float:
+    """RD after ``periods`` idle rating periods, clamped to the deviation bounds."""
+    if params.whole_periods:
+        periods = math.floor(periods + 1e-9)
+    c = params.decay_c
+    grown = math.sqrt(deviation * deviation + c * c * periods)
+    return min(max(grown, params.min_deviation), params.ceiling)
+
+
+@hookimpl
+def rankcraft_decay(params: Glicko1Params, state: Glicko1Skill, periods: float) -> Glicko1Skill:
+    if periods <= 0:
+        return state
+    return Glicko1Skill(state.rating, grow(params, state.deviation, periods))
+
+
+@hookimpl
+def rankcraft_expectation(side_states: Sequence[Glicko1Skill]) -> list[float]:
+    n = len(side_states)
+    if n == 2:
+        a, b = side_states
+        p = win_probability((a.rating, a.deviation), (b.rating, b.deviation))
+        return [p, 1.0 - p]
+    shares = [
+        math.fsum(
+            win_probability((a.rating, a.deviation), (b.rating, b.deviation))
+            for j, b in enumerate(side_states)
+            if j != i
+        )
+        for i, a in enumerate(side_states)
+    ]
+    return [s / (n * (n - 1) / 2) for s in shares]
+
+
+@hookimpl
+def rankcraft_update(
+    params: Glicko1Params,
+    state: Glicko1Skill,
+    pairings: Sequence[Pairing],
+    context: PlayerContext,
+) -> Glicko1Skill:
+    deviation = state.deviation
+    if context.mode != "match" and context.matches > 0:
+        # Glickman's step 1 counts the period being rated (t = 1 for a player who played
+        # in the previous one); idle periods before it came through rankcraft_decay.
+        deviation = grow(params, deviation, 1.0)
+    rating, new_deviation = rate(
+        state.rating,
+        deviation,
+        [(p.opponent.rating, p.opponent.deviation, p.score, p.weight) for p in pairings],
+    )
+    new_deviation = min(max(new_deviation, params.min_deviation), params.ceiling)
+    return Glicko1Skill(rating, new_deviation)

@@ -1,0 +1,271 @@
+"""``glicko2`` plugin: Glickman's Glicko-2, optionally bounded as in INVERSUS (seed 000).
+
+State on the Glicko-2 scale: μ (``mu``), φ (``phi``) and volatility σ (``sigma``). The
+Glicko scale is ``r = 1500 + SCALE·μ``, ``RD = SCALE·φ`` with ``SCALE = 400 / ln 10``
+(ERRATA E-000-1: the seed's comment says 172.7178). One rating period, after Glickman's
+*Example of the Glicko-2 system*:
+
+- ``g(φ) = 1/sqrt(1 + 3φ²/π²)``, ``E = 1/(1 + exp(-g(φ_j)(μ - μ_j)))``;
+- ``v = 1 / Σ g(φ_j)² E (1 - E)``, ``Δ = v Σ g(φ_j)(s_j - E)``;
+- the new volatility σ' is the root of
+  ``f(x) = e^x(Δ² - φ² - v - e^x) / (2(φ² + v + e^x)²) - (x - ln σ²)/τ²``, found with the
+  Illinois method exactly as published: the bracket uses Δ² - φ² - v (E-000-3) and the
+  update test is ``f(C)·f(B) ≤ 0`` (E-000-4);
+- ``φ* = sqrt(φ² + σ'²)``, ``φ' = 1/sqrt(1/φ*² + 1/v)``, ``μ' = μ + φ'² Σ g(φ_j)(s_j - E)``.
+
+Every result of the period is used (E-000-2: the seed's loop reads the first one only).
+Idle time grows φ in O(1) for any real number t of periods: ``φ' = sqrt(φ² + t σ²)``.
+With ``bounded = true`` the results are clamped to the rating, deviation and volatility
+bounds (INVERSUS: μ ∈ [-6.045, 6.045], φ ∈ [0.175, 2.015], σ ∈ [0.04, 0.08]).
+
+Glickman's example (the player 1500/200 meets 1400/30, 1550/100, 1700/300 and scores
+1, 0, 0; τ = 0.5):
+
+>>> mu, phi, sigma = rate(0.0, 200 / SCALE, 0.06, 0.5, [
+...     ((1400 - 1500) / SCALE, 30 / SCALE, 1.0, 1.0),
+...     ((1550 - 1500) / SCALE, 100 / SCALE, 0.0, 1.0),
+...     ((1700 - 1500) / SCALE, 300 / SCALE, 0.0, 1.0)])
+>>> round(1500 + SCALE * mu, 2), round(SCALE * phi, 2), round(sigma, 5)
+(1464.05, 151.52, 0.05999)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+
+import attrs
+
+from rankcraft import Pairing, PlayerContext, hookimpl, state_field
+
+SCALE = 400.0 / math.log(10.0)
+"""Glicko-2 to Glicko scale: 400 / ln 10 = 173.7177927613…"""
+
+_3_PI2 = 3.0 / (math.pi * math.pi)
+_MAX_ITERATIONS = 200
+
+
+def g(phi: float) -> float:
+    """Glickman's g(φ) on the Glicko-2 scale, in (0, 1]."""
+    return 1.0 / math.sqrt(1.0 + _3_PI2 * phi * phi)
+
+
+def expected(mu: float, opponent_mu: float, opponent_phi: float) -> float:
+    """Glickman's E(μ, μ_j, φ_j): the expected score against an opponent."""
+    return 1.0 / (1.0 + math.exp(-g(opponent_phi) * (mu - opponent_mu)))
+
+
+def new_volatility(
+    phi: float, sigma: float, tau: float, v: float, delta: float, epsilon: float = 1e-6
+) -> float:
+    """Glickman's step 5: σ' by the Illinois algorithm (bracket and ``≤`` test as published)."""
+    a = math.log(sigma * sigma)
+    delta2 = delta * delta
+    phi2 = phi * phi
+    tau2 = tau * tau
+
+    def f(x: float) -> float:
+        ex = math.exp(x)
+        total = phi2 + v + ex
+        return ex * (delta2 - phi2 - v - ex) / (2.0 * total * total) - (x - a) / tau2
+
+    big_a = a
+    if delta2 > phi2 + v:
+        big_b = math.log(delta2 - phi2 - v)
+    else:
+        k = 1
+        while f(a - k * tau) < 0.0:
+            k += 1
+        big_b = a - k * tau
+    f_a = f(big_a)
+    f_b = f(big_b)
+    for _ in range(_MAX_ITERATIONS):
+        if abs(big_b - big_a) <= epsilon or f_b == f_a:
+            break
+        big_c = big_a + (big_a - big_b) * f_a / (f_b - f_a)
+        f_c = f(big_c)
+        if f_c * f_b <= 0.0:
+            big_a, f_a = big_b, f_b
+        else:
+            f_a /= 2.0
+        big_b, f_b = big_c, f_c
+    return math.exp(big_a / 2.0)
+
+
+def rate(
+    mu: float,
+    phi: float,
+    sigma: float,
+    tau: float,
+    results: Iterable[tuple[float, float, float, float]],
+    epsilon: float = 1e-6,
+) -> tuple[float, float, float]:
+    """One active rating period: (μ', φ', σ') after ``results`` of (opponent μ, opponent φ,
+    score, weight), unbounded. A weight scales a result's information (1 = one game)."""
+    inv_v = 0.0
+    total = 0.0
+    for opponent_mu, opponent_phi, score, weight in results:
+        g_j = g(opponent_phi)
+        e = 1.0 / (1.0 + math.exp(-g_j * (mu - opponent_mu)))
+        inv_v += weight * g_j * g_j * e * (1.0 - e)
+        total += weight * g_j * (score - e)
+    if inv_v <= 0.0:  # no information (every weight 0): only time passes
+        return mu, math.sqrt(phi * phi + sigma * sigma), sigma
+    v = 1.0 / inv_v
+    sigma_new = new_volatility(phi, sigma, tau, v, v * total, epsilon)
+    phi_star2 = phi * phi + sigma_new * sigma_new
+    phi_new = 1.0 / math.sqrt(1.0 / phi_star2 + inv_v)
+    return mu + phi_new * phi_new * total, phi_new, sigma_new
+
+
+def _finite(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not math.isfinite(value):
+        raise ValueError(f"{attribute.name!r} must be a finite number: {value!r}")
+
+
+def _positive(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{attribute.name!r} must be a finite number > 0: {value!r}")
+
+
+def _interval(
+    instance: object, attribute: attrs.Attribute[tuple[float, float]], value: tuple[float, float]
+) -> None:
+    if len(value) != 2 or not all(math.isfinite(x) for x in value) or value[0] >= value[1]:
+        raise ValueError(
+            f"{attribute.name!r} must be [low, high] with finite low < high: {list(value)!r}"
+        )
+
+
+def _pair(value: Sequence[float]) -> tuple[float, ...]:
+    return tuple(value)
+
+
+@attrs.frozen(kw_only=True)
+class Glicko2Params:
+    """Params of the ``glicko2`` plugin (slots initial, decay, expectation, update).
+
+    All values are on the Glicko-2 scale (divide Glicko ratings by ``SCALE`` = 173.7178).
+
+    Attributes:
+        initial_mu: a new player's μ (default 0, i.e. 1500).
+        initial_phi: a new player's φ, > 0 (default 350 / SCALE = 2.01476).
+        initial_sigma: a new player's volatility σ, > 0 (default 0.06).
+        tau: the system constant τ, > 0: how fast volatility may change (default 0.5).
+        epsilon: convergence tolerance of the volatility iteration, > 0 (default 1e-6).
+        bounded: clamp μ, φ and σ to the bounds below after every step (default false:
+            Glickman's unbounded system).
+        rating_bounds: [low, high] of μ (default [-6.045, 6.045], seed 000).
+        deviation_bounds: [low, high] of φ (default [0.175, 2.015], seed 000).
+        volatility_bounds: [low, high] of σ (default [0.04, 0.08], seed 000).
+    """
+
+    initial_mu: float = attrs.field(default=0.0, validator=_finite)
+    initial_phi: float = attrs.field(default=350.0 / SCALE, validator=_positive)
+    initial_sigma: float = attrs.field(default=0.06, validator=_positive)
+    tau: float = attrs.field(default=0.5, validator=_positive)
+    epsilon: float = attrs.field(default=1e-6, validator=_positive)
+    bounded: bool = False
+    rating_bounds: tuple[float, ...] = attrs.field(
+        default=(-6.045, 6.045), converter=_pair, validator=_interval
+    )
+    deviation_bounds: tuple[float, ...] = attrs.field(
+        default=(0.175, 2.015), converter=_pair, validator=_interval
+    )
+    volatility_bounds: tuple[float, ...] = attrs.field(
+        default=(0.04, 0.08), converter=_pair, validator=_interval
+    )
+
+    def __attrs_post_init__(self) -> None:
+        if self.bounded and self.deviation_bounds[0] <= 0:
+            raise ValueError(f"'deviation_bounds' must be above 0: {list(self.deviation_bounds)}")
+        if self.bounded and self.volatility_bounds[0] <= 0:
+            raise ValueError(f"'volatility_bounds' must be above 0: {list(self.volatility_bounds)}")
+
+    def clamp(self, mu: float, phi: float, sigma: float) -> Glicko2Skill:
+        """The state, clamped to the bounds when ``bounded``."""
+        if self.bounded:
+            lo, hi = self.rating_bounds
+            mu = lo if mu < lo else hi if mu > hi else mu
+            lo, hi = self.deviation_bounds
+            phi = lo if phi < lo else hi if phi > hi else phi
+            lo, hi = self.volatility_bounds
+            sigma = lo if sigma < lo else hi if sigma > hi else sigma
+        return Glicko2Skill(mu, phi, sigma)
+
+
+@attrs.frozen(slots=True)
+class Glicko2Skill:
+    """A Glicko-2 player, on the Glicko-2 scale.
+
+    Attributes:
+        mu: rating μ (role ``location``); Glicko rating = 1500 + SCALE·μ.
+        phi: deviation φ > 0 (role ``spread``); Glicko RD = SCALE·φ.
+        sigma: volatility σ > 0.
+    """
+
+    mu: float = state_field(role="location")
+    phi: float = state_field(role="spread")
+    sigma: float = state_field()
+
+
+def to_glicko(state: Glicko2Skill) -> tuple[float, float]:
+    """(rating, RD) on the Glicko scale."""
+    return 1500.0 + SCALE * state.mu, SCALE * state.phi
+
+
+@hookimpl
+def rankcraft_params(slot: str) -> type | None:
+    return Glicko2Params if slot in ("initial", "decay", "expectation", "update") else None
+
+
+@hookimpl
+def rankcraft_initial(slot: str, params: Glicko2Params) -> Glicko2Skill:
+    if slot != "initial":
+        raise ValueError(f"the glicko2 plugin has no {slot!r} state")
+    return params.clamp(params.initial_mu, params.initial_phi, params.initial_sigma)
+
+
+@hookimpl
+def rankcraft_decay(params: Glicko2Params, state: Glicko2Skill, periods: float) -> Glicko2Skill:
+    if periods <= 0:
+        return state
+    phi = math.sqrt(state.phi * state.phi + periods * state.sigma * state.sigma)
+    return params.clamp(state.mu, phi, state.sigma)
+
+
+def win_probability(a: Glicko2Skill, b: Glicko2Skill) -> float:
+    """Probability that a beats b, using both deviations: ``g(sqrt(φ_a² + φ_b²))``."""
+    combined = math.sqrt(a.phi * a.phi + b.phi * b.phi)
+    return 1.0 / (1.0 + math.exp(-g(combined) * (a.mu - b.mu)))
+
+
+@hookimpl
+def rankcraft_expectation(side_states: Sequence[Glicko2Skill]) -> list[float]:
+    n = len(side_states)
+    if n == 2:
+        p = win_probability(side_states[0], side_states[1])
+        return [p, 1.0 - p]
+    shares = [
+        math.fsum(win_probability(a, b) for j, b in enumerate(side_states) if j != i)
+        for i, a in enumerate(side_states)
+    ]
+    return [s / (n * (n - 1) / 2) for s in shares]
+
+
+@hookimpl
+def rankcraft_update(
+    params: Glicko2Params,
+    state: Glicko2Skill,
+    pairings: Sequence[Pairing],
+    context: PlayerContext,
+) -> Glicko2Skill:
+    mu, phi, sigma = rate(
+        state.mu,
+        state.phi,
+        state.sigma,
+        params.tau,
+        [(p.opponent.mu, p.opponent.phi, p.score, p.weight) for p in pairings],
+        params.epsilon,
+    )
+    return params.clamp(mu, phi, sigma)

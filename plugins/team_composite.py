@@ -1,0 +1,60 @@
+"""``composite-opponent`` team plugin: seed 000's virtual opponent, exactly as its code.
+
+Each player is rated against one virtual opponent per opposing side, relative to the
+player's own team (ERRATA E-000-5): its location is the player's own plus (the opposing
+side's mean minus the player's side's mean), its spread the *mean* of the opposing side's
+spreads. The player's own state (including their own spread) is what gets updated; the
+own team's spreads are not used. rankcraft computes in doubles (the seed uses 32-bit
+floats). Predictions use each side's mean (spreads averaged).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rankcraft import Needs, Pairing, State, hookimpl, pair_score
+
+from ._team import mean_state, shifted
+
+_SPREAD = "mean"
+
+
+@hookimpl
+def rankcraft_needs(slot: str) -> Needs | None:
+    return Needs(roles=("location", "spread")) if slot == "team" else None
+
+
+@hookimpl
+def rankcraft_aggregate(members: Sequence[State]) -> State:
+    return mean_state(members, _SPREAD)
+
+
+@hookimpl
+def rankcraft_team(
+    sides: Sequence[Sequence[State]], places: Sequence[int], weight: float
+) -> list[list[list[Pairing]]]:
+    from ._team import layout
+
+    virtual = [mean_state(side, _SPREAD) for side in sides]
+    location = layout(type(virtual[0]))[0]
+    out = []
+    for i, side in enumerate(sides):
+        own = getattr(virtual[i], location)
+        results = [(virtual[j], pair_score(places, i, j)) for j in range(len(sides)) if j != i]
+        side_out = []
+        for member in side:
+            mine = getattr(member, location)
+            side_out.append(
+                [
+                    Pairing(
+                        opp
+                        if len(side) == 1
+                        else shifted(opp, location, mine + (getattr(opp, location) - own)),
+                        score,
+                        weight,
+                    )
+                    for opp, score in results
+                ]
+            )
+        out.append(side_out)
+    return out
