@@ -495,7 +495,9 @@ class League:
                 if record.pending or last is not None or period is not None:
                     record = self._prepare(record, match, at, period)
                 side_records.append(record)
-                side_states.append(record.skill)
+                # live mode: the open period is rated from its start, against opponents as
+                # they stood at its start (Glickman's math), whatever is displayed now
+                side_states.append(record.base if record.base is not None else record.skill)
             stored.append(side_stored)
             records.append(side_records)
             sides.append(side_states)
@@ -540,6 +542,8 @@ class League:
                 if quitters:
                     if pid in quitters:
                         rule = quits.quitter
+                        if rule == "deferred-loss" and mode != "match":
+                            rule = "loss"  # a period's results are rated later anyway
                         if rule != "result":
                             pairs = [Pairing(p.opponent, 0.0, p.weight) for p in pairs]
                     elif quits.others == "cancelled":

@@ -171,7 +171,8 @@ class QuitSpec:
         quitter: ``"result"`` (default: the match's result stands), ``"loss"`` (a quitter
             loses, whatever the score) or ``"deferred-loss"`` (INVERSUS: the quitter's loss
             is rated when their next match starts, against the opponents as they stood when
-            the abandoned match started).
+            the abandoned match started; in ``batch`` and ``live`` modes, where a period's
+            results are rated together, it counts as ``"loss"``).
         others: ``"result"`` (default) or ``"cancelled"``: when anyone quit, the players
             who stayed are not rated for the match (INVERSUS: no automatic win).
     """

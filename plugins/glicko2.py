@@ -32,7 +32,7 @@ Glickman's example (the player 1500/200 meets 1400/30, 1550/100, 1700/300 and sc
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import attrs
 
@@ -55,10 +55,10 @@ def expected(mu: float, opponent_mu: float, opponent_phi: float) -> float:
     return 1.0 / (1.0 + math.exp(-g(opponent_phi) * (mu - opponent_mu)))
 
 
-def new_volatility(
-    phi: float, sigma: float, tau: float, v: float, delta: float, epsilon: float = 1e-6
-) -> float:
-    """Glickman's step 5: σ' by the Illinois algorithm (bracket and ``≤`` test as published)."""
+def volatility_objective(
+    phi: float, sigma: float, tau: float, v: float, delta: float
+) -> Callable[[float], float]:
+    """Glickman's f(x), whose root x = ln σ'² gives the new volatility (step 5.1)."""
     a = math.log(sigma * sigma)
     delta2 = delta * delta
     phi2 = phi * phi
@@ -68,6 +68,18 @@ def new_volatility(
         ex = math.exp(x)
         total = phi2 + v + ex
         return ex * (delta2 - phi2 - v - ex) / (2.0 * total * total) - (x - a) / tau2
+
+    return f
+
+
+def new_volatility(
+    phi: float, sigma: float, tau: float, v: float, delta: float, epsilon: float = 1e-6
+) -> float:
+    """Glickman's step 5: σ' by the Illinois algorithm (bracket and ``≤`` test as published)."""
+    a = math.log(sigma * sigma)
+    delta2 = delta * delta
+    phi2 = phi * phi
+    f = volatility_objective(phi, sigma, tau, v, delta)
 
     big_a = a
     if delta2 > phi2 + v:
