@@ -35,11 +35,15 @@ def main() -> None:
     for name in files:
         test_from = splits[name]["test_from"]
         for ruleset in rulesets:
-            result = evaluate(rankcraft.League(ruleset), read_matches(args.data / name),
-                              test_from=test_from)
+            result = evaluate(
+                rankcraft.League(ruleset), read_matches(args.data / name), test_from=test_from
+            )
             skipped = f" (+{result.skipped} free-for-all not scored)" if result.skipped else ""
-            print(f"| {name} | {ruleset} | {result.n:,}{skipped} | {result.log_loss:.4f} | "
-                  f"{result.brier:.4f} | {result.accuracy:.4f} |", flush=True)
+            print(
+                f"| {name} | {ruleset} | {result.n:,}{skipped} | {result.log_loss:.4f} | "
+                f"{result.brier:.4f} | {result.accuracy:.4f} |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -453,10 +453,11 @@ class League:
                 if periods > 0:
                     record = attrs.evolve(record, skill=decay(record.skill, periods))
             return record
-        if record.period is not None and record.period < period:
+        last_period = record.period
+        if last_period is not None and last_period < period:
             if record.pending:
                 record = self._commit_pending(record)
-            idle = period - record.period - 1
+            idle = period - last_period - 1
             skill = record.skill
             if idle > 0 and decay is not None:
                 skill = decay(skill, float(idle))
@@ -476,10 +477,12 @@ class League:
         stored: list[list[PlayerRecord]] = []
         records: list[list[PlayerRecord]] = []
         sides: list[list[State]] = []
+        shown: list[list[State]] = []
         for side in teams:
             side_stored = []
             side_records = []
             side_states = []
+            side_shown = []
             for pid in side:
                 record = players.get(pid)
                 if record is None:
@@ -498,12 +501,15 @@ class League:
                 # live mode: the open period is rated from its start, against opponents as
                 # they stood at its start (Glickman's math), whatever is displayed now
                 side_states.append(record.base if record.base is not None else record.skill)
+                side_shown.append(record.skill)
             stored.append(side_stored)
             records.append(side_records)
             sides.append(side_states)
+            shown.append(side_shown)
 
         aggregate = self._aggregate
-        expected = tuple(self._expect([aggregate(s) for s in sides]))
+        # the forecast uses what players see now (in live mode, the re-rated open period)
+        expected = tuple(self._expect([aggregate(s) for s in shown]))
         total = 0.0
         for p in expected:
             if not 0.0 <= p <= 1.0:

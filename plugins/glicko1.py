@@ -37,13 +37,13 @@ def g(deviation: float) -> float:
 
 def expected(rating: float, opponent: float, opponent_deviation: float) -> float:
     """Glickman's E: expected score of ``rating`` against an opponent (rating, RD)."""
-    return 1.0 / (1.0 + 10.0 ** (-g(opponent_deviation) * (rating - opponent) / 400.0))
+    return 1.0 / (1.0 + float(10.0 ** (-g(opponent_deviation) * (rating - opponent) / 400.0)))
 
 
 def win_probability(a: tuple[float, float], b: tuple[float, float]) -> float:
     """Probability that a (rating, RD) beats b, using both deviations (seed 001)."""
     combined = math.sqrt(a[1] * a[1] + b[1] * b[1])
-    return 1.0 / (1.0 + 10.0 ** (-g(combined) * (a[0] - b[0]) / 400.0))
+    return 1.0 / (1.0 + float(10.0 ** (-g(combined) * (a[0] - b[0]) / 400.0)))
 
 
 def rate(
@@ -132,12 +132,12 @@ class Glicko1Params:
 
     @max_deviation.validator
     def _check_max(self, attribute: attrs.Attribute[float | None], value: float | None) -> None:
-        if value is not None:
-            _positive(self, attribute, value)
-            if value < self.min_deviation:
-                raise ValueError(
-                    f"'max_deviation' must be >= 'min_deviation' ({self.min_deviation}): {value}"
-                )
+        if value is not None and not (math.isfinite(value) and value > 0):
+            raise ValueError(f"'max_deviation' must be a finite number > 0: {value!r}")
+        if value is not None and value < self.min_deviation:
+            raise ValueError(
+                f"'max_deviation' must be >= 'min_deviation' ({self.min_deviation}): {value}"
+            )
 
     def __attrs_post_init__(self) -> None:
         if self.c_from is not None and not self.c_from.deviation < self.initial_deviation:

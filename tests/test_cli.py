@@ -60,7 +60,8 @@ BAD_RULESETS = [
     (
         "unknown-plugin",
         'name = "x"\n[update]\nplugin = "elo9"\n',
-        r"unknown plugin 'elo9' @ ruleset.update.plugin \(installed: composite-opponent, elo, glicko1, glicko2, individual, mean",
+        r"unknown plugin 'elo9' @ ruleset.update.plugin "
+        r"\(installed: composite-opponent, elo, glicko1, glicko2, individual, mean",
     ),
     (
         "unknown-key",

@@ -32,12 +32,23 @@ GAMES = [("o1400", 1.0), ("o1550", 0.0), ("o1700", 0.0)]
 
 
 def _glickman_league(mode: str) -> rankcraft.League:
-    league = rankcraft.League(rankcraft.loads_ruleset(
-        f'name = "g1"\n[period]\nmode = "{mode}"\n[update]\nplugin = "glicko1"\n'))
+    league = rankcraft.League(
+        rankcraft.loads_ruleset(
+            f'name = "g1"\n[period]\nmode = "{mode}"\n[update]\nplugin = "glicko1"\n'
+        )
+    )
     league.import_state({"players": PLAYERS})
-    league.record_many([
-        {"id": f"game{i}", "played_at": "2024-03-01T12:00:00Z", "teams": [["player"], [opp]],
-         "scores": [s, 1 - s]} for i, (opp, s) in enumerate(GAMES)])
+    league.record_many(
+        [
+            {
+                "id": f"game{i}",
+                "played_at": "2024-03-01T12:00:00Z",
+                "teams": [["player"], [opp]],
+                "scores": [s, 1 - s],
+            }
+            for i, (opp, s) in enumerate(GAMES)
+        ]
+    )
     return league
 
 
@@ -59,8 +70,10 @@ def test_one_game_at_a_time_differs_errata_e001_8() -> None:
 
 def test_glickman_d_squared_at_full_precision() -> None:
     # ERRATA: Glickman prints d² = 53670.85 from rounded g and E; full precision 53685.74.
-    inv = sum(g(rd) ** 2 * expected(1500, r, rd) * (1 - expected(1500, r, rd))
-              for r, rd in ((1400, 30), (1550, 100), (1700, 300)))
+    inv = sum(
+        g(rd) ** 2 * expected(1500, r, rd) * (1 - expected(1500, r, rd))
+        for r, rd in ((1400, 30), (1550, 100), (1700, 300))
+    )
     assert 1 / (Q * Q * inv) == pytest.approx(53685.74, abs=0.01)
 
 
@@ -75,15 +88,22 @@ def test_seed_001_rating_change_formula_errata_e001_1() -> None:
     correct = Q / (1.0 / own[1] ** 2 + 1.0 / d2) * gj * (1.0 - e)
     assert correct == pytest.approx(63.43, abs=0.005)
     league = rankcraft.League(rankcraft.loads_ruleset('name = "g"\n[update]\nplugin = "glicko1"\n'))
-    league.import_state({"players": [{"id": "a", "skill": {"rating": 1500.0, "deviation": 200.0}},
-                                     {"id": "b", "skill": {"rating": 1400.0, "deviation": 30.0}}]})
+    league.import_state(
+        {
+            "players": [
+                {"id": "a", "skill": {"rating": 1500.0, "deviation": 200.0}},
+                {"id": "b", "skill": {"rating": 1400.0, "deviation": 30.0}},
+            ]
+        }
+    )
     league.record({"id": "m", "played_at": "2024-01-01", "teams": [["a"], ["b"]], "scores": [1, 0]})
     assert league.player("a").skill.rating - 1500.0 == pytest.approx(63.43, abs=0.005)
 
 
-@pytest.mark.parametrize(("deviation", "value"), [(350, 0.67), (300, 0.72), (250, 0.78),
-                                                  (200, 0.84), (150, 0.90), (100, 0.95),
-                                                  (50, 0.99)])
+@pytest.mark.parametrize(
+    ("deviation", "value"),
+    [(350, 0.67), (300, 0.72), (250, 0.78), (200, 0.84), (150, 0.90), (100, 0.95), (50, 0.99)],
+)
 def test_g_table_of_seed_001(deviation: float, value: float) -> None:
     # ...and g falls as RD rises: a less certain opponent's result weighs less (E-001-4).
     assert round(g(deviation), 2) == value
@@ -91,9 +111,15 @@ def test_g_table_of_seed_001(deviation: float, value: float) -> None:
 
 def test_win_probability_uses_both_deviations() -> None:
     league = rankcraft.League("glicko1")
-    league.import_state({"players": [{"id": "a", "skill": {"rating": 1700.0, "deviation": 50.0}},
-                                     {"id": "b", "skill": {"rating": 1500.0, "deviation": 50.0}},
-                                     {"id": "c", "skill": {"rating": 1700.0, "deviation": 300.0}}]})
+    league.import_state(
+        {
+            "players": [
+                {"id": "a", "skill": {"rating": 1700.0, "deviation": 50.0}},
+                {"id": "b", "skill": {"rating": 1500.0, "deviation": 50.0}},
+                {"id": "c", "skill": {"rating": 1700.0, "deviation": 300.0}},
+            ]
+        }
+    )
     sure = league.predict([["a"], ["b"]])[0]
     unsure = league.predict([["c"], ["b"]])[0]
     combined = math.sqrt(50**2 + 50**2)
@@ -105,8 +131,9 @@ def test_decay_constant_errata_e001_3() -> None:
     # RD from 50 back to 350 in 100 periods: c = sqrt((350² - 50²)/100) = 34.64 (Glickman).
     c = decay_constant(50.0, 350.0, 100)
     assert c == pytest.approx(34.641, abs=1e-3)
-    params = Glicko1Params(c=0.0, c_from=rankcraft.plugins.glicko1.DecayFrom(deviation=50.0,
-                                                                               periods=100.0))
+    params = Glicko1Params(
+        c=0.0, c_from=rankcraft.plugins.glicko1.DecayFrom(deviation=50.0, periods=100.0)
+    )
     assert params.decay_c == pytest.approx(c)
     assert grow(params, 50.0, 100.0) == pytest.approx(350.0)
     assert grow(params, 50.0, 1000.0) == 350.0  # capped at the initial RD
@@ -125,20 +152,35 @@ def test_ratingupdate_constants_and_hourly_decay() -> None:
     assert (params.initial_deviation, params.min_deviation, params.c) == (350.0, 25.0, 3.1)
     assert ruleset.period.length_days * 24 == pytest.approx(1.0)
     league = rankcraft.League(ruleset)
-    league.import_state({"players": [
-        {"id": "a", "skill": {"rating": 1600.0, "deviation": 25.0},
-         "last_played": "2024-01-01T00:00:00Z", "matches": 50},
-        {"id": "b", "skill": {"rating": 1600.0, "deviation": 25.0},
-         "last_played": "2024-01-01T00:00:00Z", "matches": 50}]})
-    report = league.record({"id": "m", "played_at": "2024-01-01T10:30:00Z",
-                            "teams": [["a"], ["b"]], "scores": [1, 0]})
+    league.import_state(
+        {
+            "players": [
+                {
+                    "id": "a",
+                    "skill": {"rating": 1600.0, "deviation": 25.0},
+                    "last_played": "2024-01-01T00:00:00Z",
+                    "matches": 50,
+                },
+                {
+                    "id": "b",
+                    "skill": {"rating": 1600.0, "deviation": 25.0},
+                    "last_played": "2024-01-01T00:00:00Z",
+                    "matches": 50,
+                },
+            ]
+        }
+    )
+    report = league.record(
+        {"id": "m", "played_at": "2024-01-01T10:30:00Z", "teams": [["a"], ["b"]], "scores": [1, 0]}
+    )
     used = report.change("a").skill_used
     assert used.deviation == pytest.approx(math.sqrt(25**2 + 10 * 3.1**2))  # 10 whole hours
 
 
 @given(st.floats(1.0, 350.0), st.floats(0.0, 50.0), st.floats(0.0, 50.0), st.floats(0.0, 60.0))
-def test_decay_is_additive_before_clamping(deviation: float, t1: float, t2: float,
-                                           c: float) -> None:
+def test_decay_is_additive_before_clamping(
+    deviation: float, t1: float, t2: float, c: float
+) -> None:
     params = Glicko1Params(c=c, max_deviation=1e9)
     state = Glicko1Skill(1500.0, deviation)
     twice = rankcraft_decay(params, rankcraft_decay(params, state, t1), t2)
@@ -147,8 +189,9 @@ def test_decay_is_additive_before_clamping(deviation: float, t1: float, t2: floa
 
 
 @given(st.floats(500, 2500), st.floats(30, 350), st.floats(500, 2500), st.floats(30, 350))
-def test_a_win_never_lowers_and_a_loss_never_raises(r: float, rd: float, ro: float,
-                                                    rdo: float) -> None:
+def test_a_win_never_lowers_and_a_loss_never_raises(
+    r: float, rd: float, ro: float, rdo: float
+) -> None:
     win = rate(r, rd, [(ro, rdo, 1.0, 1.0)])
     loss = rate(r, rd, [(ro, rdo, 0.0, 1.0)])
     assert win[0] >= r >= loss[0]

@@ -28,14 +28,29 @@ def _state(rating: float, deviation: float, sigma: float = 0.06) -> dict[str, fl
 
 
 def _example(mode: str) -> Glicko2Skill:
-    league = rankcraft.League(rankcraft.loads_ruleset(
-        f'name = "g2"\n[period]\nmode = "{mode}"\n[update]\nplugin = "glicko2"\n'
-        "[update.params]\ntau = 0.5\n"))
-    league.import_state({"players": [{"id": "p", "skill": _state(1500.0, 200.0)}] + [
-        {"id": f"o{i}", "skill": _state(r, rd)} for i, (r, rd, _) in enumerate(OPPONENTS)]})
-    league.record_many([
-        {"id": f"g{i}", "played_at": "2024-01-01", "teams": [["p"], [f"o{i}"]],
-         "scores": [s, 1 - s]} for i, (_, _, s) in enumerate(OPPONENTS)])
+    league = rankcraft.League(
+        rankcraft.loads_ruleset(
+            f'name = "g2"\n[period]\nmode = "{mode}"\n[update]\nplugin = "glicko2"\n'
+            "[update.params]\ntau = 0.5\n"
+        )
+    )
+    league.import_state(
+        {
+            "players": [{"id": "p", "skill": _state(1500.0, 200.0)}]
+            + [{"id": f"o{i}", "skill": _state(r, rd)} for i, (r, rd, _) in enumerate(OPPONENTS)]
+        }
+    )
+    league.record_many(
+        [
+            {
+                "id": f"g{i}",
+                "played_at": "2024-01-01",
+                "teams": [["p"], [f"o{i}"]],
+                "scores": [s, 1 - s],
+            }
+            for i, (_, _, s) in enumerate(OPPONENTS)
+        ]
+    )
     return league.player("p").skill
 
 
@@ -57,7 +72,7 @@ def test_glickman_glicko2_example(mode: str) -> None:
 
 
 def test_glickman_intermediate_values() -> None:
-    mu, phi = 0.0, 200 / SCALE
+    mu = 0.0
     inv_v = total = 0.0
     for r, rd, s in OPPONENTS:
         gj = g(rd / SCALE)
@@ -83,22 +98,26 @@ def test_seed_000_loop_bug_errata_e000_2() -> None:
     # Reading only the first result three times (the seed's loop) gives mu' = +0.7489.
     wrong = rate(0.0, 200 / SCALE, 0.06, 0.5, [((1400 - 1500) / SCALE, 30 / SCALE, 1.0, 1.0)] * 3)
     assert wrong[0] == pytest.approx(0.7489, abs=5e-5)
-    right = rate(0.0, 200 / SCALE, 0.06, 0.5,
-                 [((r - 1500) / SCALE, rd / SCALE, s, 1.0) for r, rd, s in OPPONENTS])
+    right = rate(
+        0.0,
+        200 / SCALE,
+        0.06,
+        0.5,
+        [((r - 1500) / SCALE, rd / SCALE, s, 1.0) for r, rd, s in OPPONENTS],
+    )
     assert right[0] == pytest.approx(-0.2069, abs=5e-5)
 
 
 def test_scale_errata_e000_1() -> None:
-    assert SCALE == pytest.approx(173.7178, abs=5e-5)
-    assert 350 / SCALE == pytest.approx(2.01476, abs=5e-6)  # seed 000's unrated 2.015
+    assert pytest.approx(173.7178, abs=5e-5) == SCALE
+    assert pytest.approx(2.01476, abs=5e-6) == 350 / SCALE  # seed 000's unrated 2.015
 
 
 def test_inversus_bounds_and_initial_state() -> None:
     params = rankcraft.load_ruleset("inversus").update.params
     assert params.bounded
     league = rankcraft.League("inversus")
-    league.record({"id": "m", "played_at": "2024-01-01", "teams": [["a"], ["b"]],
-                   "scores": [1, 0]})
+    league.record({"id": "m", "played_at": "2024-01-01", "teams": [["a"], ["b"]], "scores": [1, 0]})
     state = league.player("a").skill
     assert -6.045 <= state.mu <= 6.045 and 0.175 <= state.phi <= 2.015
     assert 0.04 <= state.sigma <= 0.08
@@ -112,8 +131,9 @@ def test_minimum_deviation_cannot_bind_one_game_at_a_time_errata_e000_11() -> No
     assert phi == pytest.approx(0.1788, abs=5e-5)
     state = params.clamp(0.0, 0.175, 0.04)
     for _ in range(400):
-        mu, phi, sigma = rate(state.mu, state.phi, state.sigma, 0.5,
-                              [(state.mu, state.phi, 0.5, 1.0)])
+        mu, phi, sigma = rate(
+            state.mu, state.phi, state.sigma, 0.5, [(state.mu, state.phi, 0.5, 1.0)]
+        )
         state = params.clamp(mu, phi, sigma)
     assert state.phi == pytest.approx(0.282, abs=2e-3)
 
@@ -124,18 +144,24 @@ def test_bounds_can_be_switched_off() -> None:
 
 
 @given(st.floats(0.05, 3.0), st.floats(0.01, 0.2), st.floats(0.0, 40.0), st.floats(0.0, 40.0))
-def test_decay_is_additive_before_clamping(phi: float, sigma: float, t1: float,
-                                           t2: float) -> None:
+def test_decay_is_additive_before_clamping(phi: float, sigma: float, t1: float, t2: float) -> None:
     params = Glicko2Params()
     state = Glicko2Skill(0.3, phi, sigma)
     twice = rankcraft_decay(params, rankcraft_decay(params, state, t1), t2)
     assert twice.phi == pytest.approx(rankcraft_decay(params, state, t1 + t2).phi, rel=1e-12)
 
 
-@given(st.floats(-4, 4), st.floats(0.05, 2.5), st.floats(0.03, 0.1), st.floats(-4, 4),
-       st.floats(0.05, 2.5), st.floats(0.2, 1.2))
-def test_a_win_never_lowers_and_a_loss_never_raises(mu: float, phi: float, sigma: float,
-                                                    mo: float, po: float, tau: float) -> None:
+@given(
+    st.floats(-4, 4),
+    st.floats(0.05, 2.5),
+    st.floats(0.03, 0.1),
+    st.floats(-4, 4),
+    st.floats(0.05, 2.5),
+    st.floats(0.2, 1.2),
+)
+def test_a_win_never_lowers_and_a_loss_never_raises(
+    mu: float, phi: float, sigma: float, mo: float, po: float, tau: float
+) -> None:
     win = rate(mu, phi, sigma, tau, [(mo, po, 1.0, 1.0)])
     loss = rate(mu, phi, sigma, tau, [(mo, po, 0.0, 1.0)])
     assert win[0] >= mu >= loss[0]

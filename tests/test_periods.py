@@ -27,8 +27,12 @@ def league(mode: str, text: str = G2) -> rankcraft.League:
 
 
 def game(mid: str, a: str, b: str, day: int, s: float = 1.0) -> dict[str, object]:
-    return {"id": mid, "played_at": f"2024-01-{day:02d}T12:00:00Z", "teams": [[a], [b]],
-            "scores": [s, 1 - s]}
+    return {
+        "id": mid,
+        "played_at": f"2024-01-{day:02d}T12:00:00Z",
+        "teams": [[a], [b]],
+        "scores": [s, 1 - s],
+    }
 
 
 def test_period_index() -> None:
@@ -50,8 +54,13 @@ def test_batch_rates_a_period_when_it_closes() -> None:
     a = lg.player("a")
     assert a.skill.mu != 0.0 and a.period == 1 and len(a.pending) == 1
     init = rankcraft.loads_ruleset(G2.format(mode="batch")).update.params
-    mu, phi, sigma = rate(0.0, init.initial_phi, 0.06, 0.5, [
-        (0.0, init.initial_phi, 1.0, 1.0), (0.0, init.initial_phi, 1.0, 1.0)])
+    mu, phi, sigma = rate(
+        0.0,
+        init.initial_phi,
+        0.06,
+        0.5,
+        [(0.0, init.initial_phi, 1.0, 1.0), (0.0, init.initial_phi, 1.0, 1.0)],
+    )
     assert (a.skill.mu, a.skill.phi, a.skill.sigma) == pytest.approx((mu, phi, sigma))
     # b played only in period 0: still pending until the period is closed for everyone.
     assert lg.player("b").pending
@@ -111,13 +120,25 @@ def test_three_modes_differ_on_one_history() -> None:
 
 
 def test_glicko1_batch_counts_the_current_period_errata_g1_step1() -> None:
-    text = ('name = "g1"\n[period]\nmode = "{mode}"\nlength_days = 7.0\norigin = "2024-01-01"\n'
-            '[update]\nplugin = "glicko1"\n[update.params]\nc = 30.0\n')
+    text = (
+        'name = "g1"\n[period]\nmode = "{mode}"\nlength_days = 7.0\norigin = "2024-01-01"\n'
+        '[update]\nplugin = "glicko1"\n[update.params]\nc = 30.0\n'
+    )
     lg = league("batch", text)
-    lg.import_state({"players": [
-        {"id": "a", "skill": {"rating": 1500.0, "deviation": 100.0}, "matches": 5,
-         "last_played": "2023-12-30T00:00:00Z", "open": {"period": -1, "pending": []}},
-        {"id": "b", "skill": {"rating": 1500.0, "deviation": 100.0}}]})
+    lg.import_state(
+        {
+            "players": [
+                {
+                    "id": "a",
+                    "skill": {"rating": 1500.0, "deviation": 100.0},
+                    "matches": 5,
+                    "last_played": "2023-12-30T00:00:00Z",
+                    "open": {"period": -1, "pending": []},
+                },
+                {"id": "b", "skill": {"rating": 1500.0, "deviation": 100.0}},
+            ]
+        }
+    )
     lg.record_many([game("m1", "a", "b", 2)])
     # t = 1 (a competed in the previous period): RD at onset sqrt(100² + 30²); b is new to
     # the league's history (no previous competition), so its RD stays 100 at onset.
@@ -126,7 +147,8 @@ def test_glicko1_batch_counts_the_current_period_errata_g1_step1() -> None:
     a_expected = g1_rate(1500.0, math.sqrt(100**2 + 30**2), [(1500.0, 100.0, 1.0, 1.0)])
     b_expected = g1_rate(1500.0, 100.0, [(1500.0, math.sqrt(100**2 + 30**2), 0.0, 1.0)])
     assert (lg.player("a").skill.rating, lg.player("a").skill.deviation) == pytest.approx(
-        a_expected)
+        a_expected
+    )
     # b's opponent in the pairing is a's stored (period-start) state, RD 100:
     b_plain = g1_rate(1500.0, 100.0, [(1500.0, 100.0, 0.0, 1.0)])
     assert lg.player("b").skill.rating == pytest.approx(b_plain[0])
@@ -141,14 +163,21 @@ def test_rank_layer_needs_match_or_live_mode(installed_pm) -> None:
 
     installed_pm.register(Ranks(), name="ranks")
     with pytest.raises(rankcraft.RulesetError, match="needs \\[period\\] mode 'match' or 'live'"):
-        rankcraft.loads_ruleset('name = "x"\n[period]\nmode = "batch"\n[update]\nplugin = "elo"\n'
-                                '[rank]\nplugin = "ranks"\n', plugins=rankcraft.Plugins(installed_pm))
+        rankcraft.loads_ruleset(
+            'name = "x"\n[period]\nmode = "batch"\n[update]\nplugin = "elo"\n'
+            '[rank]\nplugin = "ranks"\n',
+            plugins=rankcraft.Plugins(installed_pm),
+        )
 
 
 @pytest.mark.parametrize("mode", ["batch", "live"])
 def test_open_periods_survive_a_restart(tmp_path: Path, mode: str) -> None:
-    games = [game("m1", "a", "b", 1), game("m2", "a", "c", 2, 0.0), game("m3", "b", "c", 3),
-             game("m4", "a", "b", 9)]
+    games = [
+        game("m1", "a", "b", 1),
+        game("m2", "a", "c", 2, 0.0),
+        game("m3", "b", "c", 3),
+        game("m4", "a", "b", 9),
+    ]
     text = G2.format(mode=mode)
     db = tmp_path / "l.sqlite"
     with rankcraft.League.open(db, rankcraft.loads_ruleset(text)) as lg:

@@ -22,9 +22,9 @@ from rankcraft.ruleset import bundled_names
 
 EXTRA = {
     "glicko2-batch": 'extends = "inversus"\nname = "inversus-batch"\n[period]\nmode = "batch"\n'
-                     'length_days = 3.0\n',
+    "length_days = 3.0\n",
     "glicko2-live": 'extends = "inversus"\nname = "inversus-live"\n[period]\nmode = "live"\n'
-                    'length_days = 3.0\n',
+    "length_days = 3.0\n",
     "glicko1-individual": 'extends = "skyweaver"\nname = "s-ind"\n[team]\nplugin = "individual"\n',
 }
 RULESETS = [*bundled_names(), *EXTRA]
@@ -40,8 +40,9 @@ def history(seed: int, n: int) -> list[dict[str, Any]]:
     at = datetime(2024, 1, 1, tzinfo=UTC)
     out = []
     for i in range(n):
-        at += timedelta(seconds=rng.choice([0, 60, 3600, 86400, 86400 * 9, 86400 * 200])
-                        * rng.random())
+        at += timedelta(
+            seconds=rng.choice([0, 60, 3600, 86400, 86400 * 9, 86400 * 200]) * rng.random()
+        )
         sides = 3 if rng.random() < 0.1 else 2
         size = rng.choice([1, 1, 1, 2, 3])
         chosen = rng.sample(players, min(len(players), sides * size))
@@ -130,5 +131,6 @@ def test_order_inside_a_side_changes_nothing(name: str, seed: int) -> None:
     for a, b in zip(first.players(), second.players(), strict=True):
         assert a.id == b.id
         for field in attrs.fields(type(a.skill)):
-            assert getattr(a.skill, field.name) == pytest.approx(getattr(b.skill, field.name),
-                                                                 rel=1e-9, abs=1e-12)
+            assert getattr(a.skill, field.name) == pytest.approx(
+                getattr(b.skill, field.name), rel=1e-9, abs=1e-12
+            )

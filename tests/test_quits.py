@@ -10,11 +10,23 @@ from rankcraft.plugins.glicko2 import Glicko2Skill, rate
 
 def test_inversus_quitter_loses_at_the_next_start_others_are_not_rated() -> None:
     league = rankcraft.League("inversus")
-    league.import_state({"players": [
-        {"id": "q", "skill": {"mu": 0.5, "phi": 0.6, "sigma": 0.06}},
-        {"id": "o", "skill": {"mu": 0.2, "phi": 0.4, "sigma": 0.05}}]})
-    report = league.record({"id": "abandoned", "played_at": "2024-01-01T10:00:00Z",
-                            "teams": [["q"], ["o"]], "scores": [1, 0], "quit": ["q"]})
+    league.import_state(
+        {
+            "players": [
+                {"id": "q", "skill": {"mu": 0.5, "phi": 0.6, "sigma": 0.06}},
+                {"id": "o", "skill": {"mu": 0.2, "phi": 0.4, "sigma": 0.05}},
+            ]
+        }
+    )
+    report = league.record(
+        {
+            "id": "abandoned",
+            "played_at": "2024-01-01T10:00:00Z",
+            "teams": [["q"], ["o"]],
+            "scores": [1, 0],
+            "quit": ["q"],
+        }
+    )
     # The opponent's match is cancelled: no win, no change.
     assert report.change("o").skill_after == Glicko2Skill(0.2, 0.4, 0.05)
     assert report.change("o").factors == {"cancelled": 1.0}
@@ -24,11 +36,23 @@ def test_inversus_quitter_loses_at_the_next_start_others_are_not_rated() -> None
     assert [(p.opponent, p.score) for p in q.pending] == [(Glicko2Skill(0.2, 0.4, 0.05), 0.0)]
     assert report.change("q").factors == {"deferred": 1.0}
     # The opponent plays on meanwhile; it does not change the stored loss.
-    league.record({"id": "other", "played_at": "2024-01-02T10:00:00Z",
-                   "teams": [["o"], ["x"]], "scores": [1, 0]})
+    league.record(
+        {
+            "id": "other",
+            "played_at": "2024-01-02T10:00:00Z",
+            "teams": [["o"], ["x"]],
+            "scores": [1, 0],
+        }
+    )
     # The quitter's next match starts 3.5 days later: loss first, then 3 whole idle days.
-    report = league.record({"id": "next", "played_at": "2024-01-04T22:00:00Z",
-                            "teams": [["q"], ["y"]], "scores": [1, 0]})
+    report = league.record(
+        {
+            "id": "next",
+            "played_at": "2024-01-04T22:00:00Z",
+            "teams": [["q"], ["y"]],
+            "scores": [1, 0],
+        }
+    )
     mu, phi, sigma = rate(0.5, 0.6, 0.06, 0.5, [(0.2, 0.4, 0.0, 1.0)])
     params = league.ruleset.update.params
     after_loss = params.clamp(mu, phi, sigma)
@@ -41,8 +65,15 @@ def test_inversus_quitter_loses_at_the_next_start_others_are_not_rated() -> None
 
 def test_a_quitter_who_never_returns_keeps_the_loss_pending() -> None:
     league = rankcraft.League("inversus")
-    league.record({"id": "m", "played_at": "2024-01-01", "teams": [["q"], ["o"]],
-                   "scores": [0, 1], "quit": ["q"]})
+    league.record(
+        {
+            "id": "m",
+            "played_at": "2024-01-01",
+            "teams": [["q"], ["o"]],
+            "scores": [0, 1],
+            "quit": ["q"],
+        }
+    )
     exported = league.export()
     q = next(p for p in exported["players"] if p["id"] == "q")
     assert q["open"]["pending"][0][1] == 0.0
@@ -53,7 +84,8 @@ def test_a_quitter_who_never_returns_keeps_the_loss_pending() -> None:
 
 def test_plain_loss_rule(match) -> None:
     ruleset = rankcraft.loads_ruleset(
-        'extends = "elo"\nname = "elo-quits"\n[quits]\nquitter = "loss"\n')
+        'extends = "elo"\nname = "elo-quits"\n[quits]\nquitter = "loss"\n'
+    )
     league = rankcraft.League(ruleset)
     league.record(match("m", ["a", "b"], ["c", "d"], scores=[3, 0], quit=["b"]))
     assert league.player("a").skill.rating == pytest.approx(1516.0)  # the side's result

@@ -9,8 +9,9 @@ from rankcraft.plugins.glicko2 import Glicko2Skill
 from rankcraft.plugins.team_composite import rankcraft_team
 
 
-def seed_000_virtual_opponent(local_player: float, local_team: list[float],
-                              opposing: list[tuple[float, float]]) -> tuple[float, float]:
+def seed_000_virtual_opponent(
+    local_player: float, local_team: list[float], opposing: list[tuple[float, float]]
+) -> tuple[float, float]:
     """The seed's C++ snippet, transcribed in the test as the oracle."""
     local_rating = sum(local_team) / len(local_team)
     opposing_rating = sum(r for r, _ in opposing) / len(opposing)
@@ -23,24 +24,33 @@ def test_virtual_opponent_is_the_seeds() -> None:
     betty, bill = Glicko2Skill(0.1, 0.9, 0.06), Glicko2Skill(0.5, 0.3, 0.07)
     pairings = rankcraft_team([[alice, alex], [betty, bill]], [1, 2], 1.0)
     for member, (pairing,) in zip([alice, alex], pairings[0], strict=True):
-        mu, phi = seed_000_virtual_opponent(member.mu, [alice.mu, alex.mu],
-                                            [(betty.mu, betty.phi), (bill.mu, bill.phi)])
-        assert pairing.opponent.mu == pytest.approx(mu) and pairing.opponent.phi == pytest.approx(phi)
+        mu, phi = seed_000_virtual_opponent(
+            member.mu, [alice.mu, alex.mu], [(betty.mu, betty.phi), (bill.mu, bill.phi)]
+        )
+        assert pairing.opponent.mu == pytest.approx(mu) and pairing.opponent.phi == pytest.approx(
+            phi
+        )
         assert pairing.score == 1.0 and pairing.weight == 1.0
     (first,) = pairings[1][0]
     assert first.score == 0.0
-    mu, phi = seed_000_virtual_opponent(betty.mu, [betty.mu, bill.mu],
-                                        [(alice.mu, alice.phi), (alex.mu, alex.phi)])
+    mu, phi = seed_000_virtual_opponent(
+        betty.mu, [betty.mu, bill.mu], [(alice.mu, alice.phi), (alex.mu, alex.phi)]
+    )
     assert first.opponent.mu == pytest.approx(mu) and first.opponent.phi == pytest.approx(phi)
 
 
 def test_own_deviation_is_what_gets_updated(match) -> None:
     league = rankcraft.League("inversus")
-    league.import_state({"players": [
-        {"id": "alice", "skill": {"mu": 1.0, "phi": 0.5, "sigma": 0.06}},
-        {"id": "alex", "skill": {"mu": -1.0, "phi": 1.5, "sigma": 0.06}},
-        {"id": "betty", "skill": {"mu": 0.0, "phi": 1.0, "sigma": 0.06}},
-        {"id": "bill", "skill": {"mu": 0.0, "phi": 1.0, "sigma": 0.06}}]})
+    league.import_state(
+        {
+            "players": [
+                {"id": "alice", "skill": {"mu": 1.0, "phi": 0.5, "sigma": 0.06}},
+                {"id": "alex", "skill": {"mu": -1.0, "phi": 1.5, "sigma": 0.06}},
+                {"id": "betty", "skill": {"mu": 0.0, "phi": 1.0, "sigma": 0.06}},
+                {"id": "bill", "skill": {"mu": 0.0, "phi": 1.0, "sigma": 0.06}},
+            ]
+        }
+    )
     report = league.record(match("t", ["alice", "alex"], ["betty", "bill"], scores=[1, 0]))
     alice, alex = report.change("alice"), report.change("alex")
     # Same team result, same expected score against the composite, different own phi:
