@@ -131,13 +131,18 @@ def _leaderboard_rows(
             [
                 str(place),
                 r.id,
-                *(f"{getattr(r.rank, c):.1f}" for c in rank_cols),
-                *(f"{getattr(r.skill, c):.1f}" for c in skill_cols),
+                *(_num(getattr(r.rank, c)) for c in rank_cols),
+                *(_num(getattr(r.skill, c)) for c in skill_cols),
                 str(r.matches),
                 r.last_played.date().isoformat() if r.last_played else "-",
             ]
         )
     return headers, rows
+
+
+def _num(value: float) -> str:
+    """A state value for a table: 1 decimal for rating points, 3 for small scales."""
+    return f"{value:.3f}" if abs(value) < 100 else f"{value:.1f}"
 
 
 def _emit_json(data: Any, out: TextIO) -> None:

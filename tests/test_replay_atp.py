@@ -57,3 +57,32 @@ def test_atp_singles_replay_matches_plain_elo(tmp_path: Path, shared_data: Path)
     assert [row["place"] for row in board] == list(range(1, len(board) + 1))
     ordered = [row["skill"]["rating"] for row in board]
     assert ordered == sorted(ordered, reverse=True)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("ruleset", ["inversus", "glicko1"])
+def test_glicko_rulesets_replay_atp_doubles(
+    tmp_path: Path, shared_data: Path, ruleset: str
+) -> None:
+    source = shared_data / "atp_doubles_2000_2020.jsonl.gz"
+    db = tmp_path / "d.sqlite"
+    exe = str(Path(sys.executable).with_name("rankcraft"))
+    done = subprocess.run(
+        [exe, "replay", str(source), "--ruleset", ruleset, "--db", str(db), "--json"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    assert json.loads(done.stdout)["recorded"] == 25_781
+    board = json.loads(
+        subprocess.run(
+            [exe, "leaderboard", "--db", str(db), "--json"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+    )
+    assert len(board) == 1_806
+    for row in board:
+        for value in row["skill"].values():
+            assert value == value and abs(value) < 1e6  # finite, no NaN
