@@ -124,13 +124,16 @@ def _leaderboard_rows(
 ) -> tuple[list[str], list[list[str]]]:
     skill_cols = _skill_columns(league)
     rank_cols = _rank_columns(league)
-    headers = ["#", "player", *rank_cols, *skill_cols, "matches", "last played"]
+    standings = league.standings()
+    extra = ["standing"] if standings else []
+    headers = ["#", "player", *extra, *rank_cols, *skill_cols, "matches", "last played"]
     rows = []
     for place, r in enumerate(records, 1):
         rows.append(
             [
                 str(place),
                 r.id,
+                *([standings.get(r.id, "-")] if standings else []),
                 *(_num(getattr(r.rank, c)) for c in rank_cols),
                 *(_num(getattr(r.skill, c)) for c in skill_cols),
                 str(r.matches),
@@ -142,6 +145,8 @@ def _leaderboard_rows(
 
 def _num(value: float) -> str:
     """A state value for a table: 1 decimal for rating points, 3 for small scales."""
+    if isinstance(value, int):
+        return str(value)
     return f"{value:.3f}" if abs(value) < 100 else f"{value:.1f}"
 
 
@@ -227,7 +232,9 @@ def cmd_leaderboard(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     with _open_existing(args) as league:
         top = league.leaderboard(args.top)
         if args.json:
-            _emit_json([{"place": i, **_record_json(league, r)} for i, r in enumerate(top, 1)], out)
+            standings = league.standings()
+            _emit_json([{"place": i, "standing": standings.get(r.id), **_record_json(league, r)}
+                        for i, r in enumerate(top, 1)], out)
         else:
             headers, rows = _leaderboard_rows(league, top)
             _print_table(rows, headers, out)
@@ -242,7 +249,13 @@ def _fmt_state(state: Any) -> str:
     parts = []
     for f in attrs.fields(type(state)):
         value = getattr(state, f.name)
-        parts.append(f"{f.name} {value:.2f}" if isinstance(value, float) else f"{f.name} {value}")
+        if isinstance(value, float):
+            parts.append(f"{f.name} {value:.2f}")
+        elif isinstance(value, tuple) and len(value) > 3:
+            shown = ", ".join(map(str, value[-3:]))
+            parts.append(f"{f.name} ({len(value)}, latest: {shown})")
+        else:
+            parts.append(f"{f.name} {value}")
     return ", ".join(parts)
 
 
@@ -251,10 +264,12 @@ def cmd_player(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         record = league.player(args.id)
         rows = league.history(args.id, args.last)
         codec = league.codec
+        standing = league.standings().get(args.id)
         if args.json:
             _emit_json(
                 {
                     "player": _record_json(league, record),
+                    "standing": standing,
                     "history": [
                         {
                             "seq": row.seq,
@@ -272,6 +287,8 @@ def cmd_player(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(f"  skill: {_fmt_state(record.skill)}\n")
         if record.rank is not None:
             out.write(f"  rank:  {_fmt_state(record.rank)}\n")
+        if standing is not None:
+            out.write(f"  standing: {standing}\n")
         if rows:
             out.write(f"\nlast {len(rows)} matches, newest first:\n")
         loc = _skill_columns(league)[:1]
@@ -287,17 +304,24 @@ def cmd_player(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 result = f"placed {m.places[change.side]} of {len(m.teams)}"
             else:
                 result = {1.0: "won", 0.5: "drew", 0.0: "lost"}[side_result]
-            delta = ""
+            parts = [f"expected {expected:.3f}"]
             if loc:
-                before = getattr(change.skill_used, loc[0])
-                after = getattr(change.skill_after, loc[0])
-                delta = f"{loc[0]} {before:.1f} -> {after:.1f} ({after - before:+.1f})"
-            factors = ", ".join(f"{k} {v:g}" for k, v in change.factors.items())
+                parts.append(_delta(loc[0], change.skill_used, change.skill_after))
+            rank_loc = _rank_columns(league)[:1]
+            if rank_loc and change.rank_after is not None:
+                parts.append(_delta(rank_loc[0], change.rank_before, change.rank_after))
+            if change.factors:
+                parts.append("why: " + ", ".join(f"{k} {v:.4g}" for k, v in change.factors.items()))
             out.write(
                 f"  {m.played_at.date().isoformat()}  {m.id}: {result} vs {opponents}; "
-                f"expected {expected:.3f}; {delta}" + (f"; {factors}" if factors else "") + "\n"
+                + "; ".join(parts) + "\n"
             )
     return 0
+
+
+def _delta(field: str, before: Any, after: Any) -> str:
+    old, new = getattr(before, field), getattr(after, field)
+    return f"{field} {_num(old)} -> {_num(new)} ({'+' if new >= old else '-'}{_num(abs(new - old))})"
 
 
 def _side_result(match: Match, side: int) -> float | None:

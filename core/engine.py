@@ -17,10 +17,11 @@ league is built; the per-match loop calls plain functions.
 from __future__ import annotations
 
 import gc
+import json
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -119,6 +120,8 @@ class League:
             self._check_same_ruleset(stored)
         self._players: dict[str, PlayerRecord] = self.store.load_players()
         self._seen: set[str] = self.store.match_ids()
+        self._next_resets = self._load_schedule()
+        self._schedule_dirty = False
         self._in_batch = False
         self._undo: dict[str, PlayerRecord | None] = {}
         self._undo_seen: list[str] = []
@@ -205,6 +208,11 @@ class League:
             self._initial_rank = pl.initial(rs.rank.plugin, "rank", rs.rank.params)
             self.rank_class = type(self._initial_rank())
         self._reset = pl.reset(rs.reset.plugin, rs.reset.params) if rs.reset is not None else None
+        self._standings: Callable[[Sequence[PlayerRecord]], Mapping[str, str]] | None = None
+        for spec in (rs.rank, update):
+            if spec is not None and pl.implements(spec.plugin, "rankcraft_standings"):
+                self._standings = pl.standings(spec.plugin, spec.params)
+                break
         self._sort_field = (
             field_of_role(self.rank_class, "location") if self.rank_class is not None else None
         )
@@ -564,6 +572,9 @@ class League:
                     pairs,
                     mode,
                 )
+                if mode == "match" and stored[i][j].pending:
+                    # a deferred loss (INVERSUS quit) was rated as this match started
+                    context.explain("deferred_loss", float(len(stored[i][j].pending)))
                 rank_after = record.rank
                 pending = record.pending
                 base = record.base
@@ -612,7 +623,7 @@ class League:
                         skill_before=before.skill,
                         skill_used=used,
                         skill_after=after,
-                        rank_before=before.rank,
+                        rank_before=record.rank,
                         rank_after=rank_after,
                         factors=context.factors,
                     )
@@ -670,6 +681,7 @@ class League:
         # passes over them cost more than the rating itself. Pause it for the batch.
         gc_was_enabled = gc.isenabled()
         gc.disable()
+        schedule_before = list(self._next_resets)
         self._in_batch = True
         self._undo = {}
         self._undo_seen = []
@@ -679,9 +691,14 @@ class League:
         try:
             yield
             self._flush()
+            if self._schedule_dirty:
+                self.store.set_meta(
+                    "next_resets", json.dumps([format_time(t) for t in self._next_resets])
+                )
             self.store.commit()
         except BaseException:
             self.store.rollback()
+            self._next_resets = schedule_before
             players = self._players
             for pid, old in self._undo.items():
                 if old is None:
@@ -692,6 +709,7 @@ class League:
                 self._seen.discard(mid)
             raise
         finally:
+            self._schedule_dirty = False
             if gc_was_enabled:
                 gc.enable()
             self._in_batch = False
@@ -714,8 +732,10 @@ class League:
         m = self._coerce(match)
         if m.id in self._seen:
             raise DuplicateMatchError(f"match id {m.id!r} is already recorded", match_id=m.id)
-        records, report = self._rate(m)
         with self.batch():
+            if self._next_resets:
+                self._run_due_resets(m.played_at)
+            records, report = self._rate(m)
             self._apply(records, m, report)
         return report
 
@@ -746,6 +766,8 @@ class League:
                     raise DuplicateMatchError(
                         f"match id {m.id!r} is already recorded", match_id=m.id
                     )
+                if self._next_resets:
+                    self._run_due_resets(m.played_at)
                 records, last = self._rate(m)
                 self._apply(records, m, last)
                 recorded += 1
@@ -906,21 +928,57 @@ class League:
                 f"no season events to run ({kind!r})"
             )
         when = parse_time(at, field="at") if isinstance(at, str) else at
+        with self.batch():
+            return self._run_reset(kind, when)
+
+    def _run_reset(self, kind: str, when: datetime | None) -> int:
+        assert self._reset is not None
         update = self.ruleset.slot("update")
         assert update is not None
-        context = ResetContext(kind=kind, at=when, skill_params=update.params)
+        context = ResetContext(kind=kind, at=when, skill_params=update.params, decay=self._decay)
         before = self.players()
         after = list(self._reset(before, kind, context))
         changed = 0
-        with self.batch():
-            for record in after:
-                old = self._players.get(record.id)
-                if old is None:
-                    raise PluginError(f"reset plugin returned unknown player {record.id!r}")
-                if record != old:
-                    self._put(record)
-                    changed += 1
+        for record in after:
+            old = self._players.get(record.id)
+            if old is None:
+                raise PluginError(f"reset plugin returned unknown player {record.id!r}")
+            if record != old:
+                self._put(record)
+                changed += 1
         return changed
+
+    def _load_schedule(self) -> list[datetime]:
+        saved = self.store.get_meta("next_resets")
+        schedule = self.ruleset.resets
+        if saved is not None:
+            moments = [parse_time(text, field="next_resets") for text in json.loads(saved)]
+            if len(moments) == len(schedule):
+                return moments
+        return [s.start_time + timedelta(days=s.every_days) for s in schedule]
+
+    def _run_due_resets(self, at: datetime) -> None:
+        """Run the ruleset's scheduled season events due at or before ``at``, in order."""
+        schedule = self.ruleset.resets
+        moments = self._next_resets
+        while True:
+            due = min(
+                ((moment, i) for i, moment in enumerate(moments) if moment <= at), default=None
+            )
+            if due is None:
+                return
+            moment, i = due
+            self._run_reset(schedule[i].kind, moment)
+            moments[i] = moment + timedelta(days=schedule[i].every_days)
+            self._schedule_dirty = True
+
+    def standings(self) -> dict[str, str]:
+        """League-wide labels per player (a tier such as Grandweaver, a percentile), from
+        the rank plugin (or the update plugin without a rank slot); empty when neither
+        offers them."""
+        if self._standings is None:
+            return {}
+        return dict(self._standings(self.players()))
 
     def close(self) -> None:
         """Close the store."""

@@ -17,7 +17,7 @@ The reference page for plugin authors is docs/hooks.md.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ._markers import hookspec
@@ -197,6 +197,28 @@ def rankcraft_reset(
         :class:`rankcraft.InputError` for a kind the plugin does not offer.
     :param context: the event's time and the ruleset's skill params.
     :returns: the new records (same ids; players left out are unchanged).
+
+    .. versionadded:: 0.1
+    """
+
+
+# ---------------------------------------------------------------------------------------
+# Views of the whole league: called for displays, never per match
+# ---------------------------------------------------------------------------------------
+
+
+@hookspec
+def rankcraft_standings(params: Any, players: Sequence[PlayerRecord]) -> Mapping[str, str]:
+    """Return a label per player that depends on the whole league (a title, a percentile).
+
+    Some ranks cannot be read off one player's state: Skyweaver's Grandweaver is the top
+    100 Masters, seed 002's percentile compares every active player. The engine calls the
+    rank plugin's implementation (or, without a rank slot, the update plugin's) for
+    leaderboards and player views.
+
+    :param params: the params of the slot whose plugin answers (rank, else update).
+    :param players: every player's record.
+    :returns: a mapping from player id to a short label; players left out have none.
 
     .. versionadded:: 0.1
     """

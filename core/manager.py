@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib import metadata
 from typing import Any, cast
 
@@ -174,6 +174,8 @@ class Plugins:
                 served.update(slots)
         if "rank" in served and not self.implements(plugin, "rankcraft_rank"):
             served.discard("rank")
+        if "rank" in served and not self.implements(plugin, "rankcraft_update"):
+            served.discard("initial")  # its rankcraft_initial gives rank states
         return tuple(s for s in SLOTS if s in served)
 
     def info(self) -> list[PluginInfo]:
@@ -253,6 +255,15 @@ class Plugins:
     def rank(self, plugin: str, params: Any) -> RankFn:
         """``(rank_state, before, after, context) -> rank state``."""
         return cast(RankFn, self._bind(plugin, "rankcraft_rank", params=params))
+
+    def standings(
+        self, plugin: str, params: Any
+    ) -> Callable[[Sequence[PlayerRecord]], Mapping[str, str]]:
+        """``(players) -> label per player id``."""
+        return cast(
+            "Callable[[Sequence[PlayerRecord]], Mapping[str, str]]",
+            self._bind(plugin, "rankcraft_standings", params=params),
+        )
 
     def reset(self, plugin: str, params: Any) -> ResetFn:
         """``(players, kind, context) -> records``."""

@@ -8,7 +8,7 @@ many of them). Validation happens where values enter (:mod:`rankcraft.io` for ma
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Literal, NamedTuple
 
@@ -242,11 +242,14 @@ class ResetContext:
         kind: the event, e.g. ``"soft"`` or ``"hard"``; plugins refuse kinds they lack.
         at: when the event happens (UTC), or None for "now, outside time".
         skill_params: params of the ruleset's skill (update) slot.
+        decay: the skill plugin's decay, ``(state, periods) -> state``, or None when the
+            skill does not decay (a reset may add rating periods of uncertainty).
     """
 
     kind: str
     at: datetime | None = None
     skill_params: Any = None
+    decay: Callable[[Any, float], Any] | None = None
 
 
 @attrs.frozen(kw_only=True)

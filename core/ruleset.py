@@ -182,6 +182,35 @@ class QuitSpec:
 
 
 @attrs.frozen(kw_only=True)
+class ResetSchedule:
+    """A season event that a replay runs by itself, every ``every_days`` from ``start``.
+
+    Attributes:
+        kind: the event handed to the reset plugin, e.g. ``"soft"`` or ``"hard"``.
+        every_days: days between two events, > 0 (7 for weekly, 28 for four-week seasons).
+        start: ISO-8601 date or date-time (UTC without a zone); the first event is
+            ``every_days`` after it. Events due at the same moment run in file order.
+    """
+
+    kind: str
+    every_days: float = attrs.field(validator=_finite_positive)
+    start: str = attrs.field()
+
+    @start.validator
+    def _check_start(self, attribute: attrs.Attribute[str], value: str) -> None:
+        try:
+            datetime.fromisoformat(value)
+        except ValueError:
+            raise ValueError(f"'start' must be an ISO-8601 date or date-time: {value!r}") from None
+
+    @property
+    def start_time(self) -> datetime:
+        """``start`` as an aware UTC time."""
+        moment = datetime.fromisoformat(self.start)
+        return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+@attrs.frozen(kw_only=True)
 class SlotSpec:
     """One slot of a ruleset.
 
@@ -210,6 +239,7 @@ class Ruleset:
         team: how sides become pairings (a file without ``[team]`` gets plugin ``mean``).
         rank: the visible rank layer, optional.
         reset: season events, optional.
+        resets: season events run by themselves during replays (``[[resets]]``).
     """
 
     name: str
@@ -223,6 +253,7 @@ class Ruleset:
     team: SlotSpec
     rank: SlotSpec | None = None
     reset: SlotSpec | None = None
+    resets: tuple[ResetSchedule, ...] = ()
     plugins: Plugins = attrs.field(eq=False, repr=False, factory=Plugins)
 
     def slot(self, name: str) -> SlotSpec | None:
@@ -234,7 +265,7 @@ class Ruleset:
         return spec
 
 
-_TOP_KEYS = ("name", "description", "extends", "period", "quits", *SLOTS)
+_TOP_KEYS = ("name", "description", "extends", "period", "quits", "resets", *SLOTS)
 _SLOT_HOOKS = {
     "initial": "rankcraft_initial",
     "decay": "rankcraft_decay",
@@ -394,8 +425,13 @@ def from_dict(
             "every match; in 'batch' mode skills only move when a period closes) @ "
             "ruleset.period.mode"
         )
+    resets = structure(data.get("resets", []), tuple[ResetSchedule, ...], path="ruleset.resets",
+                       source=source)
+    if resets and "reset" not in slots:
+        raise RulesetError(f"{source}: [[resets]] needs a [reset] slot to run them @ ruleset.resets")
     ruleset = Ruleset(
-        name=name, description=description, period=period, quits=quits, plugins=plugins, **slots
+        name=name, description=description, period=period, quits=quits, plugins=plugins,
+        resets=resets, **slots
     )
     _check_fit(ruleset, source)
     return ruleset
@@ -467,6 +503,8 @@ def to_dict(ruleset: Ruleset) -> dict[str, Any]:
         if spec.params is not None:
             table["params"] = _drop_none(converter.unstructure(spec.params))
         out[slot] = table
+    if ruleset.resets:
+        out["resets"] = [converter.unstructure(r) for r in ruleset.resets]
     return out
 
 

@@ -21,8 +21,9 @@ import rankcraft
 from rankcraft.ruleset import bundled_names
 
 EXTRA = {
-    "glicko2-batch": 'extends = "inversus"\nname = "inversus-batch"\n[period]\nmode = "batch"\n'
-    "length_days = 3.0\n",
+    "glicko2-batch": 'name = "g2-batch"\n[period]\nmode = "batch"\nlength_days = 3.0\n'
+    '[update]\nplugin = "glicko2"\n[update.params]\nbounded = true\n'
+    '[team]\nplugin = "composite-opponent"\n',
     "glicko2-live": 'extends = "inversus"\nname = "inversus-live"\n[period]\nmode = "live"\n'
     "length_days = 3.0\n",
     "glicko1-individual": 'extends = "skyweaver"\nname = "s-ind"\n[team]\nplugin = "individual"\n',
@@ -30,11 +31,16 @@ EXTRA = {
 RULESETS = [*bundled_names(), *EXTRA]
 
 
+def sides_for(ruleset: rankcraft.Ruleset) -> int:
+    """The wager system rates two-sided matches only (seed 002)."""
+    return 2 if ruleset.update.plugin == "wager" else 3
+
+
 def load(name: str) -> rankcraft.Ruleset:
     return rankcraft.loads_ruleset(EXTRA[name]) if name in EXTRA else rankcraft.load_ruleset(name)
 
 
-def history(seed: int, n: int) -> list[dict[str, Any]]:
+def history(seed: int, n: int, max_sides: int = 3) -> list[dict[str, Any]]:
     rng = random.Random(seed)
     players = [f"p{i}" for i in range(rng.randint(4, 12))]
     at = datetime(2024, 1, 1, tzinfo=UTC)
@@ -43,7 +49,7 @@ def history(seed: int, n: int) -> list[dict[str, Any]]:
         at += timedelta(
             seconds=rng.choice([0, 60, 3600, 86400, 86400 * 9, 86400 * 200]) * rng.random()
         )
-        sides = 3 if rng.random() < 0.1 else 2
+        sides = 3 if rng.random() < 0.1 and max_sides > 2 else 2
         size = rng.choice([1, 1, 1, 2, 3])
         chosen = rng.sample(players, min(len(players), sides * size))
         teams = [chosen[k::sides] for k in range(sides)]
@@ -70,9 +76,31 @@ def check_state(ruleset: rankcraft.Ruleset, state: Any) -> None:
         assert params.volatility_bounds[0] <= state.sigma <= params.volatility_bounds[1]
     if ruleset.update.plugin == "glicko1":
         assert params.min_deviation - 1e-9 <= state.deviation <= params.ceiling + 1e-9
+    if ruleset.update.plugin == "wager":
+        assert state.rank >= params.floor and round(state.rank, 2) == state.rank
 
 
-LOCATION = {"elo": "rating", "glicko1": "rating", "glicko2": "mu"}
+LOCATION = {"elo": "rating", "glicko1": "rating", "glicko2": "mu", "wager": "rank"}
+
+
+def check_rank(ruleset: rankcraft.Ruleset, change: rankcraft.PlayerChange, score: float | None,
+               quit: bool) -> None:
+    """The rank layers' invariants for one player's change (score: 1-v-1 result or None)."""
+    if ruleset.rank is None or change.rank_after is None:
+        return
+    before, after = change.rank_before, change.rank_after
+    if ruleset.rank.plugin == "inversus-rp":
+        assert 0.0 <= after.points <= ruleset.rank.params.max_points
+        if score == 1.0 and not quit:
+            assert after.points >= before.points
+        elif score == 0.0:
+            assert after.points <= before.points
+    if ruleset.rank.plugin == "skyweaver-rp":
+        assert isinstance(after.points, int) and after.points >= 0
+        assert after.points >= after.floor >= before.floor  # never below a hard floor
+        assert after.floor in (200, 300, 600, 900, 1200)
+        if score == 1.0:
+            assert after.points >= before.points
 
 
 @pytest.mark.parametrize("name", RULESETS)
@@ -82,13 +110,19 @@ def test_invariants_over_random_histories(name: str, seed: int, n: int) -> None:
     ruleset = load(name)
     league = rankcraft.League(ruleset)
     location = LOCATION[ruleset.update.plugin]
-    for data in history(seed, n):
+    for data in history(seed, n, sides_for(ruleset)):
         report = league.record(data)
         assert all(0.0 <= p <= 1.0 for p in report.expected)
         assert math.fsum(report.expected) == pytest.approx(1.0)
         for change in report.changes:
             check_state(ruleset, change.skill_after)
             check_state(ruleset, change.skill_used)
+            sides = data["teams"]
+            score = None
+            if len(sides) == 2 and data["scores"][0] != data["scores"][1]:
+                mine = data["scores"][change.side]
+                score = 1.0 if mine > data["scores"][1 - change.side] else 0.0
+            check_rank(ruleset, change, score, change.player in data.get("quit", ()))
         one_v_one = len(data["teams"]) == 2 and all(len(s) == 1 for s in data["teams"])
         if one_v_one and ruleset.period.mode != "batch" and not data.get("quit"):
             for change in report.changes:
@@ -118,7 +152,7 @@ def test_invariants_over_random_histories(name: str, seed: int, n: int) -> None:
 @settings(max_examples=10)
 @given(seed=st.integers(0, 2**32 - 1))
 def test_order_inside_a_side_changes_nothing(name: str, seed: int) -> None:
-    games = history(seed, 60)
+    games = history(seed, 60, sides_for(load(name)))
     shuffled = []
     rng = random.Random(seed + 1)
     for data in games:

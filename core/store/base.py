@@ -88,6 +88,14 @@ class Store(Protocol):
         """How many matches are recorded."""
         ...
 
+    def get_meta(self, key: str) -> str | None:
+        """A value the league keeps beside its players (e.g. the reset schedule), or None."""
+        ...
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Keep ``value`` under ``key``; only called inside a batch."""
+        ...
+
     def close(self) -> None:
         """Release the store's resources."""
         ...

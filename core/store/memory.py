@@ -19,6 +19,8 @@ class MemoryStore:
         self._by_player: dict[str, list[MatchRow]] = {}
         self._pending_players: list[PlayerRecord] = []
         self._pending_matches: list[tuple[Match, Report]] = []
+        self._meta: dict[str, str] = {}
+        self._pending_meta: dict[str, str] = {}
 
     def attach(self, ruleset_name: str, ruleset_toml: str, codec: Codec) -> tuple[str, str] | None:
         if self._ruleset is None:
@@ -35,6 +37,7 @@ class MemoryStore:
     def begin(self) -> None:
         self._pending_players = []
         self._pending_matches = []
+        self._pending_meta = {}
 
     def write(
         self, players: Iterable[PlayerRecord], matches: Iterable[tuple[Match, Report]]
@@ -43,6 +46,7 @@ class MemoryStore:
         self._pending_matches.extend(matches)
 
     def commit(self) -> None:
+        self._meta.update(self._pending_meta)
         for record in self._pending_players:
             self._players[record.id] = record
         for match, report in self._pending_matches:
@@ -66,6 +70,12 @@ class MemoryStore:
 
     def count_matches(self) -> int:
         return len(self._rows)
+
+    def get_meta(self, key: str) -> str | None:
+        return self._meta.get(key)
+
+    def set_meta(self, key: str, value: str) -> None:
+        self._pending_meta[key] = value
 
     def close(self) -> None:
         pass

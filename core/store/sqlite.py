@@ -241,5 +241,15 @@ class SQLiteStore:
         ).fetchone()
         return None if row is None else self._row(*row)
 
+    def get_meta(self, key: str) -> str | None:
+        return None if self._new else self._meta(key)
+
+    def set_meta(self, key: str, value: str) -> None:
+        self._db.execute(
+            "INSERT INTO meta (key, value) VALUES (?, ?) "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+
     def close(self) -> None:
         self._db.close()

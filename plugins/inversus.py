@@ -1,0 +1,202 @@
+"""``inversus-rp`` rank plugin: INVERSUS Deluxe's Rank Points (seed 000, ERRATA E-000-8…12).
+
+A player's *desired* RP is the lower end of their 99.7% skill interval, μ' − 3φ', mapped
+linearly from the rating bounds [-6.045, 6.045] onto [0, 10000] and clamped. After a match
+RP moves part of the way there (half, by default), but only up on a win and only down on a
+loss, by at least 1 RP (unless that would pass the upper end of the interval, μ' + 3φ', or
+10000) and at most 500 RP. A win against a stronger opponent adds an upset bonus of up to
+250 RP (at a 12.09 gap between the pre-match centres), added after the 500 cap by default.
+RP are real numbers (display rounding is presentation, E-000-8). Draws do not move RP
+(INVERSUS has none, E-000-12).
+
+>>> params = InversusRpParams()
+>>> round(params.to_points(0.0 - 3 * 2.015), 6), round(params.to_points(0.0), 1)
+(0.0, 5000.0)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import attrs
+
+from rankcraft import Needs, PlayerContext, hookimpl, state_field
+
+
+def _finite(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not math.isfinite(value):
+        raise ValueError(f"{attribute.name!r} must be a finite number: {value!r}")
+
+
+def _positive(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{attribute.name!r} must be a finite number > 0: {value!r}")
+
+
+def _non_negative(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not (math.isfinite(value) and value >= 0):
+        raise ValueError(f"{attribute.name!r} must be a finite number >= 0: {value!r}")
+
+
+def _fraction(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not (math.isfinite(value) and 0 < value <= 1):
+        raise ValueError(f"{attribute.name!r} must be in (0, 1]: {value!r}")
+
+
+def _interval(instance: object, attribute: attrs.Attribute[tuple[float, ...]],
+              value: tuple[float, ...]) -> None:
+    if len(value) != 2 or not all(math.isfinite(x) for x in value) or value[0] >= value[1]:
+        raise ValueError(
+            f"{attribute.name!r} must be [low, high] with finite low < high: {list(value)!r}"
+        )
+
+
+def _pair(value: Sequence[float]) -> tuple[float, ...]:
+    return tuple(value)
+
+
+@attrs.frozen(kw_only=True)
+class InversusRpParams:
+    """Params of ``inversus-rp`` (rank slot). Skill values are on the Glicko-2 scale.
+
+    Attributes:
+        rating_range: [low, high] of μ mapped onto [0, ``max_points``] (default
+            [-6.045, 6.045]).
+        max_points: the top of the RP scale, > 0 (default 10000).
+        confidence: z of the skill interval, > 0 (default 3.0: 99.7%).
+        step_fraction: share of the way to the desired RP moved per match, (0, 1]
+            (default 0.5).
+        min_change: RP always gained on a win / lost on a loss, ≥ 0 (default 1).
+        max_change: largest change from the step, > 0 (default 500).
+        upset_bonus: RP added for a win at the largest centre gap, ≥ 0 (default 250).
+        upset_gap: the centre gap (μ units) that earns the whole bonus, > 0 (default 12.09).
+        bonus_after_cap: add the bonus after the ``max_change`` cap (default true,
+            E-000-9: a win can move up to 750); false puts it inside the cap.
+        deviation_speed: untested idea of seed 000: scale the step by certainty,
+            ``step_fraction · (φ_max − φ') / (φ_max − φ_min)`` (default false).
+        deviation_range: [φ_min, φ_max] for ``deviation_speed`` (default [0.175, 2.015]).
+        tightest_deviation: untested idea of seed 000: the desired RP uses the tightest φ
+            the player has ever reached instead of the current φ' (default false).
+    """
+
+    rating_range: tuple[float, ...] = attrs.field(
+        default=(-6.045, 6.045), converter=_pair, validator=_interval
+    )
+    max_points: float = attrs.field(default=10000.0, validator=_positive)
+    confidence: float = attrs.field(default=3.0, validator=_positive)
+    step_fraction: float = attrs.field(default=0.5, validator=_fraction)
+    min_change: float = attrs.field(default=1.0, validator=_non_negative)
+    max_change: float = attrs.field(default=500.0, validator=_positive)
+    upset_bonus: float = attrs.field(default=250.0, validator=_non_negative)
+    upset_gap: float = attrs.field(default=12.09, validator=_positive)
+    bonus_after_cap: bool = True
+    deviation_speed: bool = False
+    deviation_range: tuple[float, ...] = attrs.field(
+        default=(0.175, 2.015), converter=_pair, validator=_interval
+    )
+    tightest_deviation: bool = False
+
+    def to_points(self, value: float) -> float:
+        """Map a μ-scale value onto RP, clamped to [0, max_points]."""
+        low, high = self.rating_range
+        points = (value - low) / (high - low) * self.max_points
+        return min(max(points, 0.0), self.max_points)
+
+
+@attrs.frozen(slots=True)
+class InversusRp:
+    """A player's Rank Points.
+
+    Attributes:
+        points: RP in [0, 10000], a real number (role ``location``).
+        best_phi: the tightest φ reached so far (kept for ``tightest_deviation``), or None.
+    """
+
+    points: float = state_field(role="location")
+    best_phi: float | None = None
+
+
+@hookimpl
+def rankcraft_params(slot: str) -> type | None:
+    return InversusRpParams if slot == "rank" else None
+
+
+@hookimpl
+def rankcraft_needs(slot: str) -> Needs | None:
+    return Needs(fields=("mu", "phi")) if slot == "rank" else None
+
+
+@hookimpl
+def rankcraft_initial(slot: str) -> InversusRp:
+    return InversusRp(0.0)
+
+
+def rp_change(
+    params: InversusRpParams,
+    points: float,
+    won: bool,
+    mu: float,
+    phi: float,
+    gap: float,
+    context: PlayerContext | None = None,
+) -> float:
+    """New RP after a win (``won``) or a loss, from the post-match μ', φ' and the pre-match
+    centre gap (opponent μ − own μ). Explains each part in ``context`` when given."""
+
+    def explain(name: str, value: float) -> None:
+        if context is not None:
+            context.explain(name, value)
+
+    z = params.confidence
+    target = params.to_points(mu - z * phi)
+    fraction = params.step_fraction
+    if params.deviation_speed:
+        low, high = params.deviation_range
+        fraction *= min(max((high - phi) / (high - low), 0.0), 1.0)
+    step = (target - points) * fraction
+    explain("target", target)
+    if won:
+        ceiling = min(params.to_points(mu + z * phi), params.max_points)
+        least = min(max(ceiling - points, 0.0), params.min_change)
+        change = max(step, least)
+        if least > 0 and least > step:
+            explain("minimum", least)
+    else:
+        least = min(max(points, 0.0), params.min_change)
+        change = min(step, -least)
+        if least > 0 and -least < step:
+            explain("minimum", -least)
+    if abs(change) > params.max_change:
+        change = math.copysign(params.max_change, change)
+        explain("cap", change)
+    explain("step", step)
+    if won and gap > 0 and params.upset_bonus > 0:
+        bonus = min(params.upset_bonus * gap / params.upset_gap, params.upset_bonus)
+        if params.bonus_after_cap:
+            change += bonus
+        else:
+            change = min(change + bonus, params.max_change)
+        explain("bonus", bonus)
+    return min(max(points + change, 0.0), params.max_points)
+
+
+@hookimpl
+def rankcraft_rank(
+    params: InversusRpParams,
+    rank_state: InversusRp,
+    before: object,
+    after: object,
+    context: PlayerContext,
+) -> InversusRp:
+    mu, phi = after.mu, after.phi  # type: ignore[attr-defined]
+    best = rank_state.best_phi
+    best = phi if best is None else min(best, phi)
+    if context.score not in (0.0, 1.0):
+        return InversusRp(rank_state.points, best)  # draws do not move RP (E-000-12)
+    used_phi = best if params.tightest_deviation else phi
+    opponents = [p.opponent.mu for p in context.pairings] or [before.mu]  # type: ignore[attr-defined]
+    gap = math.fsum(opponents) / len(opponents) - before.mu  # type: ignore[attr-defined]
+    points = rp_change(params, rank_state.points, context.score == 1.0, mu, used_phi, gap,
+                       context)
+    return InversusRp(points, best)

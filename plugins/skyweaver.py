@@ -1,0 +1,348 @@
+"""``skyweaver-rp`` rank and reset plugin: Skyweaver's Rank Points, tiers and seasons (seed 003).
+
+After a match (ERRATA E-003-2, -3, -8, -9, -10):
+
+    RP' = round(RP + Δr·F + B + A), then at least the player's hard floor
+    F = (1000 / (3000 − 1250)) · min(1, f_min + (1 − f_min)·(RP − 200)/1000)
+    B = max(b_min, b_max − (RP − 200)/1000 · (b_max − b_min))        wins only
+    A = a on a win that follows two wins                            wins only
+
+Δr is the Glicko-1 MMR change of the match; rounding is half-up to whole RP; draws move
+RP by Δr·F only. Tiers follow Table 1 (Wanderer 200 … Master 1200; Grandweaver = the top
+100 Masters by RP, ties by player id). A hard floor is the highest hard floor (200, 300,
+600, 900, 1200) the player has reached this season.
+
+Season events (``League.reset(kind)``):
+
+- ``"soft"`` (weekly): end-of-week RP is recorded; Grandweavers are capped at 1400 RP and
+  other Masters at 1300 (E-003-13); every player's RD grows by one rating period (E-003-11).
+- ``"hard"`` (monthly): the season is archived (end-of-season rank; Masters and above are
+  scored by the mean of their end-of-week RP); RP is set from the end-of-season rank by
+  Table 1 (E-003-5, E-003-14); MMR is rescaled by eq. 5, r' = 1500 + (r − r_low) /
+  (r_high − r_low) · span (span 750 by default, E-003-1), RD back to 350; floors are
+  recomputed from the new RP.
+
+>>> tier_of(1250), tier_of(1199), hard_floor(1150)
+('Master', 'Expert III', 900)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+import attrs
+
+from rankcraft import InputError, Needs, PlayerContext, PlayerRecord, ResetContext, hookimpl
+from rankcraft import state_field as _state_field
+
+GRANDWEAVER = "Grandweaver"
+MASTER = "Master"
+
+# (tier, RP minimum, hard floor, hard-reset RP)  -- Table 1 of seed 003
+TIERS: tuple[tuple[str, int, bool, int], ...] = (
+    ("Wanderer", 200, True, 200),
+    ("Trainee I", 300, True, 300),
+    ("Trainee II", 400, False, 350),
+    ("Trainee III", 500, False, 400),
+    ("Apprentice I", 600, True, 450),
+    ("Apprentice II", 700, False, 500),
+    ("Apprentice III", 800, False, 550),
+    ("Expert I", 900, True, 600),
+    ("Expert II", 1000, False, 700),
+    ("Expert III", 1100, False, 800),
+    (MASTER, 1200, True, 900),
+)
+GRANDWEAVER_RESET = 1000
+HARD_RESET = {name: value for name, _, _, value in TIERS} | {GRANDWEAVER: GRANDWEAVER_RESET}
+
+# Table 2: the old Elo ladder's rankings -> RP at migration (E-003-6)
+MIGRATION = {
+    "Grandmaster": 1200,
+    "Master": 1100,
+    "Prophet": 1000,
+    "Scholar": 700,
+    "Apprentice": 400,
+    "Below Apprentice": 200,
+}
+
+
+def tier_of(points: float) -> str:
+    """Table 1's tier for an RP value (Grandweaver needs the league: see ``standings``)."""
+    name = TIERS[0][0]
+    for tier, minimum, _, _ in TIERS:
+        if points >= minimum:
+            name = tier
+    return name
+
+
+def hard_floor(points: float) -> int:
+    """The highest hard floor at or below ``points`` (200 at least)."""
+    floor = TIERS[0][1]
+    for _, minimum, hard, _ in TIERS:
+        if hard and points >= minimum:
+            floor = minimum
+    return floor
+
+
+def round_half_up(value: float) -> int:
+    """Whole RP, halves rounded up (E-003-9)."""
+    return int(Decimal(repr(value)).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+
+
+def _finite(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not math.isfinite(value):
+        raise ValueError(f"{attribute.name!r} must be a finite number: {value!r}")
+
+
+def _positive(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{attribute.name!r} must be a finite number > 0: {value!r}")
+
+
+def _unit(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not (math.isfinite(value) and 0 <= value <= 1):
+        raise ValueError(f"{attribute.name!r} must be in [0, 1]: {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class SkyweaverParams:
+    """Params of ``skyweaver-rp`` (rank and reset slots). RP are whole numbers.
+
+    Attributes:
+        initial_points: a new player's RP (default 200, Wanderer).
+        f_min: the share of the MMR change counted at the bottom of the ladder, [0, 1]
+            (default 0.25; not published, the reference cases use it, E-003-12).
+        b_min, b_max: the win bias at the top and bottom of the ladder, RP (default 5, 20).
+        a: the win-streak bonus, RP ≥ 0 (default 0, as in the white paper's first draft).
+        rp_span, mmr_span: the range transform 1000 / (3000 − 1250) (defaults 1000, 1750).
+        ladder_start, ladder_width: the ladder's bottom (200) and width (1000) in RP.
+        top_n: Grandweavers are the top this-many Masters by RP, ≥ 1 (default 100).
+        grandweaver_cap, master_cap: weekly soft-reset caps (defaults 1400, 1300).
+        span: hard reset, eq. 5: MMR is rescaled to [1500, 1500 + span] (default 750, the
+            equation; 500 gives the prose's 1500–2000, E-003-1).
+        reset_rating: the bottom of the rescaled MMR (default 1500).
+        reset_deviation: RD after a hard reset, > 0 (default 350).
+        soft_reset_periods: rating periods of RD growth at a weekly soft reset, ≥ 0
+            (default 1, E-003-11).
+        equal_mmr: what a hard reset does when every player has the same MMR, where eq. 5
+            is 0/0: ``"error"`` (default, ERRATA E-003-1: refuse with a clear message) or
+            ``"bottom"`` (everyone gets ``reset_rating``: the numerator is 0 for all).
+    """
+
+    initial_points: int = attrs.field(default=200, validator=attrs.validators.ge(0))
+    f_min: float = attrs.field(default=0.25, validator=_unit)
+    b_min: float = attrs.field(default=5.0, validator=_finite)
+    b_max: float = attrs.field(default=20.0, validator=_finite)
+    a: float = attrs.field(default=0.0, validator=_finite)
+    rp_span: float = attrs.field(default=1000.0, validator=_positive)
+    mmr_span: float = attrs.field(default=1750.0, validator=_positive)
+    ladder_start: float = attrs.field(default=200.0, validator=_finite)
+    ladder_width: float = attrs.field(default=1000.0, validator=_positive)
+    top_n: int = attrs.field(default=100, validator=attrs.validators.ge(1))
+    grandweaver_cap: int = attrs.field(default=1400, validator=attrs.validators.ge(0))
+    master_cap: int = attrs.field(default=1300, validator=attrs.validators.ge(0))
+    span: float = attrs.field(default=750.0, validator=_positive)
+    reset_rating: float = attrs.field(default=1500.0, validator=_finite)
+    reset_deviation: float = attrs.field(default=350.0, validator=_positive)
+    soft_reset_periods: float = attrs.field(default=1.0, validator=attrs.validators.ge(0))
+    equal_mmr: str = attrs.field(default="error",
+                                 validator=attrs.validators.in_(("error", "bottom")))
+
+    def __attrs_post_init__(self) -> None:
+        if self.b_min > self.b_max:
+            raise ValueError(f"'b_min' must be <= 'b_max' ({self.b_max}): {self.b_min}")
+
+
+@attrs.frozen(slots=True)
+class SkyweaverRp:
+    """A player's Skyweaver rank.
+
+    Attributes:
+        points: RP, a whole number ≥ 0 (role ``location``).
+        tier: Table 1's tier by RP (Grandweaver is decided across the league).
+        floor: the hard floor reached this season (RP never drops below it in the season).
+        streak: wins in a row up to now (kept across resets, E-003-8).
+        weekly: this season's end-of-week RP, one per soft reset.
+        seasons: archive of past seasons: [end-of-season rank, season score] each.
+    """
+
+    points: int = _state_field(role="location")
+    tier: str = "Wanderer"
+    floor: int = 200
+    streak: int = 0
+    weekly: tuple[int, ...] = ()
+    seasons: tuple[tuple[str, float], ...] = ()
+
+
+@hookimpl
+def rankcraft_params(slot: str) -> type | None:
+    return SkyweaverParams if slot in ("rank", "reset") else None
+
+
+@hookimpl
+def rankcraft_needs(slot: str) -> Needs | None:
+    return Needs(fields=("rating", "deviation")) if slot in ("rank", "reset") else None
+
+
+@hookimpl
+def rankcraft_initial(slot: str, params: SkyweaverParams) -> SkyweaverRp:
+    points = params.initial_points
+    return SkyweaverRp(points, tier_of(points), hard_floor(points))
+
+
+def rp_after(
+    params: SkyweaverParams, rank: SkyweaverRp, delta_r: float, score: float,
+    context: PlayerContext | None = None,
+) -> SkyweaverRp:
+    """Eq. 4 with the readings of ERRATA E-003-2…10."""
+    rp = rank.points
+    progress = (rp - params.ladder_start) / params.ladder_width
+    f = params.rp_span / params.mmr_span * min(1.0, params.f_min + (1 - params.f_min) * progress)
+    change = delta_r * f
+    bias = bonus = 0.0
+    won = score == 1.0
+    if won:
+        bias = max(params.b_min, params.b_max - progress * (params.b_max - params.b_min))
+        if rank.streak >= 2:
+            bonus = params.a
+    points = round_half_up(rp + change + bias + bonus)
+    floored = max(points, rank.floor)
+    if context is not None:
+        context.explain("mmr_change", delta_r)
+        context.explain("F", f)
+        if won:
+            context.explain("bias", bias)
+            if bonus:
+                context.explain("streak_bonus", bonus)
+        if floored != points:
+            context.explain("floor", float(rank.floor))
+    streak = rank.streak + 1 if won else 0
+    return attrs.evolve(
+        rank, points=floored, tier=tier_of(floored), floor=max(rank.floor, hard_floor(floored)),
+        streak=streak,
+    )
+
+
+@hookimpl
+def rankcraft_rank(
+    params: SkyweaverParams, rank_state: SkyweaverRp, before: Any, after: Any,
+    context: PlayerContext,
+) -> SkyweaverRp:
+    return rp_after(params, rank_state, after.rating - before.rating, context.score, context)
+
+
+def grandweavers(params: SkyweaverParams, players: Sequence[PlayerRecord]) -> set[str]:
+    """Ids of the top ``top_n`` Masters by RP (ties broken by player id)."""
+    masters = sorted(
+        (p for p in players if p.rank is not None and p.rank.points >= 1200),
+        key=lambda p: (-p.rank.points, p.id),
+    )
+    return {p.id for p in masters[: params.top_n]}
+
+
+def _season_rank(record: PlayerRecord, top: set[str]) -> str:
+    return GRANDWEAVER if record.id in top else tier_of(record.rank.points)
+
+
+@hookimpl
+def rankcraft_standings(
+    params: SkyweaverParams, players: Sequence[PlayerRecord]
+) -> Mapping[str, str]:
+    top = grandweavers(params, players)
+    return {p.id: _season_rank(p, top) for p in players if p.rank is not None}
+
+
+@hookimpl
+def rankcraft_reset(
+    params: SkyweaverParams, players: Sequence[PlayerRecord], kind: str, context: ResetContext
+) -> list[PlayerRecord]:
+    if kind == "soft":
+        return _soft_reset(params, players, context)
+    if kind == "hard":
+        return _hard_reset(params, players)
+    raise InputError(f"skyweaver-rp has no {kind!r} reset (it has 'soft' and 'hard')")
+
+
+def _soft_reset(
+    params: SkyweaverParams, players: Sequence[PlayerRecord], context: ResetContext
+) -> list[PlayerRecord]:
+    top = grandweavers(params, players)
+    out = []
+    for p in players:
+        rank = p.rank
+        points = rank.points
+        if p.id in top:
+            points = min(points, params.grandweaver_cap)
+        elif points >= 1200:
+            points = min(points, params.master_cap)
+        rank = attrs.evolve(rank, points=points, tier=tier_of(points),
+                            weekly=(*rank.weekly, rank.points))
+        skill = p.skill
+        if context.decay is not None and params.soft_reset_periods > 0:
+            skill = context.decay(skill, params.soft_reset_periods)
+        out.append(attrs.evolve(p, rank=rank, skill=skill))
+    return out
+
+
+def _hard_reset(params: SkyweaverParams, players: Sequence[PlayerRecord]) -> list[PlayerRecord]:
+    if not players:
+        return []
+    top = grandweavers(params, players)
+    ratings = [p.skill.rating for p in players]
+    low, high = min(ratings), max(ratings)
+    if high == low and params.equal_mmr == "error":
+        raise InputError(
+            f"hard reset: every player has the same MMR ({low}), eq. 5 (r - r_low) / (r_high - "
+            "r_low) is undefined"
+        )
+    out = []
+    for p in players:
+        rank = p.rank
+        season_rank = _season_rank(p, top)
+        if season_rank in (MASTER, GRANDWEAVER) and rank.weekly:
+            score = math.fsum(rank.weekly) / len(rank.weekly)
+        else:
+            score = float(rank.points)
+        points = HARD_RESET[season_rank]
+        rank = SkyweaverRp(points, tier_of(points), hard_floor(points), rank.streak, (),
+                           (*rank.seasons, (season_rank, score)))
+        share = (p.skill.rating - low) / (high - low) if high > low else 0.0
+        rating = params.reset_rating + share * params.span
+        skill = attrs.evolve(p.skill, rating=rating, deviation=params.reset_deviation)
+        out.append(attrs.evolve(p, rank=rank, skill=skill))
+    return out
+
+
+def migrate_from_elo(
+    document: Mapping[str, Any], old_ranks: Mapping[str, str], *, deviation: float = 350.0,
+    ruleset: str = "skyweaver",
+) -> dict[str, Any]:
+    """A Skyweaver state document from an Elo export (section 5 of the white paper).
+
+    MMR copies the Elo rating one to one, RD is ``deviation`` for everyone, and RP comes from
+    each player's ranking on the old ladder by Table 2 (players not in ``old_ranks`` are
+    "Below Apprentice"). Table 2 names "Master → 1100 → Master" and "Grandmaster → 1200 →
+    Grandweaver", but by Table 1 1100 is Expert III and Grandweaver needs the leaderboard:
+    the RP values are kept and the tier is Table 1's (E-003-6).
+
+    :raises InputError: an unknown old ranking.
+    """
+    players = []
+    for row in document.get("players", []):
+        old = old_ranks.get(row["id"], "Below Apprentice")
+        if old not in MIGRATION:
+            raise InputError(f"unknown old ranking {old!r} for player {row['id']!r} "
+                             f"(known: {', '.join(MIGRATION)})")
+        points = MIGRATION[old]
+        players.append({
+            "id": row["id"],
+            "skill": {"rating": float(row["skill"]["rating"]), "deviation": deviation},
+            "rank": {"points": points, "tier": tier_of(points), "floor": hard_floor(points),
+                     "streak": 0, "weekly": [], "seasons": []},
+            "matches": row.get("matches", 0),
+            "last_played": row.get("last_played"),
+        })
+    return {"ruleset": ruleset, "players": players}

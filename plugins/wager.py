@@ -1,0 +1,230 @@
+"""``wager`` plugin: the team time-weighted rank wager of seed 002 (ERRATA E-002-1…6).
+
+A player's rank R (≥ 1.00, two decimals) is what they wager: a twentieth of it per match,
+scaled by the teams' average ranks (YA yours, OA theirs, rounded to 2 decimals) and the
+total seconds each team spent in the game (YT, OT):
+
+- win:  R1 = R0 + R0/20 · (OA/YA) · (OT/YT)
+- loss: R1 = max(1.00, R0 − R0/20 · (YA/OA) · (YT/OT))
+- draw: the team with the lower average gains as on a win; a higher or equal one stays.
+- a player who quit: R1 = max(1.00, min(R0 − R0/20, the standard loss)), whatever the
+  result (E-002-4); if every opponent quit: R1 = R0 + R0/20.
+
+R1 is rounded half-up to 2 decimals (E-002-3). Without ``seconds_played`` the time factor
+is 1. Two-sided matches only.
+
+Seed 002's worked example (21.84 on a 6-v-6 team averaging 20.81 against 21.20; 769 s
+against 801 s per player): 23.00 (the seed prints 23.10, E-002-1).
+
+>>> wager_win(21.84, 20.81, 21.20, 4614, 4806)
+23.0
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Mapping, Sequence
+from datetime import timedelta
+from decimal import ROUND_HALF_UP, Decimal
+
+import attrs
+
+from rankcraft import InputError, Pairing, PlayerContext, PlayerRecord, hookimpl, pair_score
+from rankcraft import state_field as _state_field
+
+
+def round_half_up(value: float, decimals: int = 2) -> float:
+    """``value`` rounded half-up at ``decimals`` places, as a person would (22.8475 → 22.85)."""
+    quantum = Decimal(1).scaleb(-decimals)
+    return float(Decimal(repr(value)).quantize(quantum, rounding=ROUND_HALF_UP))
+
+
+def wager_win(r0: float, ya: float, oa: float, yt: float, ot: float, divisor: float = 20.0
+              ) -> float:
+    """R1 after a win (rounded): R0 + R0/20 · (OA/YA) · (OT/YT)."""
+    return round_half_up(r0 + r0 / divisor * (oa / ya) * (ot / yt))
+
+
+def wager_loss(r0: float, ya: float, oa: float, yt: float, ot: float, divisor: float = 20.0,
+               floor: float = 1.0) -> float:
+    """R1 after a loss (rounded, floored): R0 − R0/20 · (YA/OA) · (YT/OT)."""
+    return max(floor, round_half_up(r0 - r0 / divisor * (ya / oa) * (yt / ot)))
+
+
+def _positive(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{attribute.name!r} must be a finite number > 0: {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class WagerParams:
+    """Params of ``wager`` (slots initial, team, update).
+
+    Attributes:
+        initial_rank: a new player's rank, ≥ ``floor`` (default 1.00).
+        divisor: the stake is R0 / divisor, > 0 (default 20).
+        floor: the lowest rank, > 0 (default 1.00).
+        team_time: ``"total"`` (default: OT and YT are the teams' total seconds, the
+            seed's definition, E-002-2) or ``"mean"`` (seconds per player, the seed's
+            example).
+        placement_matches: matches before a percentile is shown, ≥ 0 (default 10).
+        active_days: players who played within this many days of the league's latest
+            match count for percentiles, > 0 (default 30).
+    """
+
+    initial_rank: float = attrs.field(default=1.0, validator=_positive)
+    divisor: float = attrs.field(default=20.0, validator=_positive)
+    floor: float = attrs.field(default=1.0, validator=_positive)
+    team_time: str = attrs.field(default="total", validator=attrs.validators.in_(("total",
+                                                                                  "mean")))
+    placement_matches: int = attrs.field(default=10, validator=attrs.validators.ge(0))
+    active_days: float = attrs.field(default=30.0, validator=_positive)
+
+    def __attrs_post_init__(self) -> None:
+        if self.initial_rank < self.floor:
+            raise ValueError(f"'initial_rank' must be >= 'floor' ({self.floor}): "
+                             f"{self.initial_rank}")
+
+
+@attrs.frozen(slots=True)
+class WagerRank:
+    """A player's rank in the wager system.
+
+    Attributes:
+        rank: the rank, ≥ 1.00, two decimals (role ``location``).
+    """
+
+    rank: float = _state_field(role="location")
+
+
+@attrs.frozen(slots=True)
+class Matchup:
+    """What a wager pairing carries instead of an opponent's state.
+
+    Attributes:
+        side, other: indices of the player's side and the opposing side.
+        own_average, other_average: the sides' mean ranks, rounded to 2 decimals (YA, OA).
+    """
+
+    side: int
+    other: int
+    own_average: float
+    other_average: float
+
+
+@hookimpl
+def rankcraft_params(slot: str) -> type | None:
+    return WagerParams if slot in ("initial", "update", "team", "expectation") else None
+
+
+@hookimpl
+def rankcraft_initial(slot: str, params: WagerParams) -> WagerRank:
+    return WagerRank(params.initial_rank)
+
+
+def _average(members: Sequence[WagerRank]) -> float:
+    return round_half_up(math.fsum(m.rank for m in members) / len(members))
+
+
+@hookimpl
+def rankcraft_aggregate(members: Sequence[WagerRank]) -> WagerRank:
+    return WagerRank(_average(members))
+
+
+@hookimpl
+def rankcraft_expectation(side_states: Sequence[WagerRank]) -> list[float]:
+    total = math.fsum(s.rank for s in side_states)
+    return [s.rank / total for s in side_states]
+
+
+@hookimpl
+def rankcraft_team(
+    sides: Sequence[Sequence[WagerRank]], places: Sequence[int], weight: float
+) -> list[list[list[Pairing]]]:
+    if len(sides) != 2:
+        raise InputError(f"the wager system rates two-sided matches, not {len(sides)} sides")
+    averages = [_average(side) for side in sides]
+    out = []
+    for i, side in enumerate(sides):
+        j = 1 - i
+        pairing = Pairing(Matchup(i, j, averages[i], averages[j]), pair_score(places, i, j),
+                          weight)
+        out.append([[pairing] for _ in side])
+    return out
+
+
+def _times(params: WagerParams, context: PlayerContext, side: int, other: int
+           ) -> tuple[float, float]:
+    match = context.match
+    if match is None or match.seconds_played is None:
+        return 1.0, 1.0
+    own = math.fsum(match.seconds_played[side])
+    theirs = math.fsum(match.seconds_played[other])
+    if params.team_time == "mean":
+        own /= len(match.seconds_played[side])
+        theirs /= len(match.seconds_played[other])
+    if own <= 0 or theirs <= 0:
+        return 1.0, 1.0
+    return own, theirs
+
+
+@hookimpl
+def rankcraft_update(
+    params: WagerParams, state: WagerRank, pairings: Sequence[Pairing], context: PlayerContext
+) -> WagerRank:
+    (pairing,) = pairings
+    matchup: Matchup = pairing.opponent
+    r0 = state.rank
+    ya, oa = matchup.own_average, matchup.other_average
+    yt, ot = _times(params, context, matchup.side, matchup.other)
+    d = params.divisor
+    match = context.match
+    quit = set(match.quit) if match is not None else set()
+    context.explain("stake", round_half_up(r0 / d, 4))
+    if context.player in quit:
+        loss = wager_loss(r0, ya, oa, yt, ot, d, params.floor)
+        r1 = max(params.floor, min(round_half_up(r0 - r0 / d), loss))
+        context.explain("quit", 1.0)
+    elif match is not None and quit and all(p in quit for p in match.teams[matchup.other]):
+        r1 = round_half_up(r0 + r0 / d)
+        context.explain("opponents_quit", 1.0)
+    elif pairing.score == 1.0 or (pairing.score == 0.5 and ya < oa):
+        r1 = wager_win(r0, ya, oa, yt, ot, d)
+        context.explain("average_factor", oa / ya)
+        context.explain("time_factor", ot / yt)
+    elif pairing.score == 0.0:
+        r1 = wager_loss(r0, ya, oa, yt, ot, d, params.floor)
+        context.explain("average_factor", ya / oa)
+        context.explain("time_factor", yt / ot)
+    else:
+        r1 = r0
+    return WagerRank(max(params.floor, r1))
+
+
+@hookimpl
+def rankcraft_standings(
+    params: WagerParams, players: Sequence[PlayerRecord]
+) -> Mapping[str, str]:
+    """Percentile buckets (E-002-6): 1 + ⌊100 · (players strictly lower) / N⌋ among active
+    players who finished their placement matches; ties share the lowest bucket."""
+    latest = max((p.last_played for p in players if p.last_played is not None), default=None)
+    window = timedelta(days=params.active_days)
+    active = [
+        p for p in players
+        if p.matches >= params.placement_matches and p.last_played is not None
+        and latest is not None and latest - p.last_played <= window
+    ]
+    ranks = sorted(p.skill.rank for p in active)
+    active_ids = {p.id for p in active}
+    out = {}
+    n = len(ranks)
+    for p in players:
+        if p.matches < params.placement_matches:
+            out[p.id] = f"placement {p.matches}/{params.placement_matches}"
+        elif p.id not in active_ids:
+            out[p.id] = "inactive"
+        else:
+            lower = bisect.bisect_left(ranks, p.skill.rank)
+            out[p.id] = f"percentile {1 + (100 * lower) // n}"
+    return out
