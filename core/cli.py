@@ -233,8 +233,13 @@ def cmd_leaderboard(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         top = league.leaderboard(args.top)
         if args.json:
             standings = league.standings()
-            _emit_json([{"place": i, "standing": standings.get(r.id), **_record_json(league, r)}
-                        for i, r in enumerate(top, 1)], out)
+            _emit_json(
+                [
+                    {"place": i, "standing": standings.get(r.id), **_record_json(league, r)}
+                    for i, r in enumerate(top, 1)
+                ],
+                out,
+            )
         else:
             headers, rows = _leaderboard_rows(league, top)
             _print_table(rows, headers, out)
@@ -314,14 +319,17 @@ def cmd_player(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 parts.append("why: " + ", ".join(f"{k} {v:.4g}" for k, v in change.factors.items()))
             out.write(
                 f"  {m.played_at.date().isoformat()}  {m.id}: {result} vs {opponents}; "
-                + "; ".join(parts) + "\n"
+                + "; ".join(parts)
+                + "\n"
             )
     return 0
 
 
 def _delta(field: str, before: Any, after: Any) -> str:
     old, new = getattr(before, field), getattr(after, field)
-    return f"{field} {_num(old)} -> {_num(new)} ({'+' if new >= old else '-'}{_num(abs(new - old))})"
+    return (
+        f"{field} {_num(old)} -> {_num(new)} ({'+' if new >= old else '-'}{_num(abs(new - old))})"
+    )
 
 
 def _side_result(match: Match, side: int) -> float | None:

@@ -693,7 +693,8 @@ class League:
             self._flush()
             if self._schedule_dirty:
                 self.store.set_meta(
-                    "next_resets", json.dumps([format_time(t) for t in self._next_resets])
+                    "next_resets",
+                    json.dumps([None if t is None else format_time(t) for t in self._next_resets]),
                 )
             self.store.commit()
         except BaseException:
@@ -948,22 +949,38 @@ class League:
                 changed += 1
         return changed
 
-    def _load_schedule(self) -> list[datetime]:
+    def _load_schedule(self) -> list[datetime | None]:
+        """When each scheduled event runs next (None: when the league's first match comes)."""
         saved = self.store.get_meta("next_resets")
         schedule = self.ruleset.resets
         if saved is not None:
-            moments = [parse_time(text, field="next_resets") for text in json.loads(saved)]
+            moments = [
+                None if text is None else parse_time(text, field="next_resets")
+                for text in json.loads(saved)
+            ]
             if len(moments) == len(schedule):
                 return moments
-        return [s.start_time + timedelta(days=s.every_days) for s in schedule]
+        return [
+            None if s.start_time is None else s.start_time + timedelta(days=s.every_days)
+            for s in schedule
+        ]
 
     def _run_due_resets(self, at: datetime) -> None:
         """Run the ruleset's scheduled season events due at or before ``at``, in order."""
         schedule = self.ruleset.resets
         moments = self._next_resets
+        for i, moment in enumerate(moments):
+            if moment is None:  # anchored at the league's first match
+                moments[i] = at + timedelta(days=schedule[i].every_days)
+                self._schedule_dirty = True
         while True:
             due = min(
-                ((moment, i) for i, moment in enumerate(moments) if moment <= at), default=None
+                (
+                    (moment, i)
+                    for i, moment in enumerate(moments)
+                    if moment is not None and moment <= at
+                ),
+                default=None,
             )
             if due is None:
                 return

@@ -189,23 +189,28 @@ class ResetSchedule:
         kind: the event handed to the reset plugin, e.g. ``"soft"`` or ``"hard"``.
         every_days: days between two events, > 0 (7 for weekly, 28 for four-week seasons).
         start: ISO-8601 date or date-time (UTC without a zone); the first event is
-            ``every_days`` after it. Events due at the same moment run in file order.
+            ``every_days`` after it. Left out: the schedule starts at the league's first
+            match. Events due at the same moment run in file order.
     """
 
     kind: str
     every_days: float = attrs.field(validator=_finite_positive)
-    start: str = attrs.field()
+    start: str | None = attrs.field(default=None)
 
     @start.validator
-    def _check_start(self, attribute: attrs.Attribute[str], value: str) -> None:
+    def _check_start(self, attribute: attrs.Attribute[str | None], value: str | None) -> None:
+        if value is None:
+            return
         try:
             datetime.fromisoformat(value)
         except ValueError:
             raise ValueError(f"'start' must be an ISO-8601 date or date-time: {value!r}") from None
 
     @property
-    def start_time(self) -> datetime:
-        """``start`` as an aware UTC time."""
+    def start_time(self) -> datetime | None:
+        """``start`` as an aware UTC time, or None (from the league's first match)."""
+        if self.start is None:
+            return None
         moment = datetime.fromisoformat(self.start)
         return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
@@ -425,13 +430,21 @@ def from_dict(
             "every match; in 'batch' mode skills only move when a period closes) @ "
             "ruleset.period.mode"
         )
-    resets = structure(data.get("resets", []), tuple[ResetSchedule, ...], path="ruleset.resets",
-                       source=source)
+    resets = structure(
+        data.get("resets", []), tuple[ResetSchedule, ...], path="ruleset.resets", source=source
+    )
     if resets and "reset" not in slots:
-        raise RulesetError(f"{source}: [[resets]] needs a [reset] slot to run them @ ruleset.resets")
+        raise RulesetError(
+            f"{source}: [[resets]] needs a [reset] slot to run them @ ruleset.resets"
+        )
     ruleset = Ruleset(
-        name=name, description=description, period=period, quits=quits, plugins=plugins,
-        resets=resets, **slots
+        name=name,
+        description=description,
+        period=period,
+        quits=quits,
+        plugins=plugins,
+        resets=resets,
+        **slots,
     )
     _check_fit(ruleset, source)
     return ruleset
@@ -504,7 +517,7 @@ def to_dict(ruleset: Ruleset) -> dict[str, Any]:
             table["params"] = _drop_none(converter.unstructure(spec.params))
         out[slot] = table
     if ruleset.resets:
-        out["resets"] = [converter.unstructure(r) for r in ruleset.resets]
+        out["resets"] = [_drop_none(converter.unstructure(r)) for r in ruleset.resets]
     return out
 
 

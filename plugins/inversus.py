@@ -44,8 +44,9 @@ def _fraction(instance: object, attribute: attrs.Attribute[float], value: float)
         raise ValueError(f"{attribute.name!r} must be in (0, 1]: {value!r}")
 
 
-def _interval(instance: object, attribute: attrs.Attribute[tuple[float, ...]],
-              value: tuple[float, ...]) -> None:
+def _interval(
+    instance: object, attribute: attrs.Attribute[tuple[float, ...]], value: tuple[float, ...]
+) -> None:
     if len(value) != 2 or not all(math.isfinite(x) for x in value) or value[0] >= value[1]:
         raise ValueError(
             f"{attribute.name!r} must be [low, high] with finite low < high: {list(value)!r}"
@@ -197,6 +198,5 @@ def rankcraft_rank(
     used_phi = best if params.tightest_deviation else phi
     opponents = [p.opponent.mu for p in context.pairings] or [before.mu]  # type: ignore[attr-defined]
     gap = math.fsum(opponents) / len(opponents) - before.mu  # type: ignore[attr-defined]
-    points = rp_change(params, rank_state.points, context.score == 1.0, mu, used_phi, gap,
-                       context)
+    points = rp_change(params, rank_state.points, context.score == 1.0, mu, used_phi, gap, context)
     return InversusRp(points, best)

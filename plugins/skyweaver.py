@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Any
+from typing import Any, cast
 
 import attrs
 
@@ -148,8 +148,9 @@ class SkyweaverParams:
     reset_rating: float = attrs.field(default=1500.0, validator=_finite)
     reset_deviation: float = attrs.field(default=350.0, validator=_positive)
     soft_reset_periods: float = attrs.field(default=1.0, validator=attrs.validators.ge(0))
-    equal_mmr: str = attrs.field(default="error",
-                                 validator=attrs.validators.in_(("error", "bottom")))
+    equal_mmr: str = attrs.field(
+        default="error", validator=attrs.validators.in_(("error", "bottom"))
+    )
 
     def __attrs_post_init__(self) -> None:
         if self.b_min > self.b_max:
@@ -194,7 +195,10 @@ def rankcraft_initial(slot: str, params: SkyweaverParams) -> SkyweaverRp:
 
 
 def rp_after(
-    params: SkyweaverParams, rank: SkyweaverRp, delta_r: float, score: float,
+    params: SkyweaverParams,
+    rank: SkyweaverRp,
+    delta_r: float,
+    score: float,
     context: PlayerContext | None = None,
 ) -> SkyweaverRp:
     """Eq. 4 with the readings of ERRATA E-003-2…10."""
@@ -221,30 +225,43 @@ def rp_after(
             context.explain("floor", float(rank.floor))
     streak = rank.streak + 1 if won else 0
     return attrs.evolve(
-        rank, points=floored, tier=tier_of(floored), floor=max(rank.floor, hard_floor(floored)),
+        rank,
+        points=floored,
+        tier=tier_of(floored),
+        floor=max(rank.floor, hard_floor(floored)),
         streak=streak,
     )
 
 
 @hookimpl
 def rankcraft_rank(
-    params: SkyweaverParams, rank_state: SkyweaverRp, before: Any, after: Any,
+    params: SkyweaverParams,
+    rank_state: SkyweaverRp,
+    before: Any,
+    after: Any,
     context: PlayerContext,
 ) -> SkyweaverRp:
     return rp_after(params, rank_state, after.rating - before.rating, context.score, context)
 
 
+def _rank_of(record: PlayerRecord) -> SkyweaverRp:
+    """The record's Skyweaver rank (a league with this plugin gives every player one)."""
+    if record.rank is None:
+        raise InputError(f"player {record.id!r} has no Skyweaver rank state")
+    return cast(SkyweaverRp, record.rank)
+
+
 def grandweavers(params: SkyweaverParams, players: Sequence[PlayerRecord]) -> set[str]:
     """Ids of the top ``top_n`` Masters by RP (ties broken by player id)."""
     masters = sorted(
-        (p for p in players if p.rank is not None and p.rank.points >= 1200),
-        key=lambda p: (-p.rank.points, p.id),
+        (p for p in players if p.rank is not None and _rank_of(p).points >= 1200),
+        key=lambda p: (-_rank_of(p).points, p.id),
     )
     return {p.id for p in masters[: params.top_n]}
 
 
 def _season_rank(record: PlayerRecord, top: set[str]) -> str:
-    return GRANDWEAVER if record.id in top else tier_of(record.rank.points)
+    return GRANDWEAVER if record.id in top else tier_of(_rank_of(record).points)
 
 
 @hookimpl
@@ -272,14 +289,15 @@ def _soft_reset(
     top = grandweavers(params, players)
     out = []
     for p in players:
-        rank = p.rank
+        rank = _rank_of(p)
         points = rank.points
         if p.id in top:
             points = min(points, params.grandweaver_cap)
         elif points >= 1200:
             points = min(points, params.master_cap)
-        rank = attrs.evolve(rank, points=points, tier=tier_of(points),
-                            weekly=(*rank.weekly, rank.points))
+        rank = attrs.evolve(
+            rank, points=points, tier=tier_of(points), weekly=(*rank.weekly, rank.points)
+        )
         skill = p.skill
         if context.decay is not None and params.soft_reset_periods > 0:
             skill = context.decay(skill, params.soft_reset_periods)
@@ -300,15 +318,21 @@ def _hard_reset(params: SkyweaverParams, players: Sequence[PlayerRecord]) -> lis
         )
     out = []
     for p in players:
-        rank = p.rank
+        rank = _rank_of(p)
         season_rank = _season_rank(p, top)
         if season_rank in (MASTER, GRANDWEAVER) and rank.weekly:
             score = math.fsum(rank.weekly) / len(rank.weekly)
         else:
             score = float(rank.points)
         points = HARD_RESET[season_rank]
-        rank = SkyweaverRp(points, tier_of(points), hard_floor(points), rank.streak, (),
-                           (*rank.seasons, (season_rank, score)))
+        rank = SkyweaverRp(
+            points,
+            tier_of(points),
+            hard_floor(points),
+            rank.streak,
+            (),
+            (*rank.seasons, (season_rank, score)),
+        )
         share = (p.skill.rating - low) / (high - low) if high > low else 0.0
         rating = params.reset_rating + share * params.span
         skill = attrs.evolve(p.skill, rating=rating, deviation=params.reset_deviation)
@@ -317,7 +341,10 @@ def _hard_reset(params: SkyweaverParams, players: Sequence[PlayerRecord]) -> lis
 
 
 def migrate_from_elo(
-    document: Mapping[str, Any], old_ranks: Mapping[str, str], *, deviation: float = 350.0,
+    document: Mapping[str, Any],
+    old_ranks: Mapping[str, str],
+    *,
+    deviation: float = 350.0,
     ruleset: str = "skyweaver",
 ) -> dict[str, Any]:
     """A Skyweaver state document from an Elo export (section 5 of the white paper).
@@ -334,15 +361,25 @@ def migrate_from_elo(
     for row in document.get("players", []):
         old = old_ranks.get(row["id"], "Below Apprentice")
         if old not in MIGRATION:
-            raise InputError(f"unknown old ranking {old!r} for player {row['id']!r} "
-                             f"(known: {', '.join(MIGRATION)})")
+            raise InputError(
+                f"unknown old ranking {old!r} for player {row['id']!r} "
+                f"(known: {', '.join(MIGRATION)})"
+            )
         points = MIGRATION[old]
-        players.append({
-            "id": row["id"],
-            "skill": {"rating": float(row["skill"]["rating"]), "deviation": deviation},
-            "rank": {"points": points, "tier": tier_of(points), "floor": hard_floor(points),
-                     "streak": 0, "weekly": [], "seasons": []},
-            "matches": row.get("matches", 0),
-            "last_played": row.get("last_played"),
-        })
+        players.append(
+            {
+                "id": row["id"],
+                "skill": {"rating": float(row["skill"]["rating"]), "deviation": deviation},
+                "rank": {
+                    "points": points,
+                    "tier": tier_of(points),
+                    "floor": hard_floor(points),
+                    "streak": 0,
+                    "weekly": [],
+                    "seasons": [],
+                },
+                "matches": row.get("matches", 0),
+                "last_played": row.get("last_played"),
+            }
+        )
     return {"ruleset": ruleset, "players": players}

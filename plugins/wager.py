@@ -40,14 +40,16 @@ def round_half_up(value: float, decimals: int = 2) -> float:
     return float(Decimal(repr(value)).quantize(quantum, rounding=ROUND_HALF_UP))
 
 
-def wager_win(r0: float, ya: float, oa: float, yt: float, ot: float, divisor: float = 20.0
-              ) -> float:
+def wager_win(
+    r0: float, ya: float, oa: float, yt: float, ot: float, divisor: float = 20.0
+) -> float:
     """R1 after a win (rounded): R0 + R0/20 · (OA/YA) · (OT/YT)."""
     return round_half_up(r0 + r0 / divisor * (oa / ya) * (ot / yt))
 
 
-def wager_loss(r0: float, ya: float, oa: float, yt: float, ot: float, divisor: float = 20.0,
-               floor: float = 1.0) -> float:
+def wager_loss(
+    r0: float, ya: float, oa: float, yt: float, ot: float, divisor: float = 20.0, floor: float = 1.0
+) -> float:
     """R1 after a loss (rounded, floored): R0 − R0/20 · (YA/OA) · (YT/OT)."""
     return max(floor, round_half_up(r0 - r0 / divisor * (ya / oa) * (yt / ot)))
 
@@ -76,15 +78,15 @@ class WagerParams:
     initial_rank: float = attrs.field(default=1.0, validator=_positive)
     divisor: float = attrs.field(default=20.0, validator=_positive)
     floor: float = attrs.field(default=1.0, validator=_positive)
-    team_time: str = attrs.field(default="total", validator=attrs.validators.in_(("total",
-                                                                                  "mean")))
+    team_time: str = attrs.field(default="total", validator=attrs.validators.in_(("total", "mean")))
     placement_matches: int = attrs.field(default=10, validator=attrs.validators.ge(0))
     active_days: float = attrs.field(default=30.0, validator=_positive)
 
     def __attrs_post_init__(self) -> None:
         if self.initial_rank < self.floor:
-            raise ValueError(f"'initial_rank' must be >= 'floor' ({self.floor}): "
-                             f"{self.initial_rank}")
+            raise ValueError(
+                f"'initial_rank' must be >= 'floor' ({self.floor}): {self.initial_rank}"
+            )
 
 
 @attrs.frozen(slots=True)
@@ -148,14 +150,14 @@ def rankcraft_team(
     out = []
     for i, side in enumerate(sides):
         j = 1 - i
-        pairing = Pairing(Matchup(i, j, averages[i], averages[j]), pair_score(places, i, j),
-                          weight)
+        pairing = Pairing(Matchup(i, j, averages[i], averages[j]), pair_score(places, i, j), weight)
         out.append([[pairing] for _ in side])
     return out
 
 
-def _times(params: WagerParams, context: PlayerContext, side: int, other: int
-           ) -> tuple[float, float]:
+def _times(
+    params: WagerParams, context: PlayerContext, side: int, other: int
+) -> tuple[float, float]:
     match = context.match
     if match is None or match.seconds_played is None:
         return 1.0, 1.0
@@ -203,17 +205,18 @@ def rankcraft_update(
 
 
 @hookimpl
-def rankcraft_standings(
-    params: WagerParams, players: Sequence[PlayerRecord]
-) -> Mapping[str, str]:
+def rankcraft_standings(params: WagerParams, players: Sequence[PlayerRecord]) -> Mapping[str, str]:
     """Percentile buckets (E-002-6): 1 + ⌊100 · (players strictly lower) / N⌋ among active
     players who finished their placement matches; ties share the lowest bucket."""
     latest = max((p.last_played for p in players if p.last_played is not None), default=None)
     window = timedelta(days=params.active_days)
     active = [
-        p for p in players
-        if p.matches >= params.placement_matches and p.last_played is not None
-        and latest is not None and latest - p.last_played <= window
+        p
+        for p in players
+        if p.matches >= params.placement_matches
+        and p.last_played is not None
+        and latest is not None
+        and latest - p.last_played <= window
     ]
     ranks = sorted(p.skill.rank for p in active)
     active_ids = {p.id for p in active}

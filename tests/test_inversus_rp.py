@@ -16,13 +16,20 @@ def test_unrated_player_stays_at_zero_through_losses_then_gains_500() -> None:
     league = rankcraft.League("inversus")
     league.import_state({"players": [{"id": "avg", "skill": AVERAGE}]})
     for i in range(5):
-        report = league.record({"id": f"l{i}", "played_at": f"2024-01-0{i + 1}",
-                                "teams": [["new"], ["avg"]], "scores": [0, 1]})
+        report = league.record(
+            {
+                "id": f"l{i}",
+                "played_at": f"2024-01-0{i + 1}",
+                "teams": [["new"], ["avg"]],
+                "scores": [0, 1],
+            }
+        )
         assert report.change("new").rank_after.points == 0.0
     league2 = rankcraft.League("inversus")
     league2.import_state({"players": [{"id": "avg", "skill": AVERAGE}]})
-    report = league2.record({"id": "w", "played_at": "2024-01-01", "teams": [["new"], ["avg"]],
-                             "scores": [1, 0]})
+    report = league2.record(
+        {"id": "w", "played_at": "2024-01-01", "teams": [["new"], ["avg"]], "scores": [1, 0]}
+    )
     change = report.change("new")
     assert change.rank_after.points == 500.0
     # The desired RP against an average opponent is about 2246 (E-000-9); the step is capped.
@@ -63,19 +70,26 @@ def test_untested_ideas_are_options() -> None:
     assert rp_change(slow, 0.0, True, 3.0, 2.015, 0.0) == 1.0  # no certainty: only the minimum
     assert rp_change(slow, 0.0, True, 3.0, 0.175, 0.0) == 500.0
     tight = rankcraft.loads_ruleset(
-        'extends = "inversus"\nname = "tight"\n[rank.params]\ntightest_deviation = true\n')
+        'extends = "inversus"\nname = "tight"\n[rank.params]\ntightest_deviation = true\n'
+    )
     assert tight.rank.params.tightest_deviation
 
 
 def test_draw_does_not_move_rp() -> None:
     league = rankcraft.League("inversus")
-    report = league.record({"id": "d", "played_at": "2024-01-01", "teams": [["a"], ["b"]],
-                            "scores": [1, 1]})
+    report = league.record(
+        {"id": "d", "played_at": "2024-01-01", "teams": [["a"], ["b"]], "scores": [1, 1]}
+    )
     assert report.change("a").rank_after.points == 0.0
 
 
-@given(st.floats(0, 10000), st.booleans(), st.floats(-6.045, 6.045), st.floats(0.175, 2.015),
-       st.floats(-12.09, 12.09))
+@given(
+    st.floats(0, 10000),
+    st.booleans(),
+    st.floats(-6.045, 6.045),
+    st.floats(0.175, 2.015),
+    st.floats(-12.09, 12.09),
+)
 def test_direction_and_range(points: float, won: bool, mu: float, phi: float, gap: float) -> None:
     params = InversusRpParams()
     new = rp_change(params, points, won, mu, phi, gap)

@@ -83,8 +83,9 @@ def check_state(ruleset: rankcraft.Ruleset, state: Any) -> None:
 LOCATION = {"elo": "rating", "glicko1": "rating", "glicko2": "mu", "wager": "rank"}
 
 
-def check_rank(ruleset: rankcraft.Ruleset, change: rankcraft.PlayerChange, score: float | None,
-               quit: bool) -> None:
+def check_rank(
+    ruleset: rankcraft.Ruleset, change: rankcraft.PlayerChange, score: float | None, quit: bool
+) -> None:
     """The rank layers' invariants for one player's change (score: 1-v-1 result or None)."""
     if ruleset.rank is None or change.rank_after is None:
         return

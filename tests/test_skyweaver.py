@@ -56,39 +56,75 @@ def test_hard_floor_holds_within_a_season() -> None:
     assert rp_after(P, rank(899), -1000.0, 0.0).points == 600
 
 
-@pytest.mark.parametrize(("points", "tier"), [(200, "Wanderer"), (299, "Wanderer"),
-                                              (300, "Trainee I"), (650, "Apprentice I"),
-                                              (1100, "Expert III"), (1500, "Master")])
+@pytest.mark.parametrize(
+    ("points", "tier"),
+    [
+        (200, "Wanderer"),
+        (299, "Wanderer"),
+        (300, "Trainee I"),
+        (650, "Apprentice I"),
+        (1100, "Expert III"),
+        (1500, "Master"),
+    ],
+)
 def test_table_1_tiers(points: int, tier: str) -> None:
     assert tier_of(points) == tier
 
 
 def _league(players: list[dict[str, Any]]) -> rankcraft.League:
-    league = rankcraft.League(rankcraft.loads_ruleset(
-        'extends = "skyweaver"\nname = "sw"\nresets = []\n[rank.params]\ntop_n = 2\n'
-        '[reset.params]\ntop_n = 2\nequal_mmr = "error"\n'))
+    league = rankcraft.League(
+        rankcraft.loads_ruleset(
+            'extends = "skyweaver"\nname = "sw"\nresets = []\n[rank.params]\ntop_n = 2\n'
+            '[reset.params]\ntop_n = 2\nequal_mmr = "error"\n'
+        )
+    )
     league.import_state({"players": players})
     return league
 
 
-def _player(pid: str, points: int, rating: float = 1500.0, deviation: float = 100.0,
-            weekly: tuple[int, ...] = ()) -> dict[str, Any]:
-    return {"id": pid, "skill": {"rating": rating, "deviation": deviation},
-            "rank": {"points": points, "tier": tier_of(points), "floor": hard_floor(points),
-                     "streak": 0, "weekly": list(weekly), "seasons": []}}
+def _player(
+    pid: str,
+    points: int,
+    rating: float = 1500.0,
+    deviation: float = 100.0,
+    weekly: tuple[int, ...] = (),
+) -> dict[str, Any]:
+    return {
+        "id": pid,
+        "skill": {"rating": rating, "deviation": deviation},
+        "rank": {
+            "points": points,
+            "tier": tier_of(points),
+            "floor": hard_floor(points),
+            "streak": 0,
+            "weekly": list(weekly),
+            "seasons": [],
+        },
+    }
 
 
 def test_grandweaver_is_the_top_n_masters_ties_by_id() -> None:
-    league = _league([_player("m1", 1350), _player("m2", 1350), _player("m3", 1500),
-                      _player("x", 1100)])
+    league = _league(
+        [_player("m1", 1350), _player("m2", 1350), _player("m3", 1500), _player("x", 1100)]
+    )
     standings = league.standings()
-    assert standings == {"m3": "Grandweaver", "m1": "Grandweaver", "m2": "Master",
-                         "x": "Expert III"}
+    assert standings == {
+        "m3": "Grandweaver",
+        "m1": "Grandweaver",
+        "m2": "Master",
+        "x": "Expert III",
+    }
 
 
 def test_weekly_soft_reset_caps_errata_e003_13() -> None:
-    league = _league([_player("gw", 1600), _player("gw2", 1350), _player("master", 1350),
-                      _player("ex", 1150, deviation=100.0)])
+    league = _league(
+        [
+            _player("gw", 1600),
+            _player("gw2", 1350),
+            _player("master", 1350),
+            _player("ex", 1150, deviation=100.0),
+        ]
+    )
     assert league.reset("soft") == 4
     points = {p.id: p.rank.points for p in league.players()}
     assert points == {"gw": 1400, "gw2": 1350, "master": 1300, "ex": 1150}
@@ -98,16 +134,27 @@ def test_weekly_soft_reset_caps_errata_e003_13() -> None:
 
 
 def test_monthly_hard_reset_eq_5_and_floors_errata_e003_1_14() -> None:
-    league = _league([_player("gw", 1600, 2400.0, weekly=(1500, 1700)),
-                      _player("gw2", 1350, 2000.0), _player("master", 1250, 1800.0),
-                      _player("ex", 950, 1600.0), _player("low", 200, 1200.0)])
+    league = _league(
+        [
+            _player("gw", 1600, 2400.0, weekly=(1500, 1700)),
+            _player("gw2", 1350, 2000.0),
+            _player("master", 1250, 1800.0),
+            _player("ex", 950, 1600.0),
+            _player("low", 200, 1200.0),
+        ]
+    )
     league.reset("hard")
     p = {r.id: r for r in league.players()}
     assert p["low"].skill.rating == 1500.0 and p["gw"].skill.rating == 1500.0 + 750.0
     assert p["ex"].skill.rating == pytest.approx(1500 + (1600 - 1200) / 1200 * 750)
     assert {r.skill.deviation for r in p.values()} == {350.0}
     assert {k: r.rank.points for k, r in p.items()} == {
-        "gw": 1000, "gw2": 1000, "master": 900, "ex": 600, "low": 200}
+        "gw": 1000,
+        "gw2": 1000,
+        "master": 900,
+        "ex": 600,
+        "low": 200,
+    }
     assert p["master"].rank.floor == 900 and p["master"].rank.tier == "Expert I"
     assert p["gw"].rank.seasons == (("Grandweaver", 1600.0),)  # mean of end-of-week RP
     assert p["ex"].rank.seasons == (("Expert I", 950.0),)
@@ -118,8 +165,9 @@ def test_hard_reset_span_and_equal_mmr() -> None:
     league = _league([_player("a", 300, 1500.0), _player("b", 300, 1500.0)])
     with pytest.raises(rankcraft.InputError, match="same MMR"):
         league.reset("hard")
-    prose = rankcraft.loads_ruleset('extends = "skyweaver"\nname = "p"\n[reset.params]\n'
-                                    'span = 500.0\n')
+    prose = rankcraft.loads_ruleset(
+        'extends = "skyweaver"\nname = "p"\n[reset.params]\nspan = 500.0\n'
+    )
     league = rankcraft.League(prose)
     league.import_state({"players": [_player("a", 300, 1000.0), _player("b", 300, 3000.0)]})
     league.reset("hard")
@@ -133,9 +181,15 @@ def test_unknown_reset_kind() -> None:
 
 def test_migration_from_an_elo_export_errata_e003_6() -> None:
     elo = rankcraft.League("elo")
-    elo.import_state({"players": [{"id": "gm", "skill": {"rating": 2300.0}},
-                                  {"id": "m", "skill": {"rating": 2100.0}},
-                                  {"id": "new", "skill": {"rating": 1400.0}}]})
+    elo.import_state(
+        {
+            "players": [
+                {"id": "gm", "skill": {"rating": 2300.0}},
+                {"id": "m", "skill": {"rating": 2100.0}},
+                {"id": "new", "skill": {"rating": 1400.0}},
+            ]
+        }
+    )
     document = migrate_from_elo(elo.export(), {"gm": "Grandmaster", "m": "Master"})
     league = rankcraft.League("skyweaver")
     league.import_state(document)

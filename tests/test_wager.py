@@ -16,13 +16,16 @@ def _example() -> rankcraft.Report:
     players = [{"id": f"a{i}", "skill": {"rank": r}} for i, r in enumerate(TEAM_A)]
     players += [{"id": f"b{i}", "skill": {"rank": r}} for i, r in enumerate(TEAM_B)]
     league.import_state({"players": players})
-    return league.record({
-        "id": "example", "played_at": "2024-01-01T20:00:00Z",
-        "teams": [[f"a{i}" for i in range(6)], [f"b{i}" for i in range(6)]],
-        "scores": [1, 0],
-        "seconds_played": [[801] * 5 + [609], [801] * 6],  # a5 quit after 10:09 of 13:21
-        "quit": ["a5"],
-    })
+    return league.record(
+        {
+            "id": "example",
+            "played_at": "2024-01-01T20:00:00Z",
+            "teams": [[f"a{i}" for i in range(6)], [f"b{i}" for i in range(6)]],
+            "scores": [1, 0],
+            "seconds_played": [[801] * 5 + [609], [801] * 6],  # a5 quit after 10:09 of 13:21
+            "quit": ["a5"],
+        }
+    )
 
 
 def test_seed_002_worked_example_errata_e002_1() -> None:
@@ -47,14 +50,23 @@ def test_losers_in_that_match() -> None:
 def test_floor_draws_and_all_opponents_quit() -> None:
     assert wager_loss(1.01, 10.0, 1.0, 1.0, 1.0) == 1.0
     league = rankcraft.League("team-wager")
-    league.import_state({"players": [{"id": "lo", "skill": {"rank": 10.0}},
-                                     {"id": "hi", "skill": {"rank": 20.0}}]})
-    report = league.record({"id": "d", "played_at": "2024-01-01", "teams": [["lo"], ["hi"]],
-                            "scores": [1, 1]})
+    league.import_state(
+        {"players": [{"id": "lo", "skill": {"rank": 10.0}}, {"id": "hi", "skill": {"rank": 20.0}}]}
+    )
+    report = league.record(
+        {"id": "d", "played_at": "2024-01-01", "teams": [["lo"], ["hi"]], "scores": [1, 1]}
+    )
     assert report.change("lo").skill_after.rank == wager_win(10.0, 10.0, 20.0, 1, 1)
     assert report.change("hi").skill_after.rank == 20.0
-    report = league.record({"id": "q", "played_at": "2024-01-02", "teams": [["lo"], ["hi"]],
-                            "scores": [0, 1], "quit": ["hi"]})
+    report = league.record(
+        {
+            "id": "q",
+            "played_at": "2024-01-02",
+            "teams": [["lo"], ["hi"]],
+            "scores": [0, 1],
+            "quit": ["hi"],
+        }
+    )
     # lo (11.00 after the draw) gets the automatic win: R0 + R0/20
     assert report.change("lo").skill_after.rank == round_half_up(11.0 + 11.0 / 20)
     # the quitter takes the harsher of R0 - R0/20 and the standard loss (here the latter)
@@ -70,13 +82,21 @@ def test_team_time_as_mean_per_player_errata_e002_2() -> None:
 
 
 def test_percentiles_with_placement_errata_e002_6() -> None:
-    league = rankcraft.League(rankcraft.loads_ruleset(
-        'extends = "team-wager"\nname = "w"\n[update.params]\nplacement_matches = 2\n'))
+    league = rankcraft.League(
+        rankcraft.loads_ruleset(
+            'extends = "team-wager"\nname = "w"\n[update.params]\nplacement_matches = 2\n'
+        )
+    )
     for i in range(4):
-        league.record({"id": f"m{i}", "played_at": f"2024-01-0{i + 1}", "teams": [["a"], ["b"]],
-                       "scores": [1, 0]})
-    league.record({"id": "x", "played_at": "2024-01-06", "teams": [["c"], ["d"]],
-                   "scores": [1, 0]})
+        league.record(
+            {
+                "id": f"m{i}",
+                "played_at": f"2024-01-0{i + 1}",
+                "teams": [["a"], ["b"]],
+                "scores": [1, 0],
+            }
+        )
+    league.record({"id": "x", "played_at": "2024-01-06", "teams": [["c"], ["d"]], "scores": [1, 0]})
     standings = league.standings()
     assert standings["a"] == "percentile 51" and standings["b"] == "percentile 1"
     assert standings["c"] == "placement 1/2"
@@ -85,6 +105,12 @@ def test_percentiles_with_placement_errata_e002_6() -> None:
 def test_more_than_two_sides_is_refused_cleanly() -> None:
     league = rankcraft.League("team-wager")
     with pytest.raises(rankcraft.InputError, match="two-sided matches"):
-        league.record({"id": "ffa", "played_at": "2024-01-01", "teams": [["a"], ["b"], ["c"]],
-                       "ranks": [1, 2, 3]})
+        league.record(
+            {
+                "id": "ffa",
+                "played_at": "2024-01-01",
+                "teams": [["a"], ["b"], ["c"]],
+                "ranks": [1, 2, 3],
+            }
+        )
     assert len(league) == 0

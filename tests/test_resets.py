@@ -1,0 +1,116 @@
+"""Season events: League.reset, `rankcraft reset`, and schedules run during replays."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+import rankcraft
+from rankcraft.cli import main
+
+from .conftest import file_digest
+
+WEEKLY = """
+extends = "skyweaver"
+name = "sw-weekly"
+resets = [
+  {{ kind = "soft", every_days = 7.0, start = "{start}" }},
+  {{ kind = "hard", every_days = 14.0, start = "{start}" }},
+]
+"""
+
+
+def game(mid: str, day: str, a: str = "a", b: str = "b", s: float = 1.0) -> dict[str, object]:
+    return {"id": mid, "played_at": day, "teams": [[a], [b]], "scores": [s, 1 - s]}
+
+
+def schedule_league(store: rankcraft.store.Store | None = None) -> rankcraft.League:
+    ruleset = rankcraft.loads_ruleset(WEEKLY.format(start="2024-01-01"))
+    return rankcraft.League(ruleset, store=store)
+
+
+def test_scheduled_resets_run_before_the_first_match_after_them() -> None:
+    league = schedule_league()
+    league.record_many([game("m1", "2024-01-02"), game("m2", "2024-01-05", "c", "a")])
+    a = league.player("a")
+    assert a.rank.weekly == () and a.rank.seasons == ()
+    league.record(game("m3", "2024-01-09", "a", "c"))  # after the first soft reset (01-08)
+    a = league.player("a")
+    assert len(a.rank.weekly) == 1 and a.rank.seasons == ()
+    league.record(game("m4", "2024-01-16", "a", "b"))  # soft (01-15), then hard (01-15)
+    a = league.player("a")
+    assert len(a.rank.seasons) == 1 and a.rank.weekly == ()
+    assert a.skill.deviation != 350.0  # reset to 350, then the match after it moved it
+
+
+def test_a_long_gap_runs_every_missed_event_in_order() -> None:
+    league = schedule_league()
+    league.record(game("m1", "2024-01-02"))
+    league.record(game("m2", "2024-03-01"))  # 8 soft resets and 4 hard resets in between
+    assert len(league.player("a").rank.seasons) == 4
+
+
+def test_a_refused_match_rolls_its_resets_back(match) -> None:
+    league = schedule_league()
+    league.record(game("m1", "2024-01-02"))
+    before = league.export()
+    with pytest.raises(rankcraft.MatchError):
+        league.record({**game("m2", "2024-01-20"), "teams": [["a"], ["a"]]})
+    assert league.export() == before
+    league.record(game("m2", "2024-01-20"))
+    assert len(league.player("a").rank.seasons) == 1
+
+
+def test_schedule_survives_a_restart(tmp_path: Path) -> None:
+    db = tmp_path / "sw.sqlite"
+    ruleset = rankcraft.loads_ruleset(WEEKLY.format(start="2024-01-01"))
+    with rankcraft.League.open(db, ruleset) as league:
+        league.record_many([game("m1", "2024-01-02"), game("m2", "2024-01-09")])
+    with rankcraft.League.open(db) as league:
+        league.record(game("m3", "2024-01-10"))
+        assert len(league.player("a").rank.weekly) == 1  # not run twice
+    memory = schedule_league()
+    memory.record_many(
+        [game("m1", "2024-01-02"), game("m2", "2024-01-09"), game("m3", "2024-01-10")]
+    )
+    with rankcraft.League.open(db) as league:
+        assert league.export()["players"] == memory.export()["players"]
+
+
+def test_schedule_needs_a_reset_slot() -> None:
+    with pytest.raises(rankcraft.RulesetError, match=r"\[\[resets\]\] needs a \[reset\] slot"):
+        rankcraft.loads_ruleset(
+            'extends = "elo"\nname = "x"\n[[resets]]\nkind = "soft"\n'
+            'every_days = 7.0\nstart = "2024-01-01"\n'
+        )
+
+
+def test_reset_command(tmp_path: Path) -> None:
+    db = tmp_path / "sw.sqlite"
+    ruleset = tmp_path / "sw.toml"
+    ruleset.write_text('extends = "skyweaver"\nname = "sw"\nresets = []\n')
+    src = tmp_path / "m.jsonl"
+    src.write_text(
+        "\n".join(json.dumps(game(f"m{i}", f"2024-01-0{i + 1}", s=float(i % 2))) for i in range(4))
+        + "\n"
+    )
+    out, err = io.StringIO(), io.StringIO()
+    assert (
+        main(["replay", str(src), "--ruleset", str(ruleset), "--db", str(db)], out=out, err=err)
+        == 0
+    )
+    out = io.StringIO()
+    assert main(["reset", "soft", "--db", str(db), "--json"], out=out, err=err) == 0
+    assert json.loads(out.getvalue()) == {"kind": "soft", "changed": 2}
+    digest = file_digest(db)
+    err = io.StringIO()
+    assert main(["reset", "monthly", "--db", str(db)], out=io.StringIO(), err=err) == 2
+    assert "no 'monthly' reset" in err.getvalue()
+    assert file_digest(db) == digest
+    out = io.StringIO()
+    assert main(["player", "a", "--db", str(db)], out=out, err=io.StringIO()) == 0
+    text = out.getvalue()
+    assert "standing: Wanderer" in text and "points 200 -> " in text and "why: mmr_change" in text
