@@ -80,6 +80,29 @@ def check_state(ruleset: rankcraft.Ruleset, state: Any) -> None:
         assert state.rank >= params.floor and round(state.rank, 2) == state.rank
 
 
+def check_season_events(league: rankcraft.League) -> None:
+    """Skyweaver's soft and hard resets keep their promises on any league."""
+    params = league.ruleset.reset.params
+    before = {p.id: p.rank.points for p in league.players()}
+    top = {pid for pid, label in league.standings().items() if label == "Grandweaver"}
+    league.reset("soft")
+    for p in league.players():
+        cap = params.grandweaver_cap if p.id in top else params.master_cap
+        expected = min(before[p.id], cap) if before[p.id] >= 1200 else before[p.id]
+        assert p.rank.points == expected and p.rank.weekly[-1] == before[p.id]
+    ratings = [p.skill.rating for p in league.players()]
+    league.reset("hard")
+    after = league.players()
+    if len(set(ratings)) > 1:
+        assert min(p.skill.rating for p in after) == pytest.approx(params.reset_rating)
+        assert max(p.skill.rating for p in after) == pytest.approx(
+            params.reset_rating + params.span)
+    for p in after:
+        assert p.skill.deviation == params.reset_deviation
+        assert p.rank.floor == max(f for f in (200, 300, 600, 900, 1200) if f <= p.rank.points)
+        assert p.rank.weekly == () and p.rank.seasons
+
+
 LOCATION = {"elo": "rating", "glicko1": "rating", "glicko2": "mu", "wager": "rank"}
 
 
@@ -137,6 +160,8 @@ def test_invariants_over_random_histories(name: str, seed: int, n: int) -> None:
                 elif mine < theirs:
                     assert after <= before + 1e-12
     league.close_period()
+    if ruleset.reset is not None and ruleset.reset.plugin == "skyweaver-rp":
+        check_season_events(league)
     ids = [p.id for p in league.players()]
     rng = random.Random(seed)
     for _ in range(5):
