@@ -517,7 +517,7 @@ class League:
 
         aggregate = self._aggregate
         # the forecast uses what players see now (in live mode, the re-rated open period)
-        expected = tuple(self._expect([aggregate(s) for s in shown]))
+        expected = tuple(self._expect([aggregate(s) for s in shown], match.home))
         total = 0.0
         for p in expected:
             if not 0.0 <= p <= 1.0:
@@ -834,12 +834,16 @@ class League:
         return records if top is None else records[:top]
 
     def predict(
-        self, sides: Sequence[Sequence[str]], at: datetime | str | None = None
+        self,
+        sides: Sequence[Sequence[str]],
+        at: datetime | str | None = None,
+        home: int | None = None,
     ) -> list[float]:
         """Win probability of each side if they met now (or at time ``at``).
 
         Unknown players count as new players. With ``at``, each player's skill is
-        decayed for the time since their last match.
+        decayed for the time since their last match; ``home`` is the index of the side at
+        home (for rulesets with a home advantage).
 
         :param sides: player ids per side, at least two sides, none empty, no player twice.
         :returns: one probability per side, summing to 1.
@@ -866,7 +870,9 @@ class League:
                         state = self._decay(state, periods)
                 members.append(state)
             states.append(self._aggregate(members))
-        return [float(p) for p in self._expect(states)]
+        if home is not None and not 0 <= home < len(sides):
+            raise InputError(f"'home' must be a side index (0 to {len(sides) - 1}): {home!r}")
+        return [float(p) for p in self._expect(states, home)]
 
     # -- state documents -------------------------------------------------------------------
 

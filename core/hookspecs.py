@@ -130,11 +130,15 @@ def rankcraft_team(
 
 
 @hookspec
-def rankcraft_expectation(params: Any, side_states: Sequence[State]) -> Sequence[float]:
+def rankcraft_expectation(
+    params: Any, side_states: Sequence[State], home: int | None
+) -> Sequence[float]:
     """Return the pre-match probability that each side wins.
 
     :param params: the expectation slot's params.
     :param side_states: one state per side, from :func:`rankcraft_aggregate`; two or more.
+    :param home: index of the side playing at home, or None (a neutral venue, or unknown);
+        plugins with a home-advantage param use it, others ignore it.
     :returns: one probability per side, each in [0, 1], summing to 1. For more than two
         sides, the share of the side in the round robin of every pair is a good reading.
 

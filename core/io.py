@@ -38,6 +38,7 @@ MATCH_KEYS = frozenset(
         "weight",
         "meta",
         "forecast",
+        "home",
     }
 )
 """Keys a match line may have. ``forecast`` (an outside forecast) is carried like ``meta``."""
@@ -177,6 +178,12 @@ def parse_match(data: Any, *, line: int | None = None) -> Match:
             raise fail(f"'quit' names a player twice: {quit_raw!r}")
         quit = tuple(quit_raw)
 
+    home = data.get("home")
+    if home is not None and (type(home) is not int or not 0 <= home < n):
+        raise fail(
+            f"'home' must be the index of the side at home (0 to {n - 1}) or null: {home!r}"
+        )
+
     weight = data.get("weight", 1.0)
     if not _number(weight) or not 0 < weight <= 1:
         raise fail(f"'weight' must be a number in (0, 1]: {weight!r}")
@@ -203,6 +210,7 @@ def parse_match(data: Any, *, line: int | None = None) -> Match:
         quit=quit,
         weight=float(weight),
         meta=meta,
+        home=home,
     )
 
 

@@ -30,7 +30,7 @@ SLOTS = ("initial", "decay", "team", "expectation", "update", "rank", "reset")
 TeamFn = Callable[
     [Sequence[Sequence[State]], Sequence[int], float], Sequence[Sequence[Sequence[Pairing]]]
 ]
-ExpectationFn = Callable[[Sequence[State]], Sequence[float]]
+ExpectationFn = Callable[[Sequence[State], int | None], Sequence[float]]
 UpdateFn = Callable[[State, Sequence[Pairing], PlayerContext], State]
 RankFn = Callable[[State, State, State, PlayerContext], State]
 ResetFn = Callable[[Sequence[PlayerRecord], str, ResetContext], Sequence[PlayerRecord]]

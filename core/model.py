@@ -99,6 +99,7 @@ class Match:
         quit: players who left before the end.
         weight: whole-match weight in (0, 1].
         meta: free data carried into the report.
+        home: index of the side playing at home, or None (a neutral venue, or unknown).
     """
 
     id: str
@@ -111,6 +112,7 @@ class Match:
     quit: tuple[str, ...] = ()
     weight: float = 1.0
     meta: Mapping[str, Any] = attrs.field(factory=dict)
+    home: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The match in the JSON line format of DESIGN §2."""
@@ -131,6 +133,8 @@ class Match:
             out["weight"] = self.weight
         if self.meta:
             out["meta"] = dict(self.meta)
+        if self.home is not None:
+            out["home"] = self.home
         return out
 
 

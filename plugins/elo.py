@@ -82,6 +82,11 @@ class EloParams:
         k_rating_uses_peak: rating rules look at the highest rating ever reached, not the
             current one (default true, FIDE's "once 2400 has been reached").
         scale: rating points for 10-to-1 odds, > 0 (default 400).
+        home_advantage: rating points added to the home side in every expectation, when
+            the match names one (``home``; default 0).
+        margin: ``"none"`` (default) or ``"fivethirtyeight"``: K is multiplied by
+            FiveThirtyEight's margin-of-victory multiplier (``margin_multiplier``), from the
+            two sides' scores (two-sided matches rated 1-v-1 or as team means).
     """
 
     initial_rating: float = attrs.field(default=1500.0, validator=_finite)
@@ -90,6 +95,10 @@ class EloParams:
     k_by_rating: tuple[KByRating, ...] = attrs.field(default=(), converter=_sorted_ratings)
     k_rating_uses_peak: bool = True
     scale: float = attrs.field(default=400.0, validator=_positive)
+    home_advantage: float = attrs.field(default=0.0, validator=_finite)
+    margin: str = attrs.field(
+        default="none", validator=attrs.validators.in_(("none", "fivethirtyeight"))
+    )
 
     def k_for(self, games: int, rating: float, peak: float) -> float:
         """The K-factor for a player with ``games`` rated games, ``rating`` and ``peak``."""
@@ -117,6 +126,32 @@ class EloSkill:
     peak: float = state_field(default=attrs.Factory(lambda self: self.rating, takes_self=True))
 
 
+def home_edge(advantage: float, home: int | None, side: int) -> float:
+    """Rating points ``side`` gains from the venue: +advantage at home, -advantage away
+    (against a home side), 0 at a neutral venue (``home`` None)."""
+    if home is None or advantage == 0.0:
+        return 0.0
+    return advantage if home == side else -advantage
+
+
+def margin_multiplier(margin: float, lead: float) -> float:
+    """FiveThirtyEight's margin-of-victory multiplier of K (NFL Elo):
+    ``ln(max(|margin|, 1) + 1) · 2.2 / (0.001 · winner's rating lead + 2.2)``, and
+    ``ln 2 · 2.2`` for a tie. ``lead`` is this player's rating lead over the opponent
+    (home advantage included); the winner's lead is ``lead`` for a win, ``-lead`` for a loss.
+
+    >>> round(margin_multiplier(7, 0.0), 4), round(margin_multiplier(-7, 0.0), 4)
+    (2.0794, 2.0794)
+    >>> round(margin_multiplier(7, 200.0), 4) < round(margin_multiplier(7, -200.0), 4)
+    True
+    """
+    size = math.log(max(abs(margin), 1.0) + 1.0)
+    if margin == 0:
+        return size * 2.2
+    winner_lead = lead if margin > 0 else -lead
+    return size * 2.2 / (winner_lead * 0.001 + 2.2)
+
+
 def expected_score(rating: float, opponent: float, scale: float = 400.0) -> float:
     """Expected score (win probability, draws as ½) of ``rating`` against ``opponent``."""
     return 1.0 / (1.0 + float(10.0 ** ((opponent - rating) / scale)))
@@ -135,10 +170,13 @@ def rankcraft_initial(slot: str, params: EloParams) -> EloSkill:
 
 
 @hookimpl
-def rankcraft_expectation(params: EloParams, side_states: Sequence[EloSkill]) -> list[float]:
+def rankcraft_expectation(
+    params: EloParams, side_states: Sequence[EloSkill], home: int | None
+) -> list[float]:
     scale = params.scale
     if len(side_states) == 2:
-        p = expected_score(side_states[0].rating, side_states[1].rating, scale)
+        edge = home_edge(params.home_advantage, home, 0)
+        p = expected_score(side_states[0].rating + edge, side_states[1].rating, scale)
         return [p, 1.0 - p]
     n = len(side_states)
     shares = []
@@ -160,14 +198,26 @@ def rankcraft_update(
 ) -> EloSkill:
     rating = state.rating
     scale = params.scale
+    match = context.match
+    edge = 0.0
+    if params.home_advantage and match is not None and len(match.teams) == 2:
+        edge = home_edge(params.home_advantage, match.home, context.side)
     surprise = 0.0
     for opponent, score, weight in pairings:
-        surprise += weight * (score - 1.0 / (1.0 + 10.0 ** ((opponent.rating - rating) / scale)))
+        gap = opponent.rating - rating - edge
+        surprise += weight * (score - 1.0 / (1.0 + 10.0 ** (gap / scale)))
     if params.k_by_games or params.k_by_rating:
         k = params.k_for(context.matches, rating, state.peak)
     else:
         k = params.k_factor
     context.factors["k"] = k
+    if params.margin == "fivethirtyeight" and match is not None and match.scores is not None \
+            and len(match.scores) == 2 and len(pairings) == 1:
+        mine, theirs = match.scores[context.side], match.scores[1 - context.side]
+        lead = rating + edge - pairings[0].opponent.rating  # my rating edge over the opponent
+        multiplier = margin_multiplier(mine - theirs, lead)
+        context.factors["margin"] = multiplier
+        k *= multiplier
     new = rating + k * surprise
     peak = state.peak
     return EloSkill(new, new if new > peak else peak)

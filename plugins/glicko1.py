@@ -120,6 +120,8 @@ class Glicko1Params:
         c_from: derive c instead: ``{deviation = 50.0, periods = 100.0}``.
         whole_periods: count idle time in whole periods only, as seed 001's loop does
             (default false: real-valued periods, as seed 003 and Glickman).
+        home_advantage: rating points added to the home side in expectations and updates,
+            when the match names one (``home``; default 0).
     """
 
     initial_rating: float = attrs.field(default=1500.0, validator=_finite)
@@ -129,6 +131,7 @@ class Glicko1Params:
     c: float = attrs.field(default=34.6, validator=_non_negative)
     c_from: DecayFrom | None = None
     whole_periods: bool = False
+    home_advantage: float = attrs.field(default=0.0, validator=_finite)
 
     @max_deviation.validator
     def _check_max(self, attribute: attrs.Attribute[float | None], value: float | None) -> None:
@@ -206,12 +209,21 @@ def rankcraft_decay(params: Glicko1Params, state: Glicko1Skill, periods: float) 
     return Glicko1Skill(state.rating, grow(params, state.deviation, periods))
 
 
+def _edge(params: Glicko1Params, home: int | None, side: int) -> float:
+    if home is None or params.home_advantage == 0.0:
+        return 0.0
+    return params.home_advantage if home == side else -params.home_advantage
+
+
 @hookimpl
-def rankcraft_expectation(side_states: Sequence[Glicko1Skill]) -> list[float]:
+def rankcraft_expectation(
+    params: Glicko1Params, side_states: Sequence[Glicko1Skill], home: int | None
+) -> list[float]:
     n = len(side_states)
     if n == 2:
         a, b = side_states
-        p = win_probability((a.rating, a.deviation), (b.rating, b.deviation))
+        edge = _edge(params, home, 0)
+        p = win_probability((a.rating + edge, a.deviation), (b.rating, b.deviation))
         return [p, 1.0 - p]
     shares = [
         math.fsum(
@@ -236,10 +248,15 @@ def rankcraft_update(
         # Glickman's step 1 counts the period being rated (t = 1 for a player who played
         # in the previous one); idle periods before it came through rankcraft_decay.
         deviation = grow(params, deviation, 1.0)
+    match = context.match
+    edge = 0.0
+    if match is not None and len(match.teams) == 2:
+        edge = _edge(params, match.home, context.side)
     rating, new_deviation = rate(
-        state.rating,
+        state.rating + edge,
         deviation,
         [(p.opponent.rating, p.opponent.deviation, p.score, p.weight) for p in pairings],
     )
+    rating -= edge
     new_deviation = min(max(new_deviation, params.min_deviation), params.ceiling)
     return Glicko1Skill(rating, new_deviation)

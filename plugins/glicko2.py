@@ -167,6 +167,8 @@ class Glicko2Params:
         epsilon: convergence tolerance of the volatility iteration, > 0 (default 1e-6).
         bounded: clamp μ, φ and σ to the bounds below after every step (default false:
             Glickman's unbounded system).
+        home_advantage: μ added to the home side in expectations and updates, when the
+            match names one (``home``; default 0).
         rating_bounds: [low, high] of μ (default [-6.045, 6.045], seed 000).
         deviation_bounds: [low, high] of φ (default [0.175, 2.015], seed 000).
         volatility_bounds: [low, high] of σ (default [0.04, 0.08], seed 000).
@@ -178,6 +180,7 @@ class Glicko2Params:
     tau: float = attrs.field(default=0.5, validator=_positive)
     epsilon: float = attrs.field(default=1e-6, validator=_positive)
     bounded: bool = False
+    home_advantage: float = attrs.field(default=0.0, validator=_finite)
     rating_bounds: tuple[float, ...] = attrs.field(
         default=(-6.045, 6.045), converter=_pair, validator=_interval
     )
@@ -252,11 +255,21 @@ def win_probability(a: Glicko2Skill, b: Glicko2Skill) -> float:
     return 1.0 / (1.0 + math.exp(-g(combined) * (a.mu - b.mu)))
 
 
+def _edge(params: Glicko2Params, home: int | None, side: int) -> float:
+    if home is None or params.home_advantage == 0.0:
+        return 0.0
+    return params.home_advantage if home == side else -params.home_advantage
+
+
 @hookimpl
-def rankcraft_expectation(side_states: Sequence[Glicko2Skill]) -> list[float]:
+def rankcraft_expectation(
+    params: Glicko2Params, side_states: Sequence[Glicko2Skill], home: int | None
+) -> list[float]:
     n = len(side_states)
     if n == 2:
-        p = win_probability(side_states[0], side_states[1])
+        a = side_states[0]
+        edge = _edge(params, home, 0)
+        p = win_probability(Glicko2Skill(a.mu + edge, a.phi, a.sigma), side_states[1])
         return [p, 1.0 - p]
     shares = [
         math.fsum(win_probability(a, b) for j, b in enumerate(side_states) if j != i)
@@ -272,12 +285,16 @@ def rankcraft_update(
     pairings: Sequence[Pairing],
     context: PlayerContext,
 ) -> Glicko2Skill:
+    match = context.match
+    edge = 0.0
+    if match is not None and len(match.teams) == 2:
+        edge = _edge(params, match.home, context.side)
     mu, phi, sigma = rate(
-        state.mu,
+        state.mu + edge,
         state.phi,
         state.sigma,
         params.tau,
         [(p.opponent.mu, p.opponent.phi, p.score, p.weight) for p in pairings],
         params.epsilon,
     )
-    return params.clamp(mu, phi, sigma)
+    return params.clamp(mu - edge, phi, sigma)

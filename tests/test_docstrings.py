@@ -15,6 +15,13 @@ MODULES = [
     "rankcraft.ruleset",
     "rankcraft.rulesets",
     "rankcraft.plugins.elo",
+    "rankcraft.plugins.glicko1",
+    "rankcraft.plugins.glicko2",
+    "rankcraft.plugins.inversus",
+    "rankcraft.plugins.skyweaver",
+    "rankcraft.plugins.wager",
+    "rankcraft.plugins.regress",
+    "rankcraft.evaluate",
 ]
 
 

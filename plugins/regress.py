@@ -1,0 +1,75 @@
+"""``regress`` reset plugin: pull every skill part of the way back to the mean.
+
+Between seasons, FiveThirtyEight's NFL Elo moves every team a third of the way back to
+the mean, so that last season counts less. This plugin does that for any skill plugin that
+tags its ``location`` field: ``location' = target + (1 − fraction) · (location − target)``,
+with ``target`` the league's mean location unless a value is given. Any reset kind runs
+it (schedule it with ``[[resets]]``, e.g. every 365.2425 days from an off-season date).
+
+>>> import rankcraft
+>>> league = rankcraft.League(rankcraft.loads_ruleset(
+...     'extends = "elo"\\nname = "e"\\n[reset]\\nplugin = "regress"\\n'
+...     '[reset.params]\\nfraction = 0.25\\ntarget = 1505.0\\n'))
+>>> league.import_state({"players": [{"id": "a", "skill": {"rating": 1705.0}}]})
+1
+>>> league.reset("season"), league.player("a").skill.rating
+(1, 1655.0)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import attrs
+
+from rankcraft import Needs, PlayerRecord, field_of_role, hookimpl
+
+
+def _fraction(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not (math.isfinite(value) and 0 <= value <= 1):
+        raise ValueError(f"{attribute.name!r} must be in [0, 1]: {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class RegressParams:
+    """Params of ``regress`` (reset slot).
+
+    Attributes:
+        fraction: the share of the distance to the target removed, [0, 1] (default 1/3).
+        target: the location to regress to, in the skill's units (default: the league's
+            mean location at the moment of the reset).
+    """
+
+    fraction: float = attrs.field(default=1.0 / 3.0, validator=_fraction)
+    target: float | None = attrs.field(default=None)
+
+    @target.validator
+    def _check_target(self, attribute: attrs.Attribute[float | None], value: float | None) -> None:
+        if value is not None and not math.isfinite(value):
+            raise ValueError(f"'target' must be a finite number: {value!r}")
+
+
+@hookimpl
+def rankcraft_params(slot: str) -> type | None:
+    return RegressParams if slot == "reset" else None
+
+
+@hookimpl
+def rankcraft_needs(slot: str) -> Needs | None:
+    return Needs(roles=("location",)) if slot == "reset" else None
+
+
+@hookimpl
+def rankcraft_reset(params: RegressParams, players: Sequence[PlayerRecord]) -> list[PlayerRecord]:
+    if not players:
+        return []
+    field = field_of_role(type(players[0].skill), "location")
+    assert field is not None
+    values = [getattr(p.skill, field) for p in players]
+    target = params.target if params.target is not None else math.fsum(values) / len(values)
+    keep = 1.0 - params.fraction
+    return [
+        attrs.evolve(p, skill=attrs.evolve(p.skill, **{field: target + keep * (v - target)}))
+        for p, v in zip(players, values, strict=True)
+    ]
