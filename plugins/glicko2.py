@@ -25,8 +25,8 @@ Glickman's example (the player 1500/200 meets 1400/30, 1550/100, 1700/300 and sc
 ...     ((1400 - 1500) / SCALE, 30 / SCALE, 1.0, 1.0),
 ...     ((1550 - 1500) / SCALE, 100 / SCALE, 0.0, 1.0),
 ...     ((1700 - 1500) / SCALE, 300 / SCALE, 0.0, 1.0)])
->>> round(1500 + SCALE * mu, 2), round(SCALE * phi, 2), round(sigma, 5)
-(1464.05, 151.52, 0.05999)
+>>> round(1500 + SCALE * mu, 2), round(SCALE * phi, 2), round(sigma, 6)
+(1464.05, 151.52, 0.059996)
 """
 
 from __future__ import annotations
