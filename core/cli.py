@@ -56,13 +56,18 @@ class Progress:
 class _LineTracker:
     """Matches from a file, remembering the line of the one last handed out."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, home_from: str | None = None) -> None:
         self.path = path
+        self.home_from = home_from
         self.line: int | None = None
 
     def __iter__(self) -> Iterator[Match]:
+        from .evaluate import with_home
+
         for number, data in read_match_dicts(self.path):
             self.line = number
+            if self.home_from:
+                (data,) = with_home([data], self.home_from)
             yield parse_match(data, line=number)
 
 
@@ -157,10 +162,12 @@ def _emit_json(data: Any, out: TextIO) -> None:
 # -- commands ------------------------------------------------------------------------------
 
 
-def _replay_into(league: League, path: str, *, skip_seen: bool, err: TextIO) -> dict[str, Any]:
+def _replay_into(
+    league: League, path: str, *, skip_seen: bool, err: TextIO, home_from: str | None = None
+) -> dict[str, Any]:
     progress = Progress(err)
     started = time.perf_counter()
-    source = _LineTracker(path)
+    source = _LineTracker(path, home_from)
     try:
         summary = league.record_many(source, skip_seen=skip_seen, progress=progress)
     except MatchError as exc:
@@ -183,7 +190,9 @@ def _replay_into(league: League, path: str, *, skip_seen: bool, err: TextIO) -> 
 def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     db = _db_path(args)
     with _guard_new_file(db), League.open(db, args.ruleset) as league:
-        result = _replay_into(league, args.matches, skip_seen=args.skip_seen, err=err)
+        result = _replay_into(
+            league, args.matches, skip_seen=args.skip_seen, err=err, home_from=args.home_from
+        )
     if args.json:
         _emit_json({**result, "db": db}, out)
     else:
@@ -267,6 +276,10 @@ def _fmt_state(state: Any) -> str:
 def cmd_player(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     with _open_existing(args) as league:
         record = league.player(args.id)
+        if args.plot:
+            from .plots import plot_player
+
+            plot_player(league, args.id, args.plot)
         rows = league.history(args.id, args.last)
         codec = league.codec
         standing = league.standings().get(args.id)
@@ -403,6 +416,131 @@ def cmd_reset(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
+def _source(path: str, home_from: str | None) -> Any:
+    """Match dicts of a file, with ``home`` taken from a field when asked."""
+    from .evaluate import with_home
+
+    dicts = (d for _, d in read_match_dicts(path))
+    return with_home(dicts, home_from) if home_from else dicts
+
+
+def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from .evaluate import evaluate
+
+    results = {}
+    for name in args.ruleset:
+        ruleset = load_ruleset(name)
+        label = ruleset.name if ruleset.name not in results else name
+        results[label] = evaluate(
+            League(ruleset), _source(args.matches, args.home_from), test_from=args.test_from
+        )
+    if args.plot:
+        from .plots import plot_calibration
+
+        plot_calibration(results, args.plot)
+    if args.json:
+        _emit_json(
+            {"test_from": args.test_from, "results": {k: v.to_dict() for k, v in results.items()}},
+            out,
+        )
+        return 0
+    rows = [
+        [
+            name,
+            f"{r.n:,}",
+            f"{r.matches:,}",
+            f"{r.log_loss:.4f}",
+            f"{r.brier:.4f}",
+            f"{r.accuracy:.4f}",
+            f"{r.decisive:,}",
+        ]
+        for name, r in results.items()
+    ]
+    out.write(f"{args.matches}: one step ahead from {args.test_from}\n\n")
+    _print_table(
+        rows, ["ruleset", "scored", "matches", "log loss", "Brier", "accuracy", "decisive"], out
+    )
+    for name, r in results.items():
+        out.write(f"\ncalibration of {name} (predicted P(side 0 wins) vs observed):\n")
+        _print_table(
+            [
+                [
+                    f"{b.low:.1f}-{b.high:.1f}",
+                    f"{b.n:,}",
+                    "-" if not b.n else f"{b.predicted:.3f}",
+                    "-" if not b.n else f"{b.observed:.3f}",
+                ]
+                for b in r.calibration
+            ],
+            ["bin", "n", "predicted", "observed"],
+            out,
+        )
+    if args.plot:
+        out.write(f"\nplot written to {args.plot}\n")
+    return 0
+
+
+def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from .tune import parse_param, tune
+
+    ruleset = load_ruleset(args.ruleset)
+    params = [parse_param(text, ruleset) for text in args.param]
+    shown = err.isatty()
+
+    def progress(done: int, total: int, best: float) -> None:
+        if shown:
+            err.write(f"\r  trial {done}/{total}, best validation log loss {best:.4f}  ")
+            err.flush()
+
+    result = tune(
+        args.matches,
+        ruleset,
+        params,
+        test_from=args.test_from,
+        trials=args.trials,
+        seed=args.seed,
+        validation=args.validation,
+        jobs=args.jobs,
+        home_from=args.home_from,
+        progress=progress,
+    )
+    if shown:
+        err.write("\n")
+    Path(args.out).write_text(dumps(result.ruleset), "utf-8")
+    chosen = {
+        p.name: (int(round(v)) if p.integer else v)
+        for p, v in zip(result.params, result.best, strict=True)
+    }
+    if args.json:
+        _emit_json(
+            {
+                "chosen": chosen,
+                "validation_from": result.validation_from,
+                "validation_log_loss": result.validation_log_loss,
+                "test": result.test.to_dict(),
+                "trials": len(result.trials),
+                "out": args.out,
+            },
+            out,
+        )
+        return 0
+    out.write(
+        f"tuned {ruleset.name!r} on matches before {args.test_from} "
+        f"({len(result.trials)} trials, validation from {result.validation_from}):\n"
+    )
+    for name, value in chosen.items():
+        out.write(
+            f"  {name} = {value:.6g}\n" if isinstance(value, float) else f"  {name} = {value}\n"
+        )
+    t = result.test
+    out.write(
+        f"validation log loss {result.validation_log_loss:.4f}; test ({t.n:,} scored): "
+        f"log loss {t.log_loss:.4f}, Brier {t.brier:.4f}, accuracy {t.accuracy:.4f}\n"
+        f"written to {args.out}\n"
+    )
+    return 0
+
+
 def cmd_rulesets(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     plugins = Plugins()
     rows = []
@@ -505,6 +643,13 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--json", action="store_true", help="machine-readable output")
         return p
 
+    def home_from(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--home-from",
+            metavar="FIELD",
+            help="take each match's home side from this field, e.g. meta.home_team_index",
+        )
+
     def db(p: argparse.ArgumentParser) -> None:
         p.add_argument("--db", help=f"SQLite database file (default: ${DB_ENV} or {DEFAULT_DB})")
 
@@ -516,6 +661,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("matches", help="match file (.jsonl, .jsonl.gz, or - for standard input)")
     p.add_argument("--ruleset", help="bundled ruleset name or TOML file (required for a new db)")
     p.add_argument("--skip-seen", action="store_true", help="pass over match ids already recorded")
+    home_from(p)
     db(p)
 
     p = add("leaderboard", cmd_leaderboard, "list players best first")
@@ -525,6 +671,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("player", cmd_player, "one player's state and latest matches, explained")
     p.add_argument("id", help="player id")
     p.add_argument("--last", type=int, default=10, help="how many matches to show (default 10)")
+    p.add_argument("--plot", metavar="FILE.png", help="draw skill, uncertainty and rank over time")
     db(p)
 
     p = add("predict", cmd_predict, "win probability of each side")
@@ -546,6 +693,51 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("kind", help="the event, e.g. soft or hard")
     p.add_argument("--at", help="when the event happens (ISO-8601)")
     db(p)
+
+    p = add("evaluate", cmd_evaluate, "score rulesets one step ahead on a history's test part")
+    p.add_argument("matches", help="match file (.jsonl or .jsonl.gz)")
+    p.add_argument(
+        "--ruleset",
+        action="append",
+        required=True,
+        help="bundled name or TOML file; repeat to compare several",
+    )
+    p.add_argument(
+        "--test-from",
+        required=True,
+        metavar="DATE",
+        help="score matches played on or after this ISO date",
+    )
+    p.add_argument("--plot", metavar="FILE.png", help="draw calibration curves")
+    home_from(p)
+
+    p = add("tune", cmd_tune, "search ruleset parameters on the warm-up part")
+    p.add_argument("matches", help="match file (.jsonl or .jsonl.gz)")
+    p.add_argument("--ruleset", required=True, help="bundled name or TOML file to start from")
+    p.add_argument(
+        "--test-from",
+        required=True,
+        metavar="DATE",
+        help="the test part starts here; tuning only sees earlier matches",
+    )
+    p.add_argument(
+        "--param",
+        action="append",
+        required=True,
+        metavar="NAME=LOW:HIGH",
+        help="a parameter and its range, e.g. update.params.k_factor=10:40",
+    )
+    p.add_argument("--out", required=True, metavar="FILE.toml", help="the tuned ruleset")
+    p.add_argument("--trials", type=int, default=24, help="random points (default 24)")
+    p.add_argument("--seed", type=int, default=0, help="search seed (default 0)")
+    p.add_argument(
+        "--validation",
+        type=float,
+        default=0.2,
+        help="share of warm-up matches, the latest, scored (default 0.2)",
+    )
+    p.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
+    home_from(p)
 
     add("rulesets", cmd_rulesets, "list the bundled rulesets")
     add("plugins", cmd_plugins, "list installed plugins with versions and slots")

@@ -180,9 +180,7 @@ def parse_match(data: Any, *, line: int | None = None) -> Match:
 
     home = data.get("home")
     if home is not None and (type(home) is not int or not 0 <= home < n):
-        raise fail(
-            f"'home' must be the index of the side at home (0 to {n - 1}) or null: {home!r}"
-        )
+        raise fail(f"'home' must be the index of the side at home (0 to {n - 1}) or null: {home!r}")
 
     weight = data.get("weight", 1.0)
     if not _number(weight) or not 0 < weight <= 1:

@@ -211,8 +211,13 @@ def rankcraft_update(
     else:
         k = params.k_factor
     context.factors["k"] = k
-    if params.margin == "fivethirtyeight" and match is not None and match.scores is not None \
-            and len(match.scores) == 2 and len(pairings) == 1:
+    if (
+        params.margin == "fivethirtyeight"
+        and match is not None
+        and match.scores is not None
+        and len(match.scores) == 2
+        and len(pairings) == 1
+    ):
         mine, theirs = match.scores[context.side], match.scores[1 - context.side]
         lead = rating + edge - pairings[0].opponent.rating  # my rating edge over the opponent
         multiplier = margin_multiplier(mine - theirs, lead)

@@ -96,7 +96,8 @@ def check_season_events(league: rankcraft.League) -> None:
     if len(set(ratings)) > 1:
         assert min(p.skill.rating for p in after) == pytest.approx(params.reset_rating)
         assert max(p.skill.rating for p in after) == pytest.approx(
-            params.reset_rating + params.span)
+            params.reset_rating + params.span
+        )
     for p in after:
         assert p.skill.deviation == params.reset_deviation
         assert p.rank.floor == max(f for f in (200, 300, 600, 900, 1200) if f <= p.rank.points)
