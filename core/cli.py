@@ -508,7 +508,7 @@ def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         err.write("\n")
     Path(args.out).write_text(dumps(result.ruleset), "utf-8")
     chosen = {
-        p.name: (int(round(v)) if p.integer else v)
+        p.name: (round(v) if p.integer else v)
         for p, v in zip(result.params, result.best, strict=True)
     }
     if args.json:

@@ -121,7 +121,7 @@ def apply(
         target: Any = table
         for key in param.path[:-1]:
             target = target.setdefault(key, {})
-        target[param.path[-1]] = int(round(value)) if param.integer else float(value)
+        target[param.path[-1]] = round(value) if param.integer else float(value)
     if name is not None:
         table["name"] = name
     return from_dict(table, source="<tuned ruleset>", plugins=ruleset.plugins)
@@ -222,7 +222,7 @@ def tune(
             if stage == 0:
                 best = min(done, key=lambda t: t.log_loss)
                 fine = []
-                for param, value, (low, high) in zip(params, best.values, box, strict=True):
+                for _param, value, (low, high) in zip(params, best.values, box, strict=True):
                     half = (high - low) / 8
                     fine.append((max(low, value - half), min(high, value + half)))
                 rounds.append([_sample(rng, params, fine) for _ in range(max(trials // 2, 1))])
@@ -251,4 +251,4 @@ def tune(
 
 
 def _fmt(value: float, param: ParamRange) -> str:
-    return str(int(round(value))) if param.integer else f"{value:.6g}"
+    return str(round(value)) if param.integer else f"{value:.6g}"

@@ -1,0 +1,320 @@
+"""Evaluation, tuning, home advantage, margin of victory, season regression, plots."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import rankcraft
+from rankcraft.cli import main
+from rankcraft.evaluate import calibration, evaluate, score, with_home
+from rankcraft.plugins.elo import expected_score, margin_multiplier
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    return main(list(argv), out=out, err=err), out.getvalue(), err.getvalue()
+
+
+def test_scores_by_hand() -> None:
+    items = [(0.8, 1.0), (0.3, 0.0), (0.6, 0.5), (0.5, 1.0)]
+    log_loss, brier, accuracy, decisive, n = score(items)
+    expected_ll = (
+        -(math.log(0.8) + math.log(0.7) + 0.5 * math.log(0.6) + 0.5 * math.log(0.4) + math.log(0.5))
+        / 4
+    )
+    assert log_loss == pytest.approx(expected_ll)
+    assert brier == pytest.approx((0.04 + 0.09 + 0.01 + 0.25) / 4)
+    assert (accuracy, decisive, n) == (pytest.approx(2.5 / 3), 3, 4)
+    bins = calibration(items)
+    assert [b.n for b in bins] == [0, 0, 0, 1, 0, 1, 1, 0, 1, 0]
+    assert bins[8].predicted == pytest.approx(0.8) and bins[8].observed == 1.0
+
+
+def test_one_step_ahead_protocol() -> None:
+    history = [
+        {
+            "id": f"m{i}",
+            "played_at": f"2024-01-{i + 1:02d}",
+            "teams": [["a"], ["b"]],
+            "scores": [1, 0],
+        }
+        for i in range(5)
+    ]
+    result = evaluate(rankcraft.League("elo"), history, test_from="2024-01-04")
+    # predictions before the 4th and 5th matches, from ratings after 3 and 4 wins
+    league = rankcraft.League("elo")
+    league.record_many(history[:3])
+    p4 = league.predict([["a"], ["b"]])[0]
+    league.record(history[3])
+    p5 = league.predict([["a"], ["b"]])[0]
+    assert result.predictions == (pytest.approx((p4, 1.0)), pytest.approx((p5, 1.0)))
+    assert (result.warmup, result.matches, result.n) == (3, 2, 2)
+    assert result.log_loss == pytest.approx(-(math.log(p4) + math.log(p5)) / 2)
+
+
+def test_free_for_all_is_scored_on_every_pair() -> None:
+    races = [
+        {
+            "id": f"r{i}",
+            "played_at": f"2024-03-0{i + 1}",
+            "teams": [["x"], ["y"], ["z"]],
+            "ranks": [1, 2, 3],
+        }
+        for i in range(3)
+    ]
+    result = evaluate(rankcraft.League("elo"), races, test_from="2024-03-02")
+    assert (result.matches, result.n) == (2, 6)
+    league = rankcraft.League("elo")
+    league.record(races[0])
+    assert result.predictions[0][0] == pytest.approx(league.predict([["x"], ["y"]])[0])
+    assert [s for _, s in result.predictions[:3]] == [1.0, 1.0, 1.0]
+
+
+def test_home_from_a_meta_field() -> None:
+    rows = [
+        {"id": "a", "meta": {"home_team_index": 1}},
+        {"id": "b", "meta": {}},
+        {"id": "c", "meta": {"home_team_index": None}},
+    ]
+    assert [r.get("home") for r in with_home(rows, "meta.home_team_index")] == [1, None, None]
+
+
+def test_home_advantage_in_elo() -> None:
+    ruleset = rankcraft.loads_ruleset(
+        'extends = "elo"\nname = "h"\n[update.params]\nhome_advantage = 60.0\n'
+    )
+    league = rankcraft.League(ruleset)
+    report = league.record(
+        {"id": "m", "played_at": "2024-01-01", "teams": [["a"], ["b"]], "scores": [1, 0], "home": 1}
+    )
+    p = expected_score(1500.0, 1560.0)
+    assert report.expected[0] == pytest.approx(p)
+    assert league.player("a").skill.rating == pytest.approx(1500 + 32 * (1 - p))
+    assert (
+        league.predict([["a"], ["b"]], home=0)[0] > 0.5 > league.predict([["a"], ["b"]], home=1)[0]
+    )
+    neutral = league.record(
+        {"id": "n", "played_at": "2024-01-02", "teams": [["c"], ["d"]], "scores": [1, 0]}
+    )
+    assert neutral.expected == (0.5, 0.5)
+    with pytest.raises(rankcraft.MatchError, match="'home' must be the index"):
+        league.record(
+            {
+                "id": "x",
+                "played_at": "2024-01-03",
+                "teams": [["c"], ["d"]],
+                "scores": [1, 0],
+                "home": 2,
+            }
+        )
+
+
+@pytest.mark.parametrize("plugin", ["glicko1", "glicko2"])
+def test_home_advantage_in_glicko(plugin: str) -> None:
+    ruleset = rankcraft.loads_ruleset(
+        f'name = "h"\n[update]\nplugin = "{plugin}"\n[update.params]\nhome_advantage = 0.5\n'
+    )
+    league = rankcraft.League(ruleset)
+    home = league.predict([["a"], ["b"]], home=0)[0]
+    assert home > 0.5 and league.predict([["a"], ["b"]], home=1)[0] == pytest.approx(1 - home)
+
+
+def test_fivethirtyeight_margin_multiplier() -> None:
+    # ln(|margin| + 1) * 2.2 / (0.001 * winner's lead + 2.2); ties ln 2 * 2.2
+    assert margin_multiplier(14, 100.0) == pytest.approx(math.log(15) * 2.2 / 2.3)
+    assert margin_multiplier(-14, 100.0) == pytest.approx(math.log(15) * 2.2 / 2.1)
+    assert margin_multiplier(0, 100.0) == pytest.approx(math.log(2) * 2.2)
+    league = rankcraft.League(
+        rankcraft.loads_ruleset(
+            'extends = "elo"\nname = "m"\n[update.params]\nmargin = "fivethirtyeight"\n'
+        )
+    )
+    report = league.record(
+        {"id": "m", "played_at": "2024-01-01", "teams": [["a"], ["b"]], "scores": [31, 3]}
+    )
+    multiplier = math.log(29) * 2.2 / 2.2
+    assert report.change("a").factors["margin"] == pytest.approx(multiplier)
+    assert league.player("a").skill.rating == pytest.approx(1500 + 32 * multiplier * 0.5)
+
+
+def test_regress_reset_toward_league_mean() -> None:
+    league = rankcraft.League(
+        rankcraft.loads_ruleset(
+            'extends = "elo"\nname = "r"\n[reset]\nplugin = "regress"\n[reset.params]\n'
+            "fraction = 0.5\n"
+        )
+    )
+    league.import_state(
+        {
+            "players": [
+                {"id": "a", "skill": {"rating": 1600.0}},
+                {"id": "b", "skill": {"rating": 1400.0}},
+            ]
+        }
+    )
+    league.reset("season")
+    assert [p.skill.rating for p in league.players()] == [1550.0, 1450.0]
+
+
+def _history(tmp_path: Path, n: int = 400) -> Path:
+    import random
+
+    rng = random.Random(7)
+    strength = {f"p{i}": rng.gauss(0, 1) for i in range(12)}
+    lines = []
+    for i in range(n):
+        a, b = rng.sample(sorted(strength), 2)
+        p = 1 / (1 + math.exp(strength[b] - strength[a]))
+        s = 1 if rng.random() < p else 0
+        day = f"2020-{1 + i // 40:02d}-{1 + (i % 40) // 2:02d}"
+        lines.append(
+            json.dumps({"id": f"m{i}", "played_at": day, "teams": [[a], [b]], "scores": [s, 1 - s]})
+        )
+    path = tmp_path / "h.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_evaluate_command_compares_rulesets_and_plots(tmp_path: Path) -> None:
+    history = _history(tmp_path)
+    plot = tmp_path / "cal.png"
+    code, out, err = run(
+        "evaluate",
+        str(history),
+        "--ruleset",
+        "elo",
+        "--ruleset",
+        "glicko1",
+        "--test-from",
+        "2020-08-01",
+        "--json",
+        "--plot",
+        str(plot),
+    )
+    assert code == 0, err
+    data = json.loads(out)
+    assert set(data["results"]) == {"elo", "glicko1"}
+    assert data["results"]["elo"]["n"] == 120 and len(data["results"]["elo"]["calibration"]) == 10
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    code, out, _ = run("evaluate", str(history), "--ruleset", "elo", "--test-from", "2020-08-01")
+    assert "log loss" in out and "calibration of elo" in out
+    code, _, err = run("evaluate", str(history), "--ruleset", "elo", "--test-from", "2031-01-01")
+    assert code == 2 and "no match to score" in err
+
+
+def test_tune_uses_warm_up_only_and_is_deterministic(tmp_path: Path) -> None:
+    history = _history(tmp_path)
+    out_file = tmp_path / "tuned.toml"
+    argv = [
+        "tune",
+        str(history),
+        "--ruleset",
+        "elo",
+        "--test-from",
+        "2020-08-01",
+        "--param",
+        "update.k_factor=4:64",
+        "--out",
+        str(out_file),
+        "--trials",
+        "6",
+        "--json",
+        "--jobs",
+        "2",
+    ]
+    code, out, err = run(*argv)
+    assert code == 0, err
+    first = json.loads(out)
+    tuned = rankcraft.load_ruleset(out_file)
+    assert tuned.name == "elo-tuned"
+    assert tuned.update.params.k_factor == pytest.approx(first["chosen"]["update.params.k_factor"])
+    code, out, _ = run(*argv[:-2], "--jobs", "1")
+    assert json.loads(out)["chosen"] == first["chosen"]  # same seed, any number of workers
+    # Changing the test part does not change the choice.
+    lines = history.read_text().splitlines()
+    flipped = []
+    for text in lines:
+        data: dict[str, Any] = json.loads(text)
+        if data["played_at"] >= "2020-08-01":
+            data["scores"] = data["scores"][::-1]
+        flipped.append(json.dumps(data))
+    other = tmp_path / "flipped.jsonl"
+    other.write_text("\n".join(flipped) + "\n")
+    code, out, _ = run(
+        "tune",
+        str(other),
+        "--ruleset",
+        "elo",
+        "--test-from",
+        "2020-08-01",
+        "--param",
+        "update.k_factor=4:64",
+        "--out",
+        str(tmp_path / "t2.toml"),
+        "--trials",
+        "6",
+        "--json",
+    )
+    again = json.loads(out)
+    assert again["chosen"] == first["chosen"]
+    assert again["test"]["log_loss"] != first["test"]["log_loss"]
+
+
+def test_tune_refuses_bad_params(tmp_path: Path) -> None:
+    history = _history(tmp_path, 50)
+    for param, message in (
+        ("k_factor", "NAME=LOW:HIGH"),
+        ("update.nope=1:2", "no number"),
+        ("update.k_factor=9:1", "LOW <= HIGH"),
+    ):
+        code, _, err = run(
+            "tune",
+            str(history),
+            "--ruleset",
+            "elo",
+            "--test-from",
+            "2020-02-01",
+            "--param",
+            param,
+            "--out",
+            str(tmp_path / "x.toml"),
+        )
+        assert code == 2 and message in err, err
+    assert not (tmp_path / "x.toml").exists()
+
+
+def test_player_plot(tmp_path: Path) -> None:
+    db = tmp_path / "s.sqlite"
+    history = _history(tmp_path, 80)
+    assert run("replay", str(history), "--ruleset", "skyweaver", "--db", str(db))[0] == 0
+    plot = tmp_path / "p0.png"
+    code, _, err = run("player", "p0", "--db", str(db), "--plot", str(plot))
+    assert code == 0, err
+    assert plot.read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.slow
+def test_elo_538_reproduces_fivethirtyeight_on_nfl(shared_data: Path) -> None:
+    dicts = [
+        json.loads(line)
+        for line in __import__("gzip").open(shared_data / "nfl_538_elo_1920_2021.jsonl.gz", "rt")
+    ]
+    result = evaluate(
+        rankcraft.League("elo-538"),
+        with_home(dicts, "meta.home_team_index"),
+        test_from="2010-08-01",
+    )
+    # FiveThirtyEight's published forecasts on the same 2,939 games (shared/data README)
+    assert result.n == 2939
+    assert round(result.log_loss, 4) == 0.6291
+    assert round(result.brier, 4) == 0.2190
+    assert round(result.accuracy, 4) == 0.6461
+    published = [d["forecast"]["p_team0_wins"] for d in dicts if d["played_at"] >= "2010-08-01"]
+    worst = max(abs(p - q) for (p, _), q in zip(result.predictions, published, strict=True))
+    assert worst < 0.01
