@@ -27,6 +27,10 @@ import attrs
 
 from rankcraft import Pairing, PlayerContext, hookimpl, state_field
 
+from ._margin import MARGIN_RULES, margin_multiplier
+
+__all__ = ["margin_multiplier"]
+
 
 def _finite(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
     if not math.isfinite(value):
@@ -96,9 +100,7 @@ class EloParams:
     k_rating_uses_peak: bool = True
     scale: float = attrs.field(default=400.0, validator=_positive)
     home_advantage: float = attrs.field(default=0.0, validator=_finite)
-    margin: str = attrs.field(
-        default="none", validator=attrs.validators.in_(("none", "fivethirtyeight"))
-    )
+    margin: str = attrs.field(default="none", validator=attrs.validators.in_(MARGIN_RULES))
 
     def k_for(self, games: int, rating: float, peak: float) -> float:
         """The K-factor for a player with ``games`` rated games, ``rating`` and ``peak``."""
@@ -132,24 +134,6 @@ def home_edge(advantage: float, home: int | None, side: int) -> float:
     if home is None or advantage == 0.0:
         return 0.0
     return advantage if home == side else -advantage
-
-
-def margin_multiplier(margin: float, lead: float) -> float:
-    """FiveThirtyEight's margin-of-victory multiplier of K (NFL Elo):
-    ``ln(max(|margin|, 1) + 1) · 2.2 / (0.001 · winner's rating lead + 2.2)``, and
-    ``ln 2 · 2.2`` for a tie. ``lead`` is this player's rating lead over the opponent
-    (home advantage included); the winner's lead is ``lead`` for a win, ``-lead`` for a loss.
-
-    >>> round(margin_multiplier(7, 0.0), 4), round(margin_multiplier(-7, 0.0), 4)
-    (2.0794, 2.0794)
-    >>> round(margin_multiplier(7, 200.0), 4) < round(margin_multiplier(7, -200.0), 4)
-    True
-    """
-    size = math.log(max(abs(margin), 1.0) + 1.0)
-    if margin == 0:
-        return size * 2.2
-    winner_lead = lead if margin > 0 else -lead
-    return size * 2.2 / (winner_lead * 0.001 + 2.2)
 
 
 def expected_score(rating: float, opponent: float, scale: float = 400.0) -> float:

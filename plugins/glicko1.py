@@ -25,6 +25,8 @@ import attrs
 
 from rankcraft import Pairing, PlayerContext, hookimpl, state_field
 
+from ._margin import MARGIN_RULES, margin_multiplier, match_margin
+
 Q = math.log(10.0) / 400.0
 """Glickman's q = ln 10 / 400 = 0.0057564627… (per rating point)."""
 _3Q2_PI2 = 3.0 * Q * Q / (math.pi * math.pi)
@@ -122,6 +124,9 @@ class Glicko1Params:
             (default false: real-valued periods, as seed 003 and Glickman).
         home_advantage: rating points added to the home side in expectations and updates,
             when the match names one (``home``; default 0).
+        margin: ``"none"`` (default) or ``"fivethirtyeight"``: the rating change is
+            multiplied by FiveThirtyEight's margin-of-victory multiplier (two-sided
+            matches with scores); RD moves as without it.
     """
 
     initial_rating: float = attrs.field(default=1500.0, validator=_finite)
@@ -132,6 +137,7 @@ class Glicko1Params:
     c_from: DecayFrom | None = None
     whole_periods: bool = False
     home_advantage: float = attrs.field(default=0.0, validator=_finite)
+    margin: str = attrs.field(default="none", validator=attrs.validators.in_(MARGIN_RULES))
 
     @max_deviation.validator
     def _check_max(self, attribute: attrs.Attribute[float | None], value: float | None) -> None:
@@ -258,5 +264,11 @@ def rankcraft_update(
         [(p.opponent.rating, p.opponent.deviation, p.score, p.weight) for p in pairings],
     )
     rating -= edge
+    margin = match_margin(context, len(pairings)) if params.margin != "none" else None
+    if margin is not None:
+        lead = state.rating + edge - pairings[0].opponent.rating
+        multiplier = margin_multiplier(margin, lead)
+        context.explain("margin", multiplier)
+        rating = state.rating + (rating - state.rating) * multiplier
     new_deviation = min(max(new_deviation, params.min_deviation), params.ceiling)
     return Glicko1Skill(rating, new_deviation)

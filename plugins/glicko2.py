@@ -38,6 +38,8 @@ import attrs
 
 from rankcraft import Pairing, PlayerContext, hookimpl, state_field
 
+from ._margin import MARGIN_RULES, margin_multiplier, match_margin
+
 SCALE = 400.0 / math.log(10.0)
 """Glicko-2 to Glicko scale: 400 / ln 10 = 173.7177927613…"""
 
@@ -169,6 +171,9 @@ class Glicko2Params:
             Glickman's unbounded system).
         home_advantage: μ added to the home side in expectations and updates, when the
             match names one (``home``; default 0).
+        margin: ``"none"`` (default) or ``"fivethirtyeight"``: the change of μ is multiplied
+            by FiveThirtyEight's margin-of-victory multiplier (the lead in Glicko rating
+            points); φ and σ move as without it.
         rating_bounds: [low, high] of μ (default [-6.045, 6.045], seed 000).
         deviation_bounds: [low, high] of φ (default [0.175, 2.015], seed 000).
         volatility_bounds: [low, high] of σ (default [0.04, 0.08], seed 000).
@@ -181,6 +186,7 @@ class Glicko2Params:
     epsilon: float = attrs.field(default=1e-6, validator=_positive)
     bounded: bool = False
     home_advantage: float = attrs.field(default=0.0, validator=_finite)
+    margin: str = attrs.field(default="none", validator=attrs.validators.in_(MARGIN_RULES))
     rating_bounds: tuple[float, ...] = attrs.field(
         default=(-6.045, 6.045), converter=_pair, validator=_interval
     )
@@ -297,4 +303,11 @@ def rankcraft_update(
         [(p.opponent.mu, p.opponent.phi, p.score, p.weight) for p in pairings],
         params.epsilon,
     )
-    return params.clamp(mu - edge, phi, sigma)
+    mu -= edge
+    margin = match_margin(context, len(pairings)) if params.margin != "none" else None
+    if margin is not None:
+        lead = SCALE * (state.mu + edge - pairings[0].opponent.mu)
+        multiplier = margin_multiplier(margin, lead)
+        context.explain("margin", multiplier)
+        mu = state.mu + (mu - state.mu) * multiplier
+    return params.clamp(mu, phi, sigma)

@@ -318,3 +318,22 @@ def test_elo_538_reproduces_fivethirtyeight_on_nfl(shared_data: Path) -> None:
     published = [d["forecast"]["p_team0_wins"] for d in dicts if d["played_at"] >= "2010-08-01"]
     worst = max(abs(p - q) for (p, _), q in zip(result.predictions, published, strict=True))
     assert worst < 0.01
+
+
+@pytest.mark.parametrize(("plugin", "field"), [("glicko1", "rating"), ("glicko2", "mu")])
+def test_margin_multiplier_in_glicko(plugin: str, field: str) -> None:
+    plain = rankcraft.League(
+        rankcraft.loads_ruleset(f'name = "p"\n[update]\nplugin = "{plugin}"\n')
+    )
+    margin = rankcraft.League(
+        rankcraft.loads_ruleset(
+            f'name = "m"\n[update]\nplugin = "{plugin}"\n'
+            '[update.params]\nmargin = "fivethirtyeight"\n'
+        )
+    )
+    game = {"id": "g", "played_at": "2024-01-01", "teams": [["a"], ["b"]], "scores": [5, 2]}
+    p, m = plain.record(game), margin.record(game)
+    base = getattr(p.change("a").skill_after, field) - getattr(p.change("a").skill_before, field)
+    more = getattr(m.change("a").skill_after, field) - getattr(m.change("a").skill_before, field)
+    assert more == pytest.approx(base * margin_multiplier(3, 0.0))
+    assert m.change("a").factors["margin"] == pytest.approx(math.log(4) * 2.2 / 2.2)

@@ -1,0 +1,36 @@
+"""FiveThirtyEight's margin-of-victory multiplier, shared by the Elo and Glicko plugins."""
+
+from __future__ import annotations
+
+import math
+
+from rankcraft import PlayerContext
+
+MARGIN_RULES = ("none", "fivethirtyeight")
+
+
+def margin_multiplier(margin: float, lead: float) -> float:
+    """FiveThirtyEight's margin-of-victory multiplier of K (NFL Elo):
+    ``ln(max(|margin|, 1) + 1) · 2.2 / (0.001 · winner's rating lead + 2.2)``, and
+    ``ln 2 · 2.2`` for a tie. ``lead`` is this player's rating lead over the opponent in
+    rating points (home advantage included); the winner's lead is ``lead`` for a win and
+    ``-lead`` for a loss.
+
+    >>> round(margin_multiplier(7, 0.0), 4), round(margin_multiplier(-7, 0.0), 4)
+    (2.0794, 2.0794)
+    >>> margin_multiplier(7, 200.0) < margin_multiplier(7, -200.0)
+    True
+    """
+    size = math.log(max(abs(margin), 1.0) + 1.0)
+    if margin == 0:
+        return size * 2.2
+    winner_lead = lead if margin > 0 else -lead
+    return size * 2.2 / (winner_lead * 0.001 + 2.2)
+
+
+def match_margin(context: PlayerContext, pairings_count: int) -> float | None:
+    """The player's side's score margin in a two-sided match with scores, else None."""
+    match = context.match
+    if match is None or match.scores is None or len(match.scores) != 2 or pairings_count != 1:
+        return None
+    return match.scores[context.side] - match.scores[1 - context.side]
