@@ -8,17 +8,18 @@ create it).
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from . import __version__
 from .data import demo_matches_path
-from .engine import League
+from .engine import League, RecordSummary
 from .errors import InputError, MatchError, RankcraftError
 from .io import parse_match, read_match_dicts
 from .manager import Plugins
@@ -60,6 +61,7 @@ class _LineTracker:
         self.path = path
         self.home_from = home_from
         self.line: int | None = None
+        self.lines: dict[str, int] = {}  # match id -> line, for the chunk being recorded
 
     def __iter__(self) -> Iterator[Match]:
         from .evaluate import with_home
@@ -68,7 +70,15 @@ class _LineTracker:
             self.line = number
             if self.home_from:
                 (data,) = with_home([data], self.home_from)
-            yield parse_match(data, line=number)
+            match = parse_match(data, line=number)
+            if len(self.lines) > 100_000:  # one transaction: the failing match is the last
+                self.lines.clear()
+            self.lines[match.id] = number
+            yield match
+
+    def line_of(self, match_id: str | None) -> int | None:
+        """The line of a match of the current chunk (else the last line read)."""
+        return self.lines.get(match_id, self.line) if match_id is not None else self.line
 
 
 def _db_path(args: argparse.Namespace) -> str:
@@ -162,19 +172,55 @@ def _emit_json(data: Any, out: TextIO) -> None:
 # -- commands ------------------------------------------------------------------------------
 
 
+def _record_chunks(
+    league: League,
+    source: Iterable[Match],
+    skip_seen: bool,
+    progress: Callable[[int], None],
+    commit_every: int,
+) -> RecordSummary:
+    """All matches in one transaction, or one transaction per ``commit_every`` matches."""
+    if commit_every <= 0:
+        return league.record_many(source, skip_seen=skip_seen, progress=progress)
+    recorded = skipped = 0
+    last = None
+    iterator = iter(source)
+    while True:
+        if isinstance(source, _LineTracker):
+            source.lines.clear()
+        chunk = list(itertools.islice(iterator, commit_every))
+        if not chunk:
+            break
+        done = league.record_many(chunk, skip_seen=skip_seen, close=False)
+        recorded += done.recorded
+        skipped += done.skipped
+        last = done.last or last
+        progress(recorded + skipped)
+    if league.ruleset.period.mode == "batch":
+        league.close_period()
+    return RecordSummary(recorded=recorded, skipped=skipped, last=last)
+
+
 def _replay_into(
-    league: League, path: str, *, skip_seen: bool, err: TextIO, home_from: str | None = None
+    league: League,
+    path: str,
+    *,
+    skip_seen: bool,
+    err: TextIO,
+    home_from: str | None = None,
+    commit_every: int = 0,
 ) -> dict[str, Any]:
     progress = Progress(err)
     started = time.perf_counter()
     source = _LineTracker(path, home_from)
     try:
-        summary = league.record_many(source, skip_seen=skip_seen, progress=progress)
+        summary = _record_chunks(league, source, skip_seen, progress, commit_every)
     except MatchError as exc:
         # errors found by the league (repeated id, time going back) get the file's line too
-        if exc.line is not None or source.line is None:
+        line = source.line_of(exc.match_id)
+        if exc.line is not None or line is None:
             raise
-        raise exc.at_line(source.line) from None
+        raise exc.at_line(line) from None
     finally:
         progress.done()
     seconds = time.perf_counter() - started
@@ -191,7 +237,12 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     db = _db_path(args)
     with _guard_new_file(db), League.open(db, args.ruleset) as league:
         result = _replay_into(
-            league, args.matches, skip_seen=args.skip_seen, err=err, home_from=args.home_from
+            league,
+            args.matches,
+            skip_seen=args.skip_seen,
+            err=err,
+            home_from=args.home_from,
+            commit_every=args.commit_every,
         )
     if args.json:
         _emit_json({**result, "db": db}, out)
@@ -661,6 +712,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("matches", help="match file (.jsonl, .jsonl.gz, or - for standard input)")
     p.add_argument("--ruleset", help="bundled ruleset name or TOML file (required for a new db)")
     p.add_argument("--skip-seen", action="store_true", help="pass over match ids already recorded")
+    p.add_argument(
+        "--commit-every",
+        type=int,
+        default=0,
+        metavar="N",
+        help="commit every N matches, so that a crash keeps what was done (default "
+        "0: the whole file is one transaction, all or nothing)",
+    )
     home_from(p)
     db(p)
 

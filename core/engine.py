@@ -122,6 +122,7 @@ class League:
         self._seen: set[str] = self.store.match_ids()
         self._next_resets = self._load_schedule()
         self._schedule_dirty = False
+        self._generation = self.store.generation()
         self._in_batch = False
         self._undo: dict[str, PlayerRecord | None] = {}
         self._undo_seen: list[str] = []
@@ -689,8 +690,13 @@ class League:
         self._pending = []
         self.store.begin()
         try:
+            if self.store.generation() != self._generation:
+                # another process committed since this league last looked: start from it
+                self._reload()
+                schedule_before = list(self._next_resets)
             yield
             self._flush()
+            self._generation = self.store.bump_generation()
             if self._schedule_dirty:
                 self.store.set_meta(
                     "next_resets",
@@ -746,12 +752,15 @@ class League:
         *,
         skip_seen: bool = False,
         progress: Callable[[int], None] | None = None,
+        close: bool = True,
     ) -> RecordSummary:
         """Rate matches in order, in one transaction: on any error nothing is kept.
 
         :param matches: :class:`Match` objects or match dicts, in time order.
         :param skip_seen: pass over ids already recorded instead of refusing them.
         :param progress: called with the count of matches handled, every 1000 matches.
+        :param close: in ``batch`` mode, close the open rating period at the end (a replay
+            does; a caller feeding one history in several calls closes only the last).
         :raises MatchError: the first bad match (with its line when read from a file).
         """
         recorded = skipped = 0
@@ -774,7 +783,7 @@ class League:
                 recorded += 1
                 if progress is not None and (recorded + skipped) % 1000 == 0:
                     progress(recorded + skipped)
-            if self.ruleset.period.mode == "batch":
+            if close and self.ruleset.period.mode == "batch":
                 self.close_period()
         return RecordSummary(recorded=recorded, skipped=skipped, last=last)
 
@@ -954,6 +963,13 @@ class League:
                 self._put(record)
                 changed += 1
         return changed
+
+    def _reload(self) -> None:
+        """Read players, match ids and the schedule again from the store."""
+        self._players = self.store.load_players()
+        self._seen = self.store.match_ids()
+        self._next_resets = self._load_schedule()
+        self._generation = self.store.generation()
 
     def _load_schedule(self) -> list[datetime | None]:
         """When each scheduled event runs next (None: when the league's first match comes)."""

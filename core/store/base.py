@@ -88,6 +88,14 @@ class Store(Protocol):
         """How many matches are recorded."""
         ...
 
+    def generation(self) -> int:
+        """How many batches were ever committed; another process committing changes it."""
+        ...
+
+    def bump_generation(self) -> int:
+        """Count the open batch (called inside it); returns the new generation."""
+        ...
+
     def get_meta(self, key: str) -> str | None:
         """A value the league keeps beside its players (e.g. the reset schedule), or None."""
         ...

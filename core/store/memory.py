@@ -71,6 +71,14 @@ class MemoryStore:
     def count_matches(self) -> int:
         return len(self._rows)
 
+    def generation(self) -> int:
+        return int(self._meta.get("generation", "0"))
+
+    def bump_generation(self) -> int:
+        new = int(self._pending_meta.get("generation", str(self.generation()))) + 1
+        self._pending_meta["generation"] = str(new)
+        return new
+
     def get_meta(self, key: str) -> str | None:
         return self._meta.get(key)
 

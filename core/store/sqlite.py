@@ -62,7 +62,11 @@ class SQLiteStore:
         if not create and not self.path.exists():
             raise InputError(f"no database at {str(self.path)!r}")
         try:
-            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            # Several processes may record into one file: a writer waits up to `timeout`
+            # seconds for another's transaction to end (SQLite's busy handler retries).
+            self._db = sqlite3.connect(
+                self.path, isolation_level=None, check_same_thread=False, timeout=60.0
+            )
             self._db.execute("PRAGMA foreign_keys = ON")
             tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master")}
         except sqlite3.DatabaseError as exc:
@@ -97,6 +101,8 @@ class SQLiteStore:
     def attach(self, ruleset_name: str, ruleset_toml: str, codec: Codec) -> tuple[str, str] | None:
         self._codec = codec
         if self._new:
+            # WAL: readers never block the one writer; several processes can record
+            self._db.execute("PRAGMA journal_mode = WAL")
             from .. import __version__
 
             self._db.execute("BEGIN IMMEDIATE")
@@ -157,6 +163,17 @@ class SQLiteStore:
         self._db.execute("BEGIN IMMEDIATE")
         row = self._db.execute("SELECT max(seq) FROM matches").fetchone()
         self._next_seq = (row[0] or 0) + 1
+
+    def generation(self) -> int:
+        """How many batches were ever committed (read inside a transaction)."""
+        value = self._meta("generation")
+        return 0 if value is None else int(value)
+
+    def bump_generation(self) -> int:
+        """Count this batch (inside its transaction); returns the new generation."""
+        new = self.generation() + 1
+        self.set_meta("generation", str(new))
+        return new
 
     def write(
         self, players: Iterable[PlayerRecord], matches: Iterable[tuple[Match, Report]]
