@@ -87,7 +87,7 @@ def test_killed_replays_leave_a_prefix_and_resume_exactly(tmp_path: Path) -> Non
                 prefix = rankcraft.League("inversus")
                 prefix.record_many(matches[: len(ids)])
                 assert export(db)["players"] == prefix.export()["players"]
-        done = subprocess.run(argv[:-2] + ["--skip-seen"], capture_output=True, text=True)
+        done = subprocess.run([*argv[:-2], "--skip-seen"], capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
         assert export(db)["players"] == expected
 
