@@ -460,7 +460,18 @@ class League:
             if last is not None and decay is not None:
                 periods = spec.periods((at - last).total_seconds() / 86400.0)
                 if periods > 0:
-                    record = attrs.evolve(record, skill=decay(record.skill, periods))
+                    # (a direct build: attrs.evolve costs several microseconds per call)
+                    record = PlayerRecord(
+                        id=record.id,
+                        skill=decay(record.skill, periods),
+                        rank=record.rank,
+                        matches=record.matches,
+                        last_played=last,
+                        pending=record.pending,
+                        period=record.period,
+                        period_matches=record.period_matches,
+                        base=record.base,
+                    )
             return record
         last_period = record.period
         if last_period is not None and last_period < period:

@@ -1,0 +1,249 @@
+"""Replay throughput: rankcraft against plain-Python loops and the PyPI rating libraries.
+
+One deterministic workload (10,000 players with hidden skills, 200,000 random 1-v-1
+matches with logistic outcomes, seeded) replayed in one process, in turn, by:
+
+* a plain-Python loop per system (Elo, Glicko-1, Glicko-2): the floor of its family;
+* rankcraft's League in memory and into SQLite with the ``elo``, ``glicko1`` and
+  ``inversus`` rulesets;
+* the PyPI libraries users would pick instead, where installed: elote (Elo, Glicko-1,
+  Glicko-2), glicko2, openskill and trueskill. They are never rankcraft dependencies:
+  ``pip install elote glicko2 openskill trueskill`` to include them.
+
+Figures: matches per second and the ratio to the plain loop of the same family, median of
+``--rounds`` runs of CPU time (``time.process_time``). ``--matches`` shrinks the workload
+for a quick look. Nothing here is asserted by the tests.
+
+    python benchmarks/compare.py [--matches 200000] [--players 10000] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import math
+import os
+import platform
+import random
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from typing import Any
+
+import rankcraft
+
+Q = math.log(10) / 400
+SCALE = 400 / math.log(10)
+
+
+def workload(players: int, matches: int, seed: int = 2026) -> list[dict[str, Any]]:
+    rng = random.Random(seed)
+    skill = [rng.gauss(0, 1.2) for _ in range(players)]
+    out = []
+    for i in range(matches):
+        a, b = rng.sample(range(players), 2)
+        won = rng.random() < 1 / (1 + math.exp(skill[b] - skill[a]))
+        out.append(
+            {
+                "id": f"m{i}",
+                "played_at": f"2024-{1 + i * 12 // matches:02d}-01",
+                "teams": [[f"p{a}"], [f"p{b}"]],
+                "scores": [1, 0] if won else [0, 1],
+            }
+        )
+    return out
+
+
+def plain_elo(matches: list[dict[str, Any]]) -> None:
+    ratings: dict[str, float] = {}
+    for m in matches:
+        (a,), (b,) = m["teams"]
+        s = 1.0 if m["scores"][0] > m["scores"][1] else 0.0
+        ra, rb = ratings.get(a, 1500.0), ratings.get(b, 1500.0)
+        d = 32.0 * (s - 1.0 / (1.0 + 10.0 ** ((rb - ra) / 400.0)))
+        ratings[a], ratings[b] = ra + d, rb - d
+
+
+def _g1(rd: float) -> float:
+    return 1.0 / math.sqrt(1.0 + 3.0 * Q * Q * rd * rd / (math.pi * math.pi))
+
+
+def plain_glicko1(matches: list[dict[str, Any]]) -> None:
+    state: dict[str, tuple[float, float]] = {}
+    for m in matches:
+        (a,), (b,) = m["teams"]
+        s = 1.0 if m["scores"][0] > m["scores"][1] else 0.0
+        ra, da = state.get(a, (1500.0, 350.0))
+        rb, db = state.get(b, (1500.0, 350.0))
+        new = []
+        for r, d, ro, do, score in ((ra, da, rb, db, s), (rb, db, ra, da, 1 - s)):
+            g = _g1(do)
+            e = 1.0 / (1.0 + 10.0 ** (-g * (r - ro) / 400.0))
+            inv_d2 = Q * Q * g * g * e * (1 - e)
+            precision = 1.0 / (d * d) + inv_d2
+            new.append((r + Q / precision * g * (score - e), math.sqrt(1.0 / precision)))
+        state[a], state[b] = new
+
+
+def plain_glicko2(matches: list[dict[str, Any]]) -> None:
+    from rankcraft.plugins.glicko2 import rate
+
+    state: dict[str, tuple[float, float, float]] = {}
+    for m in matches:
+        (a,), (b,) = m["teams"]
+        s = 1.0 if m["scores"][0] > m["scores"][1] else 0.0
+        pa = state.get(a, (0.0, 2.015, 0.06))
+        pb = state.get(b, (0.0, 2.015, 0.06))
+        state[a] = rate(pa[0], pa[1], pa[2], 0.5, [(pb[0], pb[1], s, 1.0)])
+        state[b] = rate(pb[0], pb[1], pb[2], 0.5, [(pa[0], pa[1], 1 - s, 1.0)])
+
+
+def league(name: str, sqlite: bool) -> Callable[[list[dict[str, Any]]], None]:
+    def run(matches: list[dict[str, Any]]) -> None:
+        if sqlite:
+            with tempfile.TemporaryDirectory() as folder:
+                lg = rankcraft.League.open(os.path.join(folder, "b.sqlite"), name)
+                lg.record_many(matches)
+                lg.close()
+        else:
+            rankcraft.League(name).record_many(matches)
+
+    return run
+
+
+def elote_run(kind: str) -> Callable[[list[dict[str, Any]]], None]:
+    def run(matches: list[dict[str, Any]]) -> None:
+        import elote
+
+        cls = {
+            "elo": elote.EloCompetitor,
+            "glicko1": elote.GlickoCompetitor,
+            "glicko2": elote.Glicko2Competitor,
+        }[kind]
+        players: dict[str, Any] = {}
+        for m in matches:
+            (a,), (b,) = m["teams"]
+            pa = players.get(a) or players.setdefault(a, cls())
+            pb = players.get(b) or players.setdefault(b, cls())
+            if m["scores"][0] > m["scores"][1]:
+                pa.beat(pb)
+            else:
+                pb.beat(pa)
+
+    return run
+
+
+def glicko2_run(matches: list[dict[str, Any]]) -> None:
+    import glicko2
+
+    players: dict[str, Any] = {}
+    for m in matches:
+        (a,), (b,) = m["teams"]
+        pa = players.get(a) or players.setdefault(a, glicko2.Player())
+        pb = players.get(b) or players.setdefault(b, glicko2.Player())
+        s = 1 if m["scores"][0] > m["scores"][1] else 0
+        ra, da, rb, db = pa.rating, pa.rd, pb.rating, pb.rd
+        pa.update_player([rb], [db], [s])
+        pb.update_player([ra], [da], [1 - s])
+
+
+def openskill_run(matches: list[dict[str, Any]]) -> None:
+    from openskill.models import PlackettLuce
+
+    model = PlackettLuce()
+    players: dict[str, Any] = {}
+    for m in matches:
+        (a,), (b,) = m["teams"]
+        pa = players.get(a) or players.setdefault(a, model.rating())
+        pb = players.get(b) or players.setdefault(b, model.rating())
+        ranks = [0, 1] if m["scores"][0] > m["scores"][1] else [1, 0]
+        [[players[a]], [players[b]]] = model.rate([[pa], [pb]], ranks=ranks)
+
+
+def trueskill_run(matches: list[dict[str, Any]]) -> None:
+    import trueskill
+
+    env = trueskill.TrueSkill(draw_probability=0.0)
+    players: dict[str, Any] = {}
+    for m in matches:
+        (a,), (b,) = m["teams"]
+        pa = players.get(a) or players.setdefault(a, env.create_rating())
+        pb = players.get(b) or players.setdefault(b, env.create_rating())
+        if m["scores"][0] > m["scores"][1]:
+            players[a], players[b] = env.rate_1vs1(pa, pb)
+        else:
+            players[b], players[a] = env.rate_1vs1(pb, pa)
+
+
+def timed(
+    fn: Callable[[list[dict[str, Any]]], None], data: list[dict[str, Any]], rounds: int
+) -> float:
+    samples = []
+    for _ in range(rounds):
+        start = time.process_time()
+        fn(data)
+        samples.append(time.process_time() - start)
+    return statistics.median(samples)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--matches", type=int, default=200_000)
+    parser.add_argument("--players", type=int, default=10_000)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    data = workload(args.players, args.matches)
+    have = {
+        name: importlib.util.find_spec(name) is not None
+        for name in ("elote", "glicko2", "openskill", "trueskill")
+    }
+    families: dict[str, list[tuple[str, Callable[[list[dict[str, Any]]], None]]]] = {
+        "Elo": [
+            ("plain loop", plain_elo),
+            ("rankcraft elo, memory", league("elo", False)),
+            ("rankcraft elo, SQLite", league("elo", True)),
+        ],
+        "Glicko-1": [
+            ("plain loop", plain_glicko1),
+            ("rankcraft glicko1, memory", league("glicko1", False)),
+            ("rankcraft glicko1, SQLite", league("glicko1", True)),
+        ],
+        "Glicko-2": [
+            ("plain loop", plain_glicko2),
+            ("rankcraft inversus, memory", league("inversus", False)),
+            ("rankcraft inversus, SQLite", league("inversus", True)),
+        ],
+        "Bayesian (no plain loop)": [],
+    }
+    if have["elote"]:
+        families["Elo"].append(("elote EloCompetitor", elote_run("elo")))
+        families["Glicko-1"].append(("elote GlickoCompetitor", elote_run("glicko1")))
+        families["Glicko-2"].append(("elote Glicko2Competitor", elote_run("glicko2")))
+    if have["glicko2"]:
+        families["Glicko-2"].append(("glicko2 (PyPI)", glicko2_run))
+    if have["openskill"]:
+        families["Bayesian (no plain loop)"].append(("openskill PlackettLuce", openskill_run))
+    if have["trueskill"]:
+        families["Bayesian (no plain loop)"].append(("trueskill rate_1vs1", trueskill_run))
+    print(
+        f"{args.matches:,} matches among {args.players:,} players; median of {args.rounds} "
+        f"rounds of CPU time; Python {platform.python_version()} on {platform.machine()} "
+        f"({os.cpu_count()} cores); rankcraft {rankcraft.__version__}"
+    )
+    print()
+    print(f"| {'family':<24} | {'implementation':<28} | {'matches/s':>10} | {'x plain loop':>12} |")
+    print(f"|{'-' * 26}|{'-' * 30}|{'-' * 12}|{'-' * 14}|")
+    for family, entries in families.items():
+        floor = None
+        for name, fn in entries:
+            seconds = timed(fn, data, args.rounds)
+            rate = args.matches / seconds
+            if name == "plain loop":
+                floor = seconds
+            ratio = f"{floor / seconds:.3f}" if floor else "-"
+            print(f"| {family:<24} | {name:<28} | {rate:>10,.0f} | {ratio:>12} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
