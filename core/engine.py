@@ -199,6 +199,11 @@ class League:
         self._decay: Callable[[State, float], State] | None = None
         if rs.decay is not None or pl.implements(decay.plugin, "rankcraft_decay"):
             self._decay = pl.decay(decay.plugin, decay.params)
+        # a season event grows uncertainty with the skill plugin's own decay, even when the
+        # ruleset's [decay] slot turns match-time decay off (Skyweaver: the weekly reset does)
+        self._skill_decay: Callable[[State, float], State] | None = None
+        if pl.implements(update.plugin, "rankcraft_decay"):
+            self._skill_decay = pl.decay(update.plugin, update.params)
         self._team = pl.team(rs.team.plugin, rs.team.params)
         self._aggregate = pl.aggregate(rs.team.plugin, rs.team.params)
         self._rank: Callable[[State, State, State, PlayerContext], State] | None = None
@@ -483,7 +488,13 @@ class League:
                 skill = decay(skill, float(idle))
             return attrs.evolve(record, skill=skill, period=period)
         if record.period is None:
-            return attrs.evolve(record, period=period)
+            skill = record.skill
+            if record.last_played is not None and decay is not None:
+                # imported or migrated: decay for the periods since its last match
+                idle = period - spec.index(record.last_played) - 1
+                if idle > 0:
+                    skill = decay(skill, float(idle))
+            return attrs.evolve(record, skill=skill, period=period)
         return record
 
     def _rate(self, match: Match) -> tuple[list[PlayerRecord], Report]:
@@ -612,6 +623,7 @@ class League:
                     period_matches += 1
                     context.pairings = pending
                     after = update(base, pending, context)
+                    context.pairings = pairs  # the rank layer judges this match alone
                 if rank is not None and rule not in ("cancelled", "deferred-loss"):
                     rank_after = rank(record.rank, used, after, context)
                 new_records.append(
@@ -748,9 +760,9 @@ class League:
             nothing is changed.
         """
         m = self._coerce(match)
-        if m.id in self._seen:
-            raise DuplicateMatchError(f"match id {m.id!r} is already recorded", match_id=m.id)
         with self.batch():
+            if m.id in self._seen:  # inside the batch: another process may have recorded it
+                raise DuplicateMatchError(f"match id {m.id!r} is already recorded", match_id=m.id)
             if self._next_resets:
                 self._run_due_resets(m.played_at)
             records, report = self._rate(m)
@@ -776,8 +788,8 @@ class League:
         """
         recorded = skipped = 0
         last: Report | None = None
-        seen = self._seen
         with self.batch():
+            seen = self._seen  # read inside the batch: it may have reloaded another's commits
             for item in matches:
                 m = self._coerce(item)
                 if m.id in seen:
@@ -962,7 +974,9 @@ class League:
         assert self._reset is not None
         update = self.ruleset.slot("update")
         assert update is not None
-        context = ResetContext(kind=kind, at=when, skill_params=update.params, decay=self._decay)
+        context = ResetContext(
+            kind=kind, at=when, skill_params=update.params, decay=self._skill_decay
+        )
         before = self.players()
         after = list(self._reset(before, kind, context))
         changed = 0

@@ -26,20 +26,11 @@ from collections.abc import Sequence
 import attrs
 
 from rankcraft import Pairing, PlayerContext, hookimpl, state_field
+from rankcraft.validators import finite, positive
 
 from ._margin import MARGIN_RULES, margin_multiplier
 
 __all__ = ["margin_multiplier"]
-
-
-def _finite(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
-    if not math.isfinite(value):
-        raise ValueError(f"{attribute.name!r} must be a finite number: {value!r}")
-
-
-def _positive(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"{attribute.name!r} must be a finite number > 0: {value!r}")
 
 
 @attrs.frozen(kw_only=True)
@@ -50,7 +41,7 @@ class KByGames:
     """
 
     games_below: int = attrs.field(validator=attrs.validators.ge(1))
-    k: float = attrs.field(validator=_positive)
+    k: float = attrs.field(validator=positive)
 
 
 @attrs.frozen(kw_only=True)
@@ -60,8 +51,8 @@ class KByRating:
     k: the K-factor then, > 0.
     """
 
-    rating_at_least: float = attrs.field(validator=_finite)
-    k: float = attrs.field(validator=_positive)
+    rating_at_least: float = attrs.field(validator=finite)
+    k: float = attrs.field(validator=positive)
 
 
 def _sorted_games(rules: Sequence[KByGames]) -> tuple[KByGames, ...]:
@@ -93,13 +84,13 @@ class EloParams:
             two sides' scores (two-sided matches rated 1-v-1 or as team means).
     """
 
-    initial_rating: float = attrs.field(default=1500.0, validator=_finite)
-    k_factor: float = attrs.field(default=32.0, validator=_positive)
+    initial_rating: float = attrs.field(default=1500.0, validator=finite)
+    k_factor: float = attrs.field(default=32.0, validator=positive)
     k_by_games: tuple[KByGames, ...] = attrs.field(default=(), converter=_sorted_games)
     k_by_rating: tuple[KByRating, ...] = attrs.field(default=(), converter=_sorted_ratings)
     k_rating_uses_peak: bool = True
-    scale: float = attrs.field(default=400.0, validator=_positive)
-    home_advantage: float = attrs.field(default=0.0, validator=_finite)
+    scale: float = attrs.field(default=400.0, validator=positive)
+    home_advantage: float = attrs.field(default=0.0, validator=finite)
     margin: str = attrs.field(default="none", validator=attrs.validators.in_(MARGIN_RULES))
 
     def k_for(self, games: int, rating: float, peak: float) -> float:

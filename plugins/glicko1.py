@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 import attrs
 
 from rankcraft import Pairing, PlayerContext, hookimpl, state_field
+from rankcraft.validators import finite, non_negative, positive
 
 from ._margin import MARGIN_RULES, margin_multiplier, match_margin
 
@@ -80,21 +81,6 @@ def decay_constant(deviation: float, initial: float, periods: float) -> float:
     return math.sqrt((initial * initial - deviation * deviation) / periods)
 
 
-def _finite(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
-    if not math.isfinite(value):
-        raise ValueError(f"{attribute.name!r} must be a finite number: {value!r}")
-
-
-def _positive(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"{attribute.name!r} must be a finite number > 0: {value!r}")
-
-
-def _non_negative(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
-    if not (math.isfinite(value) and value >= 0):
-        raise ValueError(f"{attribute.name!r} must be a finite number >= 0: {value!r}")
-
-
 @attrs.frozen(kw_only=True)
 class DecayFrom:
     """Derive c from "RD goes from ``deviation`` back to the initial RD in ``periods``".
@@ -104,8 +90,8 @@ class DecayFrom:
         periods: rating periods of inactivity to get back to the initial RD, > 0.
     """
 
-    deviation: float = attrs.field(validator=_non_negative)
-    periods: float = attrs.field(validator=_positive)
+    deviation: float = attrs.field(validator=non_negative)
+    periods: float = attrs.field(validator=positive)
 
 
 @attrs.frozen(kw_only=True)
@@ -129,14 +115,14 @@ class Glicko1Params:
             matches with scores); RD moves as without it.
     """
 
-    initial_rating: float = attrs.field(default=1500.0, validator=_finite)
-    initial_deviation: float = attrs.field(default=350.0, validator=_positive)
-    min_deviation: float = attrs.field(default=0.0, validator=_non_negative)
+    initial_rating: float = attrs.field(default=1500.0, validator=finite)
+    initial_deviation: float = attrs.field(default=350.0, validator=positive)
+    min_deviation: float = attrs.field(default=0.0, validator=non_negative)
     max_deviation: float | None = attrs.field(default=None)
-    c: float = attrs.field(default=34.6, validator=_non_negative)
+    c: float = attrs.field(default=34.6, validator=non_negative)
     c_from: DecayFrom | None = None
     whole_periods: bool = False
-    home_advantage: float = attrs.field(default=0.0, validator=_finite)
+    home_advantage: float = attrs.field(default=0.0, validator=finite)
     margin: str = attrs.field(default="none", validator=attrs.validators.in_(MARGIN_RULES))
 
     @max_deviation.validator

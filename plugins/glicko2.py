@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterable, Sequence
 import attrs
 
 from rankcraft import Pairing, PlayerContext, hookimpl, state_field
+from rankcraft.validators import finite, interval, pair, positive
 
 from ._margin import MARGIN_RULES, margin_multiplier, match_margin
 
@@ -132,29 +133,6 @@ def rate(
     return mu + phi_new * phi_new * total, phi_new, sigma_new
 
 
-def _finite(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
-    if not math.isfinite(value):
-        raise ValueError(f"{attribute.name!r} must be a finite number: {value!r}")
-
-
-def _positive(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"{attribute.name!r} must be a finite number > 0: {value!r}")
-
-
-def _interval(
-    instance: object, attribute: attrs.Attribute[tuple[float, float]], value: tuple[float, float]
-) -> None:
-    if len(value) != 2 or not all(math.isfinite(x) for x in value) or value[0] >= value[1]:
-        raise ValueError(
-            f"{attribute.name!r} must be [low, high] with finite low < high: {list(value)!r}"
-        )
-
-
-def _pair(value: Sequence[float]) -> tuple[float, ...]:
-    return tuple(value)
-
-
 @attrs.frozen(kw_only=True)
 class Glicko2Params:
     """Params of the ``glicko2`` plugin (slots initial, decay, expectation, update).
@@ -179,22 +157,22 @@ class Glicko2Params:
         volatility_bounds: [low, high] of σ (default [0.04, 0.08], seed 000).
     """
 
-    initial_mu: float = attrs.field(default=0.0, validator=_finite)
-    initial_phi: float = attrs.field(default=350.0 / SCALE, validator=_positive)
-    initial_sigma: float = attrs.field(default=0.06, validator=_positive)
-    tau: float = attrs.field(default=0.5, validator=_positive)
-    epsilon: float = attrs.field(default=1e-6, validator=_positive)
+    initial_mu: float = attrs.field(default=0.0, validator=finite)
+    initial_phi: float = attrs.field(default=350.0 / SCALE, validator=positive)
+    initial_sigma: float = attrs.field(default=0.06, validator=positive)
+    tau: float = attrs.field(default=0.5, validator=positive)
+    epsilon: float = attrs.field(default=1e-6, validator=positive)
     bounded: bool = False
-    home_advantage: float = attrs.field(default=0.0, validator=_finite)
+    home_advantage: float = attrs.field(default=0.0, validator=finite)
     margin: str = attrs.field(default="none", validator=attrs.validators.in_(MARGIN_RULES))
     rating_bounds: tuple[float, ...] = attrs.field(
-        default=(-6.045, 6.045), converter=_pair, validator=_interval
+        default=(-6.045, 6.045), converter=pair, validator=interval
     )
     deviation_bounds: tuple[float, ...] = attrs.field(
-        default=(0.175, 2.015), converter=_pair, validator=_interval
+        default=(0.175, 2.015), converter=pair, validator=interval
     )
     volatility_bounds: tuple[float, ...] = attrs.field(
-        default=(0.04, 0.08), converter=_pair, validator=_interval
+        default=(0.04, 0.08), converter=pair, validator=interval
     )
 
     def __attrs_post_init__(self) -> None:

@@ -17,44 +17,11 @@ RP are real numbers (display rounding is presentation, E-000-8). Draws do not mo
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 import attrs
 
 from rankcraft import Needs, PlayerContext, hookimpl, state_field
-
-
-def _finite(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
-    if not math.isfinite(value):
-        raise ValueError(f"{attribute.name!r} must be a finite number: {value!r}")
-
-
-def _positive(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"{attribute.name!r} must be a finite number > 0: {value!r}")
-
-
-def _non_negative(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
-    if not (math.isfinite(value) and value >= 0):
-        raise ValueError(f"{attribute.name!r} must be a finite number >= 0: {value!r}")
-
-
-def _fraction(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
-    if not (math.isfinite(value) and 0 < value <= 1):
-        raise ValueError(f"{attribute.name!r} must be in (0, 1]: {value!r}")
-
-
-def _interval(
-    instance: object, attribute: attrs.Attribute[tuple[float, ...]], value: tuple[float, ...]
-) -> None:
-    if len(value) != 2 or not all(math.isfinite(x) for x in value) or value[0] >= value[1]:
-        raise ValueError(
-            f"{attribute.name!r} must be [low, high] with finite low < high: {list(value)!r}"
-        )
-
-
-def _pair(value: Sequence[float]) -> tuple[float, ...]:
-    return tuple(value)
+from rankcraft.validators import fraction, interval, non_negative, pair, positive
 
 
 @attrs.frozen(kw_only=True)
@@ -82,19 +49,19 @@ class InversusRpParams:
     """
 
     rating_range: tuple[float, ...] = attrs.field(
-        default=(-6.045, 6.045), converter=_pair, validator=_interval
+        default=(-6.045, 6.045), converter=pair, validator=interval
     )
-    max_points: float = attrs.field(default=10000.0, validator=_positive)
-    confidence: float = attrs.field(default=3.0, validator=_positive)
-    step_fraction: float = attrs.field(default=0.5, validator=_fraction)
-    min_change: float = attrs.field(default=1.0, validator=_non_negative)
-    max_change: float = attrs.field(default=500.0, validator=_positive)
-    upset_bonus: float = attrs.field(default=250.0, validator=_non_negative)
-    upset_gap: float = attrs.field(default=12.09, validator=_positive)
+    max_points: float = attrs.field(default=10000.0, validator=positive)
+    confidence: float = attrs.field(default=3.0, validator=positive)
+    step_fraction: float = attrs.field(default=0.5, validator=fraction)
+    min_change: float = attrs.field(default=1.0, validator=non_negative)
+    max_change: float = attrs.field(default=500.0, validator=positive)
+    upset_bonus: float = attrs.field(default=250.0, validator=non_negative)
+    upset_gap: float = attrs.field(default=12.09, validator=positive)
     bonus_after_cap: bool = True
     deviation_speed: bool = False
     deviation_range: tuple[float, ...] = attrs.field(
-        default=(0.175, 2.015), converter=_pair, validator=_interval
+        default=(0.175, 2.015), converter=pair, validator=interval
     )
     tightest_deviation: bool = False
 

@@ -24,11 +24,7 @@ from collections.abc import Sequence
 import attrs
 
 from rankcraft import Needs, PlayerRecord, field_of_role, hookimpl
-
-
-def _fraction(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
-    if not (math.isfinite(value) and 0 <= value <= 1):
-        raise ValueError(f"{attribute.name!r} must be in [0, 1]: {value!r}")
+from rankcraft.validators import unit
 
 
 @attrs.frozen(kw_only=True)
@@ -41,7 +37,7 @@ class RegressParams:
             mean location at the moment of the reset).
     """
 
-    fraction: float = attrs.field(default=1.0 / 3.0, validator=_fraction)
+    fraction: float = attrs.field(default=1.0 / 3.0, validator=unit)
     target: float | None = attrs.field(default=None)
 
     @target.validator

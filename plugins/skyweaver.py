@@ -37,6 +37,7 @@ import attrs
 
 from rankcraft import InputError, Needs, PlayerContext, PlayerRecord, ResetContext, hookimpl
 from rankcraft import state_field as _state_field
+from rankcraft.validators import finite, positive, unit
 
 GRANDWEAVER = "Grandweaver"
 MASTER = "Master"
@@ -92,21 +93,6 @@ def round_half_up(value: float) -> int:
     return int(Decimal(repr(value)).quantize(Decimal(1), rounding=ROUND_HALF_UP))
 
 
-def _finite(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
-    if not math.isfinite(value):
-        raise ValueError(f"{attribute.name!r} must be a finite number: {value!r}")
-
-
-def _positive(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"{attribute.name!r} must be a finite number > 0: {value!r}")
-
-
-def _unit(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
-    if not (math.isfinite(value) and 0 <= value <= 1):
-        raise ValueError(f"{attribute.name!r} must be in [0, 1]: {value!r}")
-
-
 @attrs.frozen(kw_only=True)
 class SkyweaverParams:
     """Params of ``skyweaver-rp`` (rank and reset slots). RP are whole numbers.
@@ -133,20 +119,20 @@ class SkyweaverParams:
     """
 
     initial_points: int = attrs.field(default=200, validator=attrs.validators.ge(0))
-    f_min: float = attrs.field(default=0.25, validator=_unit)
-    b_min: float = attrs.field(default=5.0, validator=_finite)
-    b_max: float = attrs.field(default=20.0, validator=_finite)
-    a: float = attrs.field(default=0.0, validator=_finite)
-    rp_span: float = attrs.field(default=1000.0, validator=_positive)
-    mmr_span: float = attrs.field(default=1750.0, validator=_positive)
-    ladder_start: float = attrs.field(default=200.0, validator=_finite)
-    ladder_width: float = attrs.field(default=1000.0, validator=_positive)
+    f_min: float = attrs.field(default=0.25, validator=unit)
+    b_min: float = attrs.field(default=5.0, validator=finite)
+    b_max: float = attrs.field(default=20.0, validator=finite)
+    a: float = attrs.field(default=0.0, validator=finite)
+    rp_span: float = attrs.field(default=1000.0, validator=positive)
+    mmr_span: float = attrs.field(default=1750.0, validator=positive)
+    ladder_start: float = attrs.field(default=200.0, validator=finite)
+    ladder_width: float = attrs.field(default=1000.0, validator=positive)
     top_n: int = attrs.field(default=100, validator=attrs.validators.ge(1))
     grandweaver_cap: int = attrs.field(default=1400, validator=attrs.validators.ge(0))
     master_cap: int = attrs.field(default=1300, validator=attrs.validators.ge(0))
-    span: float = attrs.field(default=750.0, validator=_positive)
-    reset_rating: float = attrs.field(default=1500.0, validator=_finite)
-    reset_deviation: float = attrs.field(default=350.0, validator=_positive)
+    span: float = attrs.field(default=750.0, validator=positive)
+    reset_rating: float = attrs.field(default=1500.0, validator=finite)
+    reset_deviation: float = attrs.field(default=350.0, validator=positive)
     soft_reset_periods: float = attrs.field(default=1.0, validator=attrs.validators.ge(0))
     equal_mmr: str = attrs.field(
         default="error", validator=attrs.validators.in_(("error", "bottom"))

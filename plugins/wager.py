@@ -32,6 +32,7 @@ import attrs
 
 from rankcraft import InputError, Pairing, PlayerContext, PlayerRecord, hookimpl, pair_score
 from rankcraft import state_field as _state_field
+from rankcraft.validators import positive
 
 
 def round_half_up(value: float, decimals: int = 2) -> float:
@@ -54,11 +55,6 @@ def wager_loss(
     return max(floor, round_half_up(r0 - r0 / divisor * (ya / oa) * (yt / ot)))
 
 
-def _positive(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"{attribute.name!r} must be a finite number > 0: {value!r}")
-
-
 @attrs.frozen(kw_only=True)
 class WagerParams:
     """Params of ``wager`` (slots initial, team, update).
@@ -75,12 +71,12 @@ class WagerParams:
             match count for percentiles, > 0 (default 30).
     """
 
-    initial_rank: float = attrs.field(default=1.0, validator=_positive)
-    divisor: float = attrs.field(default=20.0, validator=_positive)
-    floor: float = attrs.field(default=1.0, validator=_positive)
+    initial_rank: float = attrs.field(default=1.0, validator=positive)
+    divisor: float = attrs.field(default=20.0, validator=positive)
+    floor: float = attrs.field(default=1.0, validator=positive)
     team_time: str = attrs.field(default="total", validator=attrs.validators.in_(("total", "mean")))
     placement_matches: int = attrs.field(default=10, validator=attrs.validators.ge(0))
-    active_days: float = attrs.field(default=30.0, validator=_positive)
+    active_days: float = attrs.field(default=30.0, validator=positive)
 
     def __attrs_post_init__(self) -> None:
         if self.initial_rank < self.floor:

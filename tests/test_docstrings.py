@@ -14,6 +14,7 @@ MODULES = [
     "rankcraft.model",
     "rankcraft.ruleset",
     "rankcraft.rulesets",
+    "rankcraft.validators",
     "rankcraft.plugins.elo",
     "rankcraft.plugins.glicko1",
     "rankcraft.plugins.glicko2",

@@ -199,3 +199,21 @@ def test_open_periods_survive_a_restart(tmp_path: Path, mode: str) -> None:
     copy = rankcraft.League(rankcraft.loads_ruleset(text))
     copy.import_state(exported)
     assert copy.export() == exported
+
+
+def test_imported_players_decay_for_idle_periods_in_batch_mode() -> None:
+    lg = league("batch")
+    lg.import_state(
+        {
+            "players": [
+                {
+                    "id": "a",
+                    "skill": {"mu": 0.0, "phi": 0.3, "sigma": 0.06},
+                    "last_played": "2024-01-02T00:00:00Z",
+                    "matches": 3,
+                }
+            ]
+        }
+    )
+    report = lg.record(game("m1", "a", "b", 30))  # period 4; a last played in period 0
+    assert report.change("a").skill_used.phi == pytest.approx(math.sqrt(0.09 + 3 * 0.06**2))

@@ -259,3 +259,17 @@ def test_a_thousand_players_per_side() -> None:
     )
     assert len(report.changes) == 2000 and len(league) == 2000
     assert report.expected == pytest.approx((0.5, 0.5))
+
+
+def test_duplicates_are_refused_after_another_process_commits(tmp_path: Path) -> None:
+    db = tmp_path / "dup.sqlite"
+    first, second = rankcraft.League.open(db, "elo"), rankcraft.League.open(db)
+    game = {"id": "x0", "played_at": "2024-01-01", "teams": [["a"], ["b"]], "scores": [1, 0]}
+    first.record(game)
+    assert second.record_many([game], skip_seen=True).skipped == 1
+    with pytest.raises(rankcraft.DuplicateMatchError):
+        second.record(game)
+    with pytest.raises(rankcraft.DuplicateMatchError):
+        second.record_many([{**game, "id": "y"}, {**game, "id": "y"}])
+    first.close()
+    second.close()

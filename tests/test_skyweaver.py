@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
@@ -200,3 +201,16 @@ def test_migration_from_an_elo_export_errata_e003_6() -> None:
     assert new.rank.points == 200
     with pytest.raises(rankcraft.InputError, match="unknown old ranking 'Sage'"):
         migrate_from_elo(elo.export(), {"gm": "Sage"})
+
+
+def test_rd_grows_once_per_week_with_the_schedule() -> None:
+    league = rankcraft.League("skyweaver")
+    league.record(
+        {"id": "m1", "played_at": "2024-05-01T00:00:00Z", "teams": [["a"], ["b"]], "scores": [1, 0]}
+    )
+    rd = league.player("a").skill.deviation
+    report = league.record(
+        {"id": "m2", "played_at": "2024-05-08T12:00:00Z", "teams": [["a"], ["b"]], "scores": [1, 0]}
+    )
+    # one soft reset (2024-05-08T00:00) grew RD by one period of c = 20; the match did not
+    assert report.change("a").skill_used.deviation == pytest.approx(math.sqrt(rd**2 + 20**2))
