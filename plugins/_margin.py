@@ -1,4 +1,4 @@
-"""FiveThirtyEight's margin-of-victory multiplier, shared by the Elo and Glicko plugins."""
+"""Match context shared by the Elo and Glicko plugins: home advantage, margin of victory."""
 
 from __future__ import annotations
 
@@ -7,6 +7,14 @@ import math
 from rankcraft import PlayerContext
 
 MARGIN_RULES = ("none", "fivethirtyeight")
+
+
+def home_edge(advantage: float, home: int | None, side: int) -> float:
+    """Rating points ``side`` gains from the venue: +advantage at home, -advantage away
+    (against a home side), 0 at a neutral venue (``home`` None)."""
+    if home is None or advantage == 0.0:
+        return 0.0
+    return advantage if home == side else -advantage
 
 
 def margin_multiplier(margin: float, lead: float) -> float:

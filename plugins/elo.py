@@ -28,9 +28,9 @@ import attrs
 from rankcraft import Pairing, PlayerContext, hookimpl, state_field
 from rankcraft.validators import finite, positive
 
-from ._margin import MARGIN_RULES, margin_multiplier
+from ._margin import MARGIN_RULES, home_edge, margin_multiplier
 
-__all__ = ["margin_multiplier"]
+__all__ = ["home_edge", "margin_multiplier"]
 
 
 @attrs.frozen(kw_only=True)
@@ -117,14 +117,6 @@ class EloSkill:
 
     rating: float = state_field(role="location")
     peak: float = state_field(default=attrs.Factory(lambda self: self.rating, takes_self=True))
-
-
-def home_edge(advantage: float, home: int | None, side: int) -> float:
-    """Rating points ``side`` gains from the venue: +advantage at home, -advantage away
-    (against a home side), 0 at a neutral venue (``home`` None)."""
-    if home is None or advantage == 0.0:
-        return 0.0
-    return advantage if home == side else -advantage
 
 
 def expected_score(rating: float, opponent: float, scale: float = 400.0) -> float:

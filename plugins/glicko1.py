@@ -26,7 +26,7 @@ import attrs
 from rankcraft import Pairing, PlayerContext, hookimpl, state_field
 from rankcraft.validators import finite, non_negative, positive
 
-from ._margin import MARGIN_RULES, margin_multiplier, match_margin
+from ._margin import MARGIN_RULES, home_edge, margin_multiplier, match_margin
 
 Q = math.log(10.0) / 400.0
 """Glickman's q = ln 10 / 400 = 0.0057564627… (per rating point)."""
@@ -201,12 +201,6 @@ def rankcraft_decay(params: Glicko1Params, state: Glicko1Skill, periods: float) 
     return Glicko1Skill(state.rating, grow(params, state.deviation, periods))
 
 
-def _edge(params: Glicko1Params, home: int | None, side: int) -> float:
-    if home is None or params.home_advantage == 0.0:
-        return 0.0
-    return params.home_advantage if home == side else -params.home_advantage
-
-
 @hookimpl
 def rankcraft_expectation(
     params: Glicko1Params, side_states: Sequence[Glicko1Skill], home: int | None
@@ -214,7 +208,7 @@ def rankcraft_expectation(
     n = len(side_states)
     if n == 2:
         a, b = side_states
-        edge = _edge(params, home, 0)
+        edge = home_edge(params.home_advantage, home, 0)
         p = win_probability((a.rating + edge, a.deviation), (b.rating, b.deviation))
         return [p, 1.0 - p]
     shares = [
@@ -243,7 +237,7 @@ def rankcraft_update(
     match = context.match
     edge = 0.0
     if match is not None and len(match.teams) == 2:
-        edge = _edge(params, match.home, context.side)
+        edge = home_edge(params.home_advantage, match.home, context.side)
     rating, new_deviation = rate(
         state.rating + edge,
         deviation,

@@ -39,7 +39,7 @@ import attrs
 from rankcraft import Pairing, PlayerContext, hookimpl, state_field
 from rankcraft.validators import finite, interval, pair, positive
 
-from ._margin import MARGIN_RULES, margin_multiplier, match_margin
+from ._margin import MARGIN_RULES, home_edge, margin_multiplier, match_margin
 
 SCALE = 400.0 / math.log(10.0)
 """Glicko-2 to Glicko scale: 400 / ln 10 = 173.7177927613…"""
@@ -239,12 +239,6 @@ def win_probability(a: Glicko2Skill, b: Glicko2Skill) -> float:
     return 1.0 / (1.0 + math.exp(-g(combined) * (a.mu - b.mu)))
 
 
-def _edge(params: Glicko2Params, home: int | None, side: int) -> float:
-    if home is None or params.home_advantage == 0.0:
-        return 0.0
-    return params.home_advantage if home == side else -params.home_advantage
-
-
 @hookimpl
 def rankcraft_expectation(
     params: Glicko2Params, side_states: Sequence[Glicko2Skill], home: int | None
@@ -252,7 +246,7 @@ def rankcraft_expectation(
     n = len(side_states)
     if n == 2:
         a = side_states[0]
-        edge = _edge(params, home, 0)
+        edge = home_edge(params.home_advantage, home, 0)
         p = win_probability(Glicko2Skill(a.mu + edge, a.phi, a.sigma), side_states[1])
         return [p, 1.0 - p]
     shares = [
@@ -272,7 +266,7 @@ def rankcraft_update(
     match = context.match
     edge = 0.0
     if match is not None and len(match.teams) == 2:
-        edge = _edge(params, match.home, context.side)
+        edge = home_edge(params.home_advantage, match.home, context.side)
     mu, phi, sigma = rate(
         state.mu + edge,
         state.phi,
