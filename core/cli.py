@@ -20,7 +20,7 @@ from typing import Any, TextIO
 from . import __version__
 from .data import demo_matches_path
 from .engine import League, RecordSummary
-from .errors import InputError, MatchError, RankcraftError
+from .errors import DuplicateMatchError, InputError, MatchError, RankcraftError
 from .io import parse_match, read_match_dicts
 from .manager import Plugins
 from .model import Match, PlayerRecord, format_time
@@ -821,7 +821,10 @@ def main(
     try:
         return int(args.func(args, out, err))
     except InputError as exc:
-        err.write(f"rankcraft {args.command}: error: {exc}\n")
+        hint = ""
+        if isinstance(exc, DuplicateMatchError) and getattr(args, "skip_seen", None) is False:
+            hint = " (--skip-seen passes over matches already recorded)"
+        err.write(f"rankcraft {args.command}: error: {exc}{hint}\n")
         return 2
     except RankcraftError as exc:
         err.write(f"rankcraft {args.command}: error: {exc}\n")

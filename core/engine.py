@@ -171,7 +171,8 @@ class League:
             raise LeagueMismatchError(
                 f"the store was created with ruleset {name!r}, which no longer loads: {exc}"
             ) from None
-        if theirs != self.ruleset:
+        # a description is for people: editing it does not change the ruleset's meaning
+        if attrs.evolve(theirs, description=self.ruleset.description) != self.ruleset:
             detail = (
                 "same name, different parameters"
                 if name == self.ruleset.name
