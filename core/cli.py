@@ -25,6 +25,7 @@ from .io import parse_match, read_match_dicts
 from .manager import Plugins
 from .model import Match, PlayerRecord, format_time
 from .ruleset import bundled_names, dumps, load_ruleset, to_dict
+from .store import is_postgres_url
 
 DEFAULT_DB = "rankcraft.sqlite"
 DEMO_DB = "rankcraft-demo.sqlite"
@@ -79,6 +80,17 @@ class _LineTracker:
     def line_of(self, match_id: str | None) -> int | None:
         """The line of a match of the current chunk (else the last line read)."""
         return self.lines.get(match_id, self.line) if match_id is not None else self.line
+
+
+def _database_exists(db: str) -> bool:
+    """Whether a league is already kept at ``db`` (a file path or a PostgreSQL URL)."""
+    if not is_postgres_url(db):
+        return Path(db).exists()
+    try:
+        League.open(db, create=False).close()
+    except InputError:
+        return False
+    return True
 
 
 def _db_path(args: argparse.Namespace) -> str:
@@ -407,7 +419,7 @@ def _side_result(match: Match, side: int) -> float | None:
 def cmd_predict(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     sides = [[p for p in side.split(",") if p] for side in args.sides]
     db = _db_path(args)
-    if Path(db).exists():
+    if _database_exists(db):
         league = League.open(db, args.ruleset, create=False)
     else:
         if args.ruleset is None:
@@ -446,7 +458,7 @@ def cmd_import(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise InputError(f"{args.file}: not a JSON document: {exc}") from None
     ruleset = args.ruleset
     db = _db_path(args)
-    if ruleset is None and not Path(db).exists() and isinstance(document, dict):
+    if ruleset is None and not _database_exists(db) and isinstance(document, dict):
         ruleset = document.get("ruleset")
     with _guard_new_file(db), League.open(db, ruleset) as league:
         count = league.import_state(document)
@@ -667,14 +679,20 @@ class _guard_new_file:
     """Remove ``path`` on failure when this command created it (bad input creates nothing)."""
 
     def __init__(self, path: str) -> None:
+        self.url = path if is_postgres_url(path) else None
         self.path = Path(path)
-        self.existed = self.path.exists()
+        self.existed = _database_exists(path)
 
     def __enter__(self) -> None:
         return None
 
     def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
         if kind is not None and not self.existed:
+            if self.url is not None:
+                from .store.postgres import drop_league
+
+                drop_league(self.url)
+                return
             for suffix in ("", "-journal", "-wal", "-shm"):
                 Path(str(self.path) + suffix).unlink(missing_ok=True)
 
@@ -702,7 +720,10 @@ def build_parser() -> argparse.ArgumentParser:
         )
 
     def db(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--db", help=f"SQLite database file (default: ${DB_ENV} or {DEFAULT_DB})")
+        p.add_argument(
+            "--db",
+            help=f"SQLite database file or postgresql:// URL (default: ${DB_ENV} or {DEFAULT_DB})",
+        )
 
     p = add("demo", cmd_demo, "replay the bundled football history and print the top 20")
     p.add_argument("--db", help=f"SQLite database file (default: {DEMO_DB})")

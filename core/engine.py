@@ -53,7 +53,7 @@ from .model import (
     pair_score,
 )
 from .ruleset import Ruleset, converter, dumps, format_exception, load_ruleset, loads_ruleset
-from .store import Codec, MatchRow, MemoryStore, SQLiteStore, Store
+from .store import Codec, MatchRow, MemoryStore, PostgresStore, SQLiteStore, Store, is_postgres_url
 
 _FLUSH_EVERY = 2000
 """Matches kept in memory before they are written into the open transaction."""
@@ -138,16 +138,20 @@ class League:
         plugins: Plugins | None = None,
         create: bool = True,
     ) -> League:
-        """Open (or create) a league kept in an SQLite file.
+        """Open (or create) a league kept in an SQLite file or a PostgreSQL database.
 
-        :param path: the database file.
+        :param path: the database file, or ``postgresql://user@host/dbname[?schema=NAME]``.
         :param ruleset: required for a new database; for an existing one it must be the
             ruleset the database was created with (None: use that one).
         :param create: create the file when missing (False: refuse).
         """
         if ruleset is not None and not isinstance(ruleset, Ruleset):
             ruleset = load_ruleset(ruleset, plugins=plugins)
-        store = SQLiteStore(path, create=create)
+        store: SQLiteStore | PostgresStore
+        if is_postgres_url(str(path)):
+            store = PostgresStore(str(path), create=create)
+        else:
+            store = SQLiteStore(path, create=create)
         try:
             stored = store.stored_ruleset()
             if ruleset is None:

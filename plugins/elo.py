@@ -63,6 +63,12 @@ def _sorted_ratings(rules: Sequence[KByRating]) -> tuple[KByRating, ...]:
     return tuple(sorted(rules, key=lambda r: -r.rating_at_least))
 
 
+def _scale(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
+    # a scale below 1 rating point overflows 10 ** (gap / scale)
+    if not (math.isfinite(value) and value >= 1.0):
+        raise ValueError(f"'scale' must be a number >= 1: {value!r}")
+
+
 @attrs.frozen(kw_only=True)
 class EloParams:
     """Params of the ``elo`` plugin (slots initial, expectation, update).
@@ -76,7 +82,7 @@ class EloParams:
             (default none).
         k_rating_uses_peak: rating rules look at the highest rating ever reached, not the
             current one (default true, FIDE's "once 2400 has been reached").
-        scale: rating points for 10-to-1 odds, > 0 (default 400).
+        scale: rating points for 10-to-1 odds, ≥ 1 (default 400).
         home_advantage: rating points added to the home side in every expectation, when
             the match names one (``home``; default 0).
         margin: ``"none"`` (default) or ``"fivethirtyeight"``: K is multiplied by
@@ -89,7 +95,7 @@ class EloParams:
     k_by_games: tuple[KByGames, ...] = attrs.field(default=(), converter=_sorted_games)
     k_by_rating: tuple[KByRating, ...] = attrs.field(default=(), converter=_sorted_ratings)
     k_rating_uses_peak: bool = True
-    scale: float = attrs.field(default=400.0, validator=positive)
+    scale: float = attrs.field(default=400.0, validator=_scale)
     home_advantage: float = attrs.field(default=0.0, validator=finite)
     margin: str = attrs.field(default="none", validator=attrs.validators.in_(MARGIN_RULES))
 

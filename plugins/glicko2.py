@@ -133,6 +133,12 @@ def rate(
     return mu + phi_new * phi_new * total, phi_new, sigma_new
 
 
+def _tau(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
+    # below ~1e-3, tau squared underflows the volatility iteration (found by fuzzing)
+    if not (math.isfinite(value) and 0.001 <= value <= 100.0):
+        raise ValueError(f"'tau' must be a number in [0.001, 100]: {value!r}")
+
+
 @attrs.frozen(kw_only=True)
 class Glicko2Params:
     """Params of the ``glicko2`` plugin (slots initial, decay, expectation, update).
@@ -143,7 +149,8 @@ class Glicko2Params:
         initial_mu: a new player's μ (default 0, i.e. 1500).
         initial_phi: a new player's φ, > 0 (default 350 / SCALE = 2.01476).
         initial_sigma: a new player's volatility σ, > 0 (default 0.06).
-        tau: the system constant τ, > 0: how fast volatility may change (default 0.5).
+        tau: the system constant τ, in [0.001, 100]: how fast volatility may change
+            (default 0.5; Glickman suggests 0.3 to 1.2).
         epsilon: convergence tolerance of the volatility iteration, > 0 (default 1e-6).
         bounded: clamp μ, φ and σ to the bounds below after every step (default false:
             Glickman's unbounded system).
@@ -160,7 +167,7 @@ class Glicko2Params:
     initial_mu: float = attrs.field(default=0.0, validator=finite)
     initial_phi: float = attrs.field(default=350.0 / SCALE, validator=positive)
     initial_sigma: float = attrs.field(default=0.06, validator=positive)
-    tau: float = attrs.field(default=0.5, validator=positive)
+    tau: float = attrs.field(default=0.5, validator=_tau)
     epsilon: float = attrs.field(default=1e-6, validator=positive)
     bounded: bool = False
     home_advantage: float = attrs.field(default=0.0, validator=finite)

@@ -1,7 +1,8 @@
 """Where a league keeps its players, matches and reports.
 
 :class:`MemoryStore` keeps everything in the process (the default for ``League(...)``);
-:class:`SQLiteStore` keeps it in one SQLite file (the default on disk). Both implement
+:class:`SQLiteStore` keeps it in one SQLite file (the default on disk) and
+:class:`PostgresStore` in a PostgreSQL schema (a ``postgresql://`` URL). All implement
 :class:`Store`; the engine writes each batch of matches in one transaction.
 """
 
@@ -9,6 +10,16 @@ from __future__ import annotations
 
 from .base import SCHEMA_VERSION, Codec, MatchRow, Store
 from .memory import MemoryStore
+from .postgres import PostgresStore, is_postgres_url
 from .sqlite import SQLiteStore
 
-__all__ = ["SCHEMA_VERSION", "Codec", "MatchRow", "MemoryStore", "SQLiteStore", "Store"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "Codec",
+    "MatchRow",
+    "MemoryStore",
+    "PostgresStore",
+    "SQLiteStore",
+    "Store",
+    "is_postgres_url",
+]

@@ -1,0 +1,152 @@
+"""The PostgreSQL store behind the same interface as SQLite (the server of this machine).
+
+Each test works in a schema of its own in ``postgresql://postgres@127.0.0.1/test``
+(``RANKCRAFT_PG_URL`` overrides the server) and drops it afterwards.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import multiprocessing
+import os
+import random
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+import rankcraft
+from rankcraft.cli import main
+
+SERVER = os.environ.get("RANKCRAFT_PG_URL", "postgresql://postgres@127.0.0.1/test")
+
+
+@pytest.fixture
+def pg_url() -> Iterator[str]:
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    yield f"{SERVER}?schema={schema}"
+    from rankcraft.store.postgres import drop_league
+
+    drop_league(f"{SERVER}?schema={schema}")
+
+
+def tables(url: str) -> dict[str, list[tuple[Any, ...]]]:
+    import psycopg
+
+    from rankcraft.store.postgres import _split
+
+    conninfo, schema, _ = _split(url)
+    out = {}
+    with psycopg.connect(conninfo) as con:
+        for table in ("meta", "players", "matches", "participants"):
+            try:
+                out[table] = sorted(con.execute(f'SELECT * FROM "{schema}".{table}').fetchall())
+            except psycopg.errors.UndefinedTable:
+                con.rollback()
+                out[table] = []
+    return out
+
+
+def game(mid: str, a: str, b: str, day: int = 1) -> dict[str, Any]:
+    return {"id": mid, "played_at": f"2024-01-{day:02d}", "teams": [[a], [b]], "scores": [1, 0]}
+
+
+def test_league_in_postgres_matches_sqlite(pg_url: str, tmp_path) -> None:
+    matches = [
+        game(f"m{i}", f"p{i % 7}", f"p{(i * 3 + 1) % 7}", 1 + i // 10)
+        for i in range(60)
+        if i % 7 != (i * 3 + 1) % 7
+    ]
+    with rankcraft.League.open(pg_url, "inversus") as pg:
+        pg.record_many(matches[:30])
+    with rankcraft.League.open(pg_url) as pg:  # the ruleset is remembered
+        assert pg.ruleset.name == "inversus"
+        pg.record_many(matches[30:])
+        exported = pg.export()
+        history = [row.match.id for row in pg.history("p1", limit=3)]
+        report = pg.report(matches[5]["id"])
+    with rankcraft.League.open(tmp_path / "l.sqlite", "inversus") as lite:
+        lite.record_many(matches)
+        assert lite.export() == exported
+        assert [row.match.id for row in lite.history("p1", limit=3)] == history
+        assert lite.report(matches[5]["id"]) == report
+
+
+def test_refused_batch_leaves_postgres_unchanged(pg_url: str) -> None:
+    with rankcraft.League.open(pg_url, "elo") as pg:
+        pg.record(game("m0", "a", "b"))
+    before = tables(pg_url)
+    with rankcraft.League.open(pg_url) as pg, pytest.raises(rankcraft.DuplicateMatchError):
+        pg.record_many([game("m1", "a", "c", 2), game("m0", "a", "b", 3)])
+    assert tables(pg_url) == before
+    with pytest.raises(rankcraft.LeagueMismatchError, match="created with ruleset 'elo'"):
+        rankcraft.League.open(pg_url, "glicko1")
+
+
+def test_cli_with_a_postgres_url(pg_url: str, tmp_path) -> None:
+    source = tmp_path / "m.jsonl"
+    source.write_text("".join(json.dumps(game(f"m{i}", "a", "b", i + 1)) + "\n" for i in range(3)))
+    out, err = io.StringIO(), io.StringIO()
+    assert (
+        main(["replay", str(source), "--ruleset", "elo", "--db", pg_url], out=out, err=err) == 0
+    ), err.getvalue()
+    out = io.StringIO()
+    assert main(["leaderboard", "--db", pg_url, "--json"], out=out, err=err) == 0
+    assert [r["id"] for r in json.loads(out.getvalue())] == ["a", "b"]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "x"}\n')
+    other = pg_url.replace("?schema=", "?schema=new_")
+    err = io.StringIO()
+    assert (
+        main(["replay", str(bad), "--ruleset", "elo", "--db", other], out=io.StringIO(), err=err)
+        == 2
+    )
+    assert "'played_at' is missing" in err.getvalue()
+    assert tables(other)["meta"] == []  # a failed command creates no league
+
+
+def _writer(url: str, matches: list[dict[str, Any]]) -> None:
+    with rankcraft.League.open(url) as league:
+        for match in matches:
+            league.record(match)
+
+
+@pytest.mark.slow
+def test_several_processes_on_one_postgres_league(pg_url: str) -> None:
+    rankcraft.League.open(pg_url, "elo").close()
+    rng = random.Random(9)
+    matches = []
+    for i in range(240):
+        a, b = rng.sample(range(10), 2)
+        matches.append(
+            {
+                "id": f"m{i}",
+                "played_at": "2024-05-01T12:00:00Z",
+                "teams": [[f"p{a}"], [f"p{b}"]],
+                "scores": [1, 0],
+            }
+        )
+    context = multiprocessing.get_context("fork")
+    workers = [context.Process(target=_writer, args=(pg_url, matches[k::3])) for k in range(3)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(120)
+        assert w.exitcode == 0
+    committed = [json.loads(row[3]) for row in sorted(tables(pg_url)["matches"])]
+    assert sorted(m["id"] for m in committed) == sorted(m["id"] for m in matches)
+    serial = rankcraft.League("elo")
+    serial.record_many(committed)
+    with rankcraft.League.open(pg_url) as pg:
+        assert pg.export()["players"] == serial.export()["players"]
+
+
+def test_bad_urls_and_schemas() -> None:
+    with pytest.raises(rankcraft.InputError, match="plain SQL name"):
+        rankcraft.League.open(f"{SERVER}?schema=x;drop", "elo")
+    with pytest.raises(rankcraft.InputError, match="cannot connect"):
+        rankcraft.League.open("postgresql://nobody@127.0.0.1:1/none", "elo")
+    with pytest.raises(rankcraft.InputError, match="no database at"):
+        rankcraft.League.open(f"{SERVER}?schema=t_{uuid.uuid4().hex[:12]}", create=False)
