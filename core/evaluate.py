@@ -18,7 +18,7 @@ updates the ratings. Warm-up matches only train. A two-sided match is one scored
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -82,6 +82,16 @@ class Evaluation:
         return out
 
 
+def field_at(table: Mapping[str, Any], keys: Sequence[str]) -> Any:
+    """The value at a path of keys into nested mappings, or None where it stops."""
+    value: Any = table
+    for key in keys:
+        if not isinstance(value, Mapping) or key not in value:
+            return None
+        value = value[key]
+    return value
+
+
 def with_home(matches: Iterable[Mapping[str, Any]], path: str) -> Iterator[dict[str, Any]]:
     """Matches with ``home`` taken from a field path such as ``meta.home_team_index``.
 
@@ -89,9 +99,7 @@ def with_home(matches: Iterable[Mapping[str, Any]], path: str) -> Iterator[dict[
     """
     keys = path.split(".")
     for data in matches:
-        value: Any = data
-        for key in keys:
-            value = value.get(key) if isinstance(value, Mapping) else None
+        value = field_at(data, keys)
         out = dict(data)
         if value is not None:
             out["home"] = value

@@ -7,7 +7,6 @@ many of them). Validation happens where values enter (:mod:`rankcraft.io` for ma
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Literal, NamedTuple
@@ -48,12 +47,6 @@ def field_of_role(state_class: type, role: Role) -> str | None:
         if field.metadata.get(_ROLE_KEY) == role:
             return str(field.name)
     return None
-
-
-def finite(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
-    """attrs validator: refuse NaN and infinity (and, in sequences, any such element)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError(f"{attribute.name!r} must be a finite number: {value!r}")
 
 
 @attrs.frozen(kw_only=True)

@@ -30,6 +30,7 @@ from cattrs.preconf.tomllib import make_converter
 from .errors import PluginError, RulesetError
 from .manager import SLOTS, Plugins
 from .model import field_of_role
+from .validators import non_negative, positive
 
 converter = make_converter(forbid_extra_keys=True)
 """The one converter between TOML tables and attrs classes (rulesets and params)."""
@@ -97,16 +98,6 @@ def structure(data: Any, cls: type, *, path: str, source: str) -> Any:
 # ---------------------------------------------------------------------------------------
 
 
-def _finite_positive(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{attribute.name!r} must be a finite number > 0: {value!r}")
-
-
-def _finite_non_negative(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
-    if not math.isfinite(value) or value < 0:
-        raise ValueError(f"{attribute.name!r} must be a finite number >= 0: {value!r}")
-
-
 PERIOD_MODES = ("match", "batch", "live")
 QUITTER_RULES = ("result", "loss", "deferred-loss")
 OTHERS_RULES = ("result", "cancelled")
@@ -132,8 +123,8 @@ class PeriodSpec:
     """
 
     mode: str = attrs.field(default="match", validator=attrs.validators.in_(PERIOD_MODES))
-    length_days: float = attrs.field(default=1.0, validator=_finite_positive)
-    granularity_days: float = attrs.field(default=0.0, validator=_finite_non_negative)
+    length_days: float = attrs.field(default=1.0, validator=positive)
+    granularity_days: float = attrs.field(default=0.0, validator=non_negative)
     origin: str = attrs.field(default="2000-01-03")
 
     @origin.validator
@@ -194,7 +185,7 @@ class ResetSchedule:
     """
 
     kind: str
-    every_days: float = attrs.field(validator=_finite_positive)
+    every_days: float = attrs.field(validator=positive)
     start: str | None = attrs.field(default=None)
 
     @start.validator

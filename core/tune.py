@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,7 @@ import attrs
 
 from .engine import League
 from .errors import InputError
-from .evaluate import Evaluation, evaluate, with_home
+from .evaluate import Evaluation, evaluate, field_at, with_home
 from .io import read_match_dicts
 from .ruleset import Ruleset, dumps, from_dict, to_dict
 
@@ -73,15 +73,6 @@ class TuneResult:
     validation_from: str
 
 
-def _get(table: Mapping[str, Any], path: Sequence[str]) -> Any:
-    value: Any = table
-    for key in path:
-        if not isinstance(value, Mapping) or key not in value:
-            return None
-        value = value[key]
-    return value
-
-
 def parse_param(text: str, ruleset: Ruleset) -> ParamRange:
     """``NAME=LOW:HIGH`` → :class:`ParamRange`. NAME is a dotted path into the ruleset
     (``update.params.k_factor``); ``update.k_factor`` is read as the slot's params."""
@@ -99,7 +90,7 @@ def parse_param(text: str, ruleset: Ruleset) -> ParamRange:
     table = to_dict(ruleset)
     if len(path) == 2 and path[0] in table and path[1] != "params":
         path = (path[0], "params", path[1])
-    current = _get(table, path)
+    current = field_at(table, path)
     if isinstance(current, bool) or not isinstance(current, int | float):
         raise InputError(
             f"--param {name}: the ruleset has no number at {'.'.join(path)!r} (found {current!r})"
@@ -203,7 +194,7 @@ def tune(
     current = []
     table = to_dict(ruleset)
     for p in params:
-        value = _get(table, p.path)
+        value = field_at(table, p.path)
         current.append(min(max(float(value), p.low), p.high))
     rounds = [[tuple(current)] + [_sample(rng, params, box) for _ in range(max(trials - 1, 0))]]
     done: list[Trial] = []

@@ -28,7 +28,7 @@ import attrs
 from rankcraft import Pairing, PlayerContext, hookimpl, state_field
 from rankcraft.validators import finite, positive
 
-from ._margin import MARGIN_RULES, home_edge, margin_multiplier
+from ._matchup import MARGIN_RULES, home_edge, margin_multiplier, side_probabilities
 
 __all__ = ["home_edge", "margin_multiplier"]
 
@@ -147,22 +147,11 @@ def rankcraft_expectation(
     params: EloParams, side_states: Sequence[EloSkill], home: int | None
 ) -> list[float]:
     scale = params.scale
-    if len(side_states) == 2:
-        edge = home_edge(params.home_advantage, home, 0)
-        p = expected_score(side_states[0].rating + edge, side_states[1].rating, scale)
-        return [p, 1.0 - p]
-    n = len(side_states)
-    shares = []
-    for i, me in enumerate(side_states):
-        shares.append(
-            math.fsum(
-                expected_score(me.rating, other.rating, scale)
-                for j, other in enumerate(side_states)
-                if j != i
-            )
-        )
-    games = n * (n - 1) / 2
-    return [s / games for s in shares]
+    return side_probabilities(
+        side_states,
+        lambda a, b, edge: expected_score(a.rating + edge, b.rating, scale),
+        home_edge(params.home_advantage, home, 0),
+    )
 
 
 @hookimpl

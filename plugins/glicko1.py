@@ -26,7 +26,13 @@ import attrs
 from rankcraft import Pairing, PlayerContext, hookimpl, state_field
 from rankcraft.validators import finite, non_negative, positive
 
-from ._margin import MARGIN_RULES, home_edge, margin_multiplier, match_margin
+from ._matchup import (
+    MARGIN_RULES,
+    home_edge,
+    margin_multiplier,
+    match_margin,
+    side_probabilities,
+)
 
 Q = math.log(10.0) / 400.0
 """Glickman's q = ln 10 / 400 = 0.0057564627… (per rating point)."""
@@ -205,21 +211,11 @@ def rankcraft_decay(params: Glicko1Params, state: Glicko1Skill, periods: float) 
 def rankcraft_expectation(
     params: Glicko1Params, side_states: Sequence[Glicko1Skill], home: int | None
 ) -> list[float]:
-    n = len(side_states)
-    if n == 2:
-        a, b = side_states
-        edge = home_edge(params.home_advantage, home, 0)
-        p = win_probability((a.rating + edge, a.deviation), (b.rating, b.deviation))
-        return [p, 1.0 - p]
-    shares = [
-        math.fsum(
-            win_probability((a.rating, a.deviation), (b.rating, b.deviation))
-            for j, b in enumerate(side_states)
-            if j != i
-        )
-        for i, a in enumerate(side_states)
-    ]
-    return [s / (n * (n - 1) / 2) for s in shares]
+    return side_probabilities(
+        side_states,
+        lambda a, b, edge: win_probability((a.rating + edge, a.deviation), (b.rating, b.deviation)),
+        home_edge(params.home_advantage, home, 0),
+    )
 
 
 @hookimpl

@@ -39,7 +39,13 @@ import attrs
 from rankcraft import Pairing, PlayerContext, hookimpl, state_field
 from rankcraft.validators import finite, interval, pair, positive
 
-from ._margin import MARGIN_RULES, home_edge, margin_multiplier, match_margin
+from ._matchup import (
+    MARGIN_RULES,
+    home_edge,
+    margin_multiplier,
+    match_margin,
+    side_probabilities,
+)
 
 SCALE = 400.0 / math.log(10.0)
 """Glicko-2 to Glicko scale: 400 / ln 10 = 173.7177927613…"""
@@ -250,17 +256,11 @@ def win_probability(a: Glicko2Skill, b: Glicko2Skill) -> float:
 def rankcraft_expectation(
     params: Glicko2Params, side_states: Sequence[Glicko2Skill], home: int | None
 ) -> list[float]:
-    n = len(side_states)
-    if n == 2:
-        a = side_states[0]
-        edge = home_edge(params.home_advantage, home, 0)
-        p = win_probability(Glicko2Skill(a.mu + edge, a.phi, a.sigma), side_states[1])
-        return [p, 1.0 - p]
-    shares = [
-        math.fsum(win_probability(a, b) for j, b in enumerate(side_states) if j != i)
-        for i, a in enumerate(side_states)
-    ]
-    return [s / (n * (n - 1) / 2) for s in shares]
+    return side_probabilities(
+        side_states,
+        lambda a, b, edge: win_probability(Glicko2Skill(a.mu + edge, a.phi, a.sigma), b),
+        home_edge(params.home_advantage, home, 0),
+    )
 
 
 @hookimpl

@@ -1,10 +1,12 @@
-"""Match context shared by the Elo and Glicko plugins: home advantage, margin of victory."""
+"""What the Elo and Glicko plugins share about a match: home advantage, side probabilities,
+margin of victory."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 
-from rankcraft import PlayerContext
+from rankcraft import PlayerContext, State
 
 MARGIN_RULES = ("none", "fivethirtyeight")
 
@@ -15,6 +17,23 @@ def home_edge(advantage: float, home: int | None, side: int) -> float:
     if home is None or advantage == 0.0:
         return 0.0
     return advantage if home == side else -advantage
+
+
+def side_probabilities(
+    states: Sequence[State], beats: Callable[[State, State, float], float], edge: float
+) -> list[float]:
+    """Win probability per side from a pairwise ``beats(a, b, edge)`` (P(a beats b) with
+    ``edge`` added to a): for two sides, the home edge of side 0; for more, each side's
+    share of the round robin of every pair, which sums to 1."""
+    n = len(states)
+    if n == 2:
+        p = beats(states[0], states[1], edge)
+        return [p, 1.0 - p]
+    games = n * (n - 1) / 2
+    return [
+        math.fsum(beats(a, b, 0.0) for j, b in enumerate(states) if j != i) / games
+        for i, a in enumerate(states)
+    ]
 
 
 def margin_multiplier(margin: float, lead: float) -> float:
