@@ -28,6 +28,7 @@ from .errors import (
     RulesetError,
     StateError,
 )
+from .fast import solo_side
 from .io import parse_match, read_matches
 from .manager import PluginInfo, Plugins, get_plugin_manager
 from .model import (
@@ -90,5 +91,6 @@ __all__ = [
     "pair_score",
     "parse_match",
     "read_matches",
+    "solo_side",
     "state_field",
 ]

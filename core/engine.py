@@ -53,9 +53,21 @@ from .model import (
     pair_score,
 )
 from .ruleset import Ruleset, converter, dumps, format_exception, load_ruleset, loads_ruleset
-from .store import Codec, MatchRow, MemoryStore, PostgresStore, SQLiteStore, Store, is_postgres_url
+from .fast import FastEntry, FastPath, solo_side
+from .store import (
+    Codec,
+    Entry,
+    MatchRow,
+    MemoryStore,
+    Recorded,
+    PostgresStore,
+    SQLiteStore,
+    Store,
+    is_postgres_url,
+)
 
 _FLUSH_EVERY = 2000
+_FAST_FLUSH_EVERY = 20_000
 """Matches kept in memory before they are written into the open transaction."""
 
 
@@ -99,6 +111,9 @@ class League:
     :param ruleset: a :class:`Ruleset`, a bundled ruleset name or a ruleset file path.
     :param store: where to keep the league (default: in memory).
     :param plugins: the plugin facade (default: the one the ruleset was loaded with).
+    :param fast: let :meth:`record_many` rate plain 1-v-1 matches on the fused path when
+        the ruleset's plugins offer kernels (default true; false rates every match through
+        the ordinary hooks, the reference the fused path is tested against).
     :raises LeagueMismatchError: the store was created with another ruleset.
     """
 
@@ -108,7 +123,9 @@ class League:
         *,
         store: Store | None = None,
         plugins: Plugins | None = None,
+        fast: bool = True,
     ) -> None:
+        self._fast_enabled = fast
         if not isinstance(ruleset, Ruleset):
             ruleset = load_ruleset(ruleset, plugins=plugins)
         self.ruleset = ruleset
@@ -127,7 +144,7 @@ class League:
         self._undo: dict[str, PlayerRecord | None] = {}
         self._undo_seen: list[str] = []
         self._dirty: set[str] = set()
-        self._pending: list[tuple[Match, Report]] = []
+        self._pending: list[Entry] = []
 
     @classmethod
     def open(
@@ -137,6 +154,7 @@ class League:
         *,
         plugins: Plugins | None = None,
         create: bool = True,
+        fast: bool = True,
     ) -> League:
         """Open (or create) a league kept in an SQLite file or a PostgreSQL database.
 
@@ -144,6 +162,7 @@ class League:
         :param ruleset: required for a new database; for an existing one it must be the
             ruleset the database was created with (None: use that one).
         :param create: create the file when missing (False: refuse).
+        :param fast: as for :class:`League`.
         """
         if ruleset is not None and not isinstance(ruleset, Ruleset):
             ruleset = load_ruleset(ruleset, plugins=plugins)
@@ -162,7 +181,7 @@ class League:
                 ruleset = loads_ruleset(
                     stored[1], source=f"the ruleset stored in {str(path)!r}", plugins=plugins
                 )
-            return cls(ruleset, store=store, plugins=plugins)
+            return cls(ruleset, store=store, plugins=plugins, fast=fast)
         except BaseException:
             store.close()
             raise
@@ -231,6 +250,44 @@ class League:
         if self._sort_field is None:
             self._sort_field = field_of_role(self.skill_class, "location")
         self.codec = self._make_codec()
+        self._fast = self._fast_path()
+
+    def _fast_path(self) -> FastPath | None:
+        """The fused 1-v-1 path, when every slot of the ruleset offers a kernel."""
+        rs = self.ruleset
+        pl = self.plugins
+        if rs.period.mode != "match" or rs.reset is not None or rs.resets:
+            return None
+        update = rs.slot("update")
+        expectation = rs.slot("expectation")
+        decay = rs.slot("decay")
+        assert update and expectation and decay
+        if pl.kernel(rs.team.plugin, "team", rs.team.params) is not solo_side:
+            return None
+        update_kernel = pl.kernel(update.plugin, "update", update.params)
+        expect_kernel = pl.kernel(expectation.plugin, "expectation", expectation.params)
+        if update_kernel is None or expect_kernel is None:
+            return None
+        decay_kernel = None
+        if self._decay is not None:
+            decay_kernel = pl.kernel(decay.plugin, "decay", decay.params)
+            if decay_kernel is None:
+                return None
+        rank_kernel = None
+        if rs.rank is not None:
+            fields = _state_names(self.skill_class)
+            rank_kernel = pl.kernel(rs.rank.plugin, "rank", rs.rank.params, fields)
+            if rank_kernel is None:
+                return None
+        return FastPath(
+            self,
+            decay_kernel,
+            expect_kernel,
+            update_kernel,
+            rank_kernel,
+            _state_names(self.skill_class),
+            _state_names(self.rank_class) if self.rank_class is not None else (),
+        )
 
     def _make_codec(self) -> Codec:
         skill_names = _state_names(self.skill_class)
@@ -687,15 +744,17 @@ class League:
             self._put(record)
         self._seen.add(match.id)
         self._undo_seen.append(match.id)
-        self._pending.append((match, report))
+        self._pending.append(Recorded(match, report))
         if len(self._pending) >= _FLUSH_EVERY:
             self._flush()
 
     def _flush(self) -> None:
+        if self._fast is not None and self._fast.states:
+            self._fast.settle()
         players = self._players
         self.store.write([players[p] for p in self._dirty], self._pending)
         self._dirty = set()
-        self._pending = []
+        self._pending.clear()  # in place: record_many holds the list
 
     @contextmanager
     def batch(self) -> Iterator[None]:
@@ -733,6 +792,8 @@ class League:
             self.store.commit()
         except BaseException:
             self.store.rollback()
+            if self._fast is not None:
+                self._fast.discard()
             self._next_resets = schedule_before
             players = self._players
             for pid, old in self._undo.items():
@@ -792,11 +853,26 @@ class League:
         :raises MatchError: the first bad match (with its line when read from a file).
         """
         recorded = skipped = 0
-        last: Report | None = None
+        last: Report | Entry | None = None
+        fast = self._fast if self._fast_enabled else None
         with self.batch():
             seen = self._seen  # read inside the batch: it may have reloaded another's commits
+            pending = self._pending
+            run = fast.runner(seen, self._undo_seen, pending) if fast is not None else None
             for item in matches:
+                if run is not None and run(item):
+                    recorded += 1
+                    if len(pending) >= _FAST_FLUSH_EVERY:
+                        last = pending[-1]
+                        self.store.write((), pending)
+                        pending.clear()
+                    if progress is not None and (recorded + skipped) % 1000 == 0:
+                        progress(recorded + skipped)
+                    continue
                 m = self._coerce(item)
+                if fast is not None and fast.states:
+                    # the ordinary path reads these players' records: bring them up to date
+                    fast.settle([p for side in m.teams for p in side])
                 if m.id in seen:
                     if skip_seen:
                         skipped += 1
@@ -811,8 +887,14 @@ class League:
                 recorded += 1
                 if progress is not None and (recorded + skipped) % 1000 == 0:
                     progress(recorded + skipped)
+            if pending:
+                last = pending[-1]
+            if fast is not None and fast.states:
+                fast.settle()
             if close and self.ruleset.period.mode == "batch":
                 self.close_period()
+        if isinstance(last, FastEntry | Recorded):
+            last = last.report
         return RecordSummary(recorded=recorded, skipped=skipped, last=last)
 
     # -- reading --------------------------------------------------------------------------

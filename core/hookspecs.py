@@ -182,6 +182,36 @@ def rankcraft_rank(
     """
 
 
+@hookspec
+def rankcraft_kernel(slot: str, params: Any, fields: tuple[str, ...]) -> Any:
+    """Offer a fused form of this plugin's per-match function for 1-v-1 replays (optional).
+
+    When every slot of a ``match``-mode ruleset offers a kernel, the engine rates plain
+    1-v-1 matches (one player per side, scores, no home, weight or quit) with them on
+    tuples of floats instead of state objects; any other match takes the ordinary hooks.
+    A kernel must compute exactly what the hooks compute (the engine's tests compare both
+    paths bit for bit). States are tuples of the state class's fields, in attrs order.
+
+    :param slot: which function is asked for:
+
+        * ``"decay"``: ``(state, periods) -> state``, as :func:`rankcraft_decay`;
+        * ``"expectation"``: ``(a, b) -> float``, P(a beats b) at a neutral venue;
+        * ``"update"``: ``(own, opponent, score, matches, factors) -> state``: one result of
+          weight 1 (``matches``: rated matches before this one; write report factors into
+          the ``factors`` dict as ``context.explain`` would);
+        * ``"rank"``: ``(rank_state, before, after, opponent, score, expected, matches,
+          factors) -> rank state`` (``opponent``: the opponent's state as the match used it);
+        * ``"team"``: return :func:`rankcraft.solo_side` to promise that a one-player side
+          aggregates to its player and pairs with the other side's player at the match's
+          score and weight.
+    :param params: the slot's params.
+    :param fields: the skill state's field names: the order of the skill tuples.
+    :returns: the function, or None when these params need the ordinary hooks.
+
+    .. versionadded:: 0.2
+    """
+
+
 # ---------------------------------------------------------------------------------------
 # Season events: called on demand or on a schedule, never per match
 # ---------------------------------------------------------------------------------------

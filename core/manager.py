@@ -218,6 +218,16 @@ class Plugins:
             return None
         return cast("Needs | None", self._bind(plugin, "rankcraft_needs", slot=slot)())
 
+    def kernel(
+        self, plugin: str, slot: str, params: Any, fields: tuple[str, ...] = ()
+    ) -> Callable[..., Any] | None:
+        """The fused 1-v-1 function ``plugin`` offers for ``slot``, or None
+        (see :func:`rankcraft.hookspecs.rankcraft_kernel`)."""
+        if not self.implements(plugin, "rankcraft_kernel"):
+            return None
+        found = self._bind(plugin, "rankcraft_kernel", slot=slot, params=params, fields=fields)()
+        return cast("Callable[..., Any] | None", found)
+
     # -- per-match functions ----------------------------------------------------------
 
     def initial(self, plugin: str, slot: str, params: Any) -> Callable[[], State]:

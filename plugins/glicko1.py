@@ -72,6 +72,17 @@ def rate(
     return rating + Q / precision * total, math.sqrt(1.0 / precision)
 
 
+def rate_one(
+    rating: float, deviation: float, opponent: float, opponent_deviation: float, score: float
+) -> tuple[float, float]:
+    """:func:`rate` for one result of weight 1, the same arithmetic in the same order."""
+    g_j = g(opponent_deviation)
+    e = 1.0 / (1.0 + 10.0 ** (-g_j * (rating - opponent) / 400.0))
+    inv_d2 = g_j * g_j * e * (1.0 - e) * (Q * Q)
+    precision = 1.0 / (deviation * deviation) + inv_d2
+    return rating + Q / precision * (g_j * (score - e)), math.sqrt(1.0 / precision)
+
+
 def decay_constant(deviation: float, initial: float, periods: float) -> float:
     """The c for which RD grows from ``deviation`` back to ``initial`` in ``periods`` periods:
     ``c = sqrt((initial² - deviation²) / periods)`` (ERRATA E-001-3).
@@ -216,6 +227,38 @@ def rankcraft_expectation(
         lambda a, b, edge: win_probability((a.rating + edge, a.deviation), (b.rating, b.deviation)),
         home_edge(params.home_advantage, home, 0),
     )
+
+
+@hookimpl
+def rankcraft_kernel(slot: str, params: Glicko1Params) -> object:
+    # the hooks below for one pairing of weight 1 at a neutral venue, term for term
+    if slot == "decay":
+
+        def decay(state: tuple[float, float], periods: float) -> tuple[float, float]:
+            return state if periods <= 0 else (state[0], grow(params, state[1], periods))
+
+        return decay
+    if slot == "expectation":
+
+        def expect(a: tuple[float, float], b: tuple[float, float]) -> float:
+            return win_probability((a[0] + 0.0, a[1]), b)
+
+        return expect
+    if slot != "update" or params.margin != "none":
+        return None
+    low, high = params.min_deviation, params.ceiling
+
+    def update(
+        own: tuple[float, float],
+        opponent: tuple[float, float],
+        score: float,
+        matches: int,
+        factors: dict[str, float],
+    ) -> tuple[float, float]:
+        rating, deviation = rate_one(own[0] + 0.0, own[1], opponent[0], opponent[1], score)
+        return (rating - 0.0, min(max(deviation, low), high))
+
+    return update
 
 
 @hookimpl

@@ -196,6 +196,10 @@ class Glicko2Params:
 
     def clamp(self, mu: float, phi: float, sigma: float) -> Glicko2Skill:
         """The state, clamped to the bounds when ``bounded``."""
+        return Glicko2Skill(*self.clamp_values(mu, phi, sigma))
+
+    def clamp_values(self, mu: float, phi: float, sigma: float) -> tuple[float, float, float]:
+        """(μ, φ, σ), clamped to the bounds when ``bounded``."""
         if self.bounded:
             lo, hi = self.rating_bounds
             mu = lo if mu < lo else hi if mu > hi else mu
@@ -203,7 +207,7 @@ class Glicko2Params:
             phi = lo if phi < lo else hi if phi > hi else phi
             lo, hi = self.volatility_bounds
             sigma = lo if sigma < lo else hi if sigma > hi else sigma
-        return Glicko2Skill(mu, phi, sigma)
+        return mu, phi, sigma
 
 
 @attrs.frozen(slots=True)
@@ -261,6 +265,45 @@ def rankcraft_expectation(
         lambda a, b, edge: win_probability(Glicko2Skill(a.mu + edge, a.phi, a.sigma), b),
         home_edge(params.home_advantage, home, 0),
     )
+
+
+@hookimpl
+def rankcraft_kernel(slot: str, params: Glicko2Params) -> object:
+    # the hooks below for one pairing of weight 1 at a neutral venue, term for term
+    clamp = params.clamp_values
+    if slot == "decay":
+
+        def decay(state: tuple[float, float, float], periods: float) -> tuple[float, ...]:
+            if periods <= 0:
+                return state
+            mu, phi, sigma = state
+            return clamp(mu, math.sqrt(phi * phi + periods * sigma * sigma), sigma)
+
+        return decay
+    if slot == "expectation":
+
+        def expect(a: tuple[float, float, float], b: tuple[float, float, float]) -> float:
+            combined = math.sqrt(a[1] * a[1] + b[1] * b[1])
+            return 1.0 / (1.0 + math.exp(-g(combined) * (a[0] + 0.0 - b[0])))
+
+        return expect
+    if slot != "update" or params.margin != "none":
+        return None
+    tau, epsilon = params.tau, params.epsilon
+
+    def update(
+        own: tuple[float, float, float],
+        opponent: tuple[float, float, float],
+        score: float,
+        matches: int,
+        factors: dict[str, float],
+    ) -> tuple[float, float, float]:
+        mu, phi, sigma = rate(
+            own[0] + 0.0, own[1], own[2], tau, ((opponent[0], opponent[1], score, 1.0),), epsilon
+        )
+        return clamp(mu - 0.0, phi, sigma)
+
+    return update
 
 
 @hookimpl

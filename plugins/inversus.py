@@ -17,6 +17,7 @@ RP are real numbers (display rounding is presentation, E-000-8). Draws do not mo
 from __future__ import annotations
 
 import math
+from typing import Protocol
 
 import attrs
 
@@ -100,6 +101,22 @@ def rankcraft_initial(slot: str) -> InversusRp:
     return InversusRp(0.0)
 
 
+class _Explains(Protocol):
+    def explain(self, name: str, value: float) -> None: ...
+
+
+class _Factors:
+    """``explain`` into a plain dict (the fused path's report factors)."""
+
+    __slots__ = ("factors",)
+
+    def __init__(self, factors: dict[str, float]) -> None:
+        self.factors = factors
+
+    def explain(self, name: str, value: float) -> None:
+        self.factors[name] = value
+
+
 def rp_change(
     params: InversusRpParams,
     points: float,
@@ -107,7 +124,7 @@ def rp_change(
     mu: float,
     phi: float,
     gap: float,
-    context: PlayerContext | None = None,
+    context: _Explains | None = None,
 ) -> float:
     """New RP after a win (``won``) or a loss, from the post-match μ', φ' and the pre-match
     centre gap (opponent μ − own μ). Explains each part in ``context`` when given."""
@@ -167,3 +184,34 @@ def rankcraft_rank(
     gap = math.fsum(opponents) / len(opponents) - before.mu  # type: ignore[attr-defined]
     points = rp_change(params, rank_state.points, context.score == 1.0, mu, used_phi, gap, context)
     return InversusRp(points, best)
+
+
+@hookimpl
+def rankcraft_kernel(slot: str, params: InversusRpParams, fields: tuple[str, ...]) -> object:
+    if slot != "rank" or "mu" not in fields or "phi" not in fields:
+        return None
+    tightest = params.tightest_deviation
+    at_mu, at_phi = fields.index("mu"), fields.index("phi")
+
+    def rank(
+        rank_state: tuple[float, float | None],
+        before: tuple[float, ...],
+        after: tuple[float, ...],
+        opponent: tuple[float, ...],
+        score: float,
+        expected: float,
+        matches: int,
+        factors: dict[str, float],
+    ) -> tuple[float, float | None]:
+        # rankcraft_rank with one opponent, term for term
+        points, best = rank_state
+        mu, phi = after[at_mu], after[at_phi]
+        best = phi if best is None else min(best, phi)
+        if score not in (0.0, 1.0):
+            return (points, best)
+        used_phi = best if tightest else phi
+        gap = math.fsum([opponent[at_mu]]) / 1 - before[at_mu]
+        won = score == 1.0
+        return (rp_change(params, points, won, mu, used_phi, gap, _Factors(factors)), best)
+
+    return rank

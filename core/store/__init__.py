@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from .base import SCHEMA_VERSION, Codec, MatchRow, Store
+from .base import SCHEMA_VERSION, Codec, Entry, MatchRow, Recorded, Store
 from .memory import MemoryStore
 from .postgres import PostgresStore, is_postgres_url
 from .sqlite import SQLiteStore
@@ -16,9 +16,11 @@ from .sqlite import SQLiteStore
 __all__ = [
     "SCHEMA_VERSION",
     "Codec",
+    "Entry",
     "MatchRow",
     "MemoryStore",
     "PostgresStore",
+    "Recorded",
     "SQLiteStore",
     "Store",
     "is_postgres_url",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
 from typing import Any, Protocol
 
 import attrs
@@ -24,6 +25,62 @@ class MatchRow:
     seq: int
     match: Match
     report: Report
+
+
+class Entry(Protocol):
+    """A rated match on its way to a store: :class:`Recorded`, or a compact
+    :class:`rankcraft.fast.FastEntry` that builds its objects only when read."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def played_at(self) -> datetime: ...
+
+    @property
+    def teams(self) -> tuple[tuple[str, ...], ...]: ...
+
+    @property
+    def match(self) -> Match: ...
+
+    @property
+    def report(self) -> Report: ...
+
+    def match_dict(self) -> dict[str, Any]:
+        """The match in the JSON line format."""
+        ...
+
+    def report_dict(self, codec: Codec) -> dict[str, Any]:
+        """The report as ``codec.report_to_dict`` gives it."""
+        ...
+
+
+class Recorded:
+    """A rated match and its report (the ordinary path's :class:`Entry`)."""
+
+    __slots__ = ("match", "report")
+
+    def __init__(self, match: Match, report: Report) -> None:
+        self.match = match
+        self.report = report
+
+    @property
+    def id(self) -> str:
+        return self.match.id
+
+    @property
+    def played_at(self) -> datetime:
+        return self.match.played_at
+
+    @property
+    def teams(self) -> tuple[tuple[str, ...], ...]:
+        return self.match.teams
+
+    def match_dict(self) -> dict[str, Any]:
+        return self.match.to_dict()
+
+    def report_dict(self, codec: Codec) -> dict[str, Any]:
+        return codec.report_to_dict(self.report)
 
 
 @attrs.frozen(kw_only=True)
@@ -62,9 +119,7 @@ class Store(Protocol):
         """Start a batch (a transaction)."""
         ...
 
-    def write(
-        self, players: Iterable[PlayerRecord], matches: Iterable[tuple[Match, Report]]
-    ) -> None:
+    def write(self, players: Iterable[PlayerRecord], matches: Iterable[Entry]) -> None:
         """Store changed records and new matches with their reports."""
         ...
 

@@ -4,21 +4,26 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..model import Match, PlayerRecord, Report
-from .base import Codec, MatchRow
+from ..model import PlayerRecord
+from .base import Codec, Entry, MatchRow
 
 
 class MemoryStore:
-    """Players, matches and reports in dicts; ``rollback`` drops the pending batch."""
+    """Players, matches and reports in dicts; ``rollback`` drops the pending batch.
+
+    Matches are kept as the engine hands them over (compact entries stay compact) and
+    turned into :class:`MatchRow` objects when read.
+    """
 
     def __init__(self) -> None:
         self._ruleset: tuple[str, str] | None = None
         self._players: dict[str, PlayerRecord] = {}
-        self._rows: list[MatchRow] = []
-        self._by_id: dict[str, MatchRow] = {}
-        self._by_player: dict[str, list[MatchRow]] = {}
+        self._rows: list[Entry] = []
+        self._by_id: dict[str, int] = {}
+        self._by_player: dict[str, list[int]] = {}
+        self._indexed = 0
         self._pending_players: list[PlayerRecord] = []
-        self._pending_matches: list[tuple[Match, Report]] = []
+        self._pending_matches: list[Entry] = []
         self._meta: dict[str, str] = {}
         self._pending_meta: dict[str, str] = {}
 
@@ -32,16 +37,14 @@ class MemoryStore:
         return dict(self._players)
 
     def match_ids(self) -> set[str]:
-        return set(self._by_id)
+        return {entry.id for entry in self._rows}
 
     def begin(self) -> None:
         self._pending_players = []
         self._pending_matches = []
         self._pending_meta = {}
 
-    def write(
-        self, players: Iterable[PlayerRecord], matches: Iterable[tuple[Match, Report]]
-    ) -> None:
+    def write(self, players: Iterable[PlayerRecord], matches: Iterable[Entry]) -> None:
         self._pending_players.extend(players)
         self._pending_matches.extend(matches)
 
@@ -49,24 +52,42 @@ class MemoryStore:
         self._meta.update(self._pending_meta)
         for record in self._pending_players:
             self._players[record.id] = record
-        for match, report in self._pending_matches:
-            row = MatchRow(seq=len(self._rows) + 1, match=match, report=report)
-            self._rows.append(row)
-            self._by_id[match.id] = row
-            for side in match.teams:
-                for player in side:
-                    self._by_player.setdefault(player, []).append(row)
+        self._rows.extend(self._pending_matches)
         self.begin()
 
     def rollback(self) -> None:
         self.begin()
 
+    def _index(self) -> None:
+        """Index the matches committed since the last read (a replay never pays for it)."""
+        rows = self._rows
+        by_id = self._by_id
+        by_player = self._by_player
+        for seq in range(self._indexed + 1, len(rows) + 1):
+            entry = rows[seq - 1]
+            by_id[entry.id] = seq
+            for side in entry.teams:
+                for player in side:
+                    seqs = by_player.get(player)
+                    if seqs is None:
+                        by_player[player] = [seq]
+                    else:
+                        seqs.append(seq)
+        self._indexed = len(rows)
+
+    def _row(self, seq: int) -> MatchRow:
+        entry = self._rows[seq - 1]
+        return MatchRow(seq=seq, match=entry.match, report=entry.report)
+
     def player_matches(self, player: str, limit: int | None) -> list[MatchRow]:
-        rows = self._by_player.get(player, [])[::-1]
-        return rows if limit is None else rows[:limit]
+        self._index()
+        seqs = self._by_player.get(player, [])[::-1]
+        return [self._row(seq) for seq in (seqs if limit is None else seqs[:limit])]
 
     def match(self, match_id: str) -> MatchRow | None:
-        return self._by_id.get(match_id)
+        self._index()
+        seq = self._by_id.get(match_id)
+        return None if seq is None else self._row(seq)
 
     def count_matches(self) -> int:
         return len(self._rows)

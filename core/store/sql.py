@@ -19,8 +19,8 @@ from typing import Any
 
 from ..errors import StateError
 from ..io import parse_match
-from ..model import Match, PlayerRecord, Report, format_time
-from .base import SCHEMA_VERSION, Codec, MatchRow
+from ..model import PlayerRecord, format_time
+from .base import SCHEMA_VERSION, Codec, Entry, MatchRow
 
 SCHEMA = [
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -163,11 +163,9 @@ class SQLStore:
         self.set_meta("generation", str(new))
         return new
 
-    def write(
-        self, players: Iterable[PlayerRecord], matches: Iterable[tuple[Match, Report]]
-    ) -> None:
+    def write(self, players: Iterable[PlayerRecord], matches: Iterable[Entry]) -> None:
         encode = self.codec.record_to_dict
-        report_dict = self.codec.report_to_dict
+        codec = self.codec
         rows = []
         for record in players:
             data = encode(record)
@@ -194,17 +192,17 @@ class SQLStore:
         match_rows = []
         part_rows = []
         seq = self._next_seq
-        for match, report in matches:
+        for entry in matches:
             match_rows.append(
                 (
                     seq,
-                    match.id,
-                    format_time(match.played_at),
-                    _dumps(match.to_dict()),
-                    _dumps(report_dict(report)),
+                    entry.id,
+                    format_time(entry.played_at),
+                    _dumps(entry.match_dict()),
+                    _dumps(entry.report_dict(codec)),
                 )
             )
-            for side in match.teams:
+            for side in entry.teams:
                 for player in side:
                     part_rows.append((player, seq))
             seq += 1

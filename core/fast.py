@@ -1,0 +1,469 @@
+"""The fused 1-v-1 path of the engine: plain 1-v-1 matches rated on tuples of floats.
+
+A replay spends most of its time in per-match objects (a validated :class:`Match`, a
+record per player, a context per player, a report), not in arithmetic. When every slot of
+a ``match``-mode ruleset offers a kernel (:func:`rankcraft.hookspecs.rankcraft_kernel`),
+:meth:`League.record_many <rankcraft.League.record_many>` rates the matches that need
+nothing more than two single players and their scores through those kernels: states stay
+tuples in a dict while the batch runs, reports are kept as one compact :class:`FastEntry`
+each and only built into :class:`Report` objects when read. Any other match (teams, home,
+weight, quits, ranks, a player with pending results, a malformed line) goes through the
+ordinary hooks, which also raise the errors. Both paths give the same numbers bit for bit
+(tests/test_fast.py replays random histories both ways).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from .errors import MatchError, PluginError
+from .io import _time_cache, parse_time
+from .model import Match, PlayerChange, PlayerRecord, Report, State, format_time
+from .store.base import Codec
+
+if TYPE_CHECKING:
+    from .engine import League
+
+__all__ = ["FastEntry", "FastPath", "solo_side"]
+
+_KEYS = frozenset({"id", "played_at", "teams", "scores", "meta"})
+_isfinite = math.isfinite
+
+
+def solo_side(state: State) -> State:
+    """The ``"team"`` kernel a team plugin returns to promise that a one-player side plays
+    as its player: aggregates to that player's state, and pairs with the other side's
+    single player at the match's score and weight. Returns ``state`` unchanged."""
+    return state
+
+
+class FastEntry:
+    """One match rated on the fused path, kept compactly; ``match`` and ``report`` build
+    the ordinary objects on demand (each call builds new ones)."""
+
+    __slots__ = (
+        "_fast",
+        "a",
+        "a_after",
+        "a_before",
+        "a_used",
+        "b",
+        "b_after",
+        "b_before",
+        "b_used",
+        "fa",
+        "fb",
+        "id",
+        "meta",
+        "p",
+        "played_at",
+        "ra_after",
+        "ra_before",
+        "rb_after",
+        "rb_before",
+        "sa",
+        "sb",
+    )
+
+    def __init__(
+        self,
+        fast: FastPath,
+        match_id: str,
+        played_at: datetime,
+        a: str,
+        b: str,
+        sa: float,
+        sb: float,
+        meta: Mapping[str, Any] | None,
+        p: float,
+        a_before: tuple[Any, ...],
+        a_used: tuple[Any, ...],
+        a_after: tuple[Any, ...],
+        b_before: tuple[Any, ...],
+        b_used: tuple[Any, ...],
+        b_after: tuple[Any, ...],
+        ra_before: tuple[Any, ...] | None,
+        ra_after: tuple[Any, ...] | None,
+        rb_before: tuple[Any, ...] | None,
+        rb_after: tuple[Any, ...] | None,
+        fa: dict[str, float],
+        fb: dict[str, float],
+    ) -> None:
+        self._fast = fast
+        self.id = match_id
+        self.played_at = played_at
+        self.a = a
+        self.b = b
+        self.sa = sa
+        self.sb = sb
+        self.meta = meta
+        self.p = p
+        self.a_before = a_before
+        self.a_used = a_used
+        self.a_after = a_after
+        self.b_before = b_before
+        self.b_used = b_used
+        self.b_after = b_after
+        self.ra_before = ra_before
+        self.ra_after = ra_after
+        self.rb_before = rb_before
+        self.rb_after = rb_after
+        self.fa = fa
+        self.fb = fb
+
+    @property
+    def teams(self) -> tuple[tuple[str, ...], ...]:
+        """The player ids per side: ``((a,), (b,))``."""
+        return ((self.a,), (self.b,))
+
+    @property
+    def match(self) -> Match:
+        """The match as :func:`rankcraft.io.parse_match` would have built it."""
+        sa, sb = self.sa, self.sb
+        return Match(
+            id=self.id,
+            played_at=self.played_at,
+            teams=((self.a,), (self.b,)),
+            scores=(sa, sb),
+            places=(1 if sa >= sb else 2, 1 if sb >= sa else 2),
+            meta=self.meta if self.meta is not None else {},
+        )
+
+    def match_dict(self) -> dict[str, Any]:
+        """The match in the JSON line format (as :meth:`Match.to_dict`)."""
+        out: dict[str, Any] = {
+            "id": self.id,
+            "played_at": format_time(self.played_at),
+            "teams": [[self.a], [self.b]],
+            "scores": [self.sa, self.sb],
+        }
+        if self.meta:
+            out["meta"] = dict(self.meta)
+        return out
+
+    def report_dict(self, codec: Codec) -> dict[str, Any]:
+        """The report as ``codec.report_to_dict(self.report)`` gives it, built directly."""
+        names = self._fast.skill_names
+        rank_names = self._fast.rank_names
+        changes = []
+        for player, side, before, used, after, r_before, r_after, factors in (
+            (
+                self.a,
+                0,
+                self.a_before,
+                self.a_used,
+                self.a_after,
+                self.ra_before,
+                self.ra_after,
+                self.fa,
+            ),
+            (
+                self.b,
+                1,
+                self.b_before,
+                self.b_used,
+                self.b_after,
+                self.rb_before,
+                self.rb_after,
+                self.fb,
+            ),
+        ):
+            entry: dict[str, Any] = {
+                "player": player,
+                "side": side,
+                "skill_before": dict(zip(names, before, strict=True)),
+                "skill_after": dict(zip(names, after, strict=True)),
+            }
+            if used is not before:
+                entry["skill_used"] = dict(zip(names, used, strict=True))
+            if r_after is not None:
+                assert r_before is not None
+                entry["rank_before"] = dict(zip(rank_names, r_before, strict=True))
+                entry["rank_after"] = dict(zip(rank_names, r_after, strict=True))
+            if factors:
+                entry["factors"] = dict(factors)
+            changes.append(entry)
+        return {
+            "match_id": self.id,
+            "played_at": format_time(self.played_at),
+            "expected": [self.p, 1.0 - self.p],
+            "changes": changes,
+        }
+
+    @property
+    def report(self) -> Report:
+        """The match's report, equal to the one the ordinary path gives."""
+        skill = self._fast.skill_class
+        rank = self._fast.rank_class
+
+        def state(values: tuple[Any, ...]) -> State:
+            return skill(*values)
+
+        def rank_state(values: tuple[Any, ...] | None) -> State | None:
+            return None if values is None or rank is None else rank(*values)
+
+        a_before = state(self.a_before)
+        b_before = state(self.b_before)
+        changes = (
+            PlayerChange(
+                player=self.a,
+                side=0,
+                skill_before=a_before,
+                skill_used=a_before if self.a_used is self.a_before else state(self.a_used),
+                skill_after=state(self.a_after),
+                rank_before=rank_state(self.ra_before),
+                rank_after=rank_state(self.ra_after),
+                factors=self.fa,
+            ),
+            PlayerChange(
+                player=self.b,
+                side=1,
+                skill_before=b_before,
+                skill_used=b_before if self.b_used is self.b_before else state(self.b_used),
+                skill_after=state(self.b_after),
+                rank_before=rank_state(self.rb_before),
+                rank_after=rank_state(self.rb_after),
+                factors=self.fb,
+            ),
+        )
+        return Report(
+            match_id=self.id,
+            played_at=self.played_at,
+            expected=(self.p, 1.0 - self.p),
+            changes=changes,
+        )
+
+
+def _pack(state: Any, names: tuple[str, ...]) -> tuple[Any, ...]:
+    return tuple([getattr(state, n) for n in names])
+
+
+class FastPath:
+    """The fused path of one league (built by the league when its ruleset allows it).
+
+    ``states`` maps player id to ``[skill, rank, matches, last_played]`` for the players
+    the open run has touched; :meth:`settle` writes them back as records.
+    """
+
+    def __init__(
+        self,
+        league: League,
+        decay: Callable[[tuple[Any, ...], float], tuple[Any, ...]] | None,
+        expect: Callable[[tuple[Any, ...], tuple[Any, ...]], float],
+        update: Callable[..., tuple[Any, ...]],
+        rank: Callable[..., tuple[Any, ...]] | None,
+        skill_names: tuple[str, ...],
+        rank_names: tuple[str, ...],
+    ) -> None:
+        self.league = league
+        self.decay = decay
+        self.expect = expect
+        self.update = update
+        self.rank = rank
+        self.skill_class: type = league.skill_class
+        self.rank_class: type | None = league.rank_class
+        self.skill_names = skill_names
+        self.rank_names = rank_names
+        self.states: dict[str, list[Any]] = {}
+
+    def _load(self, pid: str) -> list[Any] | None:
+        record = self.league._players.get(pid)
+        if record is None:
+            league = self.league
+            rank = league._initial_rank() if league._initial_rank is not None else None
+            return [
+                _pack(league._initial_skill(), self.skill_names),
+                None if rank is None else _pack(rank, self.rank_names),
+                0,
+                None,
+            ]
+        if record.pending or record.period is not None or record.base is not None:
+            return None
+        return [
+            _pack(record.skill, self.skill_names),
+            None if record.rank is None else _pack(record.rank, self.rank_names),
+            record.matches,
+            record.last_played,
+        ]
+
+    def settle(self, players: Iterable[str] | None = None) -> None:
+        """Write the touched players (or those of ``players`` among them) back into the
+        league as records (undo-logged), and forget them here."""
+        league = self.league
+        skill, rank = self.skill_class, self.rank_class
+        put = league._put
+        if players is None:
+            items = list(self.states.items())
+            self.states.clear()  # in place: a runner holds this dict
+        else:
+            items = [(p, self.states.pop(p)) for p in players if p in self.states]
+        for pid, (s, r, n, last) in items:
+            put(
+                PlayerRecord(
+                    id=pid,
+                    skill=skill(*s),
+                    rank=None if r is None or rank is None else rank(*r),
+                    matches=n,
+                    last_played=last,
+                )
+            )
+
+    def discard(self) -> None:
+        """Forget the open run (its batch was rolled back)."""
+        self.states.clear()
+
+    def runner(
+        self, seen: set[str], undo_seen: list[str], pending: list[Any]
+    ) -> Callable[[Any], bool]:
+        """A function that rates one item if it is a plain, valid 1-v-1 match dict, adds
+        its id to ``seen`` and ``undo_seen`` and its :class:`FastEntry` to ``pending``, and
+        returns True; for anything else it changes nothing and returns False (the ordinary
+        path then takes the item and raises any error). Built per batch: it holds the
+        league's current sets and lists."""
+        league = self.league
+        states = self.states
+        load = self._load
+        decay = self.decay
+        expect = self.expect
+        update = self.update
+        rank = self.rank
+        periods_of = league.ruleset.period.periods
+        keys = _KEYS
+        isfinite = _isfinite
+        time_cache = _time_cache
+        entry_class = FastEntry
+        add_seen = seen.add
+        add_undo = undo_seen.append
+        add_pending = pending.append
+
+        def run(m: Any) -> bool:
+            if type(m) is not dict or not keys.issuperset(m):
+                return False
+            mid = m.get("id")
+            teams = m.get("teams")
+            scores = m.get("scores")
+            if (
+                type(mid) is not str
+                or not mid
+                or type(teams) is not list
+                or len(teams) != 2
+                or type(scores) is not list
+                or len(scores) != 2
+            ):
+                return False
+            side_a, side_b = teams
+            if (
+                type(side_a) is not list
+                or type(side_b) is not list
+                or len(side_a) != 1
+                or len(side_b) != 1
+            ):
+                return False
+            a = side_a[0]
+            b = side_b[0]
+            if type(a) is not str or type(b) is not str or not a or not b or a == b:
+                return False
+            sa, sb = scores
+            ta = type(sa)
+            if ta is float:
+                if not isfinite(sa):
+                    return False
+            elif ta is not int:
+                return False
+            tb = type(sb)
+            if tb is float:
+                if not isfinite(sb):
+                    return False
+            elif tb is not int:
+                return False
+            meta = m.get("meta")
+            if meta is not None and type(meta) is not dict:
+                return False
+            text = m.get("played_at")
+            at = time_cache.get(text) if type(text) is str else None
+            if at is None:
+                if type(text) is not str:
+                    return False
+                try:
+                    at = parse_time(text)
+                except MatchError:
+                    return False
+            if mid in seen:
+                return False
+            st_a = states.get(a)
+            if st_a is None:
+                st_a = load(a)
+                if st_a is None:
+                    return False
+            st_b = states.get(b)
+            if st_b is None:
+                st_b = load(b)
+                if st_b is None:
+                    return False
+            last_a = st_a[3]
+            last_b = st_b[3]
+            if (last_a is not None and at < last_a) or (last_b is not None and at < last_b):
+                return False
+            a_before = a_used = st_a[0]
+            b_before = b_used = st_b[0]
+            if decay is not None:
+                if last_a is not None and last_a != at:
+                    periods = periods_of((at - last_a).total_seconds() / 86400.0)
+                    if periods > 0:
+                        a_used = decay(a_before, periods)
+                if last_b is not None and last_b != at:
+                    periods = periods_of((at - last_b).total_seconds() / 86400.0)
+                    if periods > 0:
+                        b_used = decay(b_before, periods)
+            p = expect(a_used, b_used)
+            if not 0.0 <= p <= 1.0:
+                raise PluginError(
+                    f"expectation plugin returned a probability outside [0, 1]: {[p, 1.0 - p]!r}"
+                )
+            s = 1.0 if sa > sb else 0.0 if sa < sb else 0.5
+            games_a = st_a[2]
+            games_b = st_b[2]
+            fa: dict[str, float] = {}
+            fb: dict[str, float] = {}
+            a_after = update(a_used, b_used, s, games_a, fa)
+            b_after = update(b_used, a_used, 1.0 - s, games_b, fb)
+            ra_before = ra_after = st_a[1]
+            rb_before = rb_after = st_b[1]
+            if rank is not None:
+                ra_after = rank(ra_before, a_used, a_after, b_used, s, p, games_a, fa)
+                rb_after = rank(rb_before, b_used, b_after, a_used, 1.0 - s, 1.0 - p, games_b, fb)
+            states[a] = [a_after, ra_after, games_a + 1, at]
+            states[b] = [b_after, rb_after, games_b + 1, at]
+            add_seen(mid)
+            add_undo(mid)
+            add_pending(
+                entry_class(
+                    self,
+                    mid,
+                    at,
+                    a,
+                    b,
+                    float(sa),
+                    float(sb),
+                    meta,
+                    p,
+                    a_before,
+                    a_used,
+                    a_after,
+                    b_before,
+                    b_used,
+                    b_after,
+                    ra_before,
+                    ra_after,
+                    rb_before,
+                    rb_after,
+                    fa,
+                    fb,
+                )
+            )
+            return True
+
+        return run

@@ -1,0 +1,222 @@
+"""The fused 1-v-1 path gives exactly what the ordinary hooks give, and keeps the same
+guarantees (one transaction, errors from the ordinary path, nothing half-applied)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import rankcraft
+from rankcraft import DuplicateMatchError, League, MatchError
+from rankcraft.fast import FastEntry
+from rankcraft.ruleset import bundled_names
+
+FUSED = ("elo", "elo-fide", "glicko1", "inversus")
+
+
+def test_which_rulesets_take_the_fused_path() -> None:
+    fused = {name: League(name)._fast is not None for name in bundled_names()}
+    assert fused == {
+        "elo": True,
+        "elo-538": False,  # margin of victory: Elo's kernel declines it
+        "elo-fide": True,
+        "glicko1": True,
+        "inversus": True,
+        "skyweaver": False,  # season resets and a rank plugin without kernels
+        "team-wager": False,
+    }
+
+
+@st.composite
+def histories(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Matches among a few players: mostly plain 1-v-1, mixed with every kind the fused
+    path hands to the hooks (teams, home, weight, quits, ranks, draws, long gaps)."""
+    players = [f"p{i}" for i in range(draw(st.integers(3, 8)))]
+    n = draw(st.integers(1, 60))
+    day = 0.0
+    out = []
+    for i in range(n):
+        day += draw(st.sampled_from([0.0, 0.0, 0.3, 1.0, 20.0, 400.0]))
+        kind = draw(
+            st.sampled_from(["plain"] * 6 + ["draw", "home", "team", "quit", "ranks", "weight"])
+        )
+        a, b = draw(st.permutations(players))[:2]
+        won = draw(st.booleans())
+        m: dict[str, Any] = {
+            "id": f"m{i}",
+            "played_at": f"2024-01-01T00:00:00Z" if day == 0 else _at(day),
+            "teams": [[a], [b]],
+            "scores": [1, 0] if won else [0, 1],
+        }
+        if kind == "draw":
+            m["scores"] = [2.5, 2.5]
+        elif kind == "home":
+            m["home"] = 1
+        elif kind == "team":
+            third = next(p for p in players if p not in (a, b))
+            m["teams"] = [[a, third], [b]]
+        elif kind == "quit":
+            m["quit"] = [b]
+        elif kind == "ranks":
+            del m["scores"]
+            m["ranks"] = [1, 2] if won else [2, 1]
+        elif kind == "weight":
+            m["weight"] = 0.5
+        out.append(m)
+    return out
+
+
+def _at(day: float) -> str:
+    seconds = round(day * 86400)
+    base = 1704067200  # 2024-01-01T00:00:00Z
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(base + seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _everything(league: League, matches: list[dict[str, Any]]) -> str:
+    reports = [league.codec.report_to_dict(league.report(m["id"])) for m in matches]
+    history = {
+        p.id: [league.codec.report_to_dict(r.report) for r in league.history(p.id, None)]
+        for p in league.players()
+    }
+    return json.dumps([league.export(), reports, history], sort_keys=True)
+
+
+@pytest.mark.parametrize("name", FUSED)
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(matches=histories())
+def test_fused_path_equals_the_hooks_bit_for_bit(name: str, matches: list[dict[str, Any]]) -> None:
+    fused = League(name)
+    hooks = League(name, fast=False)
+    assert fused._fast is not None
+    fused.record_many(matches)
+    hooks.record_many(matches)
+    assert _everything(fused, matches) == _everything(hooks, matches)
+
+
+@pytest.mark.parametrize("name", FUSED)
+def test_fused_path_into_sqlite_stores_what_the_hooks_store(name: str, tmp_path: Path) -> None:
+    import random
+
+    rng = random.Random(7)
+    matches = []
+    for i in range(3000):
+        a, b = rng.sample(range(60), 2)
+        matches.append(
+            {
+                "id": f"m{i}",
+                "played_at": _at(i * 0.37),
+                "teams": [[f"p{a}"], [f"p{b}"]],
+                "scores": rng.choice([[1, 0], [0, 1], [1, 1]]),
+            }
+        )
+    matches[1500]["home"] = 0  # one match through the hooks in the middle
+    fused = League.open(tmp_path / "fused.sqlite", name)
+    fused.record_many(matches)
+    fused.close()
+    hooks = League.open(tmp_path / "hooks.sqlite", name, fast=False)
+    hooks.record_many(matches)
+    hooks.close()
+    a = League.open(tmp_path / "fused.sqlite")
+    b = League.open(tmp_path / "hooks.sqlite")
+    assert _everything(a, matches) == _everything(b, matches)
+    a.close()
+    b.close()
+
+
+def test_the_last_report_is_returned_from_either_path() -> None:
+    lg = League("elo")
+    summary = lg.record_many(
+        [
+            {"id": "a", "played_at": "2024-01-01", "teams": [["x"], ["y"]], "scores": [1, 0]},
+            {"id": "b", "played_at": "2024-01-02", "teams": [["x"], ["y"]], "scores": [0, 1]},
+        ]
+    )
+    assert summary.recorded == 2
+    assert summary.last is not None and summary.last.match_id == "b"
+    # y (1484) beats x (1516): y gains 32 * (1 - 1 / (1 + 10 ** (32 / 400)))
+    gain = 32 * (1 - 1 / (1 + 10 ** (32 / 400)))
+    assert summary.last.change("y").skill_after.rating == pytest.approx(1484 + gain, abs=1e-9)
+    assert summary.last.changes[0].factors == {"k": 32.0}
+
+
+@pytest.mark.parametrize(
+    ("bad", "error"),
+    [
+        (
+            {"id": "m1", "played_at": "2024-03-01", "teams": [["a"], ["b"]], "scores": [1, 0]},
+            DuplicateMatchError,
+        ),
+        (
+            {"id": "z", "played_at": "2023-01-01", "teams": [["a"], ["b"]], "scores": [1, 0]},
+            MatchError,
+        ),
+        (
+            {"id": "z", "played_at": "2024-03-01", "teams": [["a"], ["a"]], "scores": [1, 0]},
+            MatchError,
+        ),
+        (
+            {
+                "id": "z",
+                "played_at": "2024-03-01",
+                "teams": [["a"], ["b"]],
+                "scores": [math.nan, 0],
+            },
+            MatchError,
+        ),
+        (
+            {"id": "z", "played_at": "2024-03-01", "teams": [["a"], ["b"]], "scores": [True, 0]},
+            MatchError,
+        ),
+        (
+            {"id": "", "played_at": "2024-03-01", "teams": [["a"], ["b"]], "scores": [1, 0]},
+            MatchError,
+        ),
+        ({"id": "z", "played_at": "March", "teams": [["a"], ["b"]], "scores": [1, 0]}, MatchError),
+    ],
+)
+def test_a_bad_match_after_fused_ones_keeps_nothing(bad: dict[str, Any], error: type) -> None:
+    lg = League("glicko1")
+    lg.record_many(
+        [
+            {"id": "m0", "played_at": "2024-01-01", "teams": [["a"], ["b"]], "scores": [1, 0]},
+            {"id": "m1", "played_at": "2024-02-01", "teams": [["a"], ["c"]], "scores": [0, 1]},
+        ]
+    )
+    before = json.dumps(lg.export(), sort_keys=True)
+    good = [
+        {"id": f"n{i}", "played_at": "2024-02-02", "teams": [["b"], ["c"]], "scores": [1, 0]}
+        for i in range(5)
+    ]
+    with pytest.raises(error):
+        lg.record_many([*good, bad])
+    assert json.dumps(lg.export(), sort_keys=True) == before
+    assert "n0" not in lg._seen and lg.match_count == 2
+    # and the league goes on from where it was
+    lg.record_many(good)
+    assert lg.player("b").matches == 6
+
+
+def test_entries_build_the_match_as_parse_match_does() -> None:
+    lg = League("elo")
+    raw = {
+        "id": "q",
+        "played_at": "2024-05-01T20:00:00+02:00",
+        "teams": [["a"], ["b"]],
+        "scores": [3, 3],
+        "meta": {"map": "dust"},
+    }
+    lg.record_many([raw])
+    entry = lg.store._rows[0]  # type: ignore[attr-defined]
+    assert isinstance(entry, FastEntry)
+    parsed = rankcraft.parse_match(raw)
+    assert entry.match.to_dict() == parsed.to_dict() == entry.match_dict()
+    assert entry.match.places == parsed.places == (1, 1)
+    assert entry.report_dict(lg.codec) == lg.codec.report_to_dict(entry.report)
