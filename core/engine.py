@@ -19,6 +19,7 @@ from __future__ import annotations
 import gc
 import json
 import math
+import operator
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
@@ -37,6 +38,7 @@ from .errors import (
     RulesetError,
     StateError,
 )
+from .fast import FastPath, solo_side
 from .io import parse_match, parse_time
 from .manager import Plugins
 from .model import (
@@ -53,14 +55,13 @@ from .model import (
     pair_score,
 )
 from .ruleset import Ruleset, converter, dumps, format_exception, load_ruleset, loads_ruleset
-from .fast import FastEntry, FastPath, solo_side
 from .store import (
     Codec,
     Entry,
     MatchRow,
     MemoryStore,
-    Recorded,
     PostgresStore,
+    Recorded,
     SQLiteStore,
     Store,
     is_postgres_url,
@@ -251,6 +252,12 @@ class League:
             self._sort_field = field_of_role(self.skill_class, "location")
         self.codec = self._make_codec()
         self._fast = self._fast_path()
+        # batch mode: the update plugin may rate a whole period in arrays (close_period)
+        self._period_kernel: Callable[..., list[tuple[Any, ...]]] | None = None
+        if rs.period.mode == "batch" and rs.rank is None:
+            self._period_kernel = pl.kernel(
+                update.plugin, "period", update.params, _state_names(self.skill_class)
+            )
 
     def _fast_path(self) -> FastPath | None:
         """The fused 1-v-1 path, when every slot of the ruleset offers a kernel."""
@@ -728,9 +735,39 @@ class League:
             return 0
         waiting = [r for r in self._players.values() if r.pending]
         with self.batch():
-            for record in waiting:
-                self._put(self._commit_pending(record))
+            if self._period_kernel is not None and waiting:
+                self._close_in_arrays(waiting)
+            else:
+                for record in waiting:
+                    self._put(self._commit_pending(record))
         return len(waiting)
+
+    def _close_in_arrays(self, waiting: list[PlayerRecord]) -> None:
+        """``batch`` mode: rate every waiting player's period with the update plugin's
+        ``period`` kernel (one array computation instead of one update per player)."""
+        assert self._period_kernel is not None
+        names = _state_names(self.skill_class)
+        skill = self.skill_class
+        get = operator.attrgetter(*names)
+        pack: Callable[[State], tuple[Any, ...]] = (
+            get if len(names) > 1 else lambda state: (get(state),)
+        )
+        states = [pack(r.skill) for r in waiting]
+        results = [[(pack(p.opponent), p.score, p.weight) for p in r.pending] for r in waiting]
+        rated = self._period_kernel(states, results)
+        for r, values in zip(waiting, rated, strict=True):
+            # (a direct build: attrs.evolve costs several microseconds per call)
+            self._put(
+                PlayerRecord(
+                    id=r.id,
+                    skill=skill(*values),
+                    rank=r.rank,
+                    matches=r.matches,
+                    last_played=r.last_played,
+                    period=r.period,
+                    base=r.base,
+                )
+            )
 
     def _put(self, record: PlayerRecord) -> None:
         pid = record.id
@@ -893,9 +930,8 @@ class League:
                 fast.settle()
             if close and self.ruleset.period.mode == "batch":
                 self.close_period()
-        if isinstance(last, FastEntry | Recorded):
-            last = last.report
-        return RecordSummary(recorded=recorded, skipped=skipped, last=last)
+        report = last if last is None or isinstance(last, Report) else last.report
+        return RecordSummary(recorded=recorded, skipped=skipped, last=report)
 
     # -- reading --------------------------------------------------------------------------
 

@@ -201,6 +201,9 @@ def rankcraft_kernel(slot: str, params: Any, fields: tuple[str, ...]) -> Any:
           the ``factors`` dict as ``context.explain`` would);
         * ``"rank"``: ``(rank_state, before, after, opponent, score, expected, matches,
           factors) -> rank state`` (``opponent``: the opponent's state as the match used it);
+        * ``"period"`` (``batch`` mode, no rank slot): ``(states, results) -> states``: rate
+          every waiting player's period at once in :meth:`League.close_period`, with
+          ``results[i]`` the ``(opponent, score, weight)`` of player ``i``;
         * ``"team"``: return :func:`rankcraft.solo_side` to promise that a one-player side
           aggregates to its player and pairs with the other side's player at the match's
           score and weight.

@@ -267,6 +267,46 @@ def rankcraft_expectation(
     )
 
 
+def _period_kernel(params: Glicko2Params) -> object:
+    """``batch`` mode: a whole rating period in NumPy arrays (None without NumPy)."""
+    try:
+        import numpy as np
+
+        from ._glicko2_batch import rate_period
+    except ImportError:
+        return None
+
+    def period(
+        states: list[tuple[float, float, float]],
+        results: list[list[tuple[tuple[float, ...], float, float]]],
+    ) -> list[tuple[float, float, float]]:
+        mu, phi, sigma = np.array(states, dtype=float).reshape(-1, 3).T
+        owner = np.repeat(np.arange(len(results)), [len(r) for r in results])
+        flat = [(o[0], o[1], s, w) for r in results for (o, s, w) in r]
+        opp_mu, opp_phi, score, weight = np.array(flat, dtype=float).reshape(-1, 4).T
+        mu, phi, sigma = rate_period(
+            mu,
+            phi,
+            sigma,
+            owner=owner,
+            opponent_mu=opp_mu,
+            opponent_phi=opp_phi,
+            score=score,
+            weight=weight,
+            tau=params.tau,
+            epsilon=params.epsilon,
+        )
+        if params.bounded:
+            (r_lo, r_hi), (d_lo, d_hi) = params.rating_bounds, params.deviation_bounds
+            v_lo, v_hi = params.volatility_bounds
+            mu = np.clip(mu, r_lo, r_hi)
+            phi = np.clip(phi, d_lo, d_hi)
+            sigma = np.clip(sigma, v_lo, v_hi)
+        return list(zip(mu.tolist(), phi.tolist(), sigma.tolist(), strict=True))
+
+    return period
+
+
 @hookimpl
 def rankcraft_kernel(slot: str, params: Glicko2Params) -> object:
     # the hooks below for one pairing of weight 1 at a neutral venue, term for term
@@ -287,6 +327,8 @@ def rankcraft_kernel(slot: str, params: Glicko2Params) -> object:
             return 1.0 / (1.0 + math.exp(-g(combined) * (a[0] + 0.0 - b[0])))
 
         return expect
+    if slot == "period":
+        return _period_kernel(params)
     if slot != "update" or params.margin != "none":
         return None
     tau, epsilon = params.tau, params.epsilon

@@ -50,7 +50,7 @@ def histories(draw: st.DrawFn) -> list[dict[str, Any]]:
         won = draw(st.booleans())
         m: dict[str, Any] = {
             "id": f"m{i}",
-            "played_at": f"2024-01-01T00:00:00Z" if day == 0 else _at(day),
+            "played_at": "2024-01-01T00:00:00Z" if day == 0 else _at(day),
             "teams": [[a], [b]],
             "scores": [1, 0] if won else [0, 1],
         }
