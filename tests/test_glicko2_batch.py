@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 np = pytest.importorskip("numpy", reason="the numpy extra is part of the test extra")
 
 import rankcraft  # noqa: E402
-from rankcraft.plugins.glicko2 import SCALE  # noqa: E402
 from rankcraft.plugins._glicko2_batch import rate_period, rate_period_reference  # noqa: E402
+from rankcraft.plugins.glicko2 import SCALE  # noqa: E402
 
 states_st = st.tuples(st.floats(-4, 4), st.floats(0.05, 2.5), st.floats(0.02, 0.2))
 result_st = st.tuples(
