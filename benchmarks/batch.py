@@ -13,23 +13,13 @@ from __future__ import annotations
 
 import argparse
 import random
-import statistics
 import time
-from collections.abc import Callable
 
 import numpy as np
+from replay import timed  # the same median-of-rounds CPU clock (benchmarks/ is on the path)
 
 import rankcraft
 from rankcraft.plugins._glicko2_batch import rate_period, rate_period_reference
-
-
-def timed(fn: Callable[[], object], rounds: int) -> float:
-    samples = []
-    for _ in range(rounds):
-        start = time.process_time()
-        fn()
-        samples.append(time.process_time() - start)
-    return statistics.median(samples)
 
 
 def main() -> None:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import gc
 import json
 import math
-import operator
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
@@ -38,7 +37,7 @@ from .errors import (
     RulesetError,
     StateError,
 )
-from .fast import FastPath, solo_side
+from .fast import FastPath, packer, solo_side
 from .io import parse_match, parse_time
 from .manager import Plugins
 from .model import (
@@ -250,13 +249,15 @@ class League:
         self._sort_on_rank = self._sort_field is not None
         if self._sort_field is None:
             self._sort_field = field_of_role(self.skill_class, "location")
+        self._skill_names = _state_names(self.skill_class)
+        self._rank_names = _state_names(self.rank_class) if self.rank_class is not None else ()
         self.codec = self._make_codec()
         self._fast = self._fast_path()
         # batch mode: the update plugin may rate a whole period in arrays (close_period)
         self._period_kernel: Callable[..., list[tuple[Any, ...]]] | None = None
         if rs.period.mode == "batch" and rs.rank is None:
             self._period_kernel = pl.kernel(
-                update.plugin, "period", update.params, _state_names(self.skill_class)
+                update.plugin, "period", update.params, self._skill_names
             )
 
     def _fast_path(self) -> FastPath | None:
@@ -282,8 +283,7 @@ class League:
                 return None
         rank_kernel = None
         if rs.rank is not None:
-            fields = _state_names(self.skill_class)
-            rank_kernel = pl.kernel(rs.rank.plugin, "rank", rs.rank.params, fields)
+            rank_kernel = pl.kernel(rs.rank.plugin, "rank", rs.rank.params, self._skill_names)
             if rank_kernel is None:
                 return None
         return FastPath(
@@ -292,13 +292,13 @@ class League:
             expect_kernel,
             update_kernel,
             rank_kernel,
-            _state_names(self.skill_class),
-            _state_names(self.rank_class) if self.rank_class is not None else (),
+            self._skill_names,
+            self._rank_names,
         )
 
     def _make_codec(self) -> Codec:
-        skill_names = _state_names(self.skill_class)
-        rank_names = _state_names(self.rank_class) if self.rank_class is not None else ()
+        skill_names = self._skill_names
+        rank_names = self._rank_names
         skill_class, rank_class = self.skill_class, self.rank_class
 
         def skill_dict(state: State) -> dict[str, Any]:
@@ -746,12 +746,8 @@ class League:
         """``batch`` mode: rate every waiting player's period with the update plugin's
         ``period`` kernel (one array computation instead of one update per player)."""
         assert self._period_kernel is not None
-        names = _state_names(self.skill_class)
         skill = self.skill_class
-        get = operator.attrgetter(*names)
-        pack: Callable[[State], tuple[Any, ...]] = (
-            get if len(names) > 1 else lambda state: (get(state),)
-        )
+        pack = packer(self._skill_names)
         states = [pack(r.skill) for r in waiting]
         results = [[(pack(p.opponent), p.score, p.weight) for p in r.pending] for r in waiting]
         rated = self._period_kernel(states, results)

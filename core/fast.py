@@ -15,6 +15,7 @@ ordinary hooks, which also raise the errors. Both paths give the same numbers bi
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -27,7 +28,7 @@ from .store.base import Codec
 if TYPE_CHECKING:
     from .engine import League
 
-__all__ = ["FastEntry", "FastPath", "solo_side"]
+__all__ = ["FastEntry", "FastPath", "packer", "solo_side"]
 
 _KEYS = frozenset({"id", "played_at", "teams", "scores", "meta"})
 _isfinite = math.isfinite
@@ -237,8 +238,14 @@ class FastEntry:
         )
 
 
-def _pack(state: Any, names: tuple[str, ...]) -> tuple[Any, ...]:
-    return tuple([getattr(state, n) for n in names])
+def packer(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
+    """A function turning a state into the tuple of its ``names`` fields, in order."""
+    if len(names) > 1:
+        return operator.attrgetter(*names)
+    if len(names) == 1:
+        get = operator.attrgetter(names[0])
+        return lambda state: (get(state),)
+    return lambda state: ()
 
 
 class FastPath:
@@ -267,6 +274,8 @@ class FastPath:
         self.rank_class: type | None = league.rank_class
         self.skill_names = skill_names
         self.rank_names = rank_names
+        self.pack_skill = packer(skill_names)
+        self.pack_rank = packer(rank_names)
         self.states: dict[str, list[Any]] = {}
 
     def _load(self, pid: str) -> list[Any] | None:
@@ -275,16 +284,16 @@ class FastPath:
             league = self.league
             rank = league._initial_rank() if league._initial_rank is not None else None
             return [
-                _pack(league._initial_skill(), self.skill_names),
-                None if rank is None else _pack(rank, self.rank_names),
+                self.pack_skill(league._initial_skill()),
+                None if rank is None else self.pack_rank(rank),
                 0,
                 None,
             ]
         if record.pending or record.period is not None or record.base is not None:
             return None
         return [
-            _pack(record.skill, self.skill_names),
-            None if record.rank is None else _pack(record.rank, self.rank_names),
+            self.pack_skill(record.skill),
+            None if record.rank is None else self.pack_rank(record.rank),
             record.matches,
             record.last_played,
         ]

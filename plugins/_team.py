@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 import attrs
 
-from rankcraft import State, field_of_role
+from rankcraft import State, field_of_role, hookimpl, solo_side
 
 SpreadMode = Literal["mean", "rms", "max"]
 SPREAD_MODES: tuple[str, ...] = ("mean", "rms", "max")
@@ -64,3 +64,10 @@ def mean_state(members: Sequence[State], spread_mode: str) -> State:
 def shifted(state: State, location: str, value: float) -> State:
     """``state`` with its location field set to ``value``."""
     return attrs.evolve(state, **{location: value})
+
+
+@hookimpl
+def rankcraft_kernel(slot: str) -> object:
+    """The team plugins' ``"team"`` kernel (each imports it): a one-player side is its
+    player, paired with the other side's at the match weight."""
+    return solo_side if slot == "team" else None

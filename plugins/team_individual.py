@@ -13,9 +13,10 @@ from collections.abc import Sequence
 
 import attrs
 
-from rankcraft import Needs, Pairing, State, hookimpl, pair_score, solo_side
+from rankcraft import Needs, Pairing, State, hookimpl, pair_score
 
 from ._team import SPREAD_MODES, mean_state
+from ._team import rankcraft_kernel as rankcraft_kernel  # the hook, shared
 
 
 @attrs.frozen(kw_only=True)
@@ -69,9 +70,3 @@ def rankcraft_team(
         ]
         out.append([pairs for _ in side])
     return out
-
-
-@hookimpl
-def rankcraft_kernel(slot: str) -> object:
-    # a one-player side is its player, paired with the other side's at the match weight
-    return solo_side if slot == "team" else None

@@ -15,9 +15,10 @@ from collections.abc import Sequence
 
 import attrs
 
-from rankcraft import Needs, Pairing, State, hookimpl, pair_score, solo_side
+from rankcraft import Needs, Pairing, State, hookimpl, pair_score
 
 from ._team import SPREAD_MODES, layout, mean_state, shifted
+from ._team import rankcraft_kernel as rankcraft_kernel  # the hook, shared
 
 
 @attrs.frozen(kw_only=True)
@@ -79,9 +80,3 @@ def rankcraft_team(
             )
         out.append(side_out)
     return out
-
-
-@hookimpl
-def rankcraft_kernel(slot: str) -> object:
-    # a one-player side is its player, paired with the other side's at the match weight
-    return solo_side if slot == "team" else None
