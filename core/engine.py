@@ -140,6 +140,9 @@ class League:
         self._next_resets = self._load_schedule()
         self._schedule_dirty = False
         self._generation = self.store.generation()
+        # a store whose writers run in parallel (PostgreSQL) locks single players:
+        # record() then takes the one-match path
+        self._row_locks = bool(getattr(self.store, "parallel_writers", False))
         self._in_batch = False
         self._undo: dict[str, PlayerRecord | None] = {}
         self._undo_seen: list[str] = []
@@ -793,11 +796,20 @@ class League:
     def batch(self) -> Iterator[None]:
         """Group recordings into one transaction: all of them are kept, or none.
 
-        Nested uses join the outer batch.
+        Nested uses join the outer batch. On a database the batch holds the league's
+        writer lock alone (other writers wait), and starts from what they committed.
         """
         if self._in_batch:
             yield
             return
+        with self._transaction(None):
+            yield
+
+    @contextmanager
+    def _transaction(self, lock: list[str] | None) -> Iterator[None]:
+        """One write transaction. ``lock`` None: league-wide (the writer lock alone,
+        reloading what others committed). ``lock``: a one-match transaction that locks
+        just these players (sorted ids) and reads their stored records again."""
         # A long batch allocates many small acyclic objects; the cyclic collector's full
         # passes over them cost more than the rating itself. Pause it for the batch.
         gc_was_enabled = gc.isenabled()
@@ -808,15 +820,24 @@ class League:
         self._undo_seen = []
         self._dirty = set()
         self._pending = []
-        self.store.begin()
+        store: Any = self.store
+        if lock is None:
+            store.begin()
+        else:
+            store.begin_shared()
         try:
-            if self.store.generation() != self._generation:
+            if lock is not None:
+                self._adopt(store.lock_players(lock), lock)
+            elif self.store.generation() != self._generation:
                 # another process committed since this league last looked: start from it
                 self._reload()
                 schedule_before = list(self._next_resets)
             yield
             self._flush()
-            self._generation = self.store.bump_generation()
+            generation = self.store.bump_generation()
+            if lock is None:
+                # (after a one-match transaction other players may still be stale)
+                self._generation = generation
             if self._schedule_dirty:
                 self.store.set_meta(
                     "next_resets",
@@ -853,12 +874,25 @@ class League:
     def record(self, match: Match | Mapping[str, Any]) -> Report:
         """Rate one match and store it with its report (one transaction).
 
+        On a database, the transaction locks only this match's players and reads their
+        records as other processes left them, so that matches on other players commit in
+        parallel (PostgreSQL) and no process rates from a stale record.
+
         :param match: a :class:`Match` or a dict in the match format (DESIGN §2).
         :returns: the match's :class:`Report`.
         :raises MatchError: the match is malformed, repeats an id, or goes back in time;
             nothing is changed.
         """
         m = self._coerce(match)
+        if self._row_locks and not self._in_batch and not self._reset_due(m.played_at):
+            with self._transaction(sorted({p for side in m.teams for p in side})):
+                if self._seen_in_store(m.id):
+                    raise DuplicateMatchError(
+                        f"match id {m.id!r} is already recorded", match_id=m.id
+                    )
+                records, report = self._rate(m)
+                self._apply(records, m, report)
+            return report
         with self.batch():
             if m.id in self._seen:  # inside the batch: another process may have recorded it
                 raise DuplicateMatchError(f"match id {m.id!r} is already recorded", match_id=m.id)
@@ -1107,6 +1141,51 @@ class League:
                 self._put(record)
                 changed += 1
         return changed
+
+    def _reset_due(self, at: datetime) -> bool:
+        """Whether a scheduled season event is due by ``at`` (as the store has it now):
+        such a match takes the league-wide path, which runs the event first."""
+        if not self.ruleset.resets:
+            return False
+        moments = self._load_schedule()
+        return any(moment is None or moment <= at for moment in moments)
+
+    def _seen_in_store(self, match_id: str) -> bool:
+        if match_id in self._seen:
+            return True
+        if self.store.has_match(match_id):  # type: ignore[attr-defined]
+            self._seen.add(match_id)
+            return True
+        return False
+
+    def _adopt(self, stored: Mapping[str, PlayerRecord], players: Iterable[str]) -> None:
+        """Take these players' records as the store has them (absent: not yet played)."""
+        cache = self._players
+        for pid in players:
+            record = stored.get(pid)
+            if record is None:
+                cache.pop(pid, None)
+            else:
+                cache[pid] = record
+
+    def refresh(self, players: Iterable[str] | None = None) -> None:
+        """Read again what other processes committed to the league's database.
+
+        :param players: just these players' records (cheap: one row each); None: every
+            record, when anything changed since this league last looked.
+
+        A league in one process never needs this; a service with several workers over
+        one database calls it before answering a read.
+        """
+        store: Any = self.store
+        if not hasattr(store, "load_player") or self._in_batch:
+            return  # in memory: nobody else writes
+        if players is not None:
+            wanted = list(players)
+            self._adopt({p: r for p in wanted if (r := store.load_player(p)) is not None}, wanted)
+            return
+        if store.generation() != self._generation:
+            self._reload()
 
     def _reload(self) -> None:
         """Read players, match ids and the schedule again from the store."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -87,3 +87,89 @@ def shared_data() -> Path:
     """../shared/data (the real match histories); tests needing it fail loudly if absent."""
     assert SHARED_DATA.is_dir(), f"expected the shared data beside the repository: {SHARED_DATA}"
     return SHARED_DATA
+
+
+PG_SERVER = os.environ.get("RANKCRAFT_PG_URL", "postgresql://postgres@127.0.0.1/test")
+"""The PostgreSQL server the suite uses (this machine's; each test takes its own schema)."""
+
+
+def new_pg_url() -> str:
+    """A URL naming a fresh schema on :data:`PG_SERVER`."""
+    import uuid
+
+    return f"{PG_SERVER}?schema=t_{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """Where a league is kept: an SQLite file, then a PostgreSQL schema (dropped after)."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "league.sqlite")
+        return
+    url = new_pg_url()
+    yield url
+    from rankcraft.store.postgres import drop_league
+
+    drop_league(url)
+
+
+def sql_rows(url: str, query: str) -> list[tuple[Any, ...]]:
+    """Run one read query on the league at ``url`` (SQLite file or PostgreSQL schema)."""
+    if url.startswith("postgresql://"):
+        import psycopg
+
+        from rankcraft.store.postgres import _split
+
+        conninfo, schema, _ = _split(url)
+        with psycopg.connect(conninfo) as con:
+            con.execute(f'SET search_path TO "{schema}"')
+            return [tuple(r) for r in con.execute(query).fetchall()]
+    import sqlite3
+
+    con = sqlite3.connect(url)
+    try:
+        return [tuple(r) for r in con.execute(query).fetchall()]
+    finally:
+        con.close()
+
+
+def sql_run(url: str, *statements: str) -> None:
+    """Run statements in one transaction on the league at ``url`` (for tests that damage
+    or age a database on purpose)."""
+    if url.startswith("postgresql://"):
+        import psycopg
+
+        from rankcraft.store.postgres import _split
+
+        conninfo, schema, _ = _split(url)
+        with psycopg.connect(conninfo) as con:
+            con.execute(f'SET search_path TO "{schema}"')
+            for statement in statements:
+                con.execute(statement)
+        return
+    import sqlite3
+
+    con = sqlite3.connect(url, isolation_level=None)
+    try:
+        con.execute("BEGIN")
+        for statement in statements:
+            con.execute(statement)
+        con.execute("COMMIT")
+    finally:
+        con.close()
+
+
+def committed(url: str) -> list[dict[str, Any]]:
+    """The matches a league holds, in commit order."""
+    import json
+
+    return [json.loads(r[0]) for r in sql_rows(url, "SELECT match FROM matches ORDER BY seq")]
+
+
+def snapshot(url: str) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of a league's tables, to check that a refused command changed nothing."""
+    tables = ("meta", "players", "matches", "participants", "schema_history")
+    try:
+        return {t: sorted(sql_rows(url, f"SELECT * FROM {t}")) for t in tables}
+    except Exception:  # no league there (yet)
+        return {}

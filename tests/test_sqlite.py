@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import rankcraft
-from rankcraft.store import SCHEMA_VERSION, SQLiteStore
+from rankcraft.store import SCHEMA_VERSION
 
 from .conftest import file_digest
 
@@ -104,16 +104,3 @@ def test_other_files_are_refused(tmp_path: Path) -> None:
     con.close()
     with pytest.raises(rankcraft.InputError, match="not a rankcraft one \\(tables: t\\)"):
         rankcraft.League.open(other, "elo")
-
-
-def test_schema_version_is_checked(tmp_path: Path) -> None:
-    db = tmp_path / "old.sqlite"
-    rankcraft.League.open(db, "elo").close()
-    con = sqlite3.connect(db)
-    con.execute("UPDATE meta SET value = '0' WHERE key = 'schema_version'")
-    con.commit()
-    con.close()
-    with pytest.raises(
-        rankcraft.StateError, match="schema version 0, this rankcraft reads version"
-    ):
-        SQLiteStore(db)

@@ -9,9 +9,9 @@ from typing import Any, Protocol
 import attrs
 
 from ..model import Match, PlayerRecord, Report
+from .migrations import SCHEMA_VERSION
 
-SCHEMA_VERSION = 2
-"""Version of the on-disk layout; a database of another version is refused."""
+__all__ = ["SCHEMA_VERSION", "Codec", "Entry", "MatchRow", "Recorded", "Store"]
 
 
 @attrs.frozen(kw_only=True)

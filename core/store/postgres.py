@@ -2,9 +2,19 @@
 
 Selected by a URL: ``postgresql://user@host/dbname`` (``?schema=NAME`` puts the league's
 tables in that schema, default ``rankcraft``; one schema holds one league). The tables
-are those of :mod:`rankcraft.store.sql`. A write transaction takes the league's advisory
-lock, so writers from many processes or machines serialise; a league that sees another's
-commit reloads before rating (as with SQLite).
+are those of :mod:`rankcraft.store.sql`.
+
+Locking, so that many processes and machines can record at once:
+
+- every write transaction takes the league's advisory lock, shared for one match
+  (:meth:`PostgresStore.begin_shared`) and exclusive for a replay, a reset or a period
+  close (:meth:`PostgresStore.begin`), so league-wide work never interleaves with matches;
+- a one-match transaction then locks its players' rows, in sorted id order, one at a time
+  (a new player's row is inserted first, so that it can be locked). Matches on disjoint
+  players commit in parallel; matches sharing a player wait for each other, and a fixed
+  order cannot deadlock;
+- match order (``matches.seq``) and the commit generation come from sequences, so no
+  writer waits on a shared counter row.
 """
 
 from __future__ import annotations
@@ -14,8 +24,9 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from ..errors import InputError
-from .sql import SQLStore
+from ..errors import DuplicateMatchError, InputError
+from ..model import PlayerRecord
+from .sql import _PLAYER_COLUMNS, SQLStore
 
 URL_PREFIXES = ("postgresql://", "postgres://")
 _SCHEMA_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
@@ -55,6 +66,9 @@ class PostgresStore(SQLStore):
     :param create: create the schema and tables when missing (otherwise refuse).
     """
 
+    dialect = "postgres"
+    parallel_writers = True
+
     def __init__(self, url: str, *, create: bool = True) -> None:
         try:
             import psycopg
@@ -69,6 +83,7 @@ class PostgresStore(SQLStore):
         except psycopg.Error as exc:
             raise InputError(f"cannot connect to {self.label!r}: {exc}") from None
         self._idle = psycopg.pq.TransactionStatus.IDLE
+        self._unique_violation = psycopg.errors.UniqueViolation
         tables = {
             r[0]
             for r in self._db.execute(
@@ -106,8 +121,63 @@ class PostgresStore(SQLStore):
 
     def _begin_write(self) -> None:
         self._db.execute("BEGIN")
-        # one writer per league at a time, across processes and machines
+        # league-wide work excludes every other writer, across processes and machines
         self._db.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self.schema,))
+
+    def begin(self) -> None:
+        self._begin_write()
+
+    def begin_shared(self) -> None:
+        """Start a one-match transaction: others like it run beside it."""
+        self._db.execute("BEGIN")
+        self._db.execute("SELECT pg_advisory_xact_lock_shared(hashtext(%s))", (self.schema,))
+
+    def lock_players(self, players: list[str]) -> dict[str, PlayerRecord]:
+        """Lock the rows of ``players`` (sorted ids) one at a time, in that order; a new
+        player's row is inserted first as a placeholder (``matches`` = -1) that the
+        transaction overwrites with the rated record, and is left out of the result."""
+        found = {}
+        for pid in players:
+            self._db.execute(
+                "INSERT INTO players (id, skill, matches) VALUES (%s, 'null', -1) "
+                "ON CONFLICT (id) DO NOTHING",
+                (pid,),
+            )
+            row = self._db.execute(
+                f"SELECT {_PLAYER_COLUMNS} FROM players WHERE id = %s FOR UPDATE", (pid,)
+            ).fetchone()
+            if row[3] >= 0:
+                found[pid] = self._decode(row)
+        return found
+
+    def _take_seqs(self, n: int) -> list[int]:
+        if n == 0:
+            return []
+        rows = self._db.execute(
+            "SELECT nextval('match_seq') FROM generate_series(1, %s)", (n,)
+        ).fetchall()
+        return sorted(r[0] for r in rows)
+
+    def _insert_matches(self, rows: list[tuple[Any, ...]]) -> None:
+        try:
+            super()._insert_matches(rows)
+        except self._unique_violation as exc:
+            # another writer committed this id after the league checked for it
+            detail = exc.diag.message_detail or ""
+            found = re.search(r"\(id\)=\((.*)\) already exists", detail)
+            match_id = found.group(1) if found else None
+            raise DuplicateMatchError(
+                f"match id {match_id!r} is already recorded", match_id=match_id
+            ) from None
+
+    def generation(self) -> int:
+        last, called = self._db.execute(
+            "SELECT last_value, is_called FROM generation_seq"
+        ).fetchone()
+        return int(last if called else last - 1)
+
+    def bump_generation(self) -> int:
+        return int(self._db.execute("SELECT nextval('generation_seq')").fetchone()[0])
 
     def _in_transaction(self) -> bool:
         return bool(self._db.info.transaction_status != self._idle)

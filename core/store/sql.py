@@ -1,14 +1,19 @@
 """What the SQLite and PostgreSQL stores share: the tables, the statements, the codec.
 
-Layout (schema version 2)::
+Layout (schema version 3; :mod:`rankcraft.store.migrations` builds and migrates it)::
 
     meta(key, value)                      schema_version, ruleset_name, ruleset_toml, ...
     players(id, skill, rank, matches, last_played, open) skill/rank/open as JSON objects
     matches(seq, id, played_at, match, report)           match/report as JSON objects
     participants(player, seq)                            index of who played which match
+    schema_history(version, applied_at, rankcraft, summary)   one row per version applied
 
 Statements are written with ``?`` placeholders; a dialect turns them into its driver's.
 Each batch of matches is one transaction; the engine rolls a failed batch back whole.
+
+A dialect whose writers run in parallel (``parallel_writers``: PostgreSQL) also offers
+``begin_shared`` and ``lock_players``, for one-match transactions that lock only their
+players; SQLite has one writer at a time.
 """
 
 from __future__ import annotations
@@ -20,17 +25,10 @@ from typing import Any
 from ..errors import StateError
 from ..io import parse_match
 from ..model import PlayerRecord, format_time
-from .base import SCHEMA_VERSION, Codec, Entry, MatchRow
+from .base import Codec, Entry, MatchRow
+from .migrations import SCHEMA_VERSION, Dialect, upgrade
 
-SCHEMA = [
-    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    "CREATE TABLE players (id TEXT PRIMARY KEY, skill TEXT NOT NULL, rank TEXT, "
-    "matches INTEGER NOT NULL, last_played TEXT, open TEXT)",
-    "CREATE TABLE matches (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, "
-    "played_at TEXT NOT NULL, match TEXT NOT NULL, report TEXT NOT NULL)",
-    "CREATE TABLE participants (player TEXT NOT NULL, seq INTEGER NOT NULL, "
-    "PRIMARY KEY (player, seq))",
-]
+_PLAYER_COLUMNS = "id, skill, rank, matches, last_played, open"
 
 _dumps = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
 
@@ -42,6 +40,8 @@ class SQLStore:
     """
 
     label: str
+    dialect: Dialect
+    parallel_writers = False
     _db: Any
     _new: bool
     _codec: Codec | None
@@ -62,20 +62,65 @@ class SQLStore:
     def _in_transaction(self) -> bool:
         raise NotImplementedError
 
-    def _schema(self) -> list[str]:
-        return SCHEMA
-
     def _prepare_new(self) -> None:
         """Dialect settings for a new database (before its schema is created)."""
 
+    def _take_seqs(self, n: int) -> list[int]:
+        """``n`` increasing commit-order numbers for new matches (inside a write)."""
+        first = self._next_seq
+        self._next_seq = first + n
+        return list(range(first, first + n))
+
+    def _decode(self, row: Sequence[Any]) -> PlayerRecord:
+        pid, skill, rank, matches, last, open_ = row
+        data = {
+            "id": pid,
+            "skill": json.loads(skill),
+            "rank": None if rank is None else json.loads(rank),
+            "matches": matches,
+            "last_played": last,
+        }
+        if open_ is not None:
+            data["open"] = json.loads(open_)
+        return self.codec.record_from_dict(data)
+
     def _check_version(self) -> None:
-        version = self._meta("schema_version")
-        if version != str(SCHEMA_VERSION):
+        """Refuse a database of an unknown or newer layout; migrate an older one."""
+        found = self._version()
+        if found == SCHEMA_VERSION:
+            return
+        from .. import __version__
+
+        self._begin_write()
+        try:
+            found = self._version()  # another process may have migrated it meanwhile
+            if found < SCHEMA_VERSION:
+                upgrade(self._execute, self.dialect, found, __version__)
+            self._execute("COMMIT")
+        except BaseException:
+            self._execute("ROLLBACK")
+            self.close()
+            raise
+
+    def _version(self) -> int:
+        text = self._meta("schema_version")
+        try:
+            version = int(text or "")
+        except ValueError:
+            version = 0
+        if version > SCHEMA_VERSION:
             self.close()
             raise StateError(
-                f"{self.label!r} has rankcraft schema version {version}, this rankcraft "
-                f"reads version {SCHEMA_VERSION}"
+                f"{self.label!r} has rankcraft schema version {version}, written by a newer "
+                f"rankcraft; this one reads versions up to {SCHEMA_VERSION}: upgrade rankcraft"
             )
+        if version < 1:
+            self.close()
+            raise StateError(
+                f"{self.label!r} has rankcraft schema version {text!r}, which no rankcraft "
+                f"wrote; it is not read (versions 1 to {SCHEMA_VERSION} are)"
+            )
+        return version
 
     # -- shared ---------------------------------------------------------------------------
 
@@ -96,12 +141,10 @@ class SQLStore:
 
             self._begin_write()
             try:
-                for statement in self._schema():
-                    self._execute(statement)
+                upgrade(self._execute, self.dialect, None, __version__)
                 self._executemany(
                     "INSERT INTO meta (key, value) VALUES (?, ?)",
                     [
-                        ("schema_version", str(SCHEMA_VERSION)),
                         ("ruleset_name", ruleset_name),
                         ("ruleset_toml", ruleset_toml),
                         ("created_with", __version__),
@@ -124,25 +167,26 @@ class SQLStore:
         return (self._meta("ruleset_name") or "", self._meta("ruleset_toml") or "")
 
     def load_players(self) -> dict[str, PlayerRecord]:
-        decode = self.codec.record_from_dict
-        out = {}
-        for pid, skill, rank, matches, last, open_ in self._execute(
-            "SELECT id, skill, rank, matches, last_played, open FROM players"
-        ):
-            data = {
-                "id": pid,
-                "skill": json.loads(skill),
-                "rank": None if rank is None else json.loads(rank),
-                "matches": matches,
-                "last_played": last,
-            }
-            if open_ is not None:
-                data["open"] = json.loads(open_)
-            out[pid] = decode(data)
-        return out
+        decode = self._decode
+        return {
+            row[0]: decode(row) for row in self._execute(f"SELECT {_PLAYER_COLUMNS} FROM players")
+        }
+
+    def load_player(self, player: str) -> PlayerRecord | None:
+        """One player's stored record, or None."""
+        row = self._execute(
+            f"SELECT {_PLAYER_COLUMNS} FROM players WHERE id = ?", (player,)
+        ).fetchone()
+        return None if row is None else self._decode(row)
 
     def match_ids(self) -> set[str]:
         return {r[0] for r in self._execute("SELECT id FROM matches")}
+
+    def has_match(self, match_id: str) -> bool:
+        """Whether a match with this id is recorded."""
+        return (
+            self._execute("SELECT 1 FROM matches WHERE id = ?", (match_id,)).fetchone() is not None
+        )
 
     def count_matches(self) -> int:
         return int(self._execute("SELECT count(*) FROM matches").fetchone()[0])
@@ -189,10 +233,10 @@ class SQLStore:
             "open = excluded.open",
             rows,
         )
+        entries = matches if isinstance(matches, list) else list(matches)
         match_rows = []
         part_rows = []
-        seq = self._next_seq
-        for entry in matches:
+        for seq, entry in zip(self._take_seqs(len(entries)), entries, strict=True):
             match_rows.append(
                 (
                     seq,
@@ -205,13 +249,14 @@ class SQLStore:
             for side in entry.teams:
                 for player in side:
                     part_rows.append((player, seq))
-            seq += 1
-        self._next_seq = seq
+        self._insert_matches(match_rows)
+        self._executemany("INSERT INTO participants (player, seq) VALUES (?, ?)", part_rows)
+
+    def _insert_matches(self, rows: list[tuple[Any, ...]]) -> None:
         self._executemany(
             "INSERT INTO matches (seq, id, played_at, match, report) VALUES (?, ?, ?, ?, ?)",
-            match_rows,
+            rows,
         )
-        self._executemany("INSERT INTO participants (player, seq) VALUES (?, ?)", part_rows)
 
     def commit(self) -> None:
         self._execute("COMMIT")

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from .sql import SCHEMA, SQLStore
+from .sql import SQLStore
 
 
 class SQLiteStore(SQLStore):
@@ -22,6 +22,8 @@ class SQLiteStore(SQLStore):
     :param path: the database file.
     :param create: create the file when it does not exist (otherwise refuse).
     """
+
+    dialect = "sqlite"
 
     def __init__(self, path: str | Path, *, create: bool = True) -> None:
         self.path = Path(path)
@@ -61,10 +63,6 @@ class SQLiteStore(SQLStore):
 
     def _in_transaction(self) -> bool:
         return bool(self._db.in_transaction)
-
-    def _schema(self) -> list[str]:
-        # the participants index needs no rowid of its own
-        return [*SCHEMA[:-1], SCHEMA[-1] + " WITHOUT ROWID"]
 
     def _prepare_new(self) -> None:
         # WAL: readers never block the one writer; several processes can record

@@ -1,0 +1,120 @@
+"""The database layout and every change to it, for both SQL stores, in one place.
+
+A new database is made by the same path an old one is migrated by: the version-1 tables,
+then each :data:`STEPS` entry in order. So a migrated database and a new one have the same
+tables by construction (tests/test_migrations.py compares them).
+
+A step lists the statements both dialects run, then those only SQLite or only PostgreSQL
+runs. Statements use ``?`` placeholders (none take parameters today). Steps run in one
+transaction under the league's writer lock, after which ``meta.schema_version`` names the
+new version and ``schema_history`` has one row per version applied. A database of a newer
+version than :data:`SCHEMA_VERSION` is refused, never read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+import attrs
+
+Dialect = Literal["sqlite", "postgres"]
+
+BASE: tuple[str, ...] = (
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE players (id TEXT PRIMARY KEY, skill TEXT NOT NULL, rank TEXT, "
+    "matches INTEGER NOT NULL, last_played TEXT)",
+    "CREATE TABLE matches (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, "
+    "played_at TEXT NOT NULL, match TEXT NOT NULL, report TEXT NOT NULL)",
+    "CREATE TABLE participants (player TEXT NOT NULL, seq INTEGER NOT NULL, "
+    "PRIMARY KEY (player, seq))",
+)
+"""Schema version 1 (SQLite makes ``participants`` a WITHOUT ROWID table)."""
+
+
+@attrs.frozen
+class Step:
+    """One schema change: from ``version - 1`` to ``version``."""
+
+    version: int
+    summary: str
+    both: tuple[str, ...] = ()
+    sqlite: tuple[str, ...] = ()
+    postgres: tuple[str, ...] = ()
+
+    def statements(self, dialect: Dialect) -> tuple[str, ...]:
+        """What ``dialect`` runs for this step, in order."""
+        return (*self.both, *(self.sqlite if dialect == "sqlite" else self.postgres))
+
+
+STEPS: tuple[Step, ...] = (
+    Step(
+        2,
+        "players.open keeps a player's open rating period",
+        both=("ALTER TABLE players ADD COLUMN open TEXT",),
+    ),
+    Step(
+        3,
+        "schema_history; PostgreSQL takes match order and commit generations from "
+        "sequences, so writers on disjoint players never wait on a shared row",
+        both=(
+            "CREATE TABLE schema_history (version INTEGER PRIMARY KEY, "
+            "applied_at TEXT NOT NULL, rankcraft TEXT NOT NULL, summary TEXT NOT NULL)",
+        ),
+        postgres=(
+            "ALTER TABLE matches ALTER COLUMN seq TYPE BIGINT",
+            "ALTER TABLE participants ALTER COLUMN seq TYPE BIGINT",
+            "CREATE SEQUENCE match_seq",
+            "SELECT setval('match_seq', (SELECT coalesce(max(seq), 0) + 1 FROM matches), false)",
+            "CREATE SEQUENCE generation_seq",
+            "SELECT setval('generation_seq', coalesce((SELECT CAST(value AS BIGINT) FROM meta "
+            "WHERE key = 'generation'), 0) + 1, false)",
+            "DELETE FROM meta WHERE key = 'generation'",
+        ),
+    ),
+)
+
+SCHEMA_VERSION = STEPS[-1].version
+"""The layout this rankcraft reads and writes."""
+
+
+def base_schema(dialect: Dialect) -> list[str]:
+    """The version-1 tables in ``dialect``."""
+    if dialect == "sqlite":  # the participants index needs no rowid of its own
+        return [*BASE[:-1], BASE[-1] + " WITHOUT ROWID"]
+    return list(BASE)
+
+
+def upgrade(
+    execute: Callable[..., Any], dialect: Dialect, found: int | None, rankcraft: str
+) -> list[int]:
+    """Bring a database from version ``found`` (None: empty) to :data:`SCHEMA_VERSION`.
+
+    Runs inside the caller's write transaction. :returns: the versions applied.
+    """
+    applied = []
+    if found is None:
+        for statement in base_schema(dialect):
+            execute(statement)
+        applied.append(1)
+        found = 1
+    for step in STEPS:
+        if step.version > found:
+            for statement in step.statements(dialect):
+                execute(statement)
+            applied.append(step.version)
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    summaries = {1: "created", **{s.version: s.summary for s in STEPS}}
+    for version in applied:
+        execute(
+            "INSERT INTO schema_history (version, applied_at, rankcraft, summary) "
+            "VALUES (?, ?, ?, ?)",
+            (version, now, rankcraft, summaries[version]),
+        )
+    execute(
+        "INSERT INTO meta (key, value) VALUES ('schema_version', ?) "
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        (str(SCHEMA_VERSION),),
+    )
+    return applied

@@ -1,0 +1,119 @@
+"""Schema versions: new databases, old ones migrated, newer or unknown ones refused.
+
+Each test runs on an SQLite file and on a PostgreSQL schema (the ``db_url`` fixture).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import rankcraft
+from rankcraft.store import SCHEMA_VERSION
+from rankcraft.store.migrations import STEPS
+
+from .conftest import snapshot, sql_rows, sql_run
+
+
+def games(n: int, day: int = 1) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": f"g{day}-{i}",
+            "played_at": f"2024-03-{day:02d}T{i // 2:02d}:00:00Z",
+            "teams": [[f"p{i % 5}"], [f"p{(i + 1) % 5}"]],
+            "scores": [i % 3, 1],
+        }
+        for i in range(n)
+    ]
+
+
+def layout(url: str) -> dict[str, Any]:
+    """Tables with their columns (name, type, nullability), and sequences."""
+    if url.startswith("postgresql://"):
+        from rankcraft.store.postgres import _split
+
+        schema = _split(url)[1]
+        columns = sql_rows(
+            url,
+            "SELECT table_name, column_name, data_type, is_nullable "
+            f"FROM information_schema.columns WHERE table_schema = '{schema}'",
+        )
+        sequences = sql_rows(
+            url,
+            "SELECT sequence_name FROM information_schema.sequences "
+            f"WHERE sequence_schema = '{schema}'",
+        )
+        return {"columns": sorted(columns), "sequences": sorted(sequences)}
+    tables = [r[0] for r in sql_rows(url, "SELECT name FROM sqlite_master WHERE type='table'")]
+    return {t: [r[1:4] for r in sql_rows(url, f"PRAGMA table_info({t})")] for t in sorted(tables)}
+
+
+def age_to_version_1(url: str) -> None:
+    """Turn a current database into what rankcraft wrote at schema version 1."""
+    statements = [
+        "DROP TABLE schema_history",
+        "ALTER TABLE players DROP COLUMN open",
+        "UPDATE meta SET value = '1' WHERE key = 'schema_version'",
+    ]
+    if url.startswith("postgresql://"):
+        generation = sql_rows(url, "SELECT last_value FROM generation_seq")[0][0]
+        statements += [
+            "DROP SEQUENCE match_seq",
+            "DROP SEQUENCE generation_seq",
+            "ALTER TABLE matches ALTER COLUMN seq TYPE INTEGER",
+            "ALTER TABLE participants ALTER COLUMN seq TYPE INTEGER",
+            f"INSERT INTO meta (key, value) VALUES ('generation', '{generation}')",
+        ]
+    sql_run(url, *statements)
+
+
+def test_a_new_database_has_the_current_version_and_its_history(db_url: str) -> None:
+    rankcraft.League.open(db_url, "elo").close()
+    meta = dict(sql_rows(db_url, "SELECT key, value FROM meta"))
+    assert meta["schema_version"] == str(SCHEMA_VERSION) == "3"
+    history = sql_rows(db_url, "SELECT version, summary FROM schema_history ORDER BY version")
+    assert [v for v, _ in history] == [1, 2, 3]
+    assert history[0][1] == "created"
+    assert [s for _, s in history[1:]] == [step.summary for step in STEPS]
+
+
+def test_a_version_1_database_is_migrated_and_reads_the_same(db_url: str, tmp_path) -> None:
+    with rankcraft.League.open(db_url, "glicko1") as league:
+        league.record_many(games(30))
+        before = league.export()
+    fresh = layout(db_url)
+    age_to_version_1(db_url)
+    assert layout(db_url) != fresh
+    with rankcraft.League.open(db_url) as league:  # migrated on open
+        assert league.export() == before
+        league.record_many(games(10, day=2))  # and it keeps recording, in order
+        after = league.export()
+        history = [row.match.id for row in league.history("p1", limit=2)]
+    assert layout(db_url) == fresh
+    rows = sql_rows(db_url, "SELECT version FROM schema_history ORDER BY version")
+    assert rows == [(2,), (3,)]
+    seqs = [r[0] for r in sql_rows(db_url, "SELECT seq FROM matches ORDER BY seq")]
+    assert seqs == sorted(set(seqs)) and len(seqs) == 40 and seqs[:30] == list(range(1, 31))
+    reference = rankcraft.League("glicko1")
+    reference.record_many(games(30) + games(10, day=2))
+    assert after == reference.export()
+    assert history == ["g2-6", "g2-5"]  # p1 plays g2-0, g2-1, g2-5, g2-6
+
+
+def test_a_newer_database_is_refused_and_left_alone(db_url: str) -> None:
+    with rankcraft.League.open(db_url, "elo") as league:
+        league.record_many(games(3))
+    sql_run(db_url, "UPDATE meta SET value = '7' WHERE key = 'schema_version'")
+    before = snapshot(db_url)
+    with pytest.raises(rankcraft.StateError, match="schema version 7, written by a newer"):
+        rankcraft.League.open(db_url)
+    assert snapshot(db_url) == before
+
+
+@pytest.mark.parametrize("value", ["0", "three", "-1"])
+def test_an_unknown_version_is_refused(db_url: str, value: str) -> None:
+    rankcraft.League.open(db_url, "elo").close()
+    sql_run(db_url, f"UPDATE meta SET value = '{value}' WHERE key = 'schema_version'")
+    with pytest.raises(rankcraft.StateError, match=f"schema version '{value}', which no"):
+        rankcraft.League.open(db_url)
