@@ -20,6 +20,7 @@ from .engine import League, RecordSummary, UnknownPlayerError
 from .errors import (
     DuplicateMatchError,
     InputError,
+    LateMatchError,
     LeagueMismatchError,
     MatchError,
     PluginConflictError,
@@ -57,6 +58,7 @@ dumps_ruleset = dumps
 __all__ = [
     "DuplicateMatchError",
     "InputError",
+    "LateMatchError",
     "League",
     "LeagueMismatchError",
     "Match",

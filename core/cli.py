@@ -697,6 +697,38 @@ class _guard_new_file:
                 Path(str(self.path) + suffix).unlink(missing_ok=True)
 
 
+def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    try:
+        import uvicorn
+
+        from . import serve
+    except ImportError:
+        raise InputError(
+            "the HTTP service needs Starlette and uvicorn: pip install 'rankcraft[serve]'"
+        ) from None
+    if args.workers < 1:
+        raise InputError(f"'--workers' must be at least 1: {args.workers}")
+    db = _db_path(args)
+    # open (and create or migrate) the league once here, so that a bad database or
+    # ruleset fails before any worker starts, with exit status 2
+    League.open(db, args.ruleset).close()
+    os.environ[serve.DB_ENV] = db
+    os.environ.pop(serve.RULESET_ENV, None)
+    err.write(
+        f"rankcraft serve: {db} on http://{args.host}:{args.port} "
+        f"({args.workers} worker{'s' if args.workers > 1 else ''})\n"
+    )
+    uvicorn.run(
+        "rankcraft.serve:app_from_env",
+        factory=True,
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        log_level="warning",
+    )
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``rankcraft``."""
     parser = argparse.ArgumentParser(
@@ -821,6 +853,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     add("rulesets", cmd_rulesets, "list the bundled rulesets")
     add("plugins", cmd_plugins, "list installed plugins with versions and slots")
+
+    p = add("serve", cmd_serve, "serve the league over HTTP (needs rankcraft[serve])")
+    p.add_argument("--ruleset", help="bundled ruleset name or TOML file (required for a new db)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    p.add_argument(
+        "--workers", type=int, default=1, help="worker processes (default 1); see docs/deploy.md"
+    )
+    db(p)
 
     p = add("check", cmd_check, "validate a ruleset without rating anything")
     p.add_argument("ruleset", help="ruleset TOML file or bundled name")

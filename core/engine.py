@@ -31,6 +31,7 @@ import cattrs
 from .errors import (
     DuplicateMatchError,
     InputError,
+    LateMatchError,
     LeagueMismatchError,
     MatchError,
     PluginError,
@@ -592,7 +593,7 @@ class League:
                     record = self._new_record(pid)
                 last = record.last_played
                 if last is not None and at < last:
-                    raise MatchError(
+                    raise LateMatchError(
                         f"'played_at' {format_time(at)} is earlier than the last match "
                         f"of player {pid!r} at {format_time(last)}",
                         match_id=match.id,
@@ -806,10 +807,11 @@ class League:
             yield
 
     @contextmanager
-    def _transaction(self, lock: list[str] | None) -> Iterator[None]:
+    def _transaction(self, lock: list[str] | None, match_id: str | None = None) -> Iterator[None]:
         """One write transaction. ``lock`` None: league-wide (the writer lock alone,
         reloading what others committed). ``lock``: a one-match transaction that locks
-        just these players (sorted ids) and reads their stored records again."""
+        just these players (sorted ids), reads their stored records again and refuses
+        ``match_id`` if another process recorded it."""
         # A long batch allocates many small acyclic objects; the cyclic collector's full
         # passes over them cost more than the rating itself. Pause it for the batch.
         gc_was_enabled = gc.isenabled()
@@ -827,7 +829,7 @@ class League:
             store.begin_shared()
         try:
             if lock is not None:
-                self._adopt(store.lock_players(lock), lock)
+                self._adopt(store.lock_players(lock, match_id), lock)
             elif self.store.generation() != self._generation:
                 # another process committed since this league last looked: start from it
                 self._reload()
@@ -885,11 +887,9 @@ class League:
         """
         m = self._coerce(match)
         if self._row_locks and not self._in_batch and not self._reset_due(m.played_at):
-            with self._transaction(sorted({p for side in m.teams for p in side})):
-                if self._seen_in_store(m.id):
-                    raise DuplicateMatchError(
-                        f"match id {m.id!r} is already recorded", match_id=m.id
-                    )
+            if m.id in self._seen:
+                raise DuplicateMatchError(f"match id {m.id!r} is already recorded", match_id=m.id)
+            with self._transaction(sorted({p for side in m.teams for p in side}), m.id):
                 records, report = self._rate(m)
                 self._apply(records, m, report)
             return report
@@ -1150,14 +1150,6 @@ class League:
         moments = self._load_schedule()
         return any(moment is None or moment <= at for moment in moments)
 
-    def _seen_in_store(self, match_id: str) -> bool:
-        if match_id in self._seen:
-            return True
-        if self.store.has_match(match_id):  # type: ignore[attr-defined]
-            self._seen.add(match_id)
-            return True
-        return False
-
     def _adopt(self, stored: Mapping[str, PlayerRecord], players: Iterable[str]) -> None:
         """Take these players' records as the store has them (absent: not yet played)."""
         cache = self._players
@@ -1233,6 +1225,11 @@ class League:
             self._run_reset(schedule[i].kind, moment)
             moments[i] = moment + timedelta(days=schedule[i].every_days)
             self._schedule_dirty = True
+
+    @property
+    def has_standings(self) -> bool:
+        """Whether the ruleset gives league-wide labels (:meth:`standings`)."""
+        return self._standings is not None
 
     def standings(self) -> dict[str, str]:
         """League-wide labels per player (a tier such as Grandweaver, a percentile), from

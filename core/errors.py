@@ -6,6 +6,10 @@ maps it to exit status 2. Messages name the field and the offending value.
 
 from __future__ import annotations
 
+import re
+
+_LEADING_FIELD = re.compile(r"'([A-Za-z_][\w.]*(?:\[\d+\])*)'")
+
 
 class RankcraftError(Exception):
     """Base class of every error rankcraft raises on purpose."""
@@ -16,6 +20,18 @@ class InputError(RankcraftError, ValueError):
 
     Nothing is changed when one is raised.
     """
+
+    _field: str | None = None
+
+    @property
+    def field(self) -> str | None:
+        """The field that was wrong: the one given when raised, else the one the message
+        opens with (``'played_at' is missing`` names ``played_at``), else None. The HTTP
+        service reports it."""
+        if self._field is not None:
+            return self._field
+        found = _LEADING_FIELD.match(getattr(self, "reason", None) or str(self))
+        return found.group(1) if found else None
 
 
 class RulesetError(InputError):
@@ -30,10 +46,18 @@ class MatchError(InputError):
         line: 1-based line number in the input file, when read from a file.
     """
 
-    def __init__(self, message: str, *, match_id: str | None = None, line: int | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        match_id: str | None = None,
+        line: int | None = None,
+        field: str | None = None,
+    ):
         self.reason = message
         self.match_id = match_id
         self.line = line
+        self._field = field
         super().__init__(self._format())
 
     def _format(self) -> str:
@@ -46,11 +70,23 @@ class MatchError(InputError):
 
     def at_line(self, line: int) -> MatchError:
         """Return a copy of this error that also names ``line``."""
-        return type(self)(self.reason, match_id=self.match_id, line=line)
+        return type(self)(self.reason, match_id=self.match_id, line=line, field=self._field)
 
 
 class DuplicateMatchError(MatchError):
     """A match id that the league has recorded already."""
+
+    @property
+    def field(self) -> str | None:
+        return "id"
+
+
+class LateMatchError(MatchError):
+    """A match played earlier than one of its players' last recorded match."""
+
+    @property
+    def field(self) -> str | None:
+        return "played_at"
 
 
 class StateError(InputError):

@@ -83,8 +83,8 @@ def parse_match(data: Any, *, line: int | None = None) -> Match:
     if not isinstance(match_id, str) or not match_id:
         raise MatchError(f"'id' must be a non-empty string: {match_id!r}", line=line)
 
-    def fail(message: str) -> MatchError:
-        return MatchError(message, match_id=match_id, line=line)
+    def fail(message: str, field: str | None = None) -> MatchError:
+        return MatchError(message, match_id=match_id, line=line, field=field)
 
     if not MATCH_KEYS.issuperset(data):
         extra = sorted(set(data) - MATCH_KEYS)
@@ -119,7 +119,7 @@ def parse_match(data: Any, *, line: int | None = None) -> Match:
     if len(seen) != count:
         flat = [p for side in teams for p in side]
         twice = next(p for p in flat if flat.count(p) > 1)
-        raise fail(f"player {twice!r} appears twice in 'teams'")
+        raise fail(f"player {twice!r} appears twice in 'teams'", "teams")
     n = len(teams)
 
     scores_raw = data.get("scores")
@@ -129,7 +129,8 @@ def parse_match(data: Any, *, line: int | None = None) -> Match:
     if (scores_raw is None) == (ranks_raw is None):
         raise fail(
             "give exactly one of 'scores' and 'ranks' "
-            f"(scores: {scores_raw!r}, ranks: {ranks_raw!r})"
+            f"(scores: {scores_raw!r}, ranks: {ranks_raw!r})",
+            "scores",
         )
     if scores_raw is not None:
         if not isinstance(scores_raw, list) or len(scores_raw) != n:

@@ -24,6 +24,7 @@ MODULES = [
     "rankcraft.plugins.wager",
     "rankcraft.plugins.regress",
     "rankcraft.evaluate",
+    "rankcraft.serve",
 ]
 
 

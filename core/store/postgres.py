@@ -19,13 +19,15 @@ Locking, so that many processes and machines can record at once:
 
 from __future__ import annotations
 
+import contextlib
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..errors import DuplicateMatchError, InputError
 from ..model import PlayerRecord
+from .base import Entry
 from .sql import _PLAYER_COLUMNS, SQLStore
 
 URL_PREFIXES = ("postgresql://", "postgres://")
@@ -84,6 +86,9 @@ class PostgresStore(SQLStore):
             raise InputError(f"cannot connect to {self.label!r}: {exc}") from None
         self._idle = psycopg.pq.TransactionStatus.IDLE
         self._unique_violation = psycopg.errors.UniqueViolation
+        self._shared = False
+        self._pipeline: Any = None
+        self._reserved: list[int] = []
         tables = {
             r[0]
             for r in self._db.execute(
@@ -127,48 +132,90 @@ class PostgresStore(SQLStore):
     def begin(self) -> None:
         self._begin_write()
 
+    # A one-match transaction costs four round trips: begin; lock, look up the id and
+    # reserve the match's seq; the writes, the generation and COMMIT in one pipeline
+    # that stays open from write() to commit().
+
     def begin_shared(self) -> None:
         """Start a one-match transaction: others like it run beside it."""
-        self._db.execute("BEGIN")
-        self._db.execute("SELECT pg_advisory_xact_lock_shared(hashtext(%s))", (self.schema,))
+        with self._db.pipeline():
+            self._db.execute("BEGIN")
+            self._db.execute("SELECT pg_advisory_xact_lock_shared(hashtext(%s))", (self.schema,))
+        self._shared = True
 
-    def lock_players(self, players: list[str]) -> dict[str, PlayerRecord]:
-        """Lock the rows of ``players`` (sorted ids) one at a time, in that order; a new
-        player's row is inserted first as a placeholder (``matches`` = -1) that the
-        transaction overwrites with the rated record, and is left out of the result."""
+    def lock_players(
+        self, players: list[str], match_id: str | None = None
+    ) -> dict[str, PlayerRecord]:
+        """Lock the rows of ``players`` (sorted ids) one at a time, in that order, and
+        return their records. A new player's row is inserted first as a placeholder
+        (``matches`` = -1) that the transaction overwrites with the rated record; it is
+        left out of the result.
+
+        :param match_id: the match about to be written: refused if already recorded, and
+            its seq is drawn after the locks, so that matches sharing a player are
+            numbered in the order they commit.
+        :raises DuplicateMatchError: ``match_id`` is recorded.
+        """
+        cursors = []
+        # the server runs these in order (so the locks are taken in id order); the
+        # pipeline only saves the round trips between them
+        with self._db.pipeline():
+            for pid in players:
+                self._db.execute(
+                    "INSERT INTO players (id, skill, matches) VALUES (%s, 'null', -1) "
+                    "ON CONFLICT (id) DO NOTHING",
+                    (pid,),
+                )
+                cursors.append(
+                    self._db.execute(
+                        f"SELECT {_PLAYER_COLUMNS} FROM players WHERE id = %s FOR UPDATE", (pid,)
+                    )
+                )
+            if match_id is not None:
+                seen = self._db.execute("SELECT 1 FROM matches WHERE id = %s", (match_id,))
+                seq = self._db.execute("SELECT nextval('match_seq')")
         found = {}
-        for pid in players:
-            self._db.execute(
-                "INSERT INTO players (id, skill, matches) VALUES (%s, 'null', -1) "
-                "ON CONFLICT (id) DO NOTHING",
-                (pid,),
-            )
-            row = self._db.execute(
-                f"SELECT {_PLAYER_COLUMNS} FROM players WHERE id = %s FOR UPDATE", (pid,)
-            ).fetchone()
+        for cursor in cursors:
+            row = cursor.fetchone()
             if row[3] >= 0:
-                found[pid] = self._decode(row)
+                found[row[0]] = self._decode(row)
+        if match_id is not None:
+            if seen.fetchone() is not None:
+                raise DuplicateMatchError(
+                    f"match id {match_id!r} is already recorded", match_id=match_id
+                )
+            self._reserved = [int(seq.fetchone()[0])]
         return found
+
+    def write(self, players: Iterable[PlayerRecord], matches: Iterable[Entry]) -> None:
+        if self._shared and self._pipeline is None:
+            self._pipeline = self._db.pipeline()
+            self._pipeline.__enter__()
+        super().write(players, matches)
 
     def _take_seqs(self, n: int) -> list[int]:
         if n == 0:
             return []
+        if len(self._reserved) == n:
+            taken, self._reserved = self._reserved, []
+            return taken
         rows = self._db.execute(
             "SELECT nextval('match_seq') FROM generate_series(1, %s)", (n,)
         ).fetchall()
         return sorted(r[0] for r in rows)
 
+    def _duplicate(self, exc: Any) -> DuplicateMatchError:
+        # another writer committed this id after the league looked for it
+        detail = exc.diag.message_detail or ""
+        found = re.search(r"\(id\)=\((.*)\) already exists", detail)
+        match_id = found.group(1) if found else None
+        return DuplicateMatchError(f"match id {match_id!r} is already recorded", match_id=match_id)
+
     def _insert_matches(self, rows: list[tuple[Any, ...]]) -> None:
         try:
             super()._insert_matches(rows)
         except self._unique_violation as exc:
-            # another writer committed this id after the league checked for it
-            detail = exc.diag.message_detail or ""
-            found = re.search(r"\(id\)=\((.*)\) already exists", detail)
-            match_id = found.group(1) if found else None
-            raise DuplicateMatchError(
-                f"match id {match_id!r} is already recorded", match_id=match_id
-            ) from None
+            raise self._duplicate(exc) from None
 
     def generation(self) -> int:
         last, called = self._db.execute(
@@ -177,7 +224,33 @@ class PostgresStore(SQLStore):
         return int(last if called else last - 1)
 
     def bump_generation(self) -> int:
+        """Count this transaction. In a one-match transaction the new value is not read
+        (returns 0): the statement just joins the open pipeline."""
+        if self._shared:
+            self._db.execute("SELECT nextval('generation_seq')")
+            return 0
         return int(self._db.execute("SELECT nextval('generation_seq')").fetchone()[0])
+
+    def commit(self) -> None:
+        self._db.execute("COMMIT")
+        self._end()
+
+    def rollback(self) -> None:
+        # (an error closing the pipeline is the one that made the engine roll back)
+        with contextlib.suppress(Exception):
+            self._end()
+        super().rollback()
+
+    def _end(self) -> None:
+        """Close the one-match pipeline: its statements run now, and their errors show."""
+        self._shared = False
+        self._reserved = []
+        pipeline, self._pipeline = self._pipeline, None
+        if pipeline is not None:
+            try:
+                pipeline.__exit__(None, None, None)
+            except self._unique_violation as exc:
+                raise self._duplicate(exc) from None
 
     def _in_transaction(self) -> bool:
         return bool(self._db.info.transaction_status != self._idle)
