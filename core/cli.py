@@ -718,14 +718,34 @@ def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         f"rankcraft serve: {db} on http://{args.host}:{args.port} "
         f"({args.workers} worker{'s' if args.workers > 1 else ''})\n"
     )
-    uvicorn.run(
-        "rankcraft.serve:app_from_env",
+    app = "rankcraft.serve:app_from_env"
+    if args.workers == 1:
+        uvicorn.run(app, factory=True, host=args.host, port=args.port, log_level="warning")
+        return 0
+    import socket
+
+    from uvicorn.supervisors import Multiprocess
+
+    # uvicorn's own shared socket is made with protocol 0, for which asyncio leaves
+    # Nagle's algorithm on: every answer then waits ~40 ms for the client's delayed ACK.
+    # A socket made as TCP keeps TCP_NODELAY on the workers' connections.
+    family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((args.host, args.port))
+    except OSError as exc:
+        raise InputError(f"cannot listen on {args.host}:{args.port}: {exc}") from None
+    sock.set_inheritable(True)
+    config = uvicorn.Config(
+        app,
         factory=True,
         host=args.host,
         port=args.port,
         workers=args.workers,
         log_level="warning",
     )
+    Multiprocess(config, sockets=[sock]).run()
     return 0
 
 

@@ -150,3 +150,46 @@ def test_bad_urls_and_schemas() -> None:
         rankcraft.League.open("postgresql://nobody@127.0.0.1:1/none", "elo")
     with pytest.raises(rankcraft.InputError, match="no database at"):
         rankcraft.League.open(f"{SERVER}?schema=t_{uuid.uuid4().hex[:12]}", create=False)
+
+
+def test_disjoint_matches_commit_while_another_holds_its_players(pg_url: str) -> None:
+    import threading
+
+    rankcraft.League.open(pg_url, "elo").close()
+    holder = rankcraft.League.open(pg_url)
+    store: Any = holder.store
+    store.begin_shared()
+    store.lock_players(["a", "b"], "held")  # a one-match transaction on a and b, open
+    with rankcraft.League.open(pg_url) as other:
+        other.record(game("m1", "c", "d"))  # other players: commits at once
+    result: dict[str, Any] = {}
+
+    def shares_a_player() -> None:
+        with rankcraft.League.open(pg_url) as third:
+            result["report"] = third.record(game("m2", "a", "c", 2))
+
+    waiting = threading.Thread(target=shares_a_player)
+    waiting.start()
+    waiting.join(1.5)
+    assert waiting.is_alive()  # waits on a's row
+    store.rollback()
+    waiting.join(30)
+    assert not waiting.is_alive()
+    report = result["report"]
+    assert report.change("a").skill_before.rating == 1500.0
+    assert report.change("c").skill_before.rating == 1516.0  # m1, committed by another
+    holder.close()
+
+
+def test_a_late_match_is_refused_from_the_stored_record(pg_url: str) -> None:
+    first = rankcraft.League.open(pg_url, "elo")
+    second = rankcraft.League.open(pg_url)
+    first.record(game("m1", "a", "b", 5))
+    with pytest.raises(rankcraft.LateMatchError, match="earlier than the last match of player 'a'"):
+        second.record(game("m2", "c", "a", 3))  # second never saw m1: the row says day 5
+    assert second.record(game("m3", "c", "a", 6)).change("a").skill_before.rating == 1516.0
+    with pytest.raises(rankcraft.DuplicateMatchError):
+        second.record(game("m1", "a", "b", 7))
+    first.close()
+    second.close()
+    assert [row[1] for row in sorted(tables(pg_url)["matches"])] == ["m1", "m3"]
