@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import io
 import json
-import multiprocessing
 import os
-import random
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -105,42 +103,6 @@ def test_cli_with_a_postgres_url(pg_url: str, tmp_path) -> None:
     )
     assert "'played_at' is missing" in err.getvalue()
     assert tables(other)["meta"] == []  # a failed command creates no league
-
-
-def _writer(url: str, matches: list[dict[str, Any]]) -> None:
-    with rankcraft.League.open(url) as league:
-        for match in matches:
-            league.record(match)
-
-
-@pytest.mark.slow
-def test_several_processes_on_one_postgres_league(pg_url: str) -> None:
-    rankcraft.League.open(pg_url, "elo").close()
-    rng = random.Random(9)
-    matches = []
-    for i in range(240):
-        a, b = rng.sample(range(10), 2)
-        matches.append(
-            {
-                "id": f"m{i}",
-                "played_at": "2024-05-01T12:00:00Z",
-                "teams": [[f"p{a}"], [f"p{b}"]],
-                "scores": [1, 0],
-            }
-        )
-    context = multiprocessing.get_context("fork")
-    workers = [context.Process(target=_writer, args=(pg_url, matches[k::3])) for k in range(3)]
-    for w in workers:
-        w.start()
-    for w in workers:
-        w.join(120)
-        assert w.exitcode == 0
-    committed = [json.loads(row[3]) for row in sorted(tables(pg_url)["matches"])]
-    assert sorted(m["id"] for m in committed) == sorted(m["id"] for m in matches)
-    serial = rankcraft.League("elo")
-    serial.record_many(committed)
-    with rankcraft.League.open(pg_url) as pg:
-        assert pg.export()["players"] == serial.export()["players"]
 
 
 def test_bad_urls_and_schemas() -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import multiprocessing
 import random
 import signal
 import sqlite3
@@ -90,55 +89,6 @@ def test_killed_replays_leave_a_prefix_and_resume_exactly(tmp_path: Path) -> Non
         done = subprocess.run([*argv[:-2], "--skip-seen"], capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
         assert export(db)["players"] == expected
-
-
-def _writer(db: str, matches: list[dict[str, Any]]) -> None:
-    league = rankcraft.League.open(db)
-    for match in matches:
-        league.record(match)
-    league.close()
-
-
-@pytest.mark.slow
-def test_several_processes_record_into_one_league(tmp_path: Path) -> None:
-    db = tmp_path / "shared.sqlite"
-    rankcraft.League.open(db, "elo").close()
-    matches = history(900, players=12)
-    for m in matches:
-        m["played_at"] = "2024-05-01T12:00:00Z"  # one moment: any commit order is valid
-    random.Random(5).shuffle(matches)
-    parts = [matches[k::3] for k in range(3)]
-    context = multiprocessing.get_context("fork")
-    workers = [context.Process(target=_writer, args=(str(db), part)) for part in parts]
-    for w in workers:
-        w.start()
-    for w in workers:
-        w.join(120)
-        assert w.exitcode == 0
-    con = sqlite3.connect(db)
-    committed = [json.loads(r[0]) for r in con.execute("SELECT match FROM matches ORDER BY seq")]
-    con.close()
-    assert sorted(m["id"] for m in committed) == sorted(m["id"] for m in matches)
-    serial = rankcraft.League("elo")
-    serial.record_many(committed)
-    assert export(db)["players"] == serial.export()["players"]
-
-
-def test_a_stale_league_reads_what_another_committed(tmp_path: Path) -> None:
-    db = tmp_path / "two.sqlite"
-    first = rankcraft.League.open(db, "elo")
-    second = rankcraft.League.open(db)
-    first.record({"id": "a", "played_at": "2024-01-01", "teams": [["x"], ["y"]], "scores": [1, 0]})
-    report = second.record(
-        {"id": "b", "played_at": "2024-01-02", "teams": [["x"], ["z"]], "scores": [1, 0]}
-    )
-    assert report.change("x").skill_before.rating == 1516.0
-    with pytest.raises(rankcraft.DuplicateMatchError):
-        second.record(
-            {"id": "a", "played_at": "2024-01-03", "teams": [["x"], ["y"]], "scores": [1, 0]}
-        )
-    first.close()
-    second.close()
 
 
 # -- fuzzing -----------------------------------------------------------------------------
@@ -259,17 +209,3 @@ def test_a_thousand_players_per_side() -> None:
     )
     assert len(report.changes) == 2000 and len(league) == 2000
     assert report.expected == pytest.approx((0.5, 0.5))
-
-
-def test_duplicates_are_refused_after_another_process_commits(tmp_path: Path) -> None:
-    db = tmp_path / "dup.sqlite"
-    first, second = rankcraft.League.open(db, "elo"), rankcraft.League.open(db)
-    game = {"id": "x0", "played_at": "2024-01-01", "teams": [["a"], ["b"]], "scores": [1, 0]}
-    first.record(game)
-    assert second.record_many([game], skip_seen=True).skipped == 1
-    with pytest.raises(rankcraft.DuplicateMatchError):
-        second.record(game)
-    with pytest.raises(rankcraft.DuplicateMatchError):
-        second.record_many([{**game, "id": "y"}, {**game, "id": "y"}])
-    first.close()
-    second.close()
