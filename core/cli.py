@@ -711,7 +711,8 @@ def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     db = _db_path(args)
     # open (and create or migrate) the league once here, so that a bad database or
     # ruleset fails before any worker starts, with exit status 2
-    League.open(db, args.ruleset).close()
+    with _guard_new_file(db):
+        League.open(db, args.ruleset).close()
     os.environ[serve.DB_ENV] = db
     os.environ.pop(serve.RULESET_ENV, None)
     err.write(

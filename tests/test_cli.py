@@ -248,6 +248,17 @@ def test_predict(tmp_path: Path, league_db: Path) -> None:
     assert code == 2 and "twice" in err
 
 
+def test_serve_refuses_before_listening_and_creates_nothing(tmp_path: Path) -> None:
+    db = str(tmp_path / "new.sqlite")
+    code, _, err = run("serve", "--db", db)
+    assert code == 2 and "is a new database: give a ruleset" in err
+    code, _, err = run("serve", "--db", db, "--ruleset", "no-such-ruleset")
+    assert code == 2 and "no-such-ruleset" in err
+    code, _, err = run("serve", "--db", db, "--ruleset", "elo", "--workers", "0")
+    assert code == 2 and "'--workers' must be at least 1: 0" in err
+    assert not (tmp_path / "new.sqlite").exists()
+
+
 def test_read_commands_do_not_create_databases(tmp_path: Path) -> None:
     for command in ("leaderboard", "export", "player"):
         argv = [
