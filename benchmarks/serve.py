@@ -130,7 +130,7 @@ def run_service(
         with rankcraft.League.open(url, create=False) as league:
             count = league.match_count
             stored = league.export()["players"]
-            order = [row.match for row in _in_commit_order(league)]
+            order = _in_commit_order(league)
         serial = rankcraft.League(ruleset)
         serial.record_many(order)
         assert count == len(matches), (count, len(matches))
@@ -140,10 +140,10 @@ def run_service(
     return len(matches) / seconds
 
 
-def _in_commit_order(league: rankcraft.League) -> list[Any]:
+def _in_commit_order(league: rankcraft.League) -> list[dict[str, Any]]:
+    """The league's matches in commit (seq) order, in one query."""
     store: Any = league.store
-    rows = store._execute("SELECT id FROM matches ORDER BY seq").fetchall()
-    return [store.match(r[0]) for r in rows]
+    return [json.loads(r[0]) for r in store._execute("SELECT match FROM matches ORDER BY seq")]
 
 
 def run_direct(server: str, ruleset: str, matches: list[dict[str, Any]]) -> float:

@@ -822,7 +822,7 @@ class League:
         self._undo_seen = []
         self._dirty = set()
         self._pending = []
-        store: Any = self.store
+        store: Any = self.store  # (begin_shared, lock_players: stores with parallel writers)
         if lock is None:
             store.begin()
         else:
@@ -830,7 +830,7 @@ class League:
         try:
             if lock is not None:
                 self._adopt(store.lock_players(lock, match_id), lock)
-            elif self.store.generation() != self._generation:
+            elif store.generation() != self._generation:
                 # another process committed since this league last looked: start from it
                 self._reload()
                 schedule_before = list(self._next_resets)
@@ -876,9 +876,10 @@ class League:
     def record(self, match: Match | Mapping[str, Any]) -> Report:
         """Rate one match and store it with its report (one transaction).
 
-        On a database, the transaction locks only this match's players and reads their
+        In PostgreSQL the transaction locks only this match's players and reads their
         records as other processes left them, so that matches on other players commit in
-        parallel (PostgreSQL) and no process rates from a stale record.
+        parallel and no process rates from a stale record. (A match whose season event
+        is due, and any match in SQLite, takes the league-wide writer lock instead.)
 
         :param match: a :class:`Match` or a dict in the match format (DESIGN §2).
         :returns: the match's :class:`Report`.
@@ -886,17 +887,15 @@ class League:
             nothing is changed.
         """
         m = self._coerce(match)
-        if self._row_locks and not self._in_batch and not self._reset_due(m.played_at):
-            if m.id in self._seen:
-                raise DuplicateMatchError(f"match id {m.id!r} is already recorded", match_id=m.id)
-            with self._transaction(sorted({p for side in m.teams for p in side}), m.id):
-                records, report = self._rate(m)
-                self._apply(records, m, report)
-            return report
-        with self.batch():
+        one_match = self._row_locks and not self._in_batch and not self._reset_due(m.played_at)
+        with (
+            self._transaction(sorted({p for side in m.teams for p in side}), m.id)
+            if one_match
+            else self.batch()
+        ):
             if m.id in self._seen:  # inside the batch: another process may have recorded it
                 raise DuplicateMatchError(f"match id {m.id!r} is already recorded", match_id=m.id)
-            if self._next_resets:
+            if not one_match and self._next_resets:
                 self._run_due_resets(m.played_at)
             records, report = self._rate(m)
             self._apply(records, m, report)

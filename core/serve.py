@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -52,6 +52,7 @@ from .errors import (
     LateMatchError,
     RankcraftError,
 )
+from .io import parse_match
 from .ruleset import dumps, to_dict
 
 try:
@@ -68,8 +69,6 @@ except ImportError:  # pragma: no cover - checked by cli.cmd_serve before use
 DB_ENV = "RANKCRAFT_SERVE_DB"
 RULESET_ENV = "RANKCRAFT_SERVE_RULESET"
 """How ``rankcraft serve --workers N`` tells each worker process which league to open."""
-
-Handler = Callable[[Request], Awaitable[JSONResponse]]
 
 
 class NotFoundError(InputError):
@@ -131,11 +130,10 @@ def create_app(league: League) -> Starlette:
         body = await _json_body(request)
         if not isinstance(body, dict):
             raise InputError(f"a match must be a JSON object, got {type(body).__name__}")
-        report = league.record(body)
-        match = league.store.match(report.match_id)
-        assert match is not None
+        match = parse_match(body)
+        report = league.record(match)
         return JSONResponse(
-            {"match": match.match.to_dict(), "report": codec.report_to_dict(report)},
+            {"match": match.to_dict(), "report": codec.report_to_dict(report)},
             status_code=201,
         )
 
@@ -204,31 +202,18 @@ def create_app(league: League) -> Starlette:
     async def openapi(request: Request) -> JSONResponse:
         return JSONResponse(openapi_document(league))
 
-    def guarded(handler: Handler) -> Handler:
-        async def run(request: Request) -> JSONResponse:
-            try:
-                return await handler(request)
-            except RankcraftError as exc:
-                return _fail(exc)
-
-        run.__name__ = handler.__name__
-        return run
-
     routes = [
-        Route("/matches", guarded(post_match), methods=["POST"]),
-        Route("/matches/{match_id:path}", guarded(get_match), methods=["GET"]),
-        Route("/players/{player_id:path}", guarded(get_player), methods=["GET"]),
-        Route("/leaderboard", guarded(leaderboard), methods=["GET"]),
-        Route("/predict", guarded(predict), methods=["GET"]),
-        Route("/ruleset", guarded(ruleset), methods=["GET"]),
-        Route("/health", guarded(health), methods=["GET"]),
+        Route("/matches", post_match, methods=["POST"]),
+        Route("/matches/{match_id:path}", get_match, methods=["GET"]),
+        Route("/players/{player_id:path}", get_player, methods=["GET"]),
+        Route("/leaderboard", leaderboard, methods=["GET"]),
+        Route("/predict", predict, methods=["GET"]),
+        Route("/ruleset", ruleset, methods=["GET"]),
+        Route("/health", health, methods=["GET"]),
         Route("/openapi.json", openapi, methods=["GET"]),
     ]
 
-    async def http_error(request: Request, exc: Exception) -> JSONResponse:
-        return _fail(exc)
-
-    async def internal_error(request: Request, exc: Exception) -> JSONResponse:
+    async def as_json(request: Request, exc: Exception) -> JSONResponse:
         return _fail(exc)
 
     @asynccontextmanager
@@ -238,7 +223,8 @@ def create_app(league: League) -> Starlette:
 
     return Starlette(
         routes=routes,
-        exception_handlers={HTTPException: http_error, Exception: internal_error},
+        # rankcraft's errors, Starlette's (404, 405) and anything else (500), all as JSON
+        exception_handlers={RankcraftError: as_json, HTTPException: as_json, Exception: as_json},
         lifespan=lifespan,
     )
 

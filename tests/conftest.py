@@ -100,17 +100,22 @@ def new_pg_url() -> str:
     return f"{PG_SERVER}?schema=t_{uuid.uuid4().hex[:12]}"
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """Where a league is kept: an SQLite file, then a PostgreSQL schema (dropped after)."""
-    if request.param == "sqlite":
-        yield str(tmp_path / "league.sqlite")
-        return
+@pytest.fixture
+def pg_url() -> Iterator[str]:
+    """A league's URL in a fresh PostgreSQL schema, dropped after the test."""
     url = new_pg_url()
     yield url
     from rankcraft.store.postgres import drop_league
 
     drop_league(url)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Where a league is kept: an SQLite file, then a PostgreSQL schema (``pg_url``)."""
+    if request.param == "sqlite":
+        return str(tmp_path / "league.sqlite")
+    return str(request.getfixturevalue("pg_url"))
 
 
 def sql_rows(url: str, query: str) -> list[tuple[Any, ...]]:

@@ -1,16 +1,15 @@
 """The PostgreSQL store behind the same interface as SQLite (the server of this machine).
 
 Each test works in a schema of its own in ``postgresql://postgres@127.0.0.1/test``
-(``RANKCRAFT_PG_URL`` overrides the server) and drops it afterwards.
+(``RANKCRAFT_PG_URL`` overrides the server) and drops it afterwards (the ``pg_url``
+fixture of conftest.py).
 """
 
 from __future__ import annotations
 
 import io
 import json
-import os
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,33 +17,7 @@ import pytest
 import rankcraft
 from rankcraft.cli import main
 
-SERVER = os.environ.get("RANKCRAFT_PG_URL", "postgresql://postgres@127.0.0.1/test")
-
-
-@pytest.fixture
-def pg_url() -> Iterator[str]:
-    schema = f"t_{uuid.uuid4().hex[:12]}"
-    yield f"{SERVER}?schema={schema}"
-    from rankcraft.store.postgres import drop_league
-
-    drop_league(f"{SERVER}?schema={schema}")
-
-
-def tables(url: str) -> dict[str, list[tuple[Any, ...]]]:
-    import psycopg
-
-    from rankcraft.store.postgres import _split
-
-    conninfo, schema, _ = _split(url)
-    out = {}
-    with psycopg.connect(conninfo) as con:
-        for table in ("meta", "players", "matches", "participants"):
-            try:
-                out[table] = sorted(con.execute(f'SELECT * FROM "{schema}".{table}').fetchall())
-            except psycopg.errors.UndefinedTable:
-                con.rollback()
-                out[table] = []
-    return out
+from .conftest import PG_SERVER, committed, snapshot
 
 
 def game(mid: str, a: str, b: str, day: int = 1) -> dict[str, Any]:
@@ -75,10 +48,10 @@ def test_league_in_postgres_matches_sqlite(pg_url: str, tmp_path) -> None:
 def test_refused_batch_leaves_postgres_unchanged(pg_url: str) -> None:
     with rankcraft.League.open(pg_url, "elo") as pg:
         pg.record(game("m0", "a", "b"))
-    before = tables(pg_url)
+    before = snapshot(pg_url)
     with rankcraft.League.open(pg_url) as pg, pytest.raises(rankcraft.DuplicateMatchError):
         pg.record_many([game("m1", "a", "c", 2), game("m0", "a", "b", 3)])
-    assert tables(pg_url) == before
+    assert snapshot(pg_url) == before
     with pytest.raises(rankcraft.LeagueMismatchError, match="created with ruleset 'elo'"):
         rankcraft.League.open(pg_url, "glicko1")
 
@@ -102,16 +75,16 @@ def test_cli_with_a_postgres_url(pg_url: str, tmp_path) -> None:
         == 2
     )
     assert "'played_at' is missing" in err.getvalue()
-    assert tables(other)["meta"] == []  # a failed command creates no league
+    assert snapshot(other) == {}  # a failed command creates no league
 
 
 def test_bad_urls_and_schemas() -> None:
     with pytest.raises(rankcraft.InputError, match="plain SQL name"):
-        rankcraft.League.open(f"{SERVER}?schema=x;drop", "elo")
+        rankcraft.League.open(f"{PG_SERVER}?schema=x;drop", "elo")
     with pytest.raises(rankcraft.InputError, match="cannot connect"):
         rankcraft.League.open("postgresql://nobody@127.0.0.1:1/none", "elo")
     with pytest.raises(rankcraft.InputError, match="no database at"):
-        rankcraft.League.open(f"{SERVER}?schema=t_{uuid.uuid4().hex[:12]}", create=False)
+        rankcraft.League.open(f"{PG_SERVER}?schema=t_{uuid.uuid4().hex[:12]}", create=False)
 
 
 def test_disjoint_matches_commit_while_another_holds_its_players(pg_url: str) -> None:
@@ -154,4 +127,4 @@ def test_a_late_match_is_refused_from_the_stored_record(pg_url: str) -> None:
         second.record(game("m1", "a", "b", 7))
     first.close()
     second.close()
-    assert [row[1] for row in sorted(tables(pg_url)["matches"])] == ["m1", "m3"]
+    assert [m["id"] for m in committed(pg_url)] == ["m1", "m3"]

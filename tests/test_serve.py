@@ -25,7 +25,7 @@ from starlette.testclient import TestClient
 import rankcraft
 from rankcraft.serve import create_app
 
-from .conftest import committed, new_pg_url, snapshot
+from .conftest import committed, snapshot
 
 EXE = str(Path(sys.executable).with_name("rankcraft"))
 
@@ -295,20 +295,11 @@ def stored_export(db: str) -> list[dict[str, Any]]:
         return list(league.export()["players"])
 
 
-@pytest.fixture
-def pg_league() -> Any:
-    url = new_pg_url()
-    yield url
-    from rankcraft.store.postgres import drop_league
-
-    drop_league(url)
-
-
 @pytest.mark.slow
-def test_several_workers_end_as_a_serial_replay_in_commit_order(pg_league: str) -> None:
+def test_several_workers_end_as_a_serial_replay_in_commit_order(pg_url: str) -> None:
     matches = overlapping(400, players=12, seed=4)
     repeats = [dict(m) for m in matches[:40]]  # the same ids again, racing the first
-    server = Server(pg_league, workers=3, ruleset="inversus")
+    server = Server(pg_url, workers=3, ruleset="inversus")
     try:
         results = post_all(server, matches + repeats, clients=6)
         status, late = server.request("POST", "/matches", game("late", "p1", "p2", hour=1))
@@ -322,9 +313,9 @@ def test_several_workers_end_as_a_serial_replay_in_commit_order(pg_league: str) 
     for m in matches:
         expected = [201, 409] if m in repeats else [201]
         assert sorted(statuses[m["id"]]) == expected, m["id"]
-    order = committed(pg_league)
+    order = committed(pg_url)
     assert sorted(m["id"] for m in order) == sorted(m["id"] for m in matches)
-    assert stored_export(pg_league) == serial_export("inversus", order)
+    assert stored_export(pg_url) == serial_export("inversus", order)
 
 
 def _killed_then_resumed(db: str, ruleset: str) -> None:
@@ -365,11 +356,9 @@ def test_a_killed_worker_loses_nothing_committed(db_url: str) -> None:
 
 
 @pytest.mark.slow
-def test_a_bounded_load_test_on_loopback(
-    pg_league: str, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_bounded_load_test_on_loopback(pg_url: str, capsys: pytest.CaptureFixture[str]) -> None:
     matches = overlapping(600, players=200, seed=8)
-    server = Server(pg_league, workers=2, ruleset="glicko1")
+    server = Server(pg_url, workers=2, ruleset="glicko1")
     try:
         start = time.perf_counter()
         results = post_all(server, matches, clients=4)
@@ -377,7 +366,7 @@ def test_a_bounded_load_test_on_loopback(
     finally:
         server.stop()
     assert sorted(code for _, code in results) == [201] * 600
-    assert stored_export(pg_league) == serial_export("glicko1", committed(pg_league))
+    assert stored_export(pg_url) == serial_export("glicko1", committed(pg_url))
     with capsys.disabled():
         print(f"\nload test: 600 matches, 2 workers, 4 clients: {600 / seconds:.0f} matches/s")
     assert seconds < 120

@@ -182,12 +182,6 @@ class SQLStore:
     def match_ids(self) -> set[str]:
         return {r[0] for r in self._execute("SELECT id FROM matches")}
 
-    def has_match(self, match_id: str) -> bool:
-        """Whether a match with this id is recorded."""
-        return (
-            self._execute("SELECT 1 FROM matches WHERE id = ?", (match_id,)).fetchone() is not None
-        )
-
     def count_matches(self) -> int:
         return int(self._execute("SELECT count(*) FROM matches").fetchone()[0])
 
