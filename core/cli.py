@@ -8,6 +8,7 @@ create it).
 from __future__ import annotations
 
 import argparse
+import collections
 import itertools
 import json
 import os
@@ -21,7 +22,7 @@ from . import __version__
 from .data import demo_matches_path
 from .engine import League, RecordSummary
 from .errors import DuplicateMatchError, InputError, MatchError, RankcraftError
-from .io import parse_match, read_match_dicts
+from .io import read_match_dicts
 from .manager import Plugins
 from .model import Match, PlayerRecord, format_time
 from .ruleset import bundled_names, dumps, load_ruleset, to_dict
@@ -56,30 +57,34 @@ class Progress:
 
 
 class _LineTracker:
-    """Matches from a file, remembering the line of the one last handed out."""
+    """The match dicts of a file, streamed, remembering the lines of the last ``window``
+    handed out (the league reads a chunk ahead; its errors give the item's position).
 
-    def __init__(self, path: str, home_from: str | None = None) -> None:
+    Dicts, not parsed matches: the league validates them itself, on its fused 1-v-1
+    path when it can, and raises the same errors otherwise."""
+
+    def __init__(self, path: str, home_from: str | None = None, window: int = 0) -> None:
         self.path = path
         self.home_from = home_from
-        self.line: int | None = None
-        self.lines: dict[str, int] = {}  # match id -> line, for the chunk being recorded
+        self.count = 0  # items handed out
+        self.lines: collections.deque[int] = collections.deque(maxlen=window + 10_000)
 
-    def __iter__(self) -> Iterator[Match]:
+    def __iter__(self) -> Iterator[Any]:
         from .evaluate import with_home
 
         for number, data in read_match_dicts(self.path):
-            self.line = number
-            if self.home_from:
+            if self.home_from and type(data) is dict:
                 (data,) = with_home([data], self.home_from)
-            match = parse_match(data, line=number)
-            if len(self.lines) > 100_000:  # one transaction: the failing match is the last
-                self.lines.clear()
-            self.lines[match.id] = number
-            yield match
+            self.lines.append(number)
+            self.count += 1
+            yield data
 
-    def line_of(self, match_id: str | None) -> int | None:
-        """The line of a match of the current chunk (else the last line read)."""
-        return self.lines.get(match_id, self.line) if match_id is not None else self.line
+    def line_of(self, item: int | None) -> int | None:
+        """The line of the ``item``-th match handed out (0-based), if still remembered."""
+        if item is None:
+            return None
+        index = item - (self.count - len(self.lines))
+        return self.lines[index] if 0 <= index < len(self.lines) else None
 
 
 def _database_exists(db: str) -> bool:
@@ -186,24 +191,31 @@ def _emit_json(data: Any, out: TextIO) -> None:
 
 def _record_chunks(
     league: League,
-    source: Iterable[Match],
+    source: Iterable[Any],
     skip_seen: bool,
     progress: Callable[[int], None],
     commit_every: int,
 ) -> RecordSummary:
-    """All matches in one transaction, or one transaction per ``commit_every`` matches."""
+    """All matches in one transaction, or one transaction per ``commit_every`` matches.
+
+    A :class:`MatchError`'s ``item`` is its position in ``source``."""
     if commit_every <= 0:
         return league.record_many(source, skip_seen=skip_seen, progress=progress)
     recorded = skipped = 0
     last = None
     iterator = iter(source)
+    base = 0
     while True:
-        if isinstance(source, _LineTracker):
-            source.lines.clear()
         chunk = list(itertools.islice(iterator, commit_every))
         if not chunk:
             break
-        done = league.record_many(chunk, skip_seen=skip_seen, close=False)
+        try:
+            done = league.record_many(chunk, skip_seen=skip_seen, close=False)
+        except MatchError as exc:
+            if exc.item is not None:
+                exc.item += base
+            raise
+        base += len(chunk)
         recorded += done.recorded
         skipped += done.skipped
         last = done.last or last
@@ -224,12 +236,12 @@ def _replay_into(
 ) -> dict[str, Any]:
     progress = Progress(err)
     started = time.perf_counter()
-    source = _LineTracker(path, home_from)
+    source = _LineTracker(path, home_from, window=max(commit_every, 0))
     try:
         summary = _record_chunks(league, source, skip_seen, progress, commit_every)
     except MatchError as exc:
-        # errors found by the league (repeated id, time going back) get the file's line too
-        line = source.line_of(exc.match_id)
+        # the league's errors (bad match, repeated id, time going back) get the file's line
+        line = source.line_of(exc.item)
         if exc.line is not None or line is None:
             raise
         raise exc.at_line(line) from None

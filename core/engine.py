@@ -17,6 +17,7 @@ league is built; the per-match loop calls plain functions.
 from __future__ import annotations
 
 import gc
+import itertools
 import json
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -68,7 +69,7 @@ from .store import (
 )
 
 _FLUSH_EVERY = 2000
-_FAST_FLUSH_EVERY = 20_000
+_CHUNK = 2000  # record_many reads this many matches ahead, to ask the store which it has
 """Matches kept in memory before they are written into the open transaction."""
 
 
@@ -95,6 +96,12 @@ class RecordSummary:
 
 def _state_names(cls: type) -> tuple[str, ...]:
     return tuple(f.name for f in attrs.fields(cls))
+
+
+def _id_of(item: Any) -> str | None:
+    """The id of a match or match dict handed to record_many, when it has a valid one."""
+    mid = item.get("id") if type(item) is dict else getattr(item, "id", None)
+    return mid if type(mid) is str else None
 
 
 def _check_finite(value: Any, path: str) -> None:
@@ -137,7 +144,10 @@ class League:
         if stored is not None:
             self._check_same_ruleset(stored)
         self._players: dict[str, PlayerRecord] = self.store.load_players()
-        self._seen: set[str] = self.store.match_ids()
+        # ids recorded in the open batch and not yet written to the store, plus those of
+        # the chunk being read that the store already has: the league never holds every
+        # id in memory (the store answers `recorded`), so memory does not grow with matches
+        self._seen: set[str] = set()
         self._next_resets = self._load_schedule()
         self._schedule_dirty = False
         self._generation = self.store.generation()
@@ -146,7 +156,6 @@ class League:
         self._row_locks = bool(getattr(self.store, "parallel_writers", False))
         self._in_batch = False
         self._undo: dict[str, PlayerRecord | None] = {}
-        self._undo_seen: list[str] = []
         self._dirty: set[str] = set()
         self._pending: list[Entry] = []
 
@@ -780,7 +789,6 @@ class League:
         for record in records:
             self._put(record)
         self._seen.add(match.id)
-        self._undo_seen.append(match.id)
         self._pending.append(Recorded(match, report))
         if len(self._pending) >= _FLUSH_EVERY:
             self._flush()
@@ -819,7 +827,7 @@ class League:
         schedule_before = list(self._next_resets)
         self._in_batch = True
         self._undo = {}
-        self._undo_seen = []
+        self._seen.clear()
         self._dirty = set()
         self._pending = []
         store: Any = self.store  # (begin_shared, lock_players: stores with parallel writers)
@@ -857,8 +865,6 @@ class League:
                     players.pop(pid, None)
                 else:
                     players[pid] = old
-            for mid in self._undo_seen:
-                self._seen.discard(mid)
             raise
         finally:
             self._schedule_dirty = False
@@ -866,7 +872,7 @@ class League:
                 gc.enable()
             self._in_batch = False
             self._undo = {}
-            self._undo_seen = []
+            self._seen.clear()  # committed (the store has them) or rolled back
             self._dirty = set()
             self._pending = []
 
@@ -893,7 +899,9 @@ class League:
             if one_match
             else self.batch()
         ):
-            if m.id in self._seen:  # inside the batch: another process may have recorded it
+            # (inside the transaction: another process may have recorded it; the one-match
+            # path's lock_players has checked already)
+            if m.id in self._seen or (not one_match and self.store.recorded((m.id,))):
                 raise DuplicateMatchError(f"match id {m.id!r} is already recorded", match_id=m.id)
             if not one_match and self._next_resets:
                 self._run_due_resets(m.played_at)
@@ -916,43 +924,61 @@ class League:
         :param progress: called with the count of matches handled, every 1000 matches.
         :param close: in ``batch`` mode, close the open rating period at the end (a replay
             does; a caller feeding one history in several calls closes only the last).
-        :raises MatchError: the first bad match (with its line when read from a file).
+        :raises MatchError: the first bad match (with its line when read from a file, and
+            its 0-based position in ``matches`` as ``item``).
+
+        The matches are read in chunks of a few thousand: before each chunk the matches
+        rated so far are handed to the store, which then says which of the chunk's ids
+        it has already. Memory therefore holds one chunk, not every id of the history.
         """
         recorded = skipped = 0
         last: Report | Entry | None = None
         fast = self._fast if self._fast_enabled else None
+        store = self.store
+        position = 0
         with self.batch():
             seen = self._seen  # read inside the batch: it may have reloaded another's commits
             pending = self._pending
-            run = fast.runner(seen, self._undo_seen, pending) if fast is not None else None
-            for item in matches:
-                if run is not None and run(item):
-                    recorded += 1
-                    if len(pending) >= _FAST_FLUSH_EVERY:
+            run = fast.runner(seen, pending) if fast is not None else None
+            iterator = iter(matches)
+            try:
+                while chunk := list(itertools.islice(iterator, _CHUNK)):
+                    if pending:
                         last = pending[-1]
-                        self.store.write((), pending)
+                        store.write((), pending)
                         pending.clear()
-                    if progress is not None and (recorded + skipped) % 1000 == 0:
-                        progress(recorded + skipped)
-                    continue
-                m = self._coerce(item)
-                if fast is not None and fast.states:
-                    # the ordinary path reads these players' records: bring them up to date
-                    fast.settle([p for side in m.teams for p in side])
-                if m.id in seen:
-                    if skip_seen:
-                        skipped += 1
-                        continue
-                    raise DuplicateMatchError(
-                        f"match id {m.id!r} is already recorded", match_id=m.id
-                    )
-                if self._next_resets:
-                    self._run_due_resets(m.played_at)
-                records, last = self._rate(m)
-                self._apply(records, m, last)
-                recorded += 1
-                if progress is not None and (recorded + skipped) % 1000 == 0:
-                    progress(recorded + skipped)
+                    seen.clear()
+                    seen.update(store.recorded([i for i in map(_id_of, chunk) if i is not None]))
+                    base = position
+                    for position, item in enumerate(chunk, base):  # noqa: B007
+                        if run is not None and run(item):
+                            recorded += 1
+                            if progress is not None and (recorded + skipped) % 1000 == 0:
+                                progress(recorded + skipped)
+                            continue
+                        m = self._coerce(item)
+                        if fast is not None and fast.states:
+                            # the ordinary path reads these players' records: update them
+                            fast.settle([p for side in m.teams for p in side])
+                        if m.id in seen:
+                            if skip_seen:
+                                skipped += 1
+                                continue
+                            raise DuplicateMatchError(
+                                f"match id {m.id!r} is already recorded", match_id=m.id
+                            )
+                        if self._next_resets:
+                            self._run_due_resets(m.played_at)
+                        records, last = self._rate(m)
+                        self._apply(records, m, last)
+                        recorded += 1
+                        if progress is not None and (recorded + skipped) % 1000 == 0:
+                            progress(recorded + skipped)
+                    position += 1
+            except MatchError as exc:
+                if exc.item is None:
+                    exc.item = position
+                raise
             if pending:
                 last = pending[-1]
             if fast is not None and fast.states:
@@ -1181,7 +1207,7 @@ class League:
     def _reload(self) -> None:
         """Read players, match ids and the schedule again from the store."""
         self._players = self.store.load_players()
-        self._seen = self.store.match_ids()
+        self._seen.clear()
         self._next_resets = self._load_schedule()
         self._generation = self.store.generation()
 

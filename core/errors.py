@@ -44,7 +44,11 @@ class MatchError(InputError):
     Attributes:
         match_id: the ``id`` of the offending match, when it has one.
         line: 1-based line number in the input file, when read from a file.
+        item: 0-based position of the match in what :meth:`League.record_many
+            <rankcraft.League.record_many>` was given, when raised there.
     """
+
+    item: int | None = None
 
     def __init__(
         self,

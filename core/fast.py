@@ -324,11 +324,9 @@ class FastPath:
         """Forget the open run (its batch was rolled back)."""
         self.states.clear()
 
-    def runner(
-        self, seen: set[str], undo_seen: list[str], pending: list[Any]
-    ) -> Callable[[Any], bool]:
+    def runner(self, seen: set[str], pending: list[Any]) -> Callable[[Any], bool]:
         """A function that rates one item if it is a plain, valid 1-v-1 match dict, adds
-        its id to ``seen`` and ``undo_seen`` and its :class:`FastEntry` to ``pending``, and
+        its id to ``seen`` and its :class:`FastEntry` to ``pending``, and
         returns True; for anything else it changes nothing and returns False (the ordinary
         path then takes the item and raises any error). Built per batch: it holds the
         league's current sets and lists."""
@@ -345,7 +343,6 @@ class FastPath:
         time_cache = _time_cache
         entry_class = FastEntry
         add_seen = seen.add
-        add_undo = undo_seen.append
         add_pending = pending.append
 
         def run(m: Any) -> bool:
@@ -447,7 +444,6 @@ class FastPath:
             states[a] = [a_after, ra_after, games_a + 1, at]
             states[b] = [b_after, rb_after, games_b + 1, at]
             add_seen(mid)
-            add_undo(mid)
             add_pending(
                 entry_class(
                     self,

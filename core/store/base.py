@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -111,8 +111,11 @@ class Store(Protocol):
         """Every player's record."""
         ...
 
-    def match_ids(self) -> set[str]:
-        """The ids of every recorded match."""
+    def recorded(self, ids: Collection[str]) -> set[str]:
+        """Which of ``ids`` are recorded: committed, or written in the open batch.
+
+        The engine asks once per chunk of matches instead of keeping every id in
+        memory, so that a league's memory does not grow with its number of matches."""
         ...
 
     def begin(self) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 from ..model import PlayerRecord
 from .base import Codec, Entry, MatchRow
@@ -20,6 +20,8 @@ class MemoryStore:
         self._players: dict[str, PlayerRecord] = {}
         self._rows: list[Entry] = []
         self._by_id: dict[str, int] = {}
+        self._ids: set[str] = set()
+        self._pending_ids: set[str] = set()
         self._by_player: dict[str, list[int]] = {}
         self._indexed = 0
         self._pending_players: list[PlayerRecord] = []
@@ -36,23 +38,28 @@ class MemoryStore:
     def load_players(self) -> dict[str, PlayerRecord]:
         return dict(self._players)
 
-    def match_ids(self) -> set[str]:
-        return {entry.id for entry in self._rows}
+    def recorded(self, ids: Collection[str]) -> set[str]:
+        known, pending = self._ids, self._pending_ids
+        return {i for i in ids if i in known or i in pending}
 
     def begin(self) -> None:
         self._pending_players = []
         self._pending_matches = []
         self._pending_meta = {}
+        self._pending_ids = set()
 
     def write(self, players: Iterable[PlayerRecord], matches: Iterable[Entry]) -> None:
         self._pending_players.extend(players)
+        start = len(self._pending_matches)
         self._pending_matches.extend(matches)
+        self._pending_ids.update(entry.id for entry in self._pending_matches[start:])
 
     def commit(self) -> None:
         self._meta.update(self._pending_meta)
         for record in self._pending_players:
             self._players[record.id] = record
         self._rows.extend(self._pending_matches)
+        self._ids |= self._pending_ids
         self.begin()
 
     def rollback(self) -> None:

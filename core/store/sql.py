@@ -19,7 +19,7 @@ players; SQLite has one writer at a time.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from ..errors import StateError
@@ -179,8 +179,16 @@ class SQLStore:
         ).fetchone()
         return None if row is None else self._decode(row)
 
-    def match_ids(self) -> set[str]:
-        return {r[0] for r in self._execute("SELECT id FROM matches")}
+    def recorded(self, ids: Collection[str]) -> set[str]:
+        if not ids:
+            return set()
+        if self.dialect == "postgres":
+            sql = "SELECT id FROM matches WHERE id = ANY(?)"
+            arg: Any = list(ids)
+        else:  # one parameter whatever the number of ids: a JSON array
+            sql = "SELECT id FROM matches WHERE id IN (SELECT value FROM json_each(?))"
+            arg = _dumps(list(ids))
+        return {r[0] for r in self._execute(sql, (arg,))}
 
     def count_matches(self) -> int:
         return int(self._execute("SELECT count(*) FROM matches").fetchone()[0])
