@@ -20,8 +20,7 @@ class MemoryStore:
         self._players: dict[str, PlayerRecord] = {}
         self._rows: list[Entry] = []
         self._by_id: dict[str, int] = {}
-        self._ids: set[str] = set()
-        self._pending_ids: set[str] = set()
+        self._ids: set[str] = set()  # committed ids and those of the pending batch
         self._by_player: dict[str, list[int]] = {}
         self._indexed = 0
         self._pending_players: list[PlayerRecord] = []
@@ -39,30 +38,29 @@ class MemoryStore:
         return dict(self._players)
 
     def recorded(self, ids: Collection[str]) -> set[str]:
-        known, pending = self._ids, self._pending_ids
-        return {i for i in ids if i in known or i in pending}
+        known = self._ids
+        return {i for i in ids if i in known}
 
     def begin(self) -> None:
         self._pending_players = []
         self._pending_matches = []
         self._pending_meta = {}
-        self._pending_ids = set()
 
     def write(self, players: Iterable[PlayerRecord], matches: Iterable[Entry]) -> None:
         self._pending_players.extend(players)
         start = len(self._pending_matches)
         self._pending_matches.extend(matches)
-        self._pending_ids.update(entry.id for entry in self._pending_matches[start:])
+        self._ids.update([entry.id for entry in self._pending_matches[start:]])
 
     def commit(self) -> None:
         self._meta.update(self._pending_meta)
         for record in self._pending_players:
             self._players[record.id] = record
         self._rows.extend(self._pending_matches)
-        self._ids |= self._pending_ids
         self.begin()
 
     def rollback(self) -> None:
+        self._ids.difference_update([entry.id for entry in self._pending_matches])
         self.begin()
 
     def _index(self) -> None:
