@@ -3,9 +3,9 @@
 Writes the workload of ``benchmarks/compare.py`` (10,000 players, 200,000 1-v-1 matches,
 seeded) to a JSON Lines file, then replays it in a fresh process per case, streamed (the
 file is never loaded whole), into the in-memory store and into SQLite, and prints the
-peak resident set size of that process (``VmHWM`` on Linux, else ``ru_maxrss``) next to its size after the
-imports. Nothing here is asserted by the tests (tests/test_limits.py bounds the memory of
-larger replays).
+peak resident set size of that process (``VmHWM`` on Linux, else ``ru_maxrss``) next to
+its size after the imports. Nothing here is asserted by the tests
+(tests/test_limits.py bounds the memory of larger replays).
 
     python benchmarks/memory.py [--matches 200000] [--players 10000] [--rulesets elo,...]
 """

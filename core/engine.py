@@ -69,6 +69,7 @@ from .store import (
 )
 
 _FLUSH_EVERY = 2000
+_SETTLE_AT = 20_000  # players the fused path holds as tuples before it writes them out
 _CHUNK = 2000  # record_many reads this many matches ahead, to ask the store which it has
 """Matches kept in memory before they are written into the open transaction."""
 
@@ -945,8 +946,11 @@ class League:
                 while chunk := list(itertools.islice(iterator, _CHUNK)):
                     if pending:
                         last = pending[-1]
-                        store.write((), pending)
-                        pending.clear()
+                        if fast is not None and len(fast.states) > _SETTLE_AT:
+                            self._flush()  # many players touched: write them out too
+                        else:
+                            store.write((), pending)
+                            pending.clear()
                     seen.clear()
                     seen.update(store.recorded([i for i in map(_id_of, chunk) if i is not None]))
                     base = position
