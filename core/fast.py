@@ -14,6 +14,7 @@ ordinary hooks, which also raise the errors. Both paths give the same numbers bi
 
 from __future__ import annotations
 
+import json
 import math
 import operator
 from collections.abc import Callable, Iterable, Mapping
@@ -171,6 +172,12 @@ class FastEntry(tuple):  # type: ignore[type-arg]
             "changes": changes,
         }
 
+    def json_texts(self) -> tuple[str, str]:
+        """The match and the report as compact JSON text: what ``json.dumps`` of
+        :meth:`match_dict` and :meth:`report_dict` gives (without separators' spaces),
+        written directly (a store writes every entry)."""
+        return self._fast.encode(self)
+
     @property
     def report(self) -> Report:
         """The match's report, equal to the one the ordinary path gives."""
@@ -215,6 +222,51 @@ class FastEntry(tuple):  # type: ignore[type-arg]
         )
 
 
+_dumps = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+_text: Callable[[str], str] = json.encoder.encode_basestring_ascii
+_float_repr = float.__repr__
+
+
+def _number(value: Any) -> str:
+    """A state value as JSON text, as ``_dumps`` writes it (NaN and infinity refused)."""
+    if type(value) is float:
+        if value - value != 0.0:  # NaN or infinity
+            return _dumps(value)  # raises ValueError, as json.dumps does
+        return _float_repr(value)
+    return _dumps(value)
+
+
+_FLOAT = {float}
+
+
+def _object_writer(
+    names: tuple[str, ...], memo: dict[int, tuple[Any, str]]
+) -> Callable[[tuple[Any, ...]], str]:
+    """A function writing a state tuple as the JSON object of its ``names`` fields.
+
+    ``memo`` remembers the text of the tuples written last (a player's state after one
+    match is its state before the next), keyed by identity and holding the tuple so that
+    its identity stays its own."""
+    template = "{" + ",".join(f"{_text(n)}:%s" for n in names) + "}"
+    template = template.replace("%s", "\0").replace("%", "%%").replace("\0", "%s")
+    floats = template.replace("%s", "%r")  # repr of a finite float is its JSON text
+
+    def write(values: tuple[Any, ...]) -> str:
+        known = memo.get(id(values))
+        if known is not None and known[0] is values:
+            return known[1]
+        if set(map(type, values)) == _FLOAT and _isfinite(sum(values)):
+            text = floats % values
+        else:
+            text = template % tuple(map(_number, values))
+        if len(memo) >= 50_000:
+            memo.clear()
+        memo[id(values)] = (values, text)
+        return text
+
+    return write
+
+
 def packer(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
     """A function turning a state into the tuple of its ``names`` fields, in order."""
     if len(names) > 1:
@@ -253,6 +305,11 @@ class FastPath:
         self.rank_names = rank_names
         self.pack_skill = packer(skill_names)
         self.pack_rank = packer(rank_names)
+        memo: dict[int, tuple[Any, str]] = {}
+        self._skill_json = _object_writer(skill_names, memo)
+        self._rank_json = _object_writer(rank_names, memo)
+        self._factor_json: dict[tuple[str, ...], Callable[[tuple[Any, ...]], str]] = {}
+        self._memo = memo
         self.states: dict[str, list[Any]] = {}
         self._factor_names: dict[tuple[str, ...], tuple[str, ...]] = {}
 
@@ -275,6 +332,70 @@ class FastPath:
             record.matches,
             record.last_played,
         ]
+
+    def encode(self, entry: FastEntry) -> tuple[str, str]:
+        """``entry``'s match and report as compact JSON text (see
+        :meth:`FastEntry.json_texts`)."""
+        (
+            _,
+            mid,
+            at,
+            a,
+            b,
+            sa,
+            sb,
+            meta,
+            p,
+            a_before,
+            a_used,
+            a_after,
+            b_before,
+            b_used,
+            b_after,
+            ra_before,
+            ra_after,
+            rb_before,
+            rb_after,
+            ka,
+            va,
+            kb,
+            vb,
+        ) = entry
+        skill = self._skill_json
+        rank = self._rank_json
+        writers = self._factor_json
+        when = _text(format_time(at))
+        ja, jb = _text(a), _text(b)
+        match = (
+            f'{{"id":{_text(mid)},"played_at":{when},"teams":[[{ja}],[{jb}]],'
+            f'"scores":[{_number(float(sa))},{_number(float(sb))}]'
+            + (f',"meta":{_dumps(meta)}}}' if meta else "}")
+        )
+        changes = []
+        for player, side, before, used, after, r_before, r_after, keys, values in (
+            (ja, 0, a_before, a_used, a_after, ra_before, ra_after, ka, va),
+            (jb, 1, b_before, b_used, b_after, rb_before, rb_after, kb, vb),
+        ):
+            text = (
+                f'{{"player":{player},"side":{side},"skill_before":{skill(before)},'
+                f'"skill_after":{skill(after)}'
+            )
+            if used is not before:
+                text += f',"skill_used":{skill(used)}'
+            if r_after is not None:
+                text += f',"rank_before":{rank(r_before)},"rank_after":{rank(r_after)}'
+            if keys:
+                factors = writers.get(keys)
+                if factors is None:
+                    factors = writers[keys] = _object_writer(keys, self._memo)
+                text += f',"factors":{factors(values)}'
+            changes.append(text + "}")
+        report = (
+            f'{{"match_id":{_text(mid)},"played_at":{when},'
+            f'"expected":[{_number(p)},{_number(1.0 - p)}],'
+            f'"changes":[{changes[0]},{changes[1]}]}}'
+        )
+        return match, report
 
     def settle(self, players: Iterable[str] | None = None) -> None:
         """Write the touched players (or those of ``players`` among them) back into the

@@ -8,7 +8,7 @@ many of them). Validation happens where values enter (:mod:`rankcraft.io` for ma
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Literal, NamedTuple
 
 import attrs
@@ -131,11 +131,24 @@ class Match:
         return out
 
 
+_formatted: dict[datetime, str] = {}
+
+
 def format_time(moment: datetime) -> str:
-    """ISO-8601 text of a UTC time with a ``Z`` suffix, e.g. ``2024-05-01T20:00:00Z``."""
-    return moment.strftime("%Y-%m-%dT%H:%M:%S") + (
-        f".{moment.microsecond:06d}Z" if moment.microsecond else "Z"
-    )
+    """ISO-8601 text of a UTC time with a ``Z`` suffix, e.g. ``2024-05-01T20:00:00Z``.
+
+    (Remembers the last few thousand times it wrote: a replay writes each match's time
+    three times, and histories repeat days.)"""
+    text = _formatted.get(moment)
+    if text is None:
+        text = moment.strftime("%Y-%m-%dT%H:%M:%S") + (
+            f".{moment.microsecond:06d}Z" if moment.microsecond else "Z"
+        )
+        if moment.tzinfo is UTC:  # (equal times in other zones would share the text)
+            if len(_formatted) >= 4096:
+                _formatted.clear()
+            _formatted[moment] = text
+    return text
 
 
 def pair_score(places: Sequence[int], side: int, other: int) -> float:

@@ -99,6 +99,14 @@ def test_fused_path_equals_the_hooks_bit_for_bit(name: str, matches: list[dict[s
     fused.record_many(matches)
     hooks.record_many(matches)
     assert _everything(fused, matches) == _everything(hooks, matches)
+    # the JSON a store writes for an entry is the one json.dumps gives, byte for byte
+    compact = {"separators": (",", ":")}
+    for entry in fused.store._rows:  # type: ignore[attr-defined]
+        if isinstance(entry, FastEntry):
+            assert entry.json_texts() == (
+                json.dumps(entry.match_dict(), **compact),
+                json.dumps(entry.report_dict(fused.codec), **compact),
+            )
 
 
 @pytest.mark.parametrize("name", FUSED)

@@ -239,14 +239,14 @@ class SQLStore:
         match_rows = []
         part_rows = []
         for seq, entry in zip(self._take_seqs(len(entries)), entries, strict=True):
+            texts = getattr(entry, "json_texts", None)  # (fused-path entries write their own)
+            match_text, report_text = (
+                texts()
+                if texts is not None
+                else (_dumps(entry.match_dict()), _dumps(entry.report_dict(codec)))
+            )
             match_rows.append(
-                (
-                    seq,
-                    entry.id,
-                    format_time(entry.played_at),
-                    _dumps(entry.match_dict()),
-                    _dumps(entry.report_dict(codec)),
-                )
+                (seq, entry.id, format_time(entry.played_at), match_text, report_text)
             )
             for side in entry.teams:
                 for player in side:
