@@ -3,9 +3,11 @@
 One deterministic workload (10,000 players with hidden skills, 200,000 random 1-v-1
 matches with logistic outcomes, seeded) replayed in one process, in turn, by:
 
-* a plain-Python loop per system (Elo, Glicko-1, Glicko-2): the floor of its family;
+* a plain-Python loop per system (Elo, Glicko-1, Glicko-2 with INVERSUS's bounds): the
+  floor of its family;
 * rankcraft's League in memory and into SQLite with the ``elo``, ``glicko1`` and
-  ``inversus`` rulesets;
+  ``inversus`` rulesets, and bounded Glicko-2 alone (``glicko2-bounded``: INVERSUS's
+  bounds without its Rank Points or idle-time decay, the work of the plain loop);
 * the PyPI libraries users would pick instead, where installed: elote (Elo, Glicko-1,
   Glicko-2), glicko2, openskill and trueskill. They are never rankcraft dependencies:
   ``pip install elote glicko2 openskill trueskill`` to include them.
@@ -89,25 +91,59 @@ def plain_glicko1(matches: list[dict[str, Any]]) -> None:
 def plain_glicko2(matches: list[dict[str, Any]]) -> None:
     from rankcraft.plugins.glicko2 import rate
 
+    def bounded(mu: float, phi: float, sigma: float) -> tuple[float, float, float]:
+        return (
+            min(max(mu, -6.045), 6.045),
+            min(max(phi, 0.175), 2.015),
+            min(max(sigma, 0.04), 0.08),
+        )
+
     state: dict[str, tuple[float, float, float]] = {}
     for m in matches:
         (a,), (b,) = m["teams"]
         s = 1.0 if m["scores"][0] > m["scores"][1] else 0.0
         pa = state.get(a, (0.0, 2.015, 0.06))
         pb = state.get(b, (0.0, 2.015, 0.06))
-        state[a] = rate(pa[0], pa[1], pa[2], 0.5, [(pb[0], pb[1], s, 1.0)])
-        state[b] = rate(pb[0], pb[1], pb[2], 0.5, [(pa[0], pa[1], 1 - s, 1.0)])
+        state[a] = bounded(*rate(pa[0], pa[1], pa[2], 0.5, [(pb[0], pb[1], s, 1.0)]))
+        state[b] = bounded(*rate(pb[0], pb[1], pb[2], 0.5, [(pa[0], pa[1], 1 - s, 1.0)]))
+
+
+# Glicko-2 with INVERSUS's bounds alone (no Rank Points, no idle-time decay), each match
+# its own rating period: the ratings equal plain_glicko2's, and the work is the glicko2
+# package's plus the bounds.
+BOUNDED_GLICKO2 = """
+name = "glicko2-bounded"
+[period]
+mode = "match"
+[update]
+plugin = "glicko2"
+[update.params]
+tau = 0.5
+initial_phi = 2.015
+bounded = true
+rating_bounds = [-6.045, 6.045]
+deviation_bounds = [0.175, 2.015]
+volatility_bounds = [0.04, 0.08]
+[decay]
+plugin = "no-decay"
+"""
 
 
 def league(name: str, sqlite: bool) -> Callable[[list[dict[str, Any]]], None]:
+    ruleset: Any = name
+    if name == "glicko2-bounded":
+        from rankcraft.ruleset import loads_ruleset
+
+        ruleset = loads_ruleset(BOUNDED_GLICKO2)
+
     def run(matches: list[dict[str, Any]]) -> None:
         if sqlite:
             with tempfile.TemporaryDirectory() as folder:
-                lg = rankcraft.League.open(os.path.join(folder, "b.sqlite"), name)
+                lg = rankcraft.League.open(os.path.join(folder, "b.sqlite"), ruleset)
                 lg.record_many(matches)
                 lg.close()
         else:
-            rankcraft.League(name).record_many(matches)
+            rankcraft.League(ruleset).record_many(matches)
 
     return run
 
@@ -213,6 +249,8 @@ def main() -> None:
             ("plain loop", plain_glicko2),
             ("rankcraft inversus, memory", league("inversus", False)),
             ("rankcraft inversus, SQLite", league("inversus", True)),
+            ("rankcraft glicko2 bounded, memory", league("glicko2-bounded", False)),
+            ("rankcraft glicko2 bounded, SQLite", league("glicko2-bounded", True)),
         ],
         "Bayesian (no plain loop)": [],
     }

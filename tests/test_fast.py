@@ -17,7 +17,8 @@ from rankcraft import DuplicateMatchError, League, MatchError
 from rankcraft.fast import FastEntry
 from rankcraft.ruleset import bundled_names
 
-FUSED = ("elo", "elo-fide", "glicko1", "inversus")
+PLAIN_GLICKO2 = str(Path(__file__).with_name("glicko2-no-decay.toml"))
+FUSED = ("elo", "elo-fide", "glicko1", "inversus", PLAIN_GLICKO2)
 
 
 def test_which_rulesets_take_the_fused_path() -> None:
@@ -31,6 +32,7 @@ def test_which_rulesets_take_the_fused_path() -> None:
         "skyweaver": False,  # season resets and a rank plugin without kernels
         "team-wager": False,
     }
+    assert League(PLAIN_GLICKO2)._fast is not None  # no-decay offers its kernel
 
 
 @st.composite
