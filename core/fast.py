@@ -445,7 +445,7 @@ class FastPath:
         add_pending = pending.append
         new_entry = tuple.__new__
         names_of = self._factor_names.setdefault
-        last: list[tuple[float, ...]] = [()]
+        last: list[Any] = [None, (), ()]  # the last factors: dict, names, values
 
         def run(m: Any) -> bool:
             if type(m) is not dict or not keys.issuperset(m):
@@ -546,27 +546,29 @@ class FastPath:
             states[a] = [a_after, ra_after, games_a + 1, at]
             states[b] = [b_after, rb_after, games_b + 1, at]
             add_seen(mid)
-            # factors as (shared names, values); equal values share the last tuple
-            if fa:
+            # factors as (shared names, values); factors equal to the last ones share them
+            ka: tuple[Any, ...]
+            va: tuple[Any, ...]
+            kb: tuple[Any, ...]
+            vb: tuple[Any, ...]
+            if not fa:
+                ka = va = ()
+            elif fa == last[0]:
+                ka, va = last[1], last[2]
+            else:
                 ka = tuple(fa)
                 ka = names_of(ka, ka)
                 va = tuple(fa.values())
-                if va == last[0]:
-                    va = last[0]
-                else:
-                    last[0] = va
+                last[:] = fa, ka, va
+            if not fb:
+                kb = vb = ()
+            elif fb == last[0]:
+                kb, vb = last[1], last[2]
             else:
-                ka = va = ()
-            if fb:
                 kb = tuple(fb)
                 kb = names_of(kb, kb)
                 vb = tuple(fb.values())
-                if vb == last[0]:
-                    vb = last[0]
-                else:
-                    last[0] = vb
-            else:
-                kb = vb = ()
+                last[:] = fb, kb, vb
             add_pending(
                 new_entry(
                     entry_class,
