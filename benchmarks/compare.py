@@ -6,14 +6,16 @@ matches with logistic outcomes, seeded) replayed in one process, in turn, by:
 * a plain-Python loop per system (Elo, Glicko-1, Glicko-2 with INVERSUS's bounds): the
   floor of its family;
 * rankcraft's League in memory and into SQLite with the ``elo``, ``glicko1`` and
-  ``inversus`` rulesets, and bounded Glicko-2 alone (``glicko2-bounded``: INVERSUS's
-  bounds without its Rank Points or idle-time decay, the work of the plain loop);
+  ``inversus`` rulesets, and with two rulesets that do exactly the plain loops' work:
+  ``glicko1-no-decay`` (no idle-time growth of RD, no RD floor) and ``glicko2-bounded``
+  (INVERSUS's bounds without its Rank Points or idle-time decay);
 * the PyPI libraries users would pick instead, where installed: elote (Elo, Glicko-1,
   Glicko-2), glicko2, openskill and trueskill. They are never rankcraft dependencies:
   ``pip install elote glicko2 openskill trueskill`` to include them.
 
 Figures: matches per second and the ratio to the plain loop of the same family, median of
-``--rounds`` runs of CPU time (``time.process_time``). ``--matches`` shrinks the workload
+``--rounds`` runs of CPU time (``time.process_time``); each round runs every implementation
+of the family once, in turn. ``--matches`` shrinks the workload
 for a quick look. Nothing here is asserted by the tests.
 
     python benchmarks/compare.py [--matches 200000] [--players 10000] [--rounds 3]
@@ -129,12 +131,30 @@ plugin = "no-decay"
 """
 
 
+# Glicko-1 without the glicko1 ruleset's idle-time growth of RD and its floor of 25: the
+# plain loop's work (ratings equal plain_glicko1's within 1e-12).
+PLAIN_GLICKO1 = """
+name = "glicko1-no-decay"
+[period]
+mode = "match"
+[update]
+plugin = "glicko1"
+[update.params]
+initial_rating = 1500.0
+initial_deviation = 350.0
+[decay]
+plugin = "no-decay"
+"""
+
+LIKE_FOR_LIKE = {"glicko2-bounded": BOUNDED_GLICKO2, "glicko1-no-decay": PLAIN_GLICKO1}
+
+
 def league(name: str, sqlite: bool) -> Callable[[list[dict[str, Any]]], None]:
     ruleset: Any = name
-    if name == "glicko2-bounded":
+    if name in LIKE_FOR_LIKE:
         from rankcraft.ruleset import loads_ruleset
 
-        ruleset = loads_ruleset(BOUNDED_GLICKO2)
+        ruleset = loads_ruleset(LIKE_FOR_LIKE[name])
 
     def run(matches: list[dict[str, Any]]) -> None:
         if sqlite:
@@ -228,6 +248,7 @@ def main() -> None:
     parser.add_argument("--matches", type=int, default=200_000)
     parser.add_argument("--players", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--only", default="", help="families to run, e.g. Elo,Glicko-1")
     args = parser.parse_args()
     data = workload(args.players, args.matches)
     have = {
@@ -244,6 +265,8 @@ def main() -> None:
             ("plain loop", plain_glicko1),
             ("rankcraft glicko1, memory", league("glicko1", False)),
             ("rankcraft glicko1, SQLite", league("glicko1", True)),
+            ("rankcraft glicko1 no decay, memory", league("glicko1-no-decay", False)),
+            ("rankcraft glicko1 no decay, SQLite", league("glicko1-no-decay", True)),
         ],
         "Glicko-2": [
             ("plain loop", plain_glicko2),
@@ -270,17 +293,25 @@ def main() -> None:
         f"({os.cpu_count()} cores); rankcraft {rankcraft.__version__}"
     )
     print()
-    print(f"| {'family':<24} | {'implementation':<28} | {'matches/s':>10} | {'x plain loop':>12} |")
-    print(f"|{'-' * 26}|{'-' * 30}|{'-' * 12}|{'-' * 14}|")
+    print(f"| {'family':<24} | {'implementation':<34} | {'matches/s':>10} | {'x plain loop':>12} |")
+    print(f"|{'-' * 26}|{'-' * 36}|{'-' * 12}|{'-' * 14}|")
     for family, entries in families.items():
+        if args.only and family not in args.only.split(","):
+            continue
+        # rounds interleave the family's implementations, so that a machine that slows
+        # down or speeds up over minutes moves every figure of the family alike
+        samples: dict[str, list[float]] = {name: [] for name, _ in entries}
+        for _ in range(args.rounds):
+            for name, fn in entries:
+                samples[name].append(timed(fn, data, 1))
         floor = None
-        for name, fn in entries:
-            seconds = timed(fn, data, args.rounds)
+        for name, _ in entries:
+            seconds = statistics.median(samples[name])
             rate = args.matches / seconds
             if name == "plain loop":
                 floor = seconds
             ratio = f"{floor / seconds:.3f}" if floor else "-"
-            print(f"| {family:<24} | {name:<28} | {rate:>10,.0f} | {ratio:>12} |", flush=True)
+            print(f"| {family:<24} | {name:<34} | {rate:>10,.0f} | {ratio:>12} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = ["FastEntry", "FastPath", "packer", "solo_side"]
 
-_KEYS = frozenset({"id", "played_at", "teams", "scores", "meta"})
+_KEYS = frozenset({"id", "played_at", "teams", "scores", "meta", "seconds_played"})
 _isfinite = math.isfinite
 
 
@@ -84,6 +84,12 @@ class FastEntry(tuple):  # type: ignore[type-arg]
         return float(self[6])
 
     @property
+    def seconds_played(self) -> tuple[tuple[int], tuple[int]] | None:
+        """Seconds each player played, as the match gave them (``seconds_played``)."""
+        secs = self[23]
+        return None if secs is None else ((secs[0],), (secs[1],))
+
+    @property
     def fa(self) -> dict[str, float]:
         """Player a's report factors."""
         return dict(zip(self[19], self[20], strict=True))
@@ -108,6 +114,7 @@ class FastEntry(tuple):  # type: ignore[type-arg]
             teams=((self.a,), (self.b,)),
             scores=(sa, sb),
             places=(1 if sa >= sb else 2, 1 if sb >= sa else 2),
+            seconds_played=self.seconds_played,
             meta=self.meta if self.meta is not None else {},
         )
 
@@ -119,6 +126,9 @@ class FastEntry(tuple):  # type: ignore[type-arg]
             "teams": [[self.a], [self.b]],
             "scores": [self.sa, self.sb],
         }
+        seconds = self.seconds_played
+        if seconds is not None:
+            out["seconds_played"] = [list(side) for side in seconds]
         if self.meta:
             out["meta"] = dict(self.meta)
         return out
@@ -360,6 +370,7 @@ class FastPath:
             va,
             kb,
             vb,
+            secs,
         ) = entry
         skill = self._skill_json
         rank = self._rank_json
@@ -369,6 +380,7 @@ class FastPath:
         match = (
             f'{{"id":{_text(mid)},"played_at":{when},"teams":[[{ja}],[{jb}]],'
             f'"scores":[{_number(float(sa))},{_number(float(sb))}]'
+            + (f',"seconds_played":[[{secs[0]}],[{secs[1]}]]' if secs is not None else "")
             + (f',"meta":{_dumps(meta)}}}' if meta else "}")
         )
         changes = []
@@ -490,6 +502,23 @@ class FastPath:
             meta = m.get("meta")
             if meta is not None and type(meta) is not dict:
                 return False
+            secs = m.get("seconds_played")
+            if secs is not None:  # carried with the match; no kernel reads it
+                if type(secs) is not list or len(secs) != 2:
+                    return False
+                time_a, time_b = secs
+                if (
+                    type(time_a) is not list
+                    or type(time_b) is not list
+                    or len(time_a) != 1
+                    or len(time_b) != 1
+                ):
+                    return False
+                time_a = time_a[0]
+                time_b = time_b[0]
+                if type(time_a) is not int or type(time_b) is not int or time_a < 0 or time_b < 0:
+                    return False
+                secs = (time_a, time_b)
             text = m.get("played_at")
             at = time_cache.get(text) if type(text) is str else None
             if at is None:
@@ -596,6 +625,7 @@ class FastPath:
                         va,
                         kb,
                         vb,
+                        secs,
                     ),
                 )
             )

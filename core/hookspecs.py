@@ -189,6 +189,8 @@ def rankcraft_kernel(slot: str, params: Any, fields: tuple[str, ...]) -> Any:
     When every slot of a ``match``-mode ruleset offers a kernel, the engine rates plain
     1-v-1 matches (one player per side, scores, no home, weight or quit) with them on
     tuples of floats instead of state objects; any other match takes the ordinary hooks.
+    Such a match's ``meta`` and ``seconds_played`` are kept with it but never shown to a
+    kernel: a plugin whose hooks read them offers no kernels.
     A kernel must compute exactly what the hooks compute (the engine's tests compare both
     paths bit for bit). States are tuples of the state class's fields, in attrs order.
 

@@ -46,7 +46,10 @@ def histories(draw: st.DrawFn) -> list[dict[str, Any]]:
     for i in range(n):
         day += draw(st.sampled_from([0.0, 0.0, 0.3, 1.0, 20.0, 400.0]))
         kind = draw(
-            st.sampled_from(["plain"] * 6 + ["draw", "home", "team", "quit", "ranks", "weight"])
+            st.sampled_from(
+                ["plain"] * 6
+                + ["draw", "home", "team", "quit", "ranks", "weight", "seconds", "meta"]
+            )
         )
         a, b = draw(st.permutations(players))[:2]
         won = draw(st.booleans())
@@ -70,6 +73,10 @@ def histories(draw: st.DrawFn) -> list[dict[str, Any]]:
             m["ranks"] = [1, 2] if won else [2, 1]
         elif kind == "weight":
             m["weight"] = 0.5
+        elif kind == "seconds":  # carried on the fused path
+            m["seconds_played"] = [[draw(st.integers(0, 7200))], [draw(st.integers(0, 7200))]]
+        elif kind == "meta":
+            m["meta"] = {"server": "eu-1", "note": 'quote " and \u00e9'}
         out.append(m)
     return out
 
