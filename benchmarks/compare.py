@@ -24,6 +24,7 @@ for a quick look. Nothing here is asserted by the tests.
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib.util
 import math
 import os
@@ -237,6 +238,9 @@ def timed(
 ) -> float:
     samples = []
     for _ in range(rounds):
+        # start from a collected heap: the garbage of the run before (a league's object
+        # graph has cycles) must not be collected on the next run's clock
+        gc.collect()
         start = time.process_time()
         fn(data)
         samples.append(time.process_time() - start)
