@@ -69,9 +69,9 @@ from .store import (
 )
 
 _FLUSH_EVERY = 2000
+"""Matches kept in memory before they are written into the open transaction."""
 _SETTLE_AT = 20_000  # players the fused path holds as tuples before it writes them out
 _CHUNK = 2000  # record_many reads this many matches ahead, to ask the store which it has
-"""Matches kept in memory before they are written into the open transaction."""
 
 
 class UnknownPlayerError(InputError, KeyError):
@@ -938,8 +938,8 @@ class League:
         store = self.store
         position = 0
         with self.batch():
-            seen = self._seen  # read inside the batch: it may have reloaded another's commits
-            pending = self._pending
+            seen = self._seen
+            pending = self._pending  # (a new list per batch: read inside it)
             run = fast.runner(seen, pending) if fast is not None else None
             iterator = iter(matches)
             try:

@@ -176,6 +176,30 @@ def test_bad_matches(tmp_path: Path, league_db: Path, lines: list[str], message:
     assert file_digest(league_db) == digest
 
 
+@pytest.mark.parametrize("commit_every", [0, 3000])
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        (line("m7", "x", "y", day=20), r"line 9001, match 'm7': match id 'm7' is already recorded"),
+        (line("zz", "x", "x", day=20), r"line 9001, match 'zz': player 'x' appears twice"),
+        ("[1, 2]", r"line 9001: a match must be a JSON object, got list"),
+    ],
+    ids=["repeat", "same-player", "not-an-object"],
+)
+def test_errors_deep_in_a_file_name_their_line(
+    tmp_path: Path, bad: str, message: str, commit_every: int
+) -> None:
+    """The league reads ahead in chunks and may have rated thousands of matches past
+    the last one checked by the reader: its errors still name the file's line."""
+    lines = [line(f"m{i}", f"p{i % 40}", f"q{i % 9}", day=10) for i in range(12_000)]
+    lines[9000] = bad
+    src = write(tmp_path / "deep.jsonl", lines)
+    args = ["replay", str(src), "--db", str(tmp_path / "d.sqlite"), "--ruleset", "elo"]
+    code, out, err = run(*args, "--commit-every", str(commit_every))
+    assert code == 2 and out == ""
+    assert re.search(message, err), err
+
+
 def test_truncated_gzip(tmp_path: Path, league_db: Path) -> None:
     full = gzip.compress(
         ("\n".join(line(f"t{i}", f"p{i}", f"q{i}", day=9) for i in range(2000)) + "\n").encode()
