@@ -54,6 +54,7 @@ class Progress:
         if self.shown:
             self.stream.write("\r" + " " * 48 + "\r")
             self.stream.flush()
+            self.shown = False
 
 
 class _LineTracker:
@@ -237,9 +238,17 @@ def _replay_into(
     progress = Progress(err)
     started = time.perf_counter()
     source = _LineTracker(path, home_from, window=max(commit_every, 0))
+    before = league.match_count
     try:
         summary = _record_chunks(league, source, skip_seen, progress, commit_every)
     except MatchError as exc:
+        progress.done()
+        kept = league.match_count - before
+        if kept:  # --commit-every: the chunks before the bad one are committed, and stay
+            err.write(
+                f"rankcraft: kept the {kept:,} matches committed before the error; fix the "
+                "line and rerun with --skip-seen to go on\n"
+            )
         # the league's errors (bad match, repeated id, time going back) get the file's line
         line = source.line_of(exc.item)
         if exc.line is not None or line is None:
@@ -687,8 +696,18 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 # -- plumbing ------------------------------------------------------------------------------
 
 
+def _committed_matches(db: str) -> int:
+    """How many matches the league at ``db`` holds (0 when there is none or it is unreadable)."""
+    try:
+        with League.open(db, create=False) as league:
+            return league.match_count
+    except (RankcraftError, OSError):
+        return 0
+
+
 class _guard_new_file:
-    """Remove ``path`` on failure when this command created it (bad input creates nothing)."""
+    """Remove ``path`` on failure when this command created it (bad input creates nothing),
+    unless matches were committed into it (``replay --commit-every`` keeps those)."""
 
     def __init__(self, path: str) -> None:
         self.url = path if is_postgres_url(path) else None
@@ -700,6 +719,8 @@ class _guard_new_file:
 
     def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
         if kind is not None and not self.existed:
+            if _committed_matches(str(self.url or self.path)):
+                return
             if self.url is not None:
                 from .store.postgres import drop_league
 

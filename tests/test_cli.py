@@ -198,6 +198,19 @@ def test_errors_deep_in_a_file_name_their_line(
     code, out, err = run(*args, "--commit-every", str(commit_every))
     assert code == 2 and out == ""
     assert re.search(message, err), err
+    db = tmp_path / "d.sqlite"
+    if not commit_every:  # one transaction: nothing kept, not even the new file
+        assert not db.exists()
+        return
+    # the three chunks before the bad line are committed and kept; the rest goes on
+    assert "kept the 9,000 matches committed before the error" in err
+    with rankcraft.League.open(db) as league:
+        assert league.match_count == 9000
+    lines[9000] = line("m9000", "x", "y", day=20)
+    write(src, lines)
+    code, out, err = run(*args, "--skip-seen", "--json")
+    assert code == 0, err
+    assert json.loads(out)["skipped"] == 9000 and json.loads(out)["matches"] == 12_000
 
 
 def test_truncated_gzip(tmp_path: Path, league_db: Path) -> None:
