@@ -105,18 +105,6 @@ class _Explains(Protocol):
     def explain(self, name: str, value: float) -> None: ...
 
 
-class _Factors:
-    """``explain`` into a plain dict (the fused path's report factors)."""
-
-    __slots__ = ("factors",)
-
-    def __init__(self, factors: dict[str, float]) -> None:
-        self.factors = factors
-
-    def explain(self, name: str, value: float) -> None:
-        self.factors[name] = value
-
-
 def rp_change(
     params: InversusRpParams,
     points: float,
@@ -192,6 +180,16 @@ def rankcraft_kernel(slot: str, params: InversusRpParams, fields: tuple[str, ...
         return None
     tightest = params.tightest_deviation
     at_mu, at_phi = fields.index("mu"), fields.index("phi")
+    z = params.confidence
+    low, high = params.rating_range
+    most = params.max_points
+    step_fraction = params.step_fraction
+    speed = params.deviation_speed
+    slow_phi, fast_phi = params.deviation_range
+    min_change, max_change = params.min_change, params.max_change
+    upset_bonus, upset_gap = params.upset_bonus, params.upset_gap
+    bonus_after_cap = params.bonus_after_cap
+    copysign = math.copysign
 
     def rank(
         rank_state: tuple[float, float | None],
@@ -203,15 +201,45 @@ def rankcraft_kernel(slot: str, params: InversusRpParams, fields: tuple[str, ...
         matches: int,
         factors: dict[str, float],
     ) -> tuple[float, float | None]:
-        # rankcraft_rank with one opponent, term for term
+        # rankcraft_rank with one opponent, with rp_change and to_points inlined term for
+        # term (the fused-path tests compare both bit for bit); with one opponent the mean
+        # opponent centre is that opponent's
         points, best = rank_state
         mu, phi = after[at_mu], after[at_phi]
         best = phi if best is None else min(best, phi)
-        if score not in (0.0, 1.0):
+        if score != 0.0 and score != 1.0:
             return (points, best)
-        used_phi = best if tightest else phi
-        gap = math.fsum([opponent[at_mu]]) / 1 - before[at_mu]
-        won = score == 1.0
-        return (rp_change(params, points, won, mu, used_phi, gap, _Factors(factors)), best)
+        if tightest:
+            phi = best
+        gap = opponent[at_mu] - before[at_mu]
+        target = min(max((mu - z * phi - low) / (high - low) * most, 0.0), most)
+        fraction = step_fraction
+        if speed:
+            fraction *= min(max((fast_phi - phi) / (fast_phi - slow_phi), 0.0), 1.0)
+        step = (target - points) * fraction
+        factors["target"] = target
+        if score == 1.0:
+            ceiling = min(min(max((mu + z * phi - low) / (high - low) * most, 0.0), most), most)
+            least = min(max(ceiling - points, 0.0), min_change)
+            change = max(step, least)
+            if least > 0 and least > step:
+                factors["minimum"] = least
+        else:
+            least = min(max(points, 0.0), min_change)
+            change = min(step, -least)
+            if least > 0 and -least < step:
+                factors["minimum"] = -least
+        if abs(change) > max_change:
+            change = copysign(max_change, change)
+            factors["cap"] = change
+        factors["step"] = step
+        if score == 1.0 and gap > 0 and upset_bonus > 0:
+            bonus = min(upset_bonus * gap / upset_gap, upset_bonus)
+            if bonus_after_cap:
+                change += bonus
+            else:
+                change = min(change + bonus, max_change)
+            factors["bonus"] = bonus
+        return (min(max(points + change, 0.0), most), best)
 
     return rank

@@ -237,3 +237,40 @@ def test_entries_build_the_match_as_parse_match_does() -> None:
     assert entry.match.to_dict() == parsed.to_dict() == entry.match_dict()
     assert entry.match.places == parsed.places == (1, 1)
     assert entry.report_dict(lg.codec) == lg.codec.report_to_dict(entry.report)
+
+
+@pytest.mark.parametrize(
+    "rank_params",
+    [
+        "tightest_deviation = true",
+        "deviation_speed = true",
+        "bonus_after_cap = false\nmax_change = 120.0",
+        "min_change = 0.0\nupset_bonus = 0.0",
+        "step_fraction = 1.0\nconfidence = 1.0",
+    ],
+)
+def test_inversus_rank_kernel_equals_the_hook_for_every_option(rank_params: str) -> None:
+    """The Rank Point kernel inlines rp_change: every option it reads, both ways."""
+    import random
+
+    ruleset = rankcraft.loads_ruleset(
+        f'extends = "inversus"\nname = "variant"\n[rank.params]\n{rank_params}\n'
+    )
+    rng = random.Random(11)
+    skill = {f"p{i}": rng.gauss(0, 2) for i in range(12)}
+    matches = []
+    for i in range(600):
+        a, b = rng.sample(sorted(skill), 2)
+        won = rng.random() < 1 / (1 + math.exp(skill[b] - skill[a]))
+        scores = rng.choice([[1, 1], [1, 0] if won else [0, 1], [1, 0] if won else [0, 1]])
+        matches.append(
+            {"id": f"m{i}", "played_at": _at(i * 0.7), "teams": [[a], [b]], "scores": scores}
+        )
+    fused = League(ruleset)
+    hooks = League(ruleset, fast=False)
+    assert fused._fast is not None
+    fused.record_many(matches)
+    hooks.record_many(matches)
+    assert _everything(fused, matches) == _everything(hooks, matches)
+    factors = {k for m in matches for c in fused.report(m["id"]).changes for k in c.factors}
+    assert {"target", "step"} <= factors
