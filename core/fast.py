@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import MatchError, PluginError
 from .io import _time_cache, parse_time
 from .model import Match, PlayerChange, PlayerRecord, Report, State, format_time
-from .store.base import Codec
+from .store.base import Codec, compact_json
 
 if TYPE_CHECKING:
     from .engine import League
@@ -118,74 +118,10 @@ class FastEntry(tuple):  # type: ignore[type-arg]
             meta=self.meta if self.meta is not None else {},
         )
 
-    def match_dict(self) -> dict[str, Any]:
-        """The match in the JSON line format (as :meth:`Match.to_dict`)."""
-        out: dict[str, Any] = {
-            "id": self.id,
-            "played_at": format_time(self.played_at),
-            "teams": [[self.a], [self.b]],
-            "scores": [self.sa, self.sb],
-        }
-        seconds = self.seconds_played
-        if seconds is not None:
-            out["seconds_played"] = [list(side) for side in seconds]
-        if self.meta:
-            out["meta"] = dict(self.meta)
-        return out
-
-    def report_dict(self, codec: Codec) -> dict[str, Any]:
-        """The report as ``codec.report_to_dict(self.report)`` gives it, built directly."""
-        names = self._fast.skill_names
-        rank_names = self._fast.rank_names
-        changes = []
-        for player, side, before, used, after, r_before, r_after, factors in (
-            (
-                self.a,
-                0,
-                self.a_before,
-                self.a_used,
-                self.a_after,
-                self.ra_before,
-                self.ra_after,
-                self.fa,
-            ),
-            (
-                self.b,
-                1,
-                self.b_before,
-                self.b_used,
-                self.b_after,
-                self.rb_before,
-                self.rb_after,
-                self.fb,
-            ),
-        ):
-            entry: dict[str, Any] = {
-                "player": player,
-                "side": side,
-                "skill_before": dict(zip(names, before, strict=True)),
-                "skill_after": dict(zip(names, after, strict=True)),
-            }
-            if used is not before:
-                entry["skill_used"] = dict(zip(names, used, strict=True))
-            if r_after is not None:
-                assert r_before is not None
-                entry["rank_before"] = dict(zip(rank_names, r_before, strict=True))
-                entry["rank_after"] = dict(zip(rank_names, r_after, strict=True))
-            if factors:
-                entry["factors"] = dict(factors)
-            changes.append(entry)
-        return {
-            "match_id": self.id,
-            "played_at": format_time(self.played_at),
-            "expected": [self.p, 1.0 - self.p],
-            "changes": changes,
-        }
-
-    def json_texts(self) -> tuple[str, str]:
-        """The match and the report as compact JSON text: what ``json.dumps`` of
-        :meth:`match_dict` and :meth:`report_dict` gives (without separators' spaces),
-        written directly (a store writes every entry)."""
+    def json_texts(self, codec: Codec) -> tuple[str, str]:
+        """The match and the report as :func:`~rankcraft.store.base.compact_json` of
+        ``match.to_dict()`` and ``codec.report_to_dict(report)`` gives them, written
+        directly from the values (a store writes every entry; no objects are built)."""
         return self._fast.encode(self)
 
     @property
@@ -232,18 +168,17 @@ class FastEntry(tuple):  # type: ignore[type-arg]
         )
 
 
-_dumps = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
 _text: Callable[[str], str] = json.encoder.encode_basestring_ascii
 _float_repr = float.__repr__
 
 
 def _number(value: Any) -> str:
-    """A state value as JSON text, as ``_dumps`` writes it (NaN and infinity refused)."""
+    """A state value as JSON text, as ``compact_json`` writes it (NaN and infinity refused)."""
     if type(value) is float:
         if value - value != 0.0:  # NaN or infinity
-            return _dumps(value)  # raises ValueError, as json.dumps does
+            return compact_json(value)  # raises ValueError, as json.dumps does
         return _float_repr(value)
-    return _dumps(value)
+    return compact_json(value)
 
 
 _FLOAT = {float}
@@ -381,7 +316,7 @@ class FastPath:
             f'{{"id":{_text(mid)},"played_at":{when},"teams":[[{ja}],[{jb}]],'
             f'"scores":[{_number(float(sa))},{_number(float(sb))}]'
             + (f',"seconds_played":[[{secs[0]}],[{secs[1]}]]' if secs is not None else "")
-            + (f',"meta":{_dumps(meta)}}}' if meta else "}")
+            + (f',"meta":{compact_json(meta)}}}' if meta else "}")
         )
         changes = []
         for player, side, before, used, after, r_before, r_after, keys, values in (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Collection, Iterable, Mapping
 from datetime import datetime
 from typing import Any, Protocol
@@ -11,7 +12,10 @@ import attrs
 from ..model import Match, PlayerRecord, Report
 from .migrations import SCHEMA_VERSION
 
-__all__ = ["SCHEMA_VERSION", "Codec", "Entry", "MatchRow", "Recorded", "Store"]
+__all__ = ["SCHEMA_VERSION", "Codec", "Entry", "MatchRow", "Recorded", "Store", "compact_json"]
+
+compact_json: Callable[[Any], str] = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+"""JSON text without spaces; NaN and infinity refused (ValueError)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -46,12 +50,9 @@ class Entry(Protocol):
     @property
     def report(self) -> Report: ...
 
-    def match_dict(self) -> dict[str, Any]:
-        """The match in the JSON line format."""
-        ...
-
-    def report_dict(self, codec: Codec) -> dict[str, Any]:
-        """The report as ``codec.report_to_dict`` gives it."""
+    def json_texts(self, codec: Codec) -> tuple[str, str]:
+        """The match (in the JSON line format) and the report (as ``codec.report_to_dict``
+        gives it), each as :func:`compact_json` text: what a store on disk writes."""
         ...
 
 
@@ -76,11 +77,8 @@ class Recorded:
     def teams(self) -> tuple[tuple[str, ...], ...]:
         return self.match.teams
 
-    def match_dict(self) -> dict[str, Any]:
-        return self.match.to_dict()
-
-    def report_dict(self, codec: Codec) -> dict[str, Any]:
-        return codec.report_to_dict(self.report)
+    def json_texts(self, codec: Codec) -> tuple[str, str]:
+        return compact_json(self.match.to_dict()), compact_json(codec.report_to_dict(self.report))
 
 
 @attrs.frozen(kw_only=True)

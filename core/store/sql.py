@@ -25,12 +25,10 @@ from typing import Any
 from ..errors import StateError
 from ..io import parse_match
 from ..model import PlayerRecord, format_time
-from .base import Codec, Entry, MatchRow
+from .base import Codec, Entry, MatchRow, compact_json
 from .migrations import SCHEMA_VERSION, Dialect, upgrade
 
 _PLAYER_COLUMNS = "id, skill, rank, matches, last_played, open"
-
-_dumps = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
 
 
 class SQLStore:
@@ -187,7 +185,7 @@ class SQLStore:
             arg: Any = list(ids)
         else:  # one parameter whatever the number of ids: a JSON array
             sql = "SELECT id FROM matches WHERE id IN (SELECT value FROM json_each(?))"
-            arg = _dumps(list(ids))
+            arg = compact_json(list(ids))
         return {r[0] for r in self._execute(sql, (arg,))}
 
     def count_matches(self) -> int:
@@ -220,11 +218,11 @@ class SQLStore:
             rows.append(
                 (
                     record.id,
-                    _dumps(data["skill"]),
-                    None if rank is None else _dumps(rank),
+                    compact_json(data["skill"]),
+                    None if rank is None else compact_json(rank),
                     record.matches,
                     data["last_played"],
-                    None if open_ is None else _dumps(open_),
+                    None if open_ is None else compact_json(open_),
                 )
             )
         self._executemany(
@@ -239,12 +237,7 @@ class SQLStore:
         match_rows = []
         part_rows = []
         for seq, entry in zip(self._take_seqs(len(entries)), entries, strict=True):
-            texts = getattr(entry, "json_texts", None)  # (fused-path entries write their own)
-            match_text, report_text = (
-                texts()
-                if texts is not None
-                else (_dumps(entry.match_dict()), _dumps(entry.report_dict(codec)))
-            )
+            match_text, report_text = entry.json_texts(codec)
             match_rows.append(
                 (seq, entry.id, format_time(entry.played_at), match_text, report_text)
             )
