@@ -17,7 +17,6 @@ RP are real numbers (display rounding is presentation, E-000-8). Draws do not mo
 from __future__ import annotations
 
 import math
-from typing import Protocol
 
 import attrs
 
@@ -101,10 +100,6 @@ def rankcraft_initial(slot: str) -> InversusRp:
     return InversusRp(0.0)
 
 
-class _Explains(Protocol):
-    def explain(self, name: str, value: float) -> None: ...
-
-
 def rp_change(
     params: InversusRpParams,
     points: float,
@@ -112,15 +107,13 @@ def rp_change(
     mu: float,
     phi: float,
     gap: float,
-    context: _Explains | None = None,
+    factors: dict[str, float] | None = None,
 ) -> float:
     """New RP after a win (``won``) or a loss, from the post-match μ', φ' and the pre-match
-    centre gap (opponent μ − own μ). Explains each part in ``context`` when given."""
-
-    def explain(name: str, value: float) -> None:
-        if context is not None:
-            context.explain(name, value)
-
+    centre gap (opponent μ − own μ). Writes each part into ``factors`` when given (the
+    report's factors: target, minimum, cap, step, bonus)."""
+    if factors is None:
+        factors = {}
     z = params.confidence
     target = params.to_points(mu - z * phi)
     fraction = params.step_fraction
@@ -128,29 +121,29 @@ def rp_change(
         low, high = params.deviation_range
         fraction *= min(max((high - phi) / (high - low), 0.0), 1.0)
     step = (target - points) * fraction
-    explain("target", target)
+    factors["target"] = target
     if won:
         ceiling = min(params.to_points(mu + z * phi), params.max_points)
         least = min(max(ceiling - points, 0.0), params.min_change)
         change = max(step, least)
         if least > 0 and least > step:
-            explain("minimum", least)
+            factors["minimum"] = least
     else:
         least = min(max(points, 0.0), params.min_change)
         change = min(step, -least)
         if least > 0 and -least < step:
-            explain("minimum", -least)
+            factors["minimum"] = -least
     if abs(change) > params.max_change:
         change = math.copysign(params.max_change, change)
-        explain("cap", change)
-    explain("step", step)
+        factors["cap"] = change
+    factors["step"] = step
     if won and gap > 0 and params.upset_bonus > 0:
         bonus = min(params.upset_bonus * gap / params.upset_gap, params.upset_bonus)
         if params.bonus_after_cap:
             change += bonus
         else:
             change = min(change + bonus, params.max_change)
-        explain("bonus", bonus)
+        factors["bonus"] = bonus
     return min(max(points + change, 0.0), params.max_points)
 
 
@@ -170,7 +163,8 @@ def rankcraft_rank(
     used_phi = best if params.tightest_deviation else phi
     opponents = [p.opponent.mu for p in context.pairings] or [before.mu]  # type: ignore[attr-defined]
     gap = math.fsum(opponents) / len(opponents) - before.mu  # type: ignore[attr-defined]
-    points = rp_change(params, rank_state.points, context.score == 1.0, mu, used_phi, gap, context)
+    won = context.score == 1.0
+    points = rp_change(params, rank_state.points, won, mu, used_phi, gap, context.factors)
     return InversusRp(points, best)
 
 
@@ -180,16 +174,6 @@ def rankcraft_kernel(slot: str, params: InversusRpParams, fields: tuple[str, ...
         return None
     tightest = params.tightest_deviation
     at_mu, at_phi = fields.index("mu"), fields.index("phi")
-    z = params.confidence
-    low, high = params.rating_range
-    most = params.max_points
-    step_fraction = params.step_fraction
-    speed = params.deviation_speed
-    slow_phi, fast_phi = params.deviation_range
-    min_change, max_change = params.min_change, params.max_change
-    upset_bonus, upset_gap = params.upset_bonus, params.upset_gap
-    bonus_after_cap = params.bonus_after_cap
-    copysign = math.copysign
 
     def rank(
         rank_state: tuple[float, float | None],
@@ -201,45 +185,15 @@ def rankcraft_kernel(slot: str, params: InversusRpParams, fields: tuple[str, ...
         matches: int,
         factors: dict[str, float],
     ) -> tuple[float, float | None]:
-        # rankcraft_rank with one opponent, with rp_change and to_points inlined term for
-        # term (the fused-path tests compare both bit for bit); with one opponent the mean
-        # opponent centre is that opponent's
+        # rankcraft_rank with one opponent, term for term: the mean opponent centre is
+        # that opponent's (fsum of one value is the value)
         points, best = rank_state
         mu, phi = after[at_mu], after[at_phi]
         best = phi if best is None else min(best, phi)
         if score != 0.0 and score != 1.0:
-            return (points, best)
-        if tightest:
-            phi = best
+            return (points, best)  # draws do not move RP
+        used_phi = best if tightest else phi
         gap = opponent[at_mu] - before[at_mu]
-        target = min(max((mu - z * phi - low) / (high - low) * most, 0.0), most)
-        fraction = step_fraction
-        if speed:
-            fraction *= min(max((fast_phi - phi) / (fast_phi - slow_phi), 0.0), 1.0)
-        step = (target - points) * fraction
-        factors["target"] = target
-        if score == 1.0:
-            ceiling = min(min(max((mu + z * phi - low) / (high - low) * most, 0.0), most), most)
-            least = min(max(ceiling - points, 0.0), min_change)
-            change = max(step, least)
-            if least > 0 and least > step:
-                factors["minimum"] = least
-        else:
-            least = min(max(points, 0.0), min_change)
-            change = min(step, -least)
-            if least > 0 and -least < step:
-                factors["minimum"] = -least
-        if abs(change) > max_change:
-            change = copysign(max_change, change)
-            factors["cap"] = change
-        factors["step"] = step
-        if score == 1.0 and gap > 0 and upset_bonus > 0:
-            bonus = min(upset_bonus * gap / upset_gap, upset_bonus)
-            if bonus_after_cap:
-                change += bonus
-            else:
-                change = min(change + bonus, max_change)
-            factors["bonus"] = bonus
-        return (min(max(points + change, 0.0), most), best)
+        return (rp_change(params, points, score == 1.0, mu, used_phi, gap, factors), best)
 
     return rank

@@ -251,7 +251,7 @@ def test_entries_build_the_match_as_parse_match_does() -> None:
     ],
 )
 def test_inversus_rank_kernel_equals_the_hook_for_every_option(rank_params: str) -> None:
-    """The Rank Point kernel inlines rp_change: every option it reads, both ways."""
+    """The Rank Point kernel and the hook, for every option rp_change reads, both ways."""
     import random
 
     ruleset = rankcraft.loads_ruleset(
