@@ -169,6 +169,15 @@ def league(name: str, sqlite: bool) -> Callable[[list[dict[str, Any]]], None]:
     return run
 
 
+def both(name: str, label: str | None = None) -> list[tuple[str, Callable[..., None]]]:
+    """The rows of a rankcraft ruleset: in memory, then into SQLite."""
+    label = label or name
+    return [
+        (f"rankcraft {label}, memory", league(name, False)),
+        (f"rankcraft {label}, SQLite", league(name, True)),
+    ]
+
+
 def elote_run(kind: str) -> Callable[[list[dict[str, Any]]], None]:
     def run(matches: list[dict[str, Any]]) -> None:
         import elote
@@ -260,24 +269,16 @@ def main() -> None:
         for name in ("elote", "glicko2", "openskill", "trueskill")
     }
     families: dict[str, list[tuple[str, Callable[[list[dict[str, Any]]], None]]]] = {
-        "Elo": [
-            ("plain loop", plain_elo),
-            ("rankcraft elo, memory", league("elo", False)),
-            ("rankcraft elo, SQLite", league("elo", True)),
-        ],
+        "Elo": [("plain loop", plain_elo), *both("elo")],
         "Glicko-1": [
             ("plain loop", plain_glicko1),
-            ("rankcraft glicko1, memory", league("glicko1", False)),
-            ("rankcraft glicko1, SQLite", league("glicko1", True)),
-            ("rankcraft glicko1 no decay, memory", league("glicko1-no-decay", False)),
-            ("rankcraft glicko1 no decay, SQLite", league("glicko1-no-decay", True)),
+            *both("glicko1"),
+            *both("glicko1-no-decay", "glicko1 no decay"),
         ],
         "Glicko-2": [
             ("plain loop", plain_glicko2),
-            ("rankcraft inversus, memory", league("inversus", False)),
-            ("rankcraft inversus, SQLite", league("inversus", True)),
-            ("rankcraft glicko2 bounded, memory", league("glicko2-bounded", False)),
-            ("rankcraft glicko2 bounded, SQLite", league("glicko2-bounded", True)),
+            *both("inversus"),
+            *both("glicko2-bounded", "glicko2 bounded"),
         ],
         "Bayesian (no plain loop)": [],
     }
