@@ -26,7 +26,7 @@ from .io import read_match_dicts
 from .manager import Plugins
 from .model import Match, PlayerRecord, format_time
 from .ruleset import bundled_names, dumps, load_ruleset, to_dict
-from .store import is_postgres_url
+from .store import is_postgres_url, open_store
 
 DEFAULT_DB = "rankcraft.sqlite"
 DEMO_DB = "rankcraft-demo.sqlite"
@@ -699,10 +699,13 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def _committed_matches(db: str) -> int:
     """How many matches the league at ``db`` holds (0 when there is none or it is unreadable)."""
     try:
-        with League.open(db, create=False) as league:
-            return league.match_count
+        store = open_store(db, create=False)
     except (RankcraftError, OSError):
         return 0
+    try:
+        return 0 if store.stored_ruleset() is None else store.count_matches()
+    finally:
+        store.close()
 
 
 class _guard_new_file:

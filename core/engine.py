@@ -61,11 +61,9 @@ from .store import (
     Entry,
     MatchRow,
     MemoryStore,
-    PostgresStore,
     Recorded,
-    SQLiteStore,
     Store,
-    is_postgres_url,
+    open_store,
 )
 
 _FLUSH_EVERY = 2000
@@ -180,11 +178,7 @@ class League:
         """
         if ruleset is not None and not isinstance(ruleset, Ruleset):
             ruleset = load_ruleset(ruleset, plugins=plugins)
-        store: SQLiteStore | PostgresStore
-        if is_postgres_url(str(path)):
-            store = PostgresStore(str(path), create=create)
-        else:
-            store = SQLiteStore(path, create=create)
+        store = open_store(path, create=create)
         try:
             stored = store.stored_ruleset()
             if ruleset is None:

@@ -8,10 +8,21 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from .base import SCHEMA_VERSION, Codec, Entry, MatchRow, Recorded, Store
 from .memory import MemoryStore
 from .postgres import PostgresStore, is_postgres_url
 from .sqlite import SQLiteStore
+
+
+def open_store(path: str | Path, *, create: bool = True) -> SQLiteStore | PostgresStore:
+    """The store at ``path``: a PostgreSQL schema for a ``postgresql://`` URL, else an
+    SQLite file (created when missing unless ``create`` is false)."""
+    if is_postgres_url(str(path)):
+        return PostgresStore(str(path), create=create)
+    return SQLiteStore(path, create=create)
+
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -24,4 +35,5 @@ __all__ = [
     "SQLiteStore",
     "Store",
     "is_postgres_url",
+    "open_store",
 ]
