@@ -1,0 +1,44 @@
+"""Every bundled ruleset gives, bit for bit, the results recorded in tests/golden/exports.json.
+
+The digests were written by tests/golden/make_golden.py before the engine's one-path
+rewrite: the export (every player's state) and every match report, on a prefix of each
+shared history. A change that alters any number fails here; intended changes are
+recorded in docs/decisions.md and the digests rewritten with that script.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+import rankcraft
+
+from .conftest import SHARED_DATA
+
+GOLDEN = Path(__file__).parent / "golden"
+_spec = importlib.util.spec_from_file_location("make_golden", GOLDEN / "make_golden.py")
+assert _spec is not None and _spec.loader is not None
+make_golden = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(make_golden)
+
+EXPECTED: dict[str, dict[str, str]] = json.loads((GOLDEN / "exports.json").read_text())
+
+pytestmark = pytest.mark.skipif(
+    not SHARED_DATA.is_dir(), reason=f"needs the shared match histories at {SHARED_DATA}"
+)
+
+
+@pytest.mark.parametrize("history", sorted(make_golden.HISTORIES))
+def test_bundled_rulesets_give_the_recorded_results(history: str) -> None:
+    matches = make_golden.read(SHARED_DATA / history, make_golden.HISTORIES[history])
+    for ruleset in make_golden.RULESETS:
+        expected = EXPECTED[f"{ruleset} {history}"]
+        if "error" in expected:
+            with pytest.raises(rankcraft.InputError) as caught:
+                make_golden.replay(ruleset, matches)
+            assert str(caught.value) == expected["error"]
+            continue
+        assert make_golden.replay(ruleset, matches) == expected, ruleset
