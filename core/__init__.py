@@ -29,7 +29,6 @@ from .errors import (
     RulesetError,
     StateError,
 )
-from .fast import solo_side
 from .io import parse_match, read_matches
 from .manager import PluginInfo, Plugins, get_plugin_manager
 from .model import (
@@ -93,6 +92,5 @@ __all__ = [
     "pair_score",
     "parse_match",
     "read_matches",
-    "solo_side",
     "state_field",
 ]

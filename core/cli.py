@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import itertools
 import json
 import os
@@ -23,7 +24,7 @@ from .data import demo_matches_path
 from .engine import League, RecordSummary
 from .errors import DuplicateMatchError, InputError, MatchError, RankcraftError
 from .io import read_match_dicts
-from .manager import Plugins
+from .manager import PLUGINS_DIR_ENV, Plugins
 from .model import Match, PlayerRecord, format_time
 from .ruleset import bundled_names, dumps, load_ruleset, to_dict
 from .store import is_postgres_url, open_store
@@ -786,6 +787,23 @@ def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
+@contextlib.contextmanager
+def _plugin_dirs(dirs: list[str]) -> Iterator[None]:
+    """``--plugins-dir``: the folders join ``RANKCRAFT_PLUGINS_DIR`` while the command runs."""
+    if not dirs:
+        yield
+        return
+    before = os.environ.get(PLUGINS_DIR_ENV)
+    os.environ[PLUGINS_DIR_ENV] = os.pathsep.join([*dirs, *([before] if before else [])])
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ[PLUGINS_DIR_ENV]
+        else:
+            os.environ[PLUGINS_DIR_ENV] = before
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``rankcraft``."""
     parser = argparse.ArgumentParser(
@@ -793,6 +811,14 @@ def build_parser() -> argparse.ArgumentParser:
         description="Skill ratings and player-facing ranks from match histories.",
     )
     parser.add_argument("--version", action="version", version=f"rankcraft {__version__}")
+    parser.add_argument(
+        "--plugins-dir",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="load every module in DIR as a plugin, named after its file (repeatable; "
+        f"also ${PLUGINS_DIR_ENV})",
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def add(name: str, func: Callable[..., int], help_: str) -> argparse.ArgumentParser:
@@ -938,7 +964,8 @@ def main(
     except SystemExit as exc:
         return int(exc.code or 0)
     try:
-        return int(args.func(args, out, err))
+        with _plugin_dirs(args.plugins_dir):
+            return int(args.func(args, out, err))
     except InputError as exc:
         hint = ""
         if isinstance(exc, DuplicateMatchError) and getattr(args, "skip_seen", None) is False:

@@ -46,9 +46,12 @@ class MatchError(InputError):
         line: 1-based line number in the input file, when read from a file.
         item: 0-based position of the match in what :meth:`League.record_many
             <rankcraft.League.record_many>` was given, when raised there.
+        committed: with ``record_many(commit_every=N)``, how many matches of that call
+            were committed before the error (they stay); None otherwise.
     """
 
     item: int | None = None
+    committed: int | None = None
 
     def __init__(
         self,
@@ -74,7 +77,9 @@ class MatchError(InputError):
 
     def at_line(self, line: int) -> MatchError:
         """Return a copy of this error that also names ``line``."""
-        return type(self)(self.reason, match_id=self.match_id, line=line, field=self._field)
+        copy = type(self)(self.reason, match_id=self.match_id, line=line, field=self._field)
+        copy.item, copy.committed = self.item, self.committed
+        return copy
 
 
 class DuplicateMatchError(MatchError):

@@ -60,7 +60,7 @@ def rankcraft_needs(slot: str) -> Needs | None:
 
 
 # ---------------------------------------------------------------------------------------
-# Per match: the steps of DESIGN §4, in the order the engine calls them
+# Per match: the steps of docs/design.md (rating one match), in the order the engine calls them
 # ---------------------------------------------------------------------------------------
 
 
@@ -68,7 +68,8 @@ def rankcraft_needs(slot: str) -> Needs | None:
 def rankcraft_initial(slot: str, params: Any) -> State:
     """Return the state of a player the league has not seen yet.
 
-    Called for the skill slot (``"initial"``) and, when the ruleset has a rank slot, for
+    Called once per league and slot: every new player starts from that state (states are
+    immutable). Called for the skill slot (``"initial"``) and, when the ruleset has a rank slot, for
     ``"rank"``: a plugin serving both tells them apart by ``slot``.
 
     :param slot: ``"initial"`` (skill state) or ``"rank"`` (rank state).
@@ -182,41 +183,6 @@ def rankcraft_rank(
     """
 
 
-@hookspec
-def rankcraft_kernel(slot: str, params: Any, fields: tuple[str, ...]) -> Any:
-    """Offer a fused form of this plugin's per-match function for 1-v-1 replays (optional).
-
-    When every slot of a ``match``-mode ruleset offers a kernel, the engine rates plain
-    1-v-1 matches (one player per side, scores, no home, weight or quit) with them on
-    tuples of floats instead of state objects; any other match takes the ordinary hooks.
-    Such a match's ``meta`` and ``seconds_played`` are kept with it but never shown to a
-    kernel: a plugin whose hooks read them offers no kernels.
-    A kernel must compute exactly what the hooks compute (the engine's tests compare both
-    paths bit for bit). States are tuples of the state class's fields, in attrs order.
-
-    :param slot: which function is asked for:
-
-        * ``"decay"``: ``(state, periods) -> state``, as :func:`rankcraft_decay`;
-        * ``"expectation"``: ``(a, b) -> float``, P(a beats b) at a neutral venue;
-        * ``"update"``: ``(own, opponent, score, matches, factors) -> state``: one result of
-          weight 1 (``matches``: rated matches before this one; write report factors into
-          the ``factors`` dict as ``context.explain`` would);
-        * ``"rank"``: ``(rank_state, before, after, opponent, score, expected, matches,
-          factors) -> rank state`` (``opponent``: the opponent's state as the match used it);
-        * ``"period"`` (``batch`` mode, no rank slot): ``(states, results) -> states``: rate
-          every waiting player's period at once in :meth:`League.close_period`, with
-          ``results[i]`` the ``(opponent, score, weight)`` of player ``i``;
-        * ``"team"``: return :func:`rankcraft.solo_side` to promise that a one-player side
-          aggregates to its player and pairs with the other side's player at the match's
-          score and weight.
-    :param params: the slot's params.
-    :param fields: the skill state's field names: the order of the skill tuples.
-    :returns: the function, or None when these params need the ordinary hooks.
-
-    .. versionadded:: 0.2
-    """
-
-
 # ---------------------------------------------------------------------------------------
 # Season events: called on demand or on a schedule, never per match
 # ---------------------------------------------------------------------------------------
@@ -251,7 +217,8 @@ def rankcraft_standings(params: Any, players: Sequence[PlayerRecord]) -> Mapping
     """Return a label per player that depends on the whole league (a title, a percentile).
 
     Some ranks cannot be read off one player's state: Skyweaver's Grandweaver is the top
-    100 Masters, seed 002's percentile compares every active player. The engine calls the
+    100 Masters; the team wager's percentile ("Ranking in Team-Based Competitive Games")
+    compares every active player. The engine calls the
     rank plugin's implementation (or, without a rank slot, the update plugin's) for
     leaderboards and player views.
 

@@ -21,6 +21,7 @@ import zlib
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
+from types import MappingProxyType
 from typing import IO, Any, BinaryIO, cast
 
 from .errors import InputError, MatchError
@@ -72,60 +73,79 @@ def _number(value: Any) -> bool:
     return (type(value) is float and math.isfinite(value)) or type(value) is int
 
 
-def parse_match(data: Any, *, line: int | None = None) -> Match:
-    """Validate one match (DESIGN §2) and return it as a :class:`Match`.
+_new_match = object.__new__
+_set = object.__setattr__
+_NO_META: Mapping[str, Any] = MappingProxyType({})
 
-    :raises MatchError: naming the field and the value (and ``line`` when given).
-    """
-    if not isinstance(data, Mapping):
-        raise MatchError(f"a match must be a JSON object, got {type(data).__name__}", line=line)
-    match_id = data.get("id")
-    if not isinstance(match_id, str) or not match_id:
-        raise MatchError(f"'id' must be a non-empty string: {match_id!r}", line=line)
 
-    def fail(message: str, field: str | None = None) -> MatchError:
-        return MatchError(message, match_id=match_id, line=line, field=field)
+def _build_match(
+    match_id: str,
+    played_at: datetime,
+    teams: tuple[tuple[str, ...], ...],
+    outcome: tuple[tuple[float, ...] | None, tuple[int, ...] | None, tuple[int, ...]],
+    seconds: tuple[tuple[int, ...], ...] | None,
+    extras: tuple[tuple[str, ...], int | None, float, Mapping[str, Any]],
+) -> Match:
+    """A :class:`Match` from validated fields, set one by one (equal to ``Match(...)``;
+    attrs' frozen ``__init__`` costs twice as much, and the loop builds one per match)."""
+    match = _new_match(Match)
+    _set(match, "id", match_id)
+    _set(match, "played_at", played_at)
+    _set(match, "teams", teams)
+    _set(match, "scores", outcome[0])
+    _set(match, "ranks", outcome[1])
+    _set(match, "places", outcome[2])
+    _set(match, "seconds_played", seconds)
+    _set(match, "quit", extras[0])
+    _set(match, "home", extras[1])
+    _set(match, "weight", extras[2])
+    _set(match, "meta", extras[3])
+    return match
 
-    if not MATCH_KEYS.issuperset(data):
-        extra = sorted(set(data) - MATCH_KEYS)
-        raise fail(
-            f"unknown key(s) {', '.join(map(repr, extra))} (allowed: "
-            f"{', '.join(sorted(MATCH_KEYS))})"
-        )
-    if "played_at" not in data:
-        raise fail("'played_at' is missing")
-    try:
-        played_at = parse_time(data["played_at"], match_id=match_id)
-    except MatchError as exc:
-        raise fail(exc.reason) from None
 
-    teams_raw = data.get("teams")
-    if not isinstance(teams_raw, list) or len(teams_raw) < 2:
-        raise fail(f"'teams' must be a list of at least 2 sides: {teams_raw!r}")
+class _Fail:
+    """Builds a :class:`MatchError` for one match (its id and line)."""
+
+    __slots__ = ("line", "match_id")
+
+    def __init__(self, match_id: str, line: int | None) -> None:
+        self.match_id = match_id
+        self.line = line
+
+    def __call__(self, message: str, field: str | None = None) -> MatchError:
+        return MatchError(message, match_id=self.match_id, line=self.line, field=field)
+
+
+def _teams(raw: Any, fail: _Fail) -> tuple[tuple[str, ...], ...]:
+    if type(raw) is not list or len(raw) < 2:
+        raise fail(f"'teams' must be a list of at least 2 sides: {raw!r}")
     teams = []
-    seen: set[str] = set()
     count = 0
-    for i, side in enumerate(teams_raw):
-        if not isinstance(side, list) or not side:
+    for i, side in enumerate(raw):
+        if type(side) is not list or not side:
             raise fail(f"'teams[{i}]' must be a non-empty list of player ids: {side!r}")
         for player in side:
-            if not isinstance(player, str) or not player:
+            if type(player) is not str or not player:
                 raise fail(
                     f"'teams[{i}]' has a player id that is not a non-empty string: {player!r}"
                 )
-        seen.update(side)
         count += len(side)
         teams.append(tuple(side))
-    if len(seen) != count:
+    if (count > 2 and len({p for side in teams for p in side}) != count) or (
+        count == 2 and teams[0][0] == teams[1][0]
+    ):
         flat = [p for side in teams for p in side]
         twice = next(p for p in flat if flat.count(p) > 1)
         raise fail(f"player {twice!r} appears twice in 'teams'", "teams")
-    n = len(teams)
+    return tuple(teams)
 
+
+def _outcome(
+    data: Mapping[str, Any], n: int, fail: _Fail
+) -> tuple[tuple[float, ...] | None, tuple[int, ...] | None, tuple[int, ...]]:
+    """(scores, ranks, places) of a match with ``n`` sides."""
     scores_raw = data.get("scores")
     ranks_raw = data.get("ranks")
-    scores: tuple[float, ...] | None = None
-    ranks: tuple[int, ...] | None = None
     if (scores_raw is None) == (ranks_raw is None):
         raise fail(
             "give exactly one of 'scores' and 'ranks' "
@@ -133,63 +153,67 @@ def parse_match(data: Any, *, line: int | None = None) -> Match:
             "scores",
         )
     if scores_raw is not None:
-        if not isinstance(scores_raw, list) or len(scores_raw) != n:
+        if type(scores_raw) is not list or len(scores_raw) != n:
             raise fail(f"'scores' must be a list of {n} numbers, one per side: {scores_raw!r}")
         for value in scores_raw:
             if not _number(value):
                 raise fail(f"'scores' must hold finite numbers: {value!r} in {scores_raw!r}")
-        scores = tuple(float(v) for v in scores_raw)
-        places = tuple(1 + sum(1 for other in scores if other > s) for s in scores)
-    else:
-        if not isinstance(ranks_raw, list) or len(ranks_raw) != n:
-            raise fail(f"'ranks' must be a list of {n} places, one per side: {ranks_raw!r}")
-        for value in ranks_raw:
-            if type(value) is not int or value < 1:
-                raise fail(f"'ranks' must hold whole numbers >= 1: {value!r} in {ranks_raw!r}")
-        ranks = tuple(ranks_raw)
-        places = ranks
+        scores = tuple(map(float, scores_raw))
+        if n == 2:
+            a, b = scores
+            return scores, None, (1 if a >= b else 2, 1 if b >= a else 2)
+        return scores, None, tuple(1 + sum(1 for other in scores if other > s) for s in scores)
+    if type(ranks_raw) is not list or len(ranks_raw) != n:
+        raise fail(f"'ranks' must be a list of {n} places, one per side: {ranks_raw!r}")
+    for value in ranks_raw:
+        if type(value) is not int or value < 1:
+            raise fail(f"'ranks' must hold whole numbers >= 1: {value!r} in {ranks_raw!r}")
+    ranks = tuple(ranks_raw)
+    return None, ranks, ranks
 
-    seconds = None
-    if data.get("seconds_played") is not None:
-        raw = data["seconds_played"]
-        if (
-            not isinstance(raw, list)
-            or len(raw) != n
-            or any(
-                not isinstance(s, list) or len(s) != len(t)
-                for s, t in zip(raw, teams, strict=False)
-            )
-        ):
-            raise fail(f"'seconds_played' must be shaped like 'teams': {raw!r}")
-        for side in raw:
-            for value in side:
-                if type(value) is not int or value < 0:
-                    raise fail(f"'seconds_played' must hold whole numbers >= 0: {value!r}")
-        seconds = tuple(tuple(side) for side in raw)
 
-    quit_raw = data.get("quit")
+def _seconds(
+    raw: Any, teams: tuple[tuple[str, ...], ...], fail: _Fail
+) -> tuple[tuple[int, ...], ...]:
+    if (
+        type(raw) is not list
+        or len(raw) != len(teams)
+        or any(type(s) is not list or len(s) != len(t) for s, t in zip(raw, teams, strict=False))
+    ):
+        raise fail(f"'seconds_played' must be shaped like 'teams': {raw!r}")
+    for side in raw:
+        for value in side:
+            if type(value) is not int or value < 0:
+                raise fail(f"'seconds_played' must hold whole numbers >= 0: {value!r}")
+    return tuple(tuple(side) for side in raw)
+
+
+def _extras(
+    data: Mapping[str, Any], teams: tuple[tuple[str, ...], ...], fail: _Fail
+) -> tuple[tuple[str, ...], int | None, float, Mapping[str, Any]]:
+    """The optional fields of a match: (quit, home, weight, meta with the forecast)."""
+    n = len(teams)
     quit: tuple[str, ...] = ()
+    quit_raw = data.get("quit")
     if quit_raw is not None:
-        if not isinstance(quit_raw, list):
+        players = {p for side in teams for p in side}
+        if type(quit_raw) is not list:
             raise fail(f"'quit' must be a list of player ids: {quit_raw!r}")
         for player in quit_raw:
-            if not isinstance(player, str) or player not in seen:
+            if type(player) is not str or player not in players:
                 raise fail(f"'quit' names {player!r}, who is not in 'teams'")
         if len(set(quit_raw)) != len(quit_raw):
             raise fail(f"'quit' names a player twice: {quit_raw!r}")
         quit = tuple(quit_raw)
-
     home = data.get("home")
     if home is not None and (type(home) is not int or not 0 <= home < n):
         raise fail(f"'home' must be the index of the side at home (0 to {n - 1}) or null: {home!r}")
-
     weight = data.get("weight", 1.0)
     if not _number(weight) or not 0 < weight <= 1:
         raise fail(f"'weight' must be a number in (0, 1]: {weight!r}")
-
-    meta = data.get("meta")
+    meta: Mapping[str, Any] | None = data.get("meta")
     if meta is None:
-        meta = {}
+        meta = _NO_META
     elif not isinstance(meta, Mapping):
         raise fail(f"'meta' must be an object: {meta!r}")
     forecast = data.get("forecast")
@@ -197,19 +221,46 @@ def parse_match(data: Any, *, line: int | None = None) -> Match:
         if not isinstance(forecast, Mapping):
             raise fail(f"'forecast' must be an object: {forecast!r}")
         meta = {**meta, "forecast": forecast}
+    return quit, home, float(weight), meta
 
-    return Match(
-        id=match_id,
-        played_at=played_at,
-        teams=tuple(teams),
-        scores=scores,
-        ranks=ranks,
-        places=places,
-        seconds_played=seconds,
-        quit=quit,
-        weight=float(weight),
-        meta=meta,
-        home=home,
+
+def parse_match(data: Any, *, line: int | None = None) -> Match:
+    """Validate one match (the match document of docs/design.md) and return it as a
+    :class:`Match`. The one validator of matches: every way in (files, dicts, the HTTP
+    service) comes through it.
+
+    :raises MatchError: naming the field and the value (and ``line`` when given).
+    """
+    if type(data) is not dict and not isinstance(data, Mapping):
+        raise MatchError(f"a match must be a JSON object, got {type(data).__name__}", line=line)
+    match_id = data.get("id")
+    if type(match_id) is not str or not match_id:
+        raise MatchError(f"'id' must be a non-empty string: {match_id!r}", line=line)
+    fail = _Fail(match_id, line)
+    if not MATCH_KEYS.issuperset(data):
+        extra = sorted(set(data) - MATCH_KEYS)
+        raise fail(
+            f"unknown key(s) {', '.join(map(repr, extra))} (allowed: "
+            f"{', '.join(sorted(MATCH_KEYS))})"
+        )
+    text = data.get("played_at")
+    played_at = _time_cache.get(text) if type(text) is str else None
+    if played_at is None:
+        if "played_at" not in data:
+            raise fail("'played_at' is missing")
+        try:
+            played_at = parse_time(text, match_id=match_id)
+        except MatchError as exc:
+            raise fail(exc.reason) from None
+    teams = _teams(data.get("teams"), fail)
+    seconds = data.get("seconds_played")
+    return _build_match(
+        match_id,
+        played_at,
+        teams,
+        _outcome(data, len(teams), fail),
+        None if seconds is None else _seconds(seconds, teams, fail),
+        _extras(data, teams, fail),
     )
 
 

@@ -1,17 +1,24 @@
-"""The plugin manager: entry points, name conflicts, blocking, and a typed facade.
+"""The plugin manager: entry points, plugin folders, name conflicts, blocking, and a
+typed facade.
 
 There is no global manager: :func:`get_plugin_manager` builds a fresh one each time, and
 :class:`Plugins` wraps it so that every hook call the core makes is typed. Plugins,
-first-party ones included, are found through the ``rankcraft`` entry-point group only.
+first-party ones included, are found through the ``rankcraft`` entry-point group; for
+trying a plugin without packaging it, every module of a *plugins folder*
+(``RANKCRAFT_PLUGINS_DIR``, or ``rankcraft --plugins-dir``) is a plugin too, named after
+its file, under the same conflict and block-list rules.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib.util
 import os
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib import metadata
-from typing import Any, cast
+from pathlib import Path
+from typing import Any, NamedTuple, cast
 
 import attrs
 import pluggy
@@ -23,7 +30,14 @@ from .model import Needs, Pairing, PlayerContext, PlayerRecord, ResetContext, St
 
 ENTRY_POINT_GROUP = "rankcraft"
 DISABLE_ENV = "RANKCRAFT_DISABLE_PLUGINS"
-"""Environment variable: comma-separated plugin names that are never registered."""
+"""Environment variable: comma-separated plugin names that are never registered (``NAME``
+blocks every provider of the name; ``NAME@SOURCE`` only the one from that distribution,
+or from ``plugins-dir``)."""
+PLUGINS_DIR_ENV = "RANKCRAFT_PLUGINS_DIR"
+"""Environment variable: folders (separated by ``os.pathsep``) whose ``*.py`` modules are
+loaded as plugins, each named after its file (``streak.py`` is plugin ``streak``)."""
+DIR_SOURCE = "plugins-dir"
+"""The source a plugin loaded from a plugins folder is listed under."""
 
 SLOTS = ("initial", "decay", "team", "expectation", "update", "rank", "reset")
 
@@ -68,48 +82,117 @@ def blocked_from_env(environ: dict[str, str] | None = None) -> set[str]:
     return {name for name in raw.replace(",", " ").split() if name}
 
 
-def get_plugin_manager(*, entry_points: bool = True, block: Iterable[str] = ()) -> PluginManager:
+def plugin_dirs_from_env(environ: dict[str, str] | None = None) -> list[Path]:
+    """The folders listed in ``RANKCRAFT_PLUGINS_DIR``."""
+    raw = (os.environ if environ is None else environ).get(PLUGINS_DIR_ENV, "")
+    return [Path(part) for part in raw.split(os.pathsep) if part]
+
+
+def get_plugin_manager(
+    *,
+    entry_points: bool = True,
+    block: Iterable[str] = (),
+    plugin_dirs: Iterable[str | Path] | None = None,
+) -> PluginManager:
     """Build a new plugin manager.
 
     :param entry_points: load every plugin of the ``rankcraft`` entry-point group.
-    :param block: plugin names never to register, besides ``RANKCRAFT_DISABLE_PLUGINS``.
-    :raises PluginConflictError: two distributions provide the same plugin name.
+    :param block: plugin names (``NAME`` or ``NAME@SOURCE``) never to register, besides
+        ``RANKCRAFT_DISABLE_PLUGINS``.
+    :param plugin_dirs: folders whose modules are plugins (default: those of
+        ``RANKCRAFT_PLUGINS_DIR`` when ``entry_points`` is true, else none).
+    :raises PluginConflictError: two sources provide the same plugin name and the block
+        list does not settle which one (or neither) is used.
+    :raises PluginError: a plugin folder is missing, or one of its modules fails to load.
     """
     pm = PluginManager()
     blocked = set(block) | blocked_from_env()
     for name in blocked:
-        pm.set_blocked(name)
+        if "@" not in name:
+            pm.set_blocked(name)
+    found: dict[str, dict[str, _Source]] = {}
     if entry_points:
-        _load_entry_points(pm, blocked)
+        _find_entry_points(found)
+    dirs = (
+        plugin_dirs if plugin_dirs is not None else (plugin_dirs_from_env() if entry_points else [])
+    )
+    for folder in dirs:
+        _find_in_folder(Path(folder), found)
+    _register(pm, found, blocked)
     pm.check_pending()
     return pm
 
 
-def _load_entry_points(pm: PluginManager, blocked: set[str]) -> None:
-    found: dict[str, dict[str, metadata.EntryPoint]] = {}
+class _Source(NamedTuple):
+    """Where a plugin name comes from: a distribution (with its version) or a folder."""
+
+    version: str | None
+    where: str  # the module (entry point) or the file (folder)
+    load: Callable[[], Any]
+
+
+def _find_entry_points(found: dict[str, dict[str, _Source]]) -> None:
     for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
         dist = ep.dist.name if ep.dist is not None else "<unknown distribution>"
+        version = ep.dist.version if ep.dist is not None else "?"
         # One distribution listing a name twice (a stale egg-info beside an install) is one.
-        found.setdefault(ep.name, {}).setdefault(dist, ep)
-    for name, by_dist in sorted(found.items()):
-        if len(by_dist) > 1:
-            dists = " and ".join(
-                f"{d} ({e.value})" for d, e in sorted(by_dist.items(), key=lambda x: x[0])
-            )
+        found.setdefault(ep.name, {}).setdefault(dist, _Source(version, ep.value, ep.load))
+
+
+def _find_in_folder(folder: Path, found: dict[str, dict[str, _Source]]) -> None:
+    if not folder.is_dir():
+        raise PluginError(f"plugins folder {str(folder)!r} does not exist")
+    for path in sorted(folder.glob("*.py")):
+        if path.name.startswith("_"):
+            continue
+        sources = found.setdefault(path.stem, {})
+        if DIR_SOURCE in sources:
             raise PluginConflictError(
-                f"plugin name {name!r} is provided by more than one distribution: {dists}; "
-                f"uninstall one, or block the name with {DISABLE_ENV}"
+                f"plugin name {path.stem!r} is provided by two plugin files: "
+                f"{sources[DIR_SOURCE].where} and {path}"
             )
+        sources[DIR_SOURCE] = _Source(None, str(path), functools.partial(_load_file, path))
+
+
+def _load_file(path: Path) -> Any:
+    """Import one plugin file as module ``rankcraft_plugins_dir.<stem>``."""
+    name = f"rankcraft_plugins_dir.{path.stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise PluginError(f"cannot load plugin file {str(path)!r}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # (attrs and dataclasses look classes' modules up)
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module
+
+
+def _register(pm: PluginManager, found: dict[str, dict[str, _Source]], blocked: set[str]) -> None:
+    """Register one source per name; refuse names that two unblocked sources provide."""
+    for name, sources in sorted(found.items()):
         if name in blocked:
             continue
-        ((dist, ep),) = by_dist.items()
+        usable = {o: s for o, s in sources.items() if f"{name}@{o}" not in blocked}
+        if len(usable) > 1:
+            listed = " and ".join(f"{o} ({s.where})" for o, s in sorted(usable.items()))
+            choices = " or ".join(f"{name}@{o}" for o in sorted(usable))
+            raise PluginConflictError(
+                f"plugin name {name!r} is provided by more than one distribution: {listed}; "
+                f"uninstall one, or block one with {DISABLE_ENV}={choices} "
+                f"({DISABLE_ENV}={name} blocks every one)"
+            )
+        if not usable:
+            continue
+        ((origin, source),) = usable.items()
         try:
-            module = ep.load()
+            module = source.load()
         except Exception as exc:  # a broken third-party plugin must name itself
-            raise PluginError(f"plugin {name!r} from {dist} failed to load: {exc}") from exc
+            raise PluginError(f"plugin {name!r} from {origin} failed to load: {exc}") from exc
         pm.register(module, name=name)
-        version = ep.dist.version if ep.dist is not None else "?"
-        pm.origins[name] = (dist, version)
+        pm.origins[name] = (origin, source.version or source.where)
 
 
 def _call_adapter(impl: pluggy.HookImpl, spec_args: Sequence[str], fixed: dict[str, Any]) -> Any:
@@ -217,16 +300,6 @@ class Plugins:
         if not self.implements(plugin, "rankcraft_needs"):
             return None
         return cast("Needs | None", self._bind(plugin, "rankcraft_needs", slot=slot)())
-
-    def kernel(
-        self, plugin: str, slot: str, params: Any, fields: tuple[str, ...] = ()
-    ) -> Callable[..., Any] | None:
-        """The fused 1-v-1 function ``plugin`` offers for ``slot``, or None
-        (see :func:`rankcraft.hookspecs.rankcraft_kernel`)."""
-        if not self.implements(plugin, "rankcraft_kernel"):
-            return None
-        found = self._bind(plugin, "rankcraft_kernel", slot=slot, params=params, fields=fields)()
-        return cast("Callable[..., Any] | None", found)
 
     # -- per-match functions ----------------------------------------------------------
 

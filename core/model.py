@@ -79,7 +79,8 @@ class Pairing(NamedTuple):
 
 @attrs.frozen(kw_only=True, eq=False)
 class Match:
-    """A validated match (DESIGN §2). Build one with :func:`rankcraft.io.parse_match`.
+    """A validated match (docs/design.md, the match document). Build one with
+    :func:`rankcraft.io.parse_match`.
 
     Attributes:
         id: unique id within the league.
@@ -108,7 +109,7 @@ class Match:
     home: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The match in the JSON line format of DESIGN §2."""
+        """The match in the JSON line format (docs/design.md, the match document)."""
         out: dict[str, Any] = {
             "id": self.id,
             "played_at": format_time(self.played_at),

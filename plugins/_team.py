@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 import attrs
 
-from rankcraft import State, field_of_role, hookimpl, solo_side
+from rankcraft import Pairing, State, field_of_role, pair_score
 
-SpreadMode = Literal["mean", "rms", "max"]
 SPREAD_MODES: tuple[str, ...] = ("mean", "rms", "max")
 
 
@@ -66,8 +65,16 @@ def shifted(state: State, location: str, value: float) -> State:
     return attrs.evolve(state, **{location: value})
 
 
-@hookimpl
-def rankcraft_kernel(slot: str) -> object:
-    """The team plugins' ``"team"`` kernel (each imports it): a one-player side is its
-    player, paired with the other side's at the match weight."""
-    return solo_side if slot == "team" else None
+def one_on_one(
+    sides: Sequence[Sequence[State]], places: Sequence[int], weight: float
+) -> list[list[list[Pairing]]] | None:
+    """The pairings of two one-player sides (each player against the other, at the
+    match's weight), which every team plugin gives a 1-v-1 alike; None for any other
+    shape. The team plugins answer a 1-v-1 with it before their general case."""
+    if len(sides) != 2:
+        return None
+    side_a, side_b = sides
+    if len(side_a) != 1 or len(side_b) != 1:
+        return None
+    score = pair_score(places, 0, 1)
+    return [[[Pairing(side_b[0], score, weight)]], [[Pairing(side_a[0], 1.0 - score, weight)]]]

@@ -155,40 +155,6 @@ def rankcraft_expectation(
 
 
 @hookimpl
-def rankcraft_kernel(slot: str, params: EloParams) -> object:
-    scale = params.scale
-    if slot == "expectation":
-
-        def expect(a: tuple[float, float], b: tuple[float, float]) -> float:
-            # expected_score(a[0], b[0], scale), inlined (a[0] + 0.0 as the hooks have it)
-            return 1.0 / (1.0 + float(10.0 ** ((b[0] - (a[0] + 0.0)) / scale)))
-
-        return expect
-    if slot != "update" or params.margin != "none":
-        return None
-    schedule = bool(params.k_by_games or params.k_by_rating)
-    k_factor = params.k_factor
-    k_for = params.k_for
-
-    def update(
-        own: tuple[float, float],
-        opponent: tuple[float, float],
-        score: float,
-        matches: int,
-        factors: dict[str, float],
-    ) -> tuple[float, float]:
-        # rankcraft_update for one pairing of weight 1 at a neutral venue, term for term
-        rating, peak = own
-        surprise = score - 1.0 / (1.0 + 10.0 ** ((opponent[0] - rating) / scale))
-        k = k_for(matches, rating, peak) if schedule else k_factor
-        factors["k"] = k
-        new = rating + k * surprise
-        return (new, new if new > peak else peak)
-
-    return update
-
-
-@hookimpl
 def rankcraft_update(
     params: EloParams, state: EloSkill, pairings: Sequence[Pairing], context: PlayerContext
 ) -> EloSkill:

@@ -230,38 +230,6 @@ def rankcraft_expectation(
 
 
 @hookimpl
-def rankcraft_kernel(slot: str, params: Glicko1Params) -> object:
-    # the hooks below for one pairing of weight 1 at a neutral venue, term for term
-    if slot == "decay":
-
-        def decay(state: tuple[float, float], periods: float) -> tuple[float, float]:
-            return state if periods <= 0 else (state[0], grow(params, state[1], periods))
-
-        return decay
-    if slot == "expectation":
-
-        def expect(a: tuple[float, float], b: tuple[float, float]) -> float:
-            return win_probability((a[0] + 0.0, a[1]), b)
-
-        return expect
-    if slot != "update" or params.margin != "none":
-        return None
-    low, high = params.min_deviation, params.ceiling
-
-    def update(
-        own: tuple[float, float],
-        opponent: tuple[float, float],
-        score: float,
-        matches: int,
-        factors: dict[str, float],
-    ) -> tuple[float, float]:
-        rating, deviation = rate_one(own[0] + 0.0, own[1], opponent[0], opponent[1], score)
-        return (rating - 0.0, min(max(deviation, low), high))
-
-    return update
-
-
-@hookimpl
 def rankcraft_update(
     params: Glicko1Params,
     state: Glicko1Skill,

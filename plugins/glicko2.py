@@ -225,11 +225,6 @@ class Glicko2Skill:
     sigma: float = state_field()
 
 
-def to_glicko(state: Glicko2Skill) -> tuple[float, float]:
-    """(rating, RD) on the Glicko scale."""
-    return 1500.0 + SCALE * state.mu, SCALE * state.phi
-
-
 @hookimpl
 def rankcraft_params(slot: str) -> type | None:
     return Glicko2Params if slot in ("initial", "decay", "expectation", "update") else None
@@ -265,87 +260,6 @@ def rankcraft_expectation(
         lambda a, b, edge: win_probability(Glicko2Skill(a.mu + edge, a.phi, a.sigma), b),
         home_edge(params.home_advantage, home, 0),
     )
-
-
-def _period_kernel(params: Glicko2Params) -> object:
-    """``batch`` mode: a whole rating period in NumPy arrays (None without NumPy)."""
-    try:
-        import numpy as np
-
-        from ._glicko2_batch import rate_period
-    except ImportError:
-        return None
-
-    def period(
-        states: list[tuple[float, float, float]],
-        results: list[list[tuple[tuple[float, ...], float, float]]],
-    ) -> list[tuple[float, float, float]]:
-        mu, phi, sigma = np.array(states, dtype=float).reshape(-1, 3).T
-        owner = np.repeat(np.arange(len(results)), [len(r) for r in results])
-        flat = [(o[0], o[1], s, w) for r in results for (o, s, w) in r]
-        opp_mu, opp_phi, score, weight = np.array(flat, dtype=float).reshape(-1, 4).T
-        mu, phi, sigma = rate_period(
-            mu,
-            phi,
-            sigma,
-            owner=owner,
-            opponent_mu=opp_mu,
-            opponent_phi=opp_phi,
-            score=score,
-            weight=weight,
-            tau=params.tau,
-            epsilon=params.epsilon,
-        )
-        if params.bounded:
-            (r_lo, r_hi), (d_lo, d_hi) = params.rating_bounds, params.deviation_bounds
-            v_lo, v_hi = params.volatility_bounds
-            mu = np.clip(mu, r_lo, r_hi)
-            phi = np.clip(phi, d_lo, d_hi)
-            sigma = np.clip(sigma, v_lo, v_hi)
-        return list(zip(mu.tolist(), phi.tolist(), sigma.tolist(), strict=True))
-
-    return period
-
-
-@hookimpl
-def rankcraft_kernel(slot: str, params: Glicko2Params) -> object:
-    # the hooks below for one pairing of weight 1 at a neutral venue, term for term
-    clamp = params.clamp_values
-    if slot == "decay":
-
-        def decay(state: tuple[float, float, float], periods: float) -> tuple[float, ...]:
-            if periods <= 0:
-                return state
-            mu, phi, sigma = state
-            return clamp(mu, math.sqrt(phi * phi + periods * sigma * sigma), sigma)
-
-        return decay
-    if slot == "expectation":
-
-        def expect(a: tuple[float, float, float], b: tuple[float, float, float]) -> float:
-            combined = math.sqrt(a[1] * a[1] + b[1] * b[1])
-            return 1.0 / (1.0 + math.exp(-g(combined) * (a[0] + 0.0 - b[0])))
-
-        return expect
-    if slot == "period":
-        return _period_kernel(params)
-    if slot != "update" or params.margin != "none":
-        return None
-    tau, epsilon = params.tau, params.epsilon
-
-    def update(
-        own: tuple[float, float, float],
-        opponent: tuple[float, float, float],
-        score: float,
-        matches: int,
-        factors: dict[str, float],
-    ) -> tuple[float, float, float]:
-        mu, phi, sigma = rate(
-            own[0] + 0.0, own[1], own[2], tau, ((opponent[0], opponent[1], score, 1.0),), epsilon
-        )
-        return clamp(mu - 0.0, phi, sigma)
-
-    return update
 
 
 @hookimpl

@@ -166,34 +166,3 @@ def rankcraft_rank(
     won = context.score == 1.0
     points = rp_change(params, rank_state.points, won, mu, used_phi, gap, context.factors)
     return InversusRp(points, best)
-
-
-@hookimpl
-def rankcraft_kernel(slot: str, params: InversusRpParams, fields: tuple[str, ...]) -> object:
-    if slot != "rank" or "mu" not in fields or "phi" not in fields:
-        return None
-    tightest = params.tightest_deviation
-    at_mu, at_phi = fields.index("mu"), fields.index("phi")
-
-    def rank(
-        rank_state: tuple[float, float | None],
-        before: tuple[float, ...],
-        after: tuple[float, ...],
-        opponent: tuple[float, ...],
-        score: float,
-        expected: float,
-        matches: int,
-        factors: dict[str, float],
-    ) -> tuple[float, float | None]:
-        # rankcraft_rank with one opponent, term for term: the mean opponent centre is
-        # that opponent's (fsum of one value is the value)
-        points, best = rank_state
-        mu, phi = after[at_mu], after[at_phi]
-        best = phi if best is None else min(best, phi)
-        if score != 0.0 and score != 1.0:
-            return (points, best)  # draws do not move RP
-        used_phi = best if tightest else phi
-        gap = opponent[at_mu] - before[at_mu]
-        return (rp_change(params, points, score == 1.0, mu, used_phi, gap, factors), best)
-
-    return rank

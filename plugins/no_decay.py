@@ -13,13 +13,3 @@ from rankcraft import State, hookimpl
 @hookimpl
 def rankcraft_decay(state: State) -> State:
     return state
-
-
-def _unchanged(state: tuple[float, ...], periods: float) -> tuple[float, ...]:
-    return state
-
-
-@hookimpl
-def rankcraft_kernel(slot: str) -> object:
-    """The fused path's decay: the state, unchanged."""
-    return _unchanged if slot == "decay" else None

@@ -14,8 +14,7 @@ from collections.abc import Sequence
 
 from rankcraft import Needs, Pairing, State, hookimpl, pair_score
 
-from ._team import mean_state, shifted
-from ._team import rankcraft_kernel as rankcraft_kernel  # the hook, shared
+from ._team import mean_state, one_on_one, shifted
 
 _SPREAD = "mean"
 
@@ -34,6 +33,9 @@ def rankcraft_aggregate(members: Sequence[State]) -> State:
 def rankcraft_team(
     sides: Sequence[Sequence[State]], places: Sequence[int], weight: float
 ) -> list[list[list[Pairing]]]:
+    solo = one_on_one(sides, places, weight)
+    if solo is not None:
+        return solo
     from ._team import layout
 
     virtual = [mean_state(side, _SPREAD) for side in sides]

@@ -15,8 +15,7 @@ import attrs
 
 from rankcraft import Needs, Pairing, State, hookimpl, pair_score
 
-from ._team import SPREAD_MODES, mean_state
-from ._team import rankcraft_kernel as rankcraft_kernel  # the hook, shared
+from ._team import SPREAD_MODES, mean_state, one_on_one
 
 
 @attrs.frozen(kw_only=True)
@@ -56,6 +55,9 @@ def rankcraft_team(
     places: Sequence[int],
     weight: float,
 ) -> list[list[list[Pairing]]]:
+    solo = one_on_one(sides, places, weight)
+    if solo is not None:
+        return solo
     n = len(sides)
     total = sum(len(side) for side in sides)
     out = []

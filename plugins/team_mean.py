@@ -17,8 +17,7 @@ import attrs
 
 from rankcraft import Needs, Pairing, State, hookimpl, pair_score
 
-from ._team import SPREAD_MODES, layout, mean_state, shifted
-from ._team import rankcraft_kernel as rankcraft_kernel  # the hook, shared
+from ._team import SPREAD_MODES, layout, mean_state, one_on_one, shifted
 
 
 @attrs.frozen(kw_only=True)
@@ -55,6 +54,9 @@ def rankcraft_aggregate(params: MeanParams, members: Sequence[State]) -> State:
 def rankcraft_team(
     params: MeanParams, sides: Sequence[Sequence[State]], places: Sequence[int], weight: float
 ) -> list[list[list[Pairing]]]:
+    solo = one_on_one(sides, places, weight)
+    if solo is not None:
+        return solo
     virtual = [mean_state(side, params.deviation) for side in sides]
     n = len(sides)
     if params.opponent_weight == "split":

@@ -18,7 +18,6 @@ MODULES = [
     "rankcraft.plugins.elo",
     "rankcraft.plugins.glicko1",
     "rankcraft.plugins.glicko2",
-    "rankcraft.plugins._glicko2_batch",
     "rankcraft.plugins.inversus",
     "rankcraft.plugins.skyweaver",
     "rankcraft.plugins.wager",

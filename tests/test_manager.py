@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import rankcraft
-from rankcraft.manager import DISABLE_ENV, get_plugin_manager
+from rankcraft.manager import DISABLE_ENV, PLUGINS_DIR_ENV, get_plugin_manager
 
 FIRST_PARTY = {"elo", "mean", "individual"}
 
@@ -120,10 +120,73 @@ def test_same_name_from_two_distributions_is_an_error(tmp_path, monkeypatch) -> 
         r"rankcraft-one \(dup_one\) and rankcraft-two \(dup_two\)",
     ):
         get_plugin_manager()
-    # Blocking the name does not hide the conflict, it must be resolved.
+    # The block list settles it: one provider blocked, the other is used ...
+    monkeypatch.setenv(DISABLE_ENV, "dup@rankcraft-one")
+    pm = get_plugin_manager()
+    assert pm.get_plugin("dup").__name__ == "dup_two"
+    assert pm.origins["dup"] == ("rankcraft-two", "1.0")
+    # ... or the name blocked, neither is.
     monkeypatch.setenv(DISABLE_ENV, "dup")
-    with pytest.raises(rankcraft.PluginConflictError):
-        get_plugin_manager()
+    assert get_plugin_manager().get_plugin("dup") is None
+
+
+def test_a_plugins_folder_loads_every_module_as_a_plugin(tmp_path, monkeypatch, match) -> None:
+    folder = tmp_path / "plugins"
+    folder.mkdir()
+    (folder / "step.py").write_text(textwrap.dedent(THIRD_PARTY))
+    (folder / "_helper.py").write_text("raise RuntimeError('never imported')\n")
+    monkeypatch.setenv(PLUGINS_DIR_ENV, str(folder))
+    plugins = rankcraft.Plugins()
+    info = {i.name: i for i in plugins.info()}
+    assert info["step"].distribution == "plugins-dir"
+    assert info["step"].version == str(folder / "step.py")
+    assert info["step"].slots == ("initial", "expectation", "update")
+    ruleset = rankcraft.loads_ruleset(
+        'name = "s"\n[update]\nplugin = "step"\n[update.params]\nstep = 4.0\n', plugins=plugins
+    )
+    league = rankcraft.League(ruleset)
+    league.record(match("m1", "a", "b", scores=[1, 0]))
+    assert league.player("a").skill.level == 4.0
+    # the same folder given as an argument instead of the environment
+    monkeypatch.delenv(PLUGINS_DIR_ENV)
+    assert "step" not in rankcraft.Plugins().names()
+    assert get_plugin_manager(plugin_dirs=[folder]).get_plugin("step") is not None
+
+
+def test_plugins_folder_errors_name_the_folder_and_the_file(tmp_path, monkeypatch) -> None:
+    missing = tmp_path / "nowhere"
+    with pytest.raises(rankcraft.PluginError, match=r"plugins folder '.*nowhere' does not exist"):
+        get_plugin_manager(plugin_dirs=[missing])
+    folder = tmp_path / "plugins"
+    folder.mkdir()
+    (folder / "broken.py").write_text("import no_such_module_here\n")
+    with pytest.raises(
+        rankcraft.PluginError,
+        match=r"plugin 'broken' from plugins-dir failed to load: No module named",
+    ):
+        get_plugin_manager(plugin_dirs=[folder])
+
+
+def test_a_plugins_folder_obeys_the_conflict_and_block_rules(tmp_path, monkeypatch) -> None:
+    folder = tmp_path / "plugins"
+    folder.mkdir()
+    (folder / "elo.py").write_text(textwrap.dedent(THIRD_PARTY))
+    with pytest.raises(
+        rankcraft.PluginConflictError,
+        match=r"'elo' is provided by more than one distribution: plugins-dir \(.*elo.py\) and "
+        r"rankcraft \(rankcraft.plugins.elo\); .*elo@plugins-dir or elo@rankcraft",
+    ):
+        get_plugin_manager(plugin_dirs=[folder])
+    pm = get_plugin_manager(plugin_dirs=[folder], block=["elo@rankcraft"])
+    assert pm.origins["elo"][0] == "plugins-dir"
+    assert pm.get_plugin("elo").rankcraft_initial("initial", None).__class__.__name__ == "StepSkill"
+    pm = get_plugin_manager(plugin_dirs=[folder], block=["elo@plugins-dir"])
+    assert pm.origins["elo"][0] == "rankcraft"
+    other = tmp_path / "more"
+    other.mkdir()
+    (other / "elo.py").write_text(textwrap.dedent(THIRD_PARTY))
+    with pytest.raises(rankcraft.PluginConflictError, match="two plugin files"):
+        get_plugin_manager(plugin_dirs=[folder, other], block=["elo@rankcraft"])
 
 
 def test_first_party_name_taken_by_a_third_party_is_a_conflict(tmp_path, monkeypatch) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .base import SCHEMA_VERSION, Codec, Entry, MatchRow, Recorded, Store
+from .base import SCHEMA_VERSION, Codec, Entry, MatchRow, Store
 from .memory import MemoryStore
 from .postgres import PostgresStore, is_postgres_url
 from .sqlite import SQLiteStore
@@ -31,7 +31,6 @@ __all__ = [
     "MatchRow",
     "MemoryStore",
     "PostgresStore",
-    "Recorded",
     "SQLiteStore",
     "Store",
     "is_postgres_url",

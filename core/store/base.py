@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Collection, Iterable, Mapping
 from datetime import datetime
 from typing import Any, Protocol
@@ -10,12 +9,10 @@ from typing import Any, Protocol
 import attrs
 
 from ..model import Match, PlayerRecord, Report
+from ..rated import compact_json
 from .migrations import SCHEMA_VERSION
 
-__all__ = ["SCHEMA_VERSION", "Codec", "Entry", "MatchRow", "Recorded", "Store", "compact_json"]
-
-compact_json: Callable[[Any], str] = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
-"""JSON text without spaces; NaN and infinity refused (ValueError)."""
+__all__ = ["SCHEMA_VERSION", "Codec", "Entry", "MatchRow", "Store", "compact_json"]
 
 
 @attrs.frozen(kw_only=True)
@@ -32,8 +29,8 @@ class MatchRow:
 
 
 class Entry(Protocol):
-    """A rated match on its way to a store: :class:`Recorded`, or a compact
-    :class:`rankcraft.fast.FastEntry` that builds its objects only when read."""
+    """A rated match on its way to a store (:class:`rankcraft.rated.Rated`): it builds
+    the public match and report objects only when they are read."""
 
     @property
     def id(self) -> str: ...
@@ -50,36 +47,6 @@ class Entry(Protocol):
     @property
     def report(self) -> Report: ...
 
-    def json_texts(self, codec: Codec) -> tuple[str, str]:
-        """The match (in the JSON line format) and the report (as ``codec.report_to_dict``
-        gives it), each as :func:`compact_json` text: what a store on disk writes."""
-        ...
-
-
-class Recorded:
-    """A rated match and its report (the ordinary path's :class:`Entry`)."""
-
-    __slots__ = ("match", "report")
-
-    def __init__(self, match: Match, report: Report) -> None:
-        self.match = match
-        self.report = report
-
-    @property
-    def id(self) -> str:
-        return self.match.id
-
-    @property
-    def played_at(self) -> datetime:
-        return self.match.played_at
-
-    @property
-    def teams(self) -> tuple[tuple[str, ...], ...]:
-        return self.match.teams
-
-    def json_texts(self, codec: Codec) -> tuple[str, str]:
-        return compact_json(self.match.to_dict()), compact_json(codec.report_to_dict(self.report))
-
 
 @attrs.frozen(kw_only=True)
 class Codec:
@@ -92,6 +59,10 @@ class Codec:
     record_from_dict: Callable[[Mapping[str, Any]], PlayerRecord]
     report_to_dict: Callable[[Report], dict[str, Any]]
     report_from_dict: Callable[[Mapping[str, Any]], Report]
+    entry_texts: Callable[[Any], tuple[str, str]]
+    """``(entry) -> (match text, report text)``: what a store on disk writes per match."""
+    parse_record: Callable[[Any, str], PlayerRecord]
+    """``(data, path) -> record``: a record document validated, errors naming ``path``."""
 
 
 class Store(Protocol):
@@ -101,12 +72,27 @@ class Store(Protocol):
     one. A failed batch is rolled back whole.
     """
 
+    parallel_writers: bool
+    """Whether matches on different players commit in parallel (PostgreSQL): the league
+    then records one match with :meth:`begin_shared` and :meth:`lock_players`."""
+
+    shared: bool
+    """Whether other processes may write to the same league (a database, not memory)."""
+
     def attach(self, ruleset_name: str, ruleset_toml: str, codec: Codec) -> tuple[str, str] | None:
         """Remember the ruleset of a new store, or return the stored (name, toml)."""
         ...
 
+    def stored_ruleset(self) -> tuple[str, str] | None:
+        """(name, toml) of the ruleset the store was created with, or None if new."""
+        ...
+
     def load_players(self) -> dict[str, PlayerRecord]:
         """Every player's record."""
+        ...
+
+    def load_player(self, player: str) -> PlayerRecord | None:
+        """One player's record as committed, or None."""
         ...
 
     def recorded(self, ids: Collection[str]) -> set[str]:
@@ -117,7 +103,22 @@ class Store(Protocol):
         ...
 
     def begin(self) -> None:
-        """Start a batch (a transaction)."""
+        """Start a batch (a transaction) that holds the league's writer lock alone."""
+        ...
+
+    def begin_shared(self) -> None:
+        """Start a one-match transaction that runs beside others like it (where
+        ``parallel_writers``; otherwise the same as :meth:`begin`)."""
+        ...
+
+    def lock_players(
+        self, players: list[str], match_id: str | None = None
+    ) -> dict[str, PlayerRecord]:
+        """In a one-match transaction: lock ``players`` (sorted ids) and return their
+        committed records (new players left out).
+
+        :raises DuplicateMatchError: ``match_id`` is recorded already.
+        """
         ...
 
     def write(self, players: Iterable[PlayerRecord], matches: Iterable[Entry]) -> None:

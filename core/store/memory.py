@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable
 
+from ..errors import DuplicateMatchError
 from ..model import PlayerRecord
 from .base import Codec, Entry, MatchRow
 
@@ -34,8 +35,29 @@ class MemoryStore:
             return None
         return self._ruleset
 
+    parallel_writers = False
+    shared = False
+
+    def stored_ruleset(self) -> tuple[str, str] | None:
+        return self._ruleset
+
     def load_players(self) -> dict[str, PlayerRecord]:
         return dict(self._players)
+
+    def load_player(self, player: str) -> PlayerRecord | None:
+        return self._players.get(player)
+
+    def begin_shared(self) -> None:
+        self.begin()
+
+    def lock_players(
+        self, players: list[str], match_id: str | None = None
+    ) -> dict[str, PlayerRecord]:
+        if match_id is not None and match_id in self._ids:
+            raise DuplicateMatchError(
+                f"match id {match_id!r} is already recorded", match_id=match_id
+            )
+        return {p: r for p in players if (r := self._players.get(p)) is not None}
 
     def recorded(self, ids: Collection[str]) -> set[str]:
         known = self._ids

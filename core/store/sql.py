@@ -22,7 +22,7 @@ import json
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
-from ..errors import StateError
+from ..errors import DuplicateMatchError, StateError
 from ..io import parse_match
 from ..model import PlayerRecord, format_time
 from .base import Codec, Entry, MatchRow, compact_json
@@ -40,6 +40,7 @@ class SQLStore:
     label: str
     dialect: Dialect
     parallel_writers = False
+    shared = True
     _db: Any
     _new: bool
     _codec: Codec | None
@@ -196,6 +197,20 @@ class SQLStore:
         row = self._execute("SELECT max(seq) FROM matches").fetchone()
         self._next_seq = (row[0] or 0) + 1
 
+    def begin_shared(self) -> None:
+        """One match in SQLite: the writer lock alone, as :meth:`begin`."""
+        self.begin()
+
+    def lock_players(
+        self, players: list[str], match_id: str | None = None
+    ) -> dict[str, PlayerRecord]:
+        """The committed records of ``players`` (the writer lock holds them already)."""
+        if match_id is not None and self.recorded((match_id,)):
+            raise DuplicateMatchError(
+                f"match id {match_id!r} is already recorded", match_id=match_id
+            )
+        return {p: r for p in players if (r := self.load_player(p)) is not None}
+
     def generation(self) -> int:
         """How many batches were ever committed (read inside a transaction)."""
         value = self._meta("generation")
@@ -237,7 +252,7 @@ class SQLStore:
         match_rows = []
         part_rows = []
         for seq, entry in zip(self._take_seqs(len(entries)), entries, strict=True):
-            match_text, report_text = entry.json_texts(codec)
+            match_text, report_text = codec.entry_texts(entry)
             match_rows.append(
                 (seq, entry.id, format_time(entry.played_at), match_text, report_text)
             )

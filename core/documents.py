@@ -1,0 +1,243 @@
+"""The state documents of a league: player records and reports as JSON-ready dicts, the
+export document, and their validation when they come back in (docs/design.md).
+
+:func:`make_codec` builds, for one ruleset's state classes, the :class:`Codec` that
+stores on disk and the export use; :func:`parse_export` validates an export document
+before a league imports it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import cattrs
+
+from .errors import MatchError, StateError
+from .io import parse_time
+from .model import Pairing, PlayerChange, PlayerRecord, Report, State, format_time
+from .rated import Rated, ReportWriter
+from .ruleset import converter, format_exception
+from .store.base import Codec
+
+__all__ = ["make_codec", "parse_export"]
+
+
+def _check_finite(value: Any, path: str) -> None:
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise StateError(f"{path} must be a finite number: {value!r}")
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            _check_finite(item, f"{path}[{i}]")
+
+
+def _unknown_keys(data: Mapping[str, Any], allowed: set[str], path: str) -> None:
+    extra = set(data) - allowed
+    if extra:
+        raise StateError(f"{path}: unknown key(s) {', '.join(map(repr, sorted(extra)))}")
+
+
+class _States:
+    """Structures and checks the states of one ruleset's classes."""
+
+    def __init__(
+        self, skill_class: type, rank_class: type | None, initial_rank: Callable[[], State] | None
+    ) -> None:
+        self.skill_class = skill_class
+        self.rank_class = rank_class
+        self.initial_rank = initial_rank
+
+    def state(self, data: Any, cls: type, path: str) -> State:
+        if not isinstance(data, Mapping):
+            raise StateError(f"{path} must be an object: {data!r}")
+        try:
+            state: State = converter.structure(dict(data), cls)
+        except cattrs.BaseValidationError as exc:
+            lines = cattrs.transform_error(exc, path=path, format_exception=format_exception)
+            raise StateError("; ".join(lines)) from None
+        except (TypeError, ValueError) as exc:
+            raise StateError(f"{path}: {exc}") from None
+        for field in cls.__attrs_attrs__:  # type: ignore[attr-defined]
+            _check_finite(getattr(state, field.name), f"{path}.{field.name}")
+        return state
+
+    def record(self, data: Any, path: str) -> PlayerRecord:
+        if not isinstance(data, Mapping):
+            raise StateError(f"{path} must be an object: {data!r}")
+        _unknown_keys(data, {"id", "skill", "rank", "matches", "last_played", "open"}, path)
+        pid = data.get("id")
+        if not isinstance(pid, str) or not pid:
+            raise StateError(f"{path}.id must be a non-empty string: {pid!r}")
+        path = f"{path} {pid!r}"
+        if "skill" not in data:
+            raise StateError(f"{path}: 'skill' is missing")
+        skill = self.state(data["skill"], self.skill_class, f"{path}.skill")
+        rank = None
+        if self.rank_class is not None:
+            raw_rank = data.get("rank")
+            rank = (
+                self.initial_rank()
+                if raw_rank is None and self.initial_rank is not None
+                else self.state(raw_rank, self.rank_class, f"{path}.rank")
+            )
+        matches = data.get("matches", 0)
+        if type(matches) is not int or matches < 0:
+            raise StateError(f"{path}.matches must be a whole number >= 0: {matches!r}")
+        last = data.get("last_played")
+        last_played = None
+        if last is not None:
+            try:
+                last_played = parse_time(last, field="last_played")
+            except MatchError as exc:
+                raise StateError(f"{path}: {exc.reason}") from None
+        extra: dict[str, Any] = {}
+        if data.get("open") is not None:
+            extra = self.open_period(data["open"], f"{path}.open")
+            if extra["period_matches"] > matches:
+                raise StateError(
+                    f"{path}.open.period_matches exceeds matches: "
+                    f"{extra['period_matches']} > {matches}"
+                )
+        return PlayerRecord(
+            id=pid, skill=skill, rank=rank, matches=matches, last_played=last_played, **extra
+        )
+
+    def open_period(self, data: Any, path: str) -> dict[str, Any]:
+        if not isinstance(data, Mapping):
+            raise StateError(f"{path} must be an object: {data!r}")
+        _unknown_keys(data, {"period", "period_matches", "base", "pending"}, path)
+        period = data.get("period")
+        if period is not None and type(period) is not int:
+            raise StateError(f"{path}.period must be a whole number or null: {period!r}")
+        count = data.get("period_matches", 0)
+        if type(count) is not int or count < 0:
+            raise StateError(f"{path}.period_matches must be a whole number >= 0: {count!r}")
+        pending_raw = data.get("pending", [])
+        if not isinstance(pending_raw, list):
+            raise StateError(f"{path}.pending must be a list: {pending_raw!r}")
+        base = data.get("base")
+        return {
+            "period": period,
+            "period_matches": count,
+            "base": None if base is None else self.state(base, self.skill_class, f"{path}.base"),
+            "pending": tuple(
+                self.pairing(item, f"{path}.pending[{k}]") for k, item in enumerate(pending_raw)
+            ),
+        }
+
+    def pairing(self, item: Any, where: str) -> Pairing:
+        if not isinstance(item, list) or len(item) != 3:
+            raise StateError(f"{where} must be [opponent, score, weight]: {item!r}")
+        opponent = self.state(item[0], self.skill_class, f"{where}[0]")
+        for name, value in (("score", item[1]), ("weight", item[2])):
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not math.isfinite(value)
+                or not 0.0 <= value <= 1.0
+            ):
+                raise StateError(f"{where}: {name} must be a number in [0, 1]: {value!r}")
+        return Pairing(opponent, float(item[1]), float(item[2]))
+
+    def report(self, data: Mapping[str, Any]) -> Report:
+        """A report from the dict the writer's text decodes to (trusted: the store's own)."""
+        structure = converter.structure
+        skill, rank = self.skill_class, self.rank_class
+        changes = []
+        for c in data["changes"]:
+            before: State = structure(c["skill_before"], skill)
+            with_rank = "rank_after" in c and rank is not None
+            rank_class: Any = rank
+            changes.append(
+                PlayerChange(
+                    player=c["player"],
+                    side=c["side"],
+                    skill_before=before,
+                    skill_used=structure(c["skill_used"], skill) if "skill_used" in c else before,
+                    skill_after=structure(c["skill_after"], skill),
+                    rank_before=structure(c["rank_before"], rank_class) if with_rank else None,
+                    rank_after=structure(c["rank_after"], rank_class) if with_rank else None,
+                    factors=c.get("factors", {}),
+                )
+            )
+        return Report(
+            match_id=data["match_id"],
+            played_at=parse_time(data["played_at"]),
+            expected=tuple(data["expected"]),
+            changes=tuple(changes),
+        )
+
+
+def make_codec(
+    writer: ReportWriter,
+    skill_class: type,
+    rank_class: type | None,
+    initial_rank: Callable[[], State] | None,
+) -> Codec:
+    """The codec of a ruleset's state classes: records and reports to dicts and back."""
+    states = _States(skill_class, rank_class, initial_rank)
+    skill_dict, rank_dict = writer.skill_dict, writer.rank_dict
+
+    def record_to_dict(record: PlayerRecord) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": record.id,
+            "skill": skill_dict(record.skill),
+            "rank": rank_dict(record.rank),
+            "matches": record.matches,
+            "last_played": None if record.last_played is None else format_time(record.last_played),
+        }
+        if record.period is not None or record.pending:
+            out["open"] = {
+                "period": record.period,
+                "period_matches": record.period_matches,
+                "base": None if record.base is None else skill_dict(record.base),
+                "pending": [[skill_dict(p.opponent), p.score, p.weight] for p in record.pending],
+            }
+        return out
+
+    def report_to_dict(report: Report) -> dict[str, Any]:
+        text = writer.report_text(
+            report.match_id, report.played_at, tuple(report.expected), Rated.changes_of(report)
+        )
+        data: dict[str, Any] = json.loads(text)
+        return data
+
+    return Codec(
+        record_to_dict=record_to_dict,
+        record_from_dict=lambda data: states.record(data, "player"),
+        report_to_dict=report_to_dict,
+        report_from_dict=states.report,
+        entry_texts=writer.texts,
+        parse_record=states.record,
+    )
+
+
+def parse_export(document: Any, ruleset_name: str, codec: Codec) -> list[PlayerRecord]:
+    """The records of an export document, validated for a league of ``ruleset_name``.
+
+    :raises StateError: naming the key, the player and the value that do not fit.
+    """
+    if not isinstance(document, Mapping):
+        raise StateError(f"a state document must be an object, got {type(document).__name__}")
+    extra = set(document) - {"ruleset", "rankcraft", "players"}
+    if extra:
+        raise StateError(
+            f"unknown key(s) {', '.join(map(repr, sorted(extra)))} in the state document"
+        )
+    name = document.get("ruleset")
+    if name is not None and name != ruleset_name:
+        raise StateError(
+            f"the document was exported with ruleset {name!r}; this league uses {ruleset_name!r}"
+        )
+    rows = document.get("players")
+    if not isinstance(rows, list):
+        raise StateError(f"'players' must be a list: {rows!r}")
+    records = [codec.parse_record(row, f"players[{i}]") for i, row in enumerate(rows)]
+    ids = [r.id for r in records]
+    if len(set(ids)) != len(ids):
+        twice = next(p for p in ids if ids.count(p) > 1)
+        raise StateError(f"player {twice!r} appears twice in 'players'")
+    return records

@@ -1,0 +1,207 @@
+"""A rated match as the league keeps it, and the one encoder of reports into JSON text.
+
+The rating loop builds one :class:`Rated` per match: a tuple of the match, the pre-match
+probabilities and one change tuple per participant. It holds no object per player
+beyond the states the plugins returned; :attr:`Rated.report` builds the public
+:class:`~rankcraft.Report` when it is read. :class:`ReportWriter` writes an entry as
+the JSON texts a store keeps, and is the only encoder of reports: the dict form
+(``Codec.report_to_dict``) is read back from its text.
+"""
+
+from __future__ import annotations
+
+import json
+import operator
+from collections.abc import Callable
+from datetime import datetime
+from operator import itemgetter
+from typing import Any
+
+from .model import Match, PlayerChange, Report, State, format_time
+
+__all__ = ["Rated", "ReportWriter", "compact_json"]
+
+compact_json: Callable[[Any], str] = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+"""JSON text without spaces; NaN and infinity refused (ValueError)."""
+
+_EMPTY: dict[str, float] = {}
+
+
+class Rated(tuple):  # type: ignore[type-arg]
+    """``(match, expected, changes)``: one rated match.
+
+    ``changes`` holds, per participant in the order of ``match.teams``, the tuple
+    ``(player, side, skill_before, skill_used, skill_after, rank_before, rank_after,
+    factors)`` (``factors`` None when the plugins explained nothing)."""
+
+    __slots__ = ()
+
+    match: Match = property(itemgetter(0))  # type: ignore[assignment]
+    expected: tuple[float, ...] = property(itemgetter(1))  # type: ignore[assignment]
+    changes: tuple[tuple[Any, ...], ...] = property(itemgetter(2))  # type: ignore[assignment]
+
+    @property
+    def id(self) -> str:
+        """The match id."""
+        match: Match = self[0]
+        return match.id
+
+    @property
+    def played_at(self) -> datetime:
+        """When the match was played (UTC)."""
+        match: Match = self[0]
+        return match.played_at
+
+    @property
+    def teams(self) -> tuple[tuple[str, ...], ...]:
+        """The player ids per side."""
+        match: Match = self[0]
+        return match.teams
+
+    @property
+    def report(self) -> Report:
+        """The match's :class:`~rankcraft.Report` (a new object on every read)."""
+        match, expected, changes = self
+        return Report(
+            match_id=match.id,
+            played_at=match.played_at,
+            expected=expected,
+            changes=tuple(
+                PlayerChange(
+                    player=player,
+                    side=side,
+                    skill_before=before,
+                    skill_used=used,
+                    skill_after=after,
+                    rank_before=rank_before,
+                    rank_after=rank_after,
+                    factors=dict(factors) if factors else {},
+                )
+                for player, side, before, used, after, rank_before, rank_after, factors in changes
+            ),
+        )
+
+    @staticmethod
+    def changes_of(report: Report) -> tuple[tuple[Any, ...], ...]:
+        """A report's changes as the change tuples of an entry (the inverse of
+        :attr:`report`)."""
+        return tuple(
+            (
+                c.player,
+                c.side,
+                c.skill_before,
+                c.skill_used,
+                c.skill_after,
+                c.rank_before,
+                c.rank_after,
+                dict(c.factors) or None,
+            )
+            for c in report.changes
+        )
+
+
+_text: Callable[[str], str] = json.encoder.encode_basestring_ascii
+_float_repr = float.__repr__
+_FLOAT = {float}
+
+
+def _number(value: Any) -> str:
+    """A value as JSON text, as ``compact_json`` writes it (NaN and infinity refused)."""
+    if type(value) is float and value - value == 0.0:  # finite
+        return _float_repr(value)
+    return compact_json(value)
+
+
+def _packer(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
+    """A function turning a state into the tuple of its ``names`` fields, in order."""
+    if len(names) > 1:
+        return operator.attrgetter(*names)
+    if len(names) == 1:
+        get = operator.attrgetter(names[0])
+        return lambda state: (get(state),)
+    return lambda state: ()
+
+
+class ReportWriter:
+    """Writes rated matches as JSON text, and states as JSON-ready dicts, for one pair of
+    state classes.
+
+    :param skill_names: the skill state's field names, in order.
+    :param rank_names: the rank state's field names (empty without a rank slot).
+
+    A state's text is remembered by identity for the last states written (a player's
+    state after one match is their state before the next).
+    """
+
+    def __init__(self, skill_names: tuple[str, ...], rank_names: tuple[str, ...]) -> None:
+        self._memo: dict[int, tuple[State, str]] = {}
+        self.skill_text = self._object_writer(skill_names)
+        self.rank_text = self._object_writer(rank_names)
+        self._skill_names = skill_names
+        self._rank_names = rank_names
+
+    def _object_writer(self, names: tuple[str, ...]) -> Callable[[State], str]:
+        memo = self._memo
+        pack = _packer(names)
+        template = "{" + ",".join(f"{_text(n)}:%s" for n in names) + "}"
+        template = template.replace("%s", "\0").replace("%", "%%").replace("\0", "%s")
+        floats = template.replace("%s", "%r")  # repr of a finite float is its JSON text
+
+        def write(state: State) -> str:
+            known = memo.get(id(state))
+            if known is not None and known[0] is state:
+                return known[1]
+            values = pack(state)
+            if set(map(type, values)) == _FLOAT and sum(values) - sum(values) == 0.0:
+                text = floats % values
+            else:
+                text = template % tuple(map(_number, values))
+            if len(memo) >= 50_000:
+                memo.clear()
+            memo[id(state)] = (state, text)
+            return text
+
+        return write
+
+    def skill_dict(self, state: State) -> dict[str, Any]:
+        """A skill state as a dict of its fields."""
+        return {n: getattr(state, n) for n in self._skill_names}
+
+    def rank_dict(self, state: State | None) -> dict[str, Any] | None:
+        """A rank state as a dict of its fields (None stays None)."""
+        return None if state is None else {n: getattr(state, n) for n in self._rank_names}
+
+    def report_text(
+        self,
+        match_id: str,
+        played_at: datetime,
+        expected: tuple[float, ...],
+        changes: tuple[tuple[Any, ...], ...],
+    ) -> str:
+        """A report as compact JSON text (key order: ``match_id``, ``played_at``,
+        ``expected``, ``changes``; a change's ``skill_used`` only when it differs from
+        ``skill_before``, its rank states only with a rank slot, ``factors`` when any)."""
+        skill, rank = self.skill_text, self.rank_text
+        parts = []
+        for player, side, before, used, after, rank_before, rank_after, factors in changes:
+            text = (
+                f'{{"player":{_text(player)},"side":{side},"skill_before":{skill(before)},'
+                f'"skill_after":{skill(after)}'
+            )
+            if used is not before:
+                text += f',"skill_used":{skill(used)}'
+            if rank_after is not None:
+                text += f',"rank_before":{rank(rank_before)},"rank_after":{rank(rank_after)}'
+            if factors:
+                text += f',"factors":{compact_json(factors)}'
+            parts.append(text + "}")
+        return (
+            f'{{"match_id":{_text(match_id)},"played_at":{_text(format_time(played_at))},'
+            f'"expected":[{",".join(map(_number, expected))}],"changes":[{",".join(parts)}]}}'
+        )
+
+    def texts(self, entry: Rated) -> tuple[str, str]:
+        """The match in the JSON line format and its report, as compact JSON text."""
+        match, expected, changes = entry
+        report = self.report_text(match.id, match.played_at, expected, changes)
+        return compact_json(match.to_dict()), report

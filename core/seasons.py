@@ -1,0 +1,97 @@
+"""Scheduled season events: when each of a ruleset's ``[[resets]]`` runs next.
+
+The schedule is kept in the store (meta key ``next_resets``) so that a league reopened,
+or another process, runs each event once. An event anchored at the league's first match
+(no ``start``) is placed when that match comes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from .io import parse_time
+from .model import format_time
+from .ruleset import Ruleset
+from .store import Store
+
+_KEY = "next_resets"
+
+
+class Seasons:
+    """The schedule of one league's season events.
+
+    :param ruleset: the league's ruleset (its ``resets`` list).
+    """
+
+    def __init__(self, ruleset: Ruleset) -> None:
+        self.events = ruleset.resets
+        self.moments: list[datetime | None] = []
+        self.dirty = False
+
+    def _initial(self) -> list[datetime | None]:
+        return [
+            None if e.start_time is None else e.start_time + timedelta(days=e.every_days)
+            for e in self.events
+        ]
+
+    def _stored(self, store: Store) -> list[datetime | None]:
+        saved = store.get_meta(_KEY)
+        if saved is not None:
+            moments = [
+                None if text is None else parse_time(text, field=_KEY) for text in json.loads(saved)
+            ]
+            if len(moments) == len(self.events):
+                return moments
+        return self._initial()
+
+    # -- the unit of work's protocol ----------------------------------------------------
+
+    def load(self, store: Store) -> None:
+        """Read the schedule from the store."""
+        self.moments = self._stored(store)
+        self.dirty = False
+
+    def snapshot(self) -> list[datetime | None]:
+        """The schedule as it stands (restored when a transaction fails)."""
+        return list(self.moments)
+
+    def restore(self, snapshot: list[datetime | None]) -> None:
+        self.moments = list(snapshot)
+        self.dirty = False
+
+    def save(self, store: Store) -> None:
+        """Write the schedule into the open transaction, if it changed."""
+        if self.dirty:
+            texts = [None if t is None else format_time(t) for t in self.moments]
+            store.set_meta(_KEY, json.dumps(texts))
+            self.dirty = False
+
+    # -- events -------------------------------------------------------------------------
+
+    def due_in(self, store: Store, at: datetime) -> bool:
+        """Whether an event is due by ``at`` as the store has the schedule now (such a
+        match takes the league-wide path, which runs the event first)."""
+        return bool(self.events) and any(m is None or m <= at for m in self._stored(store))
+
+    def run_due(self, at: datetime, run: Callable[[str, datetime], object]) -> None:
+        """Run, in time order, every event due at or before ``at``: ``run(kind, moment)``."""
+        if not self.events:
+            return
+        moments = self.moments
+        for i, moment in enumerate(moments):
+            if moment is None:  # anchored at the league's first match
+                moments[i] = at + timedelta(days=self.events[i].every_days)
+                self.dirty = True
+        while True:
+            due = min(
+                ((m, i) for i, m in enumerate(moments) if m is not None and m <= at),
+                default=None,
+            )
+            if due is None:
+                return
+            moment, i = due
+            run(self.events[i].kind, moment)
+            moments[i] = moment + timedelta(days=self.events[i].every_days)
+            self.dirty = True

@@ -1,0 +1,450 @@
+"""The rating steps of one ruleset: pure functions built once from its plugins' hooks.
+
+:class:`Steps` resolves, when a league is built, the one implementation of each slot's
+hook that the ruleset names (a third party's plugin exactly like a bundled one) and rates
+a match with them, in the order of docs/design.md: load, decay, aggregate and expect,
+pair, update, project. Nothing here stores anything: :meth:`Steps.rate` takes the
+players' rows and returns their new rows and the match's :class:`~rankcraft.rated.Rated`
+entry; the league's unit of work keeps them.
+
+A *row* is a player's record as the loop keeps it, a list indexed by the constants below
+(a list costs a few hundredths of a microsecond to build; a frozen record, half of one):
+``[skill, rank, matches, last_played, pending, period, period_matches, base]``, the
+fields of :class:`~rankcraft.PlayerRecord` in that order without the id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+import attrs
+
+from .errors import LateMatchError, PluginError
+from .manager import Plugins
+from .model import (
+    Match,
+    Pairing,
+    PlayerContext,
+    PlayerRecord,
+    State,
+    field_of_role,
+    format_time,
+    pair_score,
+)
+from .rated import Rated
+from .ruleset import Ruleset
+
+Row = list[Any]
+SKILL, RANK, MATCHES, LAST, PENDING, PERIOD, PERIOD_MATCHES, BASE = range(8)
+
+_new_record = object.__new__
+_set = object.__setattr__
+_RECORD_FIELDS = (
+    "skill",
+    "rank",
+    "matches",
+    "last_played",
+    "pending",
+    "period",
+    "period_matches",
+    "base",
+)
+
+
+def row_of(record: PlayerRecord) -> Row:
+    """A record as a row."""
+    return [
+        record.skill,
+        record.rank,
+        record.matches,
+        record.last_played,
+        record.pending,
+        record.period,
+        record.period_matches,
+        record.base,
+    ]
+
+
+def record_of(player: str, row: Row) -> PlayerRecord:
+    """A row as the frozen :class:`~rankcraft.PlayerRecord` of ``player``.
+
+    (Built field by field: equal to ``PlayerRecord(...)``, at half the cost.)"""
+    record = _new_record(PlayerRecord)
+    _set(record, "id", player)
+    for name, value in zip(_RECORD_FIELDS, row, strict=True):
+        _set(record, name, value)
+    return record
+
+
+def _state_names(cls: type | None) -> tuple[str, ...]:
+    return () if cls is None else tuple(f.name for f in attrs.fields(cls))
+
+
+class Steps:
+    """The hook implementations a ruleset names, resolved once, and the steps built on them.
+
+    :param ruleset: the validated ruleset.
+    :param plugins: the plugin facade the ruleset's plugins are registered in.
+
+    Attributes:
+        skill_class, rank_class: the state classes of the skill and rank plugins (None
+            without a rank slot). skill_names, rank_names: their field names, in order.
+        sort_field, sort_on_rank: the field leaderboards sort by, and whether it is a
+            rank-state field.
+    """
+
+    def __init__(self, ruleset: Ruleset, plugins: Plugins) -> None:
+        rs, pl = ruleset, plugins
+        self.ruleset = ruleset
+        self.mode = rs.period.mode
+        initial, update = rs.slot("initial"), rs.slot("update")
+        expectation, decay = rs.slot("expectation"), rs.slot("decay")
+        assert initial and update and expectation and decay
+        self.initial_skill = pl.initial(initial.plugin, "initial", initial.params)
+        self.skill_class: type = type(self.initial_skill())
+        self.update = pl.update(update.plugin, update.params)
+        self.expect = pl.expectation(expectation.plugin, expectation.params)
+        self.decay: Callable[[State, float], State] | None = None
+        if rs.decay is not None or pl.implements(decay.plugin, "rankcraft_decay"):
+            self.decay = pl.decay(decay.plugin, decay.params)
+        # a season event grows uncertainty with the skill plugin's own decay, even when the
+        # ruleset's [decay] slot turns match-time decay off (Skyweaver: the weekly reset does)
+        self.skill_decay: Callable[[State, float], State] | None = None
+        if pl.implements(update.plugin, "rankcraft_decay"):
+            self.skill_decay = pl.decay(update.plugin, update.params)
+        self.skill_params = update.params
+        self.team = pl.team(rs.team.plugin, rs.team.params)
+        self.aggregate = pl.aggregate(rs.team.plugin, rs.team.params)
+        self.rank: Callable[[State, State, State, PlayerContext], State] | None = None
+        self.initial_rank: Callable[[], State] | None = None
+        self.rank_class: type | None = None
+        if rs.rank is not None:
+            self.rank = pl.rank(rs.rank.plugin, rs.rank.params)
+            self.initial_rank = pl.initial(rs.rank.plugin, "rank", rs.rank.params)
+            self.rank_class = type(self.initial_rank())
+        self.reset = pl.reset(rs.reset.plugin, rs.reset.params) if rs.reset is not None else None
+        self.standings: Callable[[Sequence[PlayerRecord]], Mapping[str, str]] | None = None
+        for spec in (rs.rank, update):
+            if spec is not None and pl.implements(spec.plugin, "rankcraft_standings"):
+                self.standings = pl.standings(spec.plugin, spec.params)
+                break
+        self._initial = self.initial_skill()
+        self._initial_rank = None if self.initial_rank is None else self.initial_rank()
+        self.skill_names = _state_names(self.skill_class)
+        self.rank_names = _state_names(self.rank_class)
+        rank_sort = field_of_role(self.rank_class, "location") if self.rank_class else None
+        self.sort_on_rank = rank_sort is not None
+        self.sort_field = rank_sort or field_of_role(self.skill_class, "location")
+
+    # -- players ----------------------------------------------------------------------
+
+    def new_row(self) -> Row:
+        """The row of a player the league has not seen (states are immutable: every new
+        player starts from the one initial state the plugins gave)."""
+        return [self._initial, self._initial_rank, 0, None, (), None, 0, None]
+
+    def decayed(self, row: Row, when: datetime) -> State:
+        """The player's skill as it would stand at ``when`` (idle-time decay), for
+        predictions; the row is not changed."""
+        state = row[SKILL]
+        last = row[LAST]
+        if self.decay is not None and last is not None:
+            days = max((when - last).total_seconds(), 0.0) / 86400.0
+            periods = self.ruleset.period.periods(days)
+            if periods > 0:
+                state = self.decay(state, periods)
+        return state
+
+    def commit_pending(self, player: str, row: Row) -> Row:
+        """Rate a row's pending results (a closed ``batch`` period, a ``live`` period that
+        time has passed, or a deferred loss); returns the row without them."""
+        new = row.copy()
+        new[PENDING] = ()
+        new[PERIOD_MATCHES] = 0
+        if self.mode == "live":
+            new[BASE] = None
+            return new
+        pending = row[PENDING]
+        score = sum(p.score * p.weight for p in pending) / max(
+            sum(p.weight for p in pending), 1e-300
+        )
+        context = PlayerContext(
+            None, player, 0, row[MATCHES] - row[PERIOD_MATCHES], 0.5, score, pending, self.mode
+        )
+        new[SKILL] = self.update(row[SKILL], pending, context)
+        if self.rank is not None:
+            new[RANK] = self.rank(row[RANK], row[SKILL], new[SKILL], context)
+        return new
+
+    def prepare(self, player: str, row: Row, at: datetime, period: int | None) -> Row:
+        """The row as a match at ``at`` meets it: stale pending results rated, idle time
+        decayed. Returns ``row`` itself when nothing changes."""
+        decay = self.decay
+        spec = self.ruleset.period
+        if period is None:  # match mode
+            if row[PENDING]:
+                row = self.commit_pending(player, row)
+            last = row[LAST]
+            if last is not None and decay is not None:
+                periods = spec.periods((at - last).total_seconds() / 86400.0)
+                if periods > 0:
+                    row = row.copy()
+                    row[SKILL] = decay(row[SKILL], periods)
+            return row
+        last_period = row[PERIOD]
+        if last_period is not None and last_period >= period:
+            return row
+        if last_period is not None and row[PENDING]:
+            row = self.commit_pending(player, row)
+        row = row.copy()
+        if last_period is not None:
+            idle = period - last_period - 1
+        elif row[LAST] is not None:  # imported or migrated: idle since its last match
+            idle = period - spec.index(row[LAST]) - 1
+        else:
+            idle = 0
+        if idle > 0 and decay is not None:
+            row[SKILL] = decay(row[SKILL], float(idle))
+        row[PERIOD] = period
+        return row
+
+    # -- one match --------------------------------------------------------------------
+
+    def rate(
+        self, match: Match, stored: Callable[[str], Row | None]
+    ) -> tuple[list[tuple[str, Row]], Rated]:
+        """Rate ``match`` against the players' stored rows (``stored(id)``: the row, or
+        None for a new player). Returns each participant's new row, in the order of
+        ``match.teams``, and the match's entry. Changes nothing.
+
+        :raises LateMatchError: the match is earlier than a participant's last match.
+        :raises PluginError: the expectation plugin broke its contract.
+        """
+        at = match.played_at
+        period = None if self.mode == "match" else self.ruleset.period.index(at)
+        # without decay or a period, a stored row meets the match as it is (no pending)
+        plain = self.decay is None and period is None
+        befores: list[list[Row]] = []
+        rows: list[list[Row]] = []
+        sides: list[list[State]] = []
+        shown: list[State] = []
+        aggregate = self.aggregate
+        for side in match.teams:
+            side_before, side_rows, side_states = [], [], []
+            for pid in side:
+                row = stored(pid)
+                if row is None:
+                    row = self.new_row()
+                else:
+                    last = row[LAST]
+                    if last is not None and at < last:
+                        raise LateMatchError(
+                            f"'played_at' {format_time(at)} is earlier than the last match "
+                            f"of player {pid!r} at {format_time(last)}",
+                            match_id=match.id,
+                        )
+                side_before.append(row)
+                if row[PENDING] or not (plain or (row[LAST] is None and period is None)):
+                    row = self.prepare(pid, row, at, period)
+                side_rows.append(row)
+                # live mode: the open period is rated from its start, against opponents as
+                # they stood at its start (Glickman's math), whatever is displayed now
+                side_states.append(row[SKILL] if row[BASE] is None else row[BASE])
+            befores.append(side_before)
+            rows.append(side_rows)
+            sides.append(side_states)
+            # the forecast uses what players see now (in live mode, the re-rated period)
+            shown.append(aggregate([r[SKILL] for r in side_rows]))
+        expected = _checked(self.expect(shown, match.home), len(sides))
+        pairings = self.team(sides, match.places, match.weight)
+        if self.mode == "match" and not match.quit:
+            return self._rate_results(match, expected, befores, rows, pairings)
+        out: list[tuple[str, Row]] = []
+        changes = []
+        for i, side in enumerate(match.teams):
+            score = _side_score(match.places, i)
+            for j, pid in enumerate(side):
+                new, change = self._player(
+                    match, pid, i, score, expected[i], befores[i][j], rows[i][j], pairings[i][j]
+                )
+                out.append((pid, new))
+                changes.append(change)
+        return out, Rated((match, expected, tuple(changes)))
+
+    def _rate_results(
+        self,
+        match: Match,
+        expected: tuple[float, ...],
+        befores: list[list[Row]],
+        rows: list[list[Row]],
+        pairings: Sequence[Sequence[Sequence[Pairing]]],
+    ) -> tuple[list[tuple[str, Row]], Rated]:
+        """The update and rank steps of a ``match``-mode match without quitters (every
+        participant's result counts as played): the common case, in one loop."""
+        update, rank = self.update, self.rank
+        at = match.played_at
+        places = match.places
+        out: list[tuple[str, Row]] = []
+        changes = []
+        for i, side in enumerate(match.teams):
+            score = _side_score(places, i)
+            p = expected[i]
+            side_rows, side_pairs, side_before = rows[i], pairings[i], befores[i]
+            for j, pid in enumerate(side):
+                row = side_rows[j]
+                used = row[SKILL]
+                context = PlayerContext(
+                    match,
+                    pid,
+                    i,
+                    row[MATCHES] - row[PERIOD_MATCHES],
+                    p,
+                    score,
+                    side_pairs[j],
+                    "match",
+                )
+                before = side_before[j]
+                if before[PENDING]:  # a deferred loss (INVERSUS quit) rated as this began
+                    context.explain("deferred_loss", float(len(before[PENDING])))
+                after = update(used, side_pairs[j], context)
+                rank_after = row[RANK] if rank is None else rank(row[RANK], used, after, context)
+                out.append(
+                    (
+                        pid,
+                        [
+                            after,
+                            rank_after,
+                            row[MATCHES] + 1,
+                            at,
+                            row[PENDING],
+                            row[PERIOD],
+                            0,
+                            row[BASE],
+                        ],
+                    )
+                )
+                changes.append(
+                    (
+                        pid,
+                        i,
+                        before[SKILL],
+                        used,
+                        after,
+                        row[RANK],
+                        rank_after,
+                        context.factors or None,
+                    )
+                )
+        return out, Rated((match, expected, tuple(changes)))
+
+    def _player(
+        self,
+        match: Match,
+        pid: str,
+        side: int,
+        score: float,
+        expected: float,
+        before: Row,
+        row: Row,
+        pairs: Sequence[Pairing],
+    ) -> tuple[Row, tuple[Any, ...]]:
+        """One participant's update and rank projection: their new row and report change."""
+        mode = self.mode
+        used = row[SKILL]
+        rule = "result"
+        if match.quit:
+            rule, pairs = self._quit_rule(match, pid, pairs)
+        context = PlayerContext(
+            match,
+            pid,
+            side,
+            row[MATCHES] - row[PERIOD_MATCHES],
+            expected,
+            0.0 if rule in ("loss", "deferred-loss") else score,
+            pairs,
+            mode,
+        )
+        if mode == "match" and before[PENDING]:
+            # a deferred loss (INVERSUS quit) was rated as this match started
+            context.explain("deferred_loss", float(len(before[PENDING])))
+        new = row.copy()
+        pending = row[PENDING]
+        if rule == "cancelled":
+            after = used
+            context.explain("cancelled", 1.0)
+        elif rule == "deferred-loss":
+            after = used
+            new[PENDING] = (*pending, *pairs)
+            context.explain("deferred", 1.0)
+        elif mode == "match":
+            after = self.update(used, pairs, context)
+        elif mode == "batch":
+            after = used
+            new[PENDING] = pending = (*pending, *pairs)
+            new[PERIOD_MATCHES] += 1
+            context.explain("pending", float(len(pending)))
+        else:  # live: re-rate the open period from its start
+            if not pending:
+                new[BASE] = used
+            new[PENDING] = pending = (*pending, *pairs)
+            new[PERIOD_MATCHES] += 1
+            context.pairings = pending
+            after = self.update(new[BASE], pending, context)
+            context.pairings = pairs  # the rank layer judges this match alone
+        if self.rank is not None and rule not in ("cancelled", "deferred-loss"):
+            new[RANK] = self.rank(row[RANK], used, after, context)
+        new[SKILL] = after
+        new[MATCHES] = row[MATCHES] + 1
+        new[LAST] = match.played_at
+        change = (
+            pid,
+            side,
+            before[SKILL],
+            used,
+            after,
+            row[RANK],
+            new[RANK],
+            context.factors or None,
+        )
+        return new, change
+
+    def _quit_rule(
+        self, match: Match, pid: str, pairs: Sequence[Pairing]
+    ) -> tuple[str, Sequence[Pairing]]:
+        """How a match with quitters rates ``pid``: the rule's name and the pairings."""
+        quits = self.ruleset.quits
+        if pid in match.quit:
+            rule = quits.quitter
+            if rule == "deferred-loss" and self.mode != "match":
+                rule = "loss"  # a period's results are rated later anyway
+            if rule != "result":
+                pairs = [Pairing(p.opponent, 0.0, p.weight) for p in pairs]
+            return rule, pairs
+        return ("cancelled" if quits.others == "cancelled" else "result"), pairs
+
+
+def _side_score(places: Sequence[int], side: int) -> float:
+    """A side's result: its mean pairwise score against the other sides, in [0, 1]."""
+    n = len(places)
+    if n == 2:
+        return pair_score(places, side, 1 - side)
+    return sum(pair_score(places, side, j) for j in range(n) if j != side) / (n - 1)
+
+
+def _checked(expected: Sequence[float], sides: int) -> tuple[float, ...]:
+    """The expectation hook's answer, refused unless it is one probability per side in
+    [0, 1] summing to 1."""
+    out = tuple(expected)
+    total = 0.0
+    for p in out:
+        if not 0.0 <= p <= 1.0:
+            raise PluginError(f"expectation plugin returned a probability outside [0, 1]: {out!r}")
+        total += p
+    if len(out) != sides or abs(total - 1.0) > 1e-9:
+        raise PluginError(
+            f"expectation plugin returned {out!r} for {sides} sides "
+            "(one probability per side, summing to 1)"
+        )
+    return out

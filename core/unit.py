@@ -1,0 +1,176 @@
+"""The unit of work: a league's players in memory, and the transactions that keep them.
+
+:class:`UnitOfWork` holds every known player's row (see :mod:`rankcraft.steps`), the
+rows changed and the matches rated in the open transaction, and an undo log: a
+transaction that fails puts every row back and leaves the store as it was. Matches are
+handed to the store every few thousand, inside the transaction.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any, Protocol
+
+from .model import PlayerRecord
+from .rated import Rated
+from .steps import Row, record_of, row_of
+from .store import Store
+
+FLUSH_EVERY = 2000
+"""Matches kept in memory before they are written into the open transaction."""
+
+
+class Schedule(Protocol):
+    """What the unit of work asks of the league's season schedule in a transaction."""
+
+    def snapshot(self) -> Any: ...
+
+    def restore(self, snapshot: Any) -> None: ...
+
+    def save(self, store: Store) -> None: ...
+
+    def load(self, store: Store) -> None: ...
+
+
+class UnitOfWork:
+    """A league's players and the open transaction over its store.
+
+    :param store: where the league is kept.
+    :param schedule: the season schedule, saved and restored with each transaction.
+    """
+
+    def __init__(self, store: Store, schedule: Schedule) -> None:
+        self.store = store
+        self.schedule = schedule
+        self.rows: dict[str, Row] = {}
+        self.load()
+        self.in_transaction = False
+        self.undo: dict[str, Row | None] = {}
+        self.dirty: set[str] = set()
+        self.pending: list[Rated] = []
+        # ids rated in the open transaction and not yet handed to the store, plus those of
+        # the chunk being read that the store already has: the league never holds every
+        # id (the store answers `recorded`), so memory does not grow with matches
+        self.seen: set[str] = set()
+        # a store whose writers run in parallel (PostgreSQL) locks single players
+        self.row_locks = store.parallel_writers
+
+    def load(self) -> None:
+        """Read every player, the schedule and the generation from the store."""
+        self.rows = {pid: row_of(r) for pid, r in self.store.load_players().items()}
+        self.schedule.load(self.store)
+        self.generation = self.store.generation()
+
+    # -- players ----------------------------------------------------------------------
+
+    def record(self, player: str) -> PlayerRecord | None:
+        """A player's record, or None when unknown."""
+        row = self.rows.get(player)
+        return None if row is None else record_of(player, row)
+
+    def put(self, player: str, row: Row) -> None:
+        """Replace a player's row in the open transaction (undo-logged)."""
+        if player not in self.undo:
+            self.undo[player] = self.rows.get(player)
+        self.rows[player] = row
+        self.dirty.add(player)
+
+    def put_record(self, record: PlayerRecord) -> None:
+        """Replace a player's record in the open transaction."""
+        self.put(record.id, row_of(record))
+
+    def add(self, entry: Rated) -> None:
+        """Keep a rated match; the store gets it with the next flush."""
+        self.seen.add(entry.id)
+        self.pending.append(entry)
+        if len(self.pending) >= FLUSH_EVERY:
+            self.flush()
+
+    def flush(self) -> None:
+        """Hand the changed players and the rated matches to the store (in the open
+        transaction)."""
+        rows = self.rows
+        self.store.write([record_of(p, rows[p]) for p in self.dirty], self.pending)
+        self.dirty = set()
+        self.pending = []
+
+    # -- transactions -----------------------------------------------------------------
+
+    @contextmanager
+    def transaction(
+        self, lock: list[str] | None = None, match_id: str | None = None
+    ) -> Iterator[None]:
+        """One write transaction: everything in it is kept, or nothing.
+
+        ``lock`` None: league-wide (the store's writer lock, starting from what other
+        processes committed). ``lock``: a one-match transaction that locks just these
+        players (sorted ids), reads their rows again and refuses ``match_id`` if another
+        process recorded it. Nested uses join the open transaction.
+        """
+        if self.in_transaction:
+            yield
+            return
+        # A long batch allocates many small acyclic objects; the cyclic collector's full
+        # passes over them cost more than the rating itself. Pause it for the batch.
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        schedule_before = self.schedule.snapshot()
+        self.in_transaction = True
+        self.undo, self.dirty, self.pending = {}, set(), []
+        self.seen.clear()
+        store = self.store
+        try:
+            if lock is None:
+                store.begin()
+                if store.generation() != self.generation:
+                    self.load()  # another process committed since this league looked
+                    schedule_before = self.schedule.snapshot()
+            else:
+                store.begin_shared()
+                self.adopt(store.lock_players(lock, match_id), lock)
+            yield
+            self.flush()
+            generation = store.bump_generation()
+            if lock is None:  # (after a one-match transaction other rows may be stale)
+                self.generation = generation
+            self.schedule.save(store)
+            store.commit()
+        except BaseException:
+            store.rollback()
+            self.schedule.restore(schedule_before)
+            rows = self.rows
+            for pid, old in self.undo.items():
+                if old is None:
+                    rows.pop(pid, None)
+                else:
+                    rows[pid] = old
+            raise
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+            self.in_transaction = False
+            self.undo, self.dirty, self.pending = {}, set(), []
+            self.seen.clear()  # committed (the store has them) or rolled back
+
+    def adopt(self, stored: Mapping[str, PlayerRecord], players: Iterable[str]) -> None:
+        """Take these players' records as the store has them (absent: not yet played)."""
+        rows = self.rows
+        for pid in players:
+            record = stored.get(pid)
+            if record is None:
+                rows.pop(pid, None)
+            else:
+                rows[pid] = row_of(record)
+
+    def refresh(self, players: Iterable[str] | None = None) -> None:
+        """Read again what other processes committed (see :meth:`League.refresh`)."""
+        if self.in_transaction or not self.store.shared:  # in memory: nobody else writes
+            return
+        if players is not None:
+            wanted = list(players)
+            load = self.store.load_player
+            self.adopt({p: r for p in wanted if (r := load(p)) is not None}, wanted)
+        elif self.store.generation() != self.generation:
+            self.load()
