@@ -1,4 +1,4 @@
-"""The ``rankcraft`` command line (DESIGN §7).
+"""The ``rankcraft`` command line (docs/cli.md).
 
 Errors go to standard error; the exit status is 2 for bad input, 1 for anything else.
 A command that fails on bad input leaves the database exactly as it was (and does not

@@ -1,4 +1,4 @@
-"""One-step-ahead scoring of a ruleset on a match history (``shared/data/splits.json``).
+"""One-step-ahead scoring of a ruleset on a match history (docs/evaluate.md).
 
 Every match is replayed in order; for a *test* match (``played_at`` ≥ ``test_from``,
 compared as ISO text) the league's pre-match probability is scored before the match

@@ -1,7 +1,7 @@
 """``rankcraft serve``: a league over HTTP (``pip install 'rankcraft[serve]'``).
 
 A Starlette application over one :class:`~rankcraft.League`, run by uvicorn. JSON in and
-out, in the formats of the match and state contracts (DESIGN §2):
+out, in the formats of the match and state documents (docs/design.md):
 
 =======  ======================  ====================================================
 POST     ``/matches``            record one match; 201 with ``{"match", "report"}``
@@ -395,7 +395,7 @@ def openapi_document(league: League) -> dict[str, Any]:
             "schemas": {
                 "Match": {
                     "type": "object",
-                    "description": "DESIGN §2: one match",
+                    "description": "one match, in the match format of docs/design.md",
                     "required": ["id", "played_at", "teams"],
                     "properties": {
                         "id": {"type": "string", "minLength": 1},
@@ -412,7 +412,7 @@ def openapi_document(league: League) -> dict[str, Any]:
                 },
                 "Player": {
                     "type": "object",
-                    "description": "DESIGN §2: a player's state",
+                    "description": "a player's entry of the state document of docs/design.md",
                     "required": ["id", "skill", "matches"],
                     "properties": {
                         "id": {"type": "string"},

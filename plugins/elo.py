@@ -10,7 +10,7 @@ K is ``k_factor`` unless a schedule applies: ``k_by_games`` (fewer rated games t
 ``rating_at_least`` reached). With ``k_rating_uses_peak`` the rating rules look at the
 highest rating the player has ever had (FIDE: K stays 10 once 2400 was reached).
 
-Worked example (seed 004, Bob 1500 against Alice 1900, K = 32):
+Worked example (the "Ranking Systems" talk slides: Bob 1500 against Alice 1900, K = 32):
 
 >>> round(expected_score(1500.0, 1900.0), 4)
 0.0909

@@ -50,7 +50,7 @@ def expected(rating: float, opponent: float, opponent_deviation: float) -> float
 
 
 def win_probability(a: tuple[float, float], b: tuple[float, float]) -> float:
-    """Probability that a (rating, RD) beats b, using both deviations (seed 001)."""
+    """Probability that a (rating, RD) beats b, using both deviations (as ratingupdate.com)."""
     combined = math.sqrt(a[1] * a[1] + b[1] * b[1])
     return 1.0 / (1.0 + float(10.0 ** (-g(combined) * (a[0] - b[0]) / 400.0)))
 
@@ -85,7 +85,7 @@ def rate_one(
 
 def decay_constant(deviation: float, initial: float, periods: float) -> float:
     """The c for which RD grows from ``deviation`` back to ``initial`` in ``periods`` periods:
-    ``c = sqrt((initial² - deviation²) / periods)`` (ERRATA E-001-3).
+    ``c = sqrt((initial² - deviation²) / periods)``, since decay adds c² to RD² per period.
 
     >>> round(decay_constant(50.0, 350.0, 100), 1)   # Glickman's example
     34.6
@@ -123,8 +123,8 @@ class Glicko1Params:
         c: RD growth per rating period of inactivity, rating points, ≥ 0 (default 34.6:
             Glickman's 50 → 350 in 100 periods). Ignored when ``c_from`` is given.
         c_from: derive c instead: ``{deviation = 50.0, periods = 100.0}``.
-        whole_periods: count idle time in whole periods only, as seed 001's loop does
-            (default false: real-valued periods, as seed 003 and Glickman).
+        whole_periods: count idle time in whole periods only, as ratingupdate.com does
+            (default false: real-valued periods, as Glickman and the Skyweaver paper).
         home_advantage: rating points added to the home side in expectations and updates,
             when the match names one (``home``; default 0).
         margin: ``"none"`` (default) or ``"fivethirtyeight"``: the rating change is

@@ -1,19 +1,22 @@
-"""``glicko2`` plugin: Glickman's Glicko-2, optionally bounded as in INVERSUS (seed 000).
+"""``glicko2`` plugin: Glickman's Glicko-2, optionally bounded as in INVERSUS Deluxe.
 
 State on the Glicko-2 scale: μ (``mu``), φ (``phi``) and volatility σ (``sigma``). The
 Glicko scale is ``r = 1500 + SCALE·μ``, ``RD = SCALE·φ`` with ``SCALE = 400 / ln 10``
-(ERRATA E-000-1: the seed's comment says 172.7178). One rating period, after Glickman's
+(173.7178; a comment of the INVERSUS write-up says 172.7178, a slip). One rating
+period, after Glickman's
 *Example of the Glicko-2 system*:
 
 - ``g(φ) = 1/sqrt(1 + 3φ²/π²)``, ``E = 1/(1 + exp(-g(φ_j)(μ - μ_j)))``;
 - ``v = 1 / Σ g(φ_j)² E (1 - E)``, ``Δ = v Σ g(φ_j)(s_j - E)``;
 - the new volatility σ' is the root of
   ``f(x) = e^x(Δ² - φ² - v - e^x) / (2(φ² + v + e^x)²) - (x - ln σ²)/τ²``, found with the
-  Illinois method exactly as published: the bracket uses Δ² - φ² - v (E-000-3) and the
-  update test is ``f(C)·f(B) ≤ 0`` (E-000-4);
+  Illinois method exactly as Glickman publishes it: the bracket uses Δ² - φ² - v (the
+  INVERSUS listing subtracts σ instead) and the update test is ``f(C)·f(B) ≤ 0`` (with
+  the strict < of older printings an iterate exactly on the root stalls the loop);
 - ``φ* = sqrt(φ² + σ'²)``, ``φ' = 1/sqrt(1/φ*² + 1/v)``, ``μ' = μ + φ'² Σ g(φ_j)(s_j - E)``.
 
-Every result of the period is used (E-000-2: the seed's loop reads the first one only).
+Every result of the period is used (the INVERSUS listing's loop reads the first one
+only; see docs/decisions.md, "Readings of the published sources").
 Idle time grows φ in O(1) for any real number t of periods: ``φ' = sqrt(φ² + t σ²)``.
 With ``bounded = true`` the results are clamped to the rating, deviation and volatility
 bounds (INVERSUS: μ ∈ [-6.045, 6.045], φ ∈ [0.175, 2.015], σ ∈ [0.04, 0.08]).
@@ -165,9 +168,9 @@ class Glicko2Params:
         margin: ``"none"`` (default) or ``"fivethirtyeight"``: the change of μ is multiplied
             by FiveThirtyEight's margin-of-victory multiplier (the lead in Glicko rating
             points); φ and σ move as without it.
-        rating_bounds: [low, high] of μ (default [-6.045, 6.045], seed 000).
-        deviation_bounds: [low, high] of φ (default [0.175, 2.015], seed 000).
-        volatility_bounds: [low, high] of σ (default [0.04, 0.08], seed 000).
+        rating_bounds: [low, high] of μ (default [-6.045, 6.045], as INVERSUS).
+        deviation_bounds: [low, high] of φ (default [0.175, 2.015], as INVERSUS).
+        volatility_bounds: [low, high] of σ (default [0.04, 0.08], as INVERSUS).
     """
 
     initial_mu: float = attrs.field(default=0.0, validator=finite)

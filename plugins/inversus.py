@@ -1,4 +1,7 @@
-"""``inversus-rp`` rank plugin: INVERSUS Deluxe's Rank Points (seed 000, ERRATA E-000-8…12).
+"""``inversus-rp`` rank plugin: INVERSUS Deluxe's Rank Points.
+
+From "The Online Skill Ranking of INVERSUS Deluxe"; the readings taken where it is open
+are in docs/decisions.md ("Readings of the published sources").
 
 A player's *desired* RP is the lower end of their 99.7% skill interval, μ' − 3φ', mapped
 linearly from the rating bounds [-6.045, 6.045] onto [0, 10000] and clamped. After a match
@@ -6,8 +9,8 @@ RP moves part of the way there (half, by default), but only up on a win and only
 loss, by at least 1 RP (unless that would pass the upper end of the interval, μ' + 3φ', or
 10000) and at most 500 RP. A win against a stronger opponent adds an upset bonus of up to
 250 RP (at a 12.09 gap between the pre-match centres), added after the 500 cap by default.
-RP are real numbers (display rounding is presentation, E-000-8). Draws do not move RP
-(INVERSUS has none, E-000-12).
+RP are real numbers (the write-up never makes them whole; rounding is for display).
+Draws do not move RP (INVERSUS has none).
 
 >>> params = InversusRpParams()
 >>> round(params.to_points(0.0 - 3 * 2.015), 6), round(params.to_points(0.0), 1)
@@ -40,11 +43,12 @@ class InversusRpParams:
         upset_bonus: RP added for a win at the largest centre gap, ≥ 0 (default 250).
         upset_gap: the centre gap (μ units) that earns the whole bonus, > 0 (default 12.09).
         bonus_after_cap: add the bonus after the ``max_change`` cap (default true,
-            E-000-9: a win can move up to 750); false puts it inside the cap.
-        deviation_speed: untested idea of seed 000: scale the step by certainty,
+            the write-up's "extra" boost: a win can move up to 750); false puts it
+            inside the cap.
+        deviation_speed: the write-up's untested idea: scale the step by certainty,
             ``step_fraction · (φ_max − φ') / (φ_max − φ_min)`` (default false).
         deviation_range: [φ_min, φ_max] for ``deviation_speed`` (default [0.175, 2.015]).
-        tightest_deviation: untested idea of seed 000: the desired RP uses the tightest φ
+        tightest_deviation: the write-up's other untested idea: the desired RP uses the tightest φ
             the player has ever reached instead of the current φ' (default false).
     """
 
@@ -159,7 +163,7 @@ def rankcraft_rank(
     best = rank_state.best_phi
     best = phi if best is None else min(best, phi)
     if context.score not in (0.0, 1.0):
-        return InversusRp(rank_state.points, best)  # draws do not move RP (E-000-12)
+        return InversusRp(rank_state.points, best)  # draws do not move RP (INVERSUS has none)
     used_phi = best if params.tightest_deviation else phi
     opponents = [p.opponent.mu for p in context.pairings] or [before.mu]  # type: ignore[attr-defined]
     gap = math.fsum(opponents) / len(opponents) - before.mu  # type: ignore[attr-defined]

@@ -1,6 +1,9 @@
-"""``skyweaver-rp`` rank and reset plugin: Skyweaver's Rank Points, tiers and seasons (seed 003).
+"""``skyweaver-rp`` rank and reset plugin: Skyweaver's Rank Points, tiers and seasons.
 
-After a match (ERRATA E-003-2, -3, -8, -9, -10):
+From Robert Petit's "Ranking Changes White Paper" (2022); the readings taken where it is
+wrong or open are in docs/decisions.md ("Readings of the published sources").
+
+After a match (the paper's eq. 4, with the bias term B its printed form leaves out):
 
     RP' = round(RP + Δr·F + B + A), then at least the player's hard floor
     F = (1000 / (3000 − 1250)) · min(1, f_min + (1 − f_min)·(RP − 200)/1000)
@@ -15,11 +18,12 @@ RP by Δr·F only. Tiers follow Table 1 (Wanderer 200 … Master 1200; Grandweav
 Season events (``League.reset(kind)``):
 
 - ``"soft"`` (weekly): end-of-week RP is recorded; Grandweavers are capped at 1400 RP and
-  other Masters at 1300 (E-003-13); every player's RD grows by one rating period (E-003-11).
+  other Masters at 1300, by rank at the week's end; every player's RD grows by one rating
+  period (RD grows once a week).
 - ``"hard"`` (monthly): the season is archived (end-of-season rank; Masters and above are
   scored by the mean of their end-of-week RP); RP is set from the end-of-season rank by
-  Table 1 (E-003-5, E-003-14); MMR is rescaled by eq. 5, r' = 1500 + (r − r_low) /
-  (r_high − r_low) · span (span 750 by default, E-003-1), RD back to 350; floors are
+  Table 1 (Wanderers stay at 200); MMR is rescaled by eq. 5, r' = 1500 + (r − r_low) /
+  (r_high − r_low) · span (span 750 by default, as the equation), RD back to 350; floors are
   recomputed from the new RP.
 
 >>> tier_of(1250), tier_of(1199), hard_floor(1150)
@@ -42,7 +46,7 @@ from rankcraft.validators import finite, positive, unit
 GRANDWEAVER = "Grandweaver"
 MASTER = "Master"
 
-# (tier, RP minimum, hard floor, hard-reset RP)  -- Table 1 of seed 003
+# (tier, RP minimum, hard floor, hard-reset RP)  -- Table 1 of the white paper
 TIERS: tuple[tuple[str, int, bool, int], ...] = (
     ("Wanderer", 200, True, 200),
     ("Trainee I", 300, True, 300),
@@ -59,7 +63,7 @@ TIERS: tuple[tuple[str, int, bool, int], ...] = (
 GRANDWEAVER_RESET = 1000
 HARD_RESET = {name: value for name, _, _, value in TIERS} | {GRANDWEAVER: GRANDWEAVER_RESET}
 
-# Table 2: the old Elo ladder's rankings -> RP at migration (E-003-6)
+# Table 2: the old Elo ladder's rankings -> RP at migration (the tier is Table 1's by RP)
 MIGRATION = {
     "Grandmaster": 1200,
     "Master": 1100,
@@ -89,7 +93,7 @@ def hard_floor(points: float) -> int:
 
 
 def round_half_up(value: float) -> int:
-    """Whole RP, halves rounded up (E-003-9)."""
+    """Whole RP, halves rounded up (after summing the terms, before the floor)."""
     return int(Decimal(repr(value)).quantize(Decimal(1), rounding=ROUND_HALF_UP))
 
 
@@ -100,7 +104,7 @@ class SkyweaverParams:
     Attributes:
         initial_points: a new player's RP (default 200, Wanderer).
         f_min: the share of the MMR change counted at the bottom of the ladder, [0, 1]
-            (default 0.25; not published, the reference cases use it, E-003-12).
+            (default 0.25; the paper gives no value).
         b_min, b_max: the win bias at the top and bottom of the ladder, RP (default 5, 20).
         a: the win-streak bonus, RP ≥ 0 (default 0, as in the white paper's first draft).
         rp_span, mmr_span: the range transform 1000 / (3000 − 1250) (defaults 1000, 1750).
@@ -108,13 +112,13 @@ class SkyweaverParams:
         top_n: Grandweavers are the top this-many Masters by RP, ≥ 1 (default 100).
         grandweaver_cap, master_cap: weekly soft-reset caps (defaults 1400, 1300).
         span: hard reset, eq. 5: MMR is rescaled to [1500, 1500 + span] (default 750, the
-            equation; 500 gives the prose's 1500–2000, E-003-1).
+            equation; 500 gives the prose's 1500–2000).
         reset_rating: the bottom of the rescaled MMR (default 1500).
         reset_deviation: RD after a hard reset, > 0 (default 350).
         soft_reset_periods: rating periods of RD growth at a weekly soft reset, ≥ 0
-            (default 1, E-003-11).
+            (default 1: RD grows once a week).
         equal_mmr: what a hard reset does when every player has the same MMR, where eq. 5
-            is 0/0: ``"error"`` (default, ERRATA E-003-1: refuse with a clear message) or
+            is 0/0: ``"error"`` (default: refuse with a clear message) or
             ``"bottom"`` (everyone gets ``reset_rating``: the numerator is 0 for all).
     """
 
@@ -151,7 +155,7 @@ class SkyweaverRp:
         points: RP, a whole number ≥ 0 (role ``location``).
         tier: Table 1's tier by RP (Grandweaver is decided across the league).
         floor: the hard floor reached this season (RP never drops below it in the season).
-        streak: wins in a row up to now (kept across resets, E-003-8).
+        streak: wins in a row up to now (kept across resets).
         weekly: this season's end-of-week RP, one per soft reset.
         seasons: archive of past seasons: [end-of-season rank, season score] each.
     """
@@ -187,7 +191,7 @@ def rp_after(
     score: float,
     context: PlayerContext | None = None,
 ) -> SkyweaverRp:
-    """Eq. 4 with the readings of ERRATA E-003-2…10."""
+    """Eq. 4 with the bias term, wins-only B and A, half-up rounding and the floor."""
     rp = rank.points
     progress = (rp - params.ladder_start) / params.ladder_width
     f = params.rp_span / params.mmr_span * min(1.0, params.f_min + (1 - params.f_min) * progress)
@@ -339,7 +343,7 @@ def migrate_from_elo(
     each player's ranking on the old ladder by Table 2 (players not in ``old_ranks`` are
     "Below Apprentice"). Table 2 names "Master → 1100 → Master" and "Grandmaster → 1200 →
     Grandweaver", but by Table 1 1100 is Expert III and Grandweaver needs the leaderboard:
-    the RP values are kept and the tier is Table 1's (E-003-6).
+    the RP values are kept and the tier is Table 1's.
 
     :raises InputError: an unknown old ranking.
     """

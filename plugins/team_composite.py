@@ -1,11 +1,13 @@
-"""``composite-opponent`` team plugin: seed 000's virtual opponent, exactly as its code.
+"""``composite-opponent`` team plugin: INVERSUS Deluxe's virtual opponent, as its code.
 
 Each player is rated against one virtual opponent per opposing side, relative to the
-player's own team (ERRATA E-000-5): its location is the player's own plus (the opposing
-side's mean minus the player's side's mean), its spread the *mean* of the opposing side's
-spreads. The player's own state (including their own spread) is what gets updated; the
-own team's spreads are not used. rankcraft computes in doubles (the seed uses 32-bit
-floats). Predictions use each side's mean (spreads averaged).
+player's own team, as the code listed in "The Online Skill Ranking of INVERSUS Deluxe"
+does (its prose describes averaging a team instead; the code is what shipped): the
+opponent's location is the player's own plus (the opposing side's mean minus the
+player's side's mean), its spread the *mean* of the opposing side's spreads. The player's
+own state (including their own spread) is what gets updated; the own team's spreads are
+not used. rankcraft computes in doubles (the listing uses 32-bit floats). Predictions use
+each side's mean (spreads averaged).
 """
 
 from __future__ import annotations

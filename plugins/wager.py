@@ -1,4 +1,7 @@
-"""``wager`` plugin: the team time-weighted rank wager of seed 002 (ERRATA E-002-1…6).
+"""``wager`` plugin: the team time-weighted rank wager.
+
+From "Ranking in Team-Based Competitive Games"; the readings taken where it is wrong or
+open are in docs/decisions.md ("Readings of the published sources").
 
 A player's rank R (≥ 1.00, two decimals) is what they wager: a twentieth of it per match,
 scaled by the teams' average ranks (YA yours, OA theirs, rounded to 2 decimals) and the
@@ -8,13 +11,13 @@ total seconds each team spent in the game (YT, OT):
 - loss: R1 = max(1.00, R0 − R0/20 · (YA/OA) · (YT/OT))
 - draw: the team with the lower average gains as on a win; a higher or equal one stays.
 - a player who quit: R1 = max(1.00, min(R0 − R0/20, the standard loss)), whatever the
-  result (E-002-4); if every opponent quit: R1 = R0 + R0/20.
+  result (quitting takes precedence); if every opponent quit: R1 = R0 + R0/20.
 
-R1 is rounded half-up to 2 decimals (E-002-3). Without ``seconds_played`` the time factor
+R1 is rounded half-up to 2 decimals. Without ``seconds_played`` the time factor
 is 1. Two-sided matches only.
 
-Seed 002's worked example (21.84 on a 6-v-6 team averaging 20.81 against 21.20; 769 s
-against 801 s per player): 23.00 (the seed prints 23.10, E-002-1).
+The paper's worked example (21.84 on a 6-v-6 team averaging 20.81 against 21.20; 769 s
+against 801 s per player): 23.00 (the paper prints 23.10, having used 1.10 for OA/YA).
 
 >>> wager_win(21.84, 20.81, 21.20, 4614, 4806)
 23.0
@@ -64,8 +67,8 @@ class WagerParams:
         divisor: the stake is R0 / divisor, > 0 (default 20).
         floor: the lowest rank, > 0 (default 1.00).
         team_time: ``"total"`` (default: OT and YT are the teams' total seconds, the
-            seed's definition, E-002-2) or ``"mean"`` (seconds per player, the seed's
-            example).
+            paper's definition) or ``"mean"`` (seconds per player, as the paper's
+            example computes).
         placement_matches: matches before a percentile is shown, ≥ 0 (default 10).
         active_days: players who played within this many days of the league's latest
             match count for percentiles, > 0 (default 30).
@@ -202,7 +205,7 @@ def rankcraft_update(
 
 @hookimpl
 def rankcraft_standings(params: WagerParams, players: Sequence[PlayerRecord]) -> Mapping[str, str]:
-    """Percentile buckets (E-002-6): 1 + ⌊100 · (players strictly lower) / N⌋ among active
+    """Percentile buckets: 1 + ⌊100 · (players strictly lower) / N⌋ among active
     players who finished their placement matches; ties share the lowest bucket."""
     latest = max((p.last_played for p in players if p.last_played is not None), default=None)
     window = timedelta(days=params.active_days)

@@ -310,7 +310,8 @@ def test_elo_538_reproduces_fivethirtyeight_on_nfl(shared_data: Path) -> None:
         with_home(dicts, "meta.home_team_index"),
         test_from="2010-08-01",
     )
-    # FiveThirtyEight's published forecasts on the same 2,939 games (shared/data README)
+    # the log loss, Brier score and accuracy of FiveThirtyEight's published forecasts on the
+    # same 2,939 games
     assert result.n == 2939
     assert round(result.log_loss, 4) == 0.6291
     assert round(result.brier, 4) == 0.2190

@@ -1,4 +1,4 @@
-"""The glicko1 plugin: Glickman's example, seed 001's formulas and errata, decay."""
+"""The glicko1 plugin: Glickman's example, ratingupdate.com's formulas and their slips, decay."""
 
 from __future__ import annotations
 
@@ -56,20 +56,20 @@ def _glickman_league(mode: str) -> rankcraft.League:
 def test_glickman_example_as_one_rating_period(mode: str) -> None:
     skill = _glickman_league(mode).player("player").skill
     assert round(skill.rating) == 1464 and round(skill.deviation, 1) == 151.4  # printed
-    assert skill.rating == pytest.approx(1464.106, abs=5e-4)  # ERRATA: full precision
+    assert skill.rating == pytest.approx(1464.106, abs=5e-4)  # full precision
     assert skill.deviation == pytest.approx(151.399, abs=5e-4)
 
 
-def test_one_game_at_a_time_differs_errata_e001_8() -> None:
-    # Seed 001's usage (every game its own period) is order dependent and gives
-    # 1464.22 / 151.25 here, not Glickman's batch 1464.11 / 151.40 (ERRATA E-001-8).
+def test_one_game_at_a_time_differs() -> None:
+    # ratingupdate.com's usage (every game its own period) is order dependent and gives
+    # 1464.22 / 151.25 here, not Glickman's batch 1464.11 / 151.40.
     skill = _glickman_league("match").player("player").skill
     assert skill.rating == pytest.approx(1464.22, abs=5e-3)
     assert skill.deviation == pytest.approx(151.25, abs=5e-3)
 
 
 def test_glickman_d_squared_at_full_precision() -> None:
-    # ERRATA: Glickman prints d² = 53670.85 from rounded g and E; full precision 53685.74.
+    # Glickman prints d² = 53670.85 from rounded g and E; full precision 53685.74.
     inv = sum(
         g(rd) ** 2 * expected(1500, r, rd) * (1 - expected(1500, r, rd))
         for r, rd in ((1400, 30), (1550, 100), (1700, 300))
@@ -77,8 +77,8 @@ def test_glickman_d_squared_at_full_precision() -> None:
     assert 1 / (Q * Q * inv) == pytest.approx(53685.74, abs=0.01)
 
 
-def test_seed_001_rating_change_formula_errata_e001_1() -> None:
-    # 1500/200 beats 1400/30. Seed 001 prints (Q / (1/RD²)) + (1/d²)) * g * (s - E):
+def test_ratingupdate_rating_change_formula() -> None:
+    # 1500/200 beats 1400/30. ratingupdate.com prints (Q / (1/RD²)) + (1/d²)) * g * (s - E):
     own, opp = (1500.0, 200.0), (1400.0, 30.0)
     gj = g(opp[1])
     e = expected(own[0], opp[0], opp[1])
@@ -104,8 +104,8 @@ def test_seed_001_rating_change_formula_errata_e001_1() -> None:
     ("deviation", "value"),
     [(350, 0.67), (300, 0.72), (250, 0.78), (200, 0.84), (150, 0.90), (100, 0.95), (50, 0.99)],
 )
-def test_g_table_of_seed_001(deviation: float, value: float) -> None:
-    # ...and g falls as RD rises: a less certain opponent's result weighs less (E-001-4).
+def test_g_table_of_ratingupdate(deviation: float, value: float) -> None:
+    # ...and g falls as RD rises: a less certain opponent's result weighs less.
     assert round(g(deviation), 2) == value
 
 
@@ -127,7 +127,7 @@ def test_win_probability_uses_both_deviations() -> None:
     assert 0.5 < unsure < sure
 
 
-def test_decay_constant_errata_e001_3() -> None:
+def test_decay_constant_adds_c_squared_per_period() -> None:
     # RD from 50 back to 350 in 100 periods: c = sqrt((350² - 50²)/100) = 34.64 (Glickman).
     c = decay_constant(50.0, 350.0, 100)
     assert c == pytest.approx(34.641, abs=1e-3)
@@ -139,7 +139,7 @@ def test_decay_constant_errata_e001_3() -> None:
     assert grow(params, 50.0, 1000.0) == 350.0  # capped at the initial RD
 
 
-def test_whole_periods_errata_e001_7() -> None:
+def test_whole_periods() -> None:
     whole = Glicko1Params(c=10.0, whole_periods=True)
     real = Glicko1Params(c=10.0)
     assert grow(whole, 100.0, 2.9) == pytest.approx(math.sqrt(100**2 + 2 * 100))

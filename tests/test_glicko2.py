@@ -1,4 +1,4 @@
-"""The glicko2 plugin: Glickman's Glicko-2 example, the Illinois step, seed 000's bounds."""
+"""The glicko2 plugin: Glickman's Glicko-2 example, the Illinois step, INVERSUS's bounds."""
 
 from __future__ import annotations
 
@@ -58,12 +58,12 @@ def _example(mode: str) -> Glicko2Skill:
 def test_glickman_glicko2_example(mode: str) -> None:
     skill = _example(mode)
     # Printed (Glickman 2022): mu' -0.2069, phi' 0.8722, sigma' 0.05999 -> 1464.06 / 151.52;
-    # the printed r', RD' are SCALE x the 4-decimal mu', phi' (ERRATA, first table).
+    # the printed r', RD' are SCALE x the 4-decimal mu', phi' (docs/decisions.md).
     assert round(skill.mu, 4) == -0.2069 and round(skill.phi, 4) == 0.8722
     assert round(1500 + 173.7178 * round(skill.mu, 4), 2) == 1464.06
     assert round(173.7178 * round(skill.phi, 4), 2) == 151.52
     assert math.floor(skill.sigma * 1e5) / 1e5 == 0.05999  # printed truncated
-    # Full precision (ERRATA): 1464.0507 / 151.5165 / 0.0599960.
+    # Full precision: 1464.0507 / 151.5165 / 0.0599960.
     assert 1500 + SCALE * skill.mu == pytest.approx(1464.0507, abs=5e-5)
     assert SCALE * skill.phi == pytest.approx(151.5165, abs=5e-5)
     assert skill.sigma == pytest.approx(0.0599960, abs=5e-8)
@@ -94,8 +94,9 @@ def test_glickman_intermediate_values() -> None:
     assert sigma == pytest.approx(0.0599960, abs=5e-7)
 
 
-def test_seed_000_loop_bug_errata_e000_2() -> None:
-    # Reading only the first result three times (the seed's loop) gives mu' = +0.7489.
+def test_inversus_listing_loop_reads_one_result() -> None:
+    # Reading only the first result three times (the INVERSUS listing's loop) gives
+    # mu' = +0.7489.
     wrong = rate(0.0, 200 / SCALE, 0.06, 0.5, [((1400 - 1500) / SCALE, 30 / SCALE, 1.0, 1.0)] * 3)
     assert wrong[0] == pytest.approx(0.7489, abs=5e-5)
     right = rate(
@@ -108,9 +109,9 @@ def test_seed_000_loop_bug_errata_e000_2() -> None:
     assert right[0] == pytest.approx(-0.2069, abs=5e-5)
 
 
-def test_scale_errata_e000_1() -> None:
+def test_scale_is_400_over_ln_10() -> None:
     assert pytest.approx(173.7178, abs=5e-5) == SCALE
-    assert pytest.approx(2.01476, abs=5e-6) == 350 / SCALE  # seed 000's unrated 2.015
+    assert pytest.approx(2.01476, abs=5e-6) == 350 / SCALE  # INVERSUS's unrated 2.015
 
 
 def test_inversus_bounds_and_initial_state() -> None:
@@ -125,7 +126,7 @@ def test_inversus_bounds_and_initial_state() -> None:
     assert params.clamp(-9.0, 9.0, 0.0001) == Glicko2Skill(-6.045, 2.015, 0.04)
 
 
-def test_minimum_deviation_cannot_bind_one_game_at_a_time_errata_e000_11() -> None:
+def test_minimum_deviation_cannot_bind_one_game_at_a_time() -> None:
     params = rankcraft.load_ruleset("inversus").update.params
     mu, phi, sigma = rate(0.0, 0.175, 0.04, 0.5, [(0.0, 0.175, 1.0, 1.0)])
     assert phi == pytest.approx(0.1788, abs=5e-5)
@@ -169,7 +170,7 @@ def test_a_win_never_lowers_and_a_loss_never_raises(
         assert math.isfinite(value)
 
 
-def test_illinois_uses_less_or_equal_errata_e000_4() -> None:
+def test_illinois_uses_less_or_equal() -> None:
     # A case where an iterate can land on the root: the result must be finite and be a root.
     for delta in (0.0, 1e-9, 3.0, -7.5):
         sigma = new_volatility(1.0, 0.06, 0.5, 2.0, delta)

@@ -16,7 +16,7 @@ import pytest
 
 import rankcraft
 
-from .conftest import SHARED_DATA
+from .conftest import SHARED_DATA, SHARED_DATA_MISSING
 
 GOLDEN = Path(__file__).parent / "golden"
 _spec = importlib.util.spec_from_file_location("make_golden", GOLDEN / "make_golden.py")
@@ -26,9 +26,7 @@ _spec.loader.exec_module(make_golden)
 
 EXPECTED: dict[str, dict[str, str]] = json.loads((GOLDEN / "exports.json").read_text())
 
-pytestmark = pytest.mark.skipif(
-    not SHARED_DATA.is_dir(), reason=f"needs the shared match histories at {SHARED_DATA}"
-)
+pytestmark = pytest.mark.skipif(not SHARED_DATA.is_dir(), reason=SHARED_DATA_MISSING)
 
 
 @pytest.mark.parametrize("history", sorted(make_golden.HISTORIES))

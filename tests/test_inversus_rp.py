@@ -1,4 +1,4 @@
-"""inversus-rp: INVERSUS Deluxe's Rank Points (seed 000, ERRATA E-000-8…12)."""
+"""inversus-rp: INVERSUS Deluxe's Rank Points, with the readings of docs/decisions.md."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def test_unrated_player_stays_at_zero_through_losses_then_gains_500() -> None:
     )
     change = report.change("new")
     assert change.rank_after.points == 500.0
-    # The desired RP against an average opponent is about 2246 (E-000-9); the step is capped.
+    # The desired RP against an average opponent is about 2246; the step is capped.
     assert change.factors["target"] == pytest.approx(2246, abs=1)
     assert change.factors["cap"] == 500.0 and "bonus" not in change.factors
 
@@ -50,7 +50,7 @@ def test_minimum_one_point_and_ceiling() -> None:
     assert rp_change(params, 0.4, False, 6.0, 0.2, 0.0) == 0.0
 
 
-def test_upset_bonus_after_the_cap_errata_e000_9() -> None:
+def test_upset_bonus_after_the_cap() -> None:
     params = InversusRpParams()
     # a win over an opponent 12.09 higher: 500 (capped step) + 250 (whole bonus)
     assert rp_change(params, 0.0, True, 3.0, 0.5, 12.09) == 750.0
@@ -60,7 +60,7 @@ def test_upset_bonus_after_the_cap_errata_e000_9() -> None:
     assert rp_change(params, 0.0, True, 3.0, 0.5, -2.0) == 500.0  # no bonus for the favourite
 
 
-def test_target_never_reaches_the_top_errata_e000_10() -> None:
+def test_target_never_reaches_the_top() -> None:
     params = InversusRpParams()
     assert params.to_points(6.045 - 3 * 0.175) == pytest.approx(9565.76, abs=0.01)
 

@@ -123,7 +123,7 @@ def test_three_modes_differ_on_one_history() -> None:
     assert finals["match"] != finals["batch"]
 
 
-def test_glicko1_batch_counts_the_current_period_errata_g1_step1() -> None:
+def test_glicko1_batch_counts_the_current_period_as_glickmans_step_1() -> None:
     text = (
         'name = "g1"\n[period]\nmode = "{mode}"\nlength_days = 7.0\norigin = "2024-01-01"\n'
         '[update]\nplugin = "glicko1"\n[update.params]\nc = 30.0\n'

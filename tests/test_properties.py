@@ -32,7 +32,7 @@ RULESETS = [*bundled_names(), *EXTRA]
 
 
 def sides_for(ruleset: rankcraft.Ruleset) -> int:
-    """The wager system rates two-sided matches only (seed 002)."""
+    """The wager system rates two-sided matches only."""
     return 2 if ruleset.update.plugin == "wager" else 3
 
 

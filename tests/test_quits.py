@@ -1,4 +1,4 @@
-"""Quits: INVERSUS's deferred loss and cancelled match (E-000-12), and the plain loss rule."""
+"""Quits: INVERSUS's deferred loss and cancelled match, and the plain loss rule."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""skyweaver-rp: Rank Points, tiers, floors, soft and hard resets, migration (seed 003)."""
+"""skyweaver-rp: Rank Points, tiers, floors, soft and hard resets, migration (the white paper)."""
 
 from __future__ import annotations
 
@@ -24,8 +24,8 @@ def rank(points: int, streak: int = 0) -> SkyweaverRp:
     return SkyweaverRp(points, tier_of(points), hard_floor(points), streak)
 
 
-def test_eq_4_terms_errata_e003_2_and_3() -> None:
-    # At RP 200: F = (1000/1750) * 0.25, B = b_max (the formula's b_max is at 200, E-003-3).
+def test_eq_4_terms_with_the_bias() -> None:
+    # At RP 200: F = (1000/1750) * 0.25, B = b_max (the formula's b_max is at 200).
     new = rp_after(P, rank(200), 100.0, 1.0)
     assert new.points == round(200 + 100 * 1000 / 1750 * 0.25 + 20)
     # From RP 1200: F = 1000/1750, B = b_min.
@@ -34,18 +34,18 @@ def test_eq_4_terms_errata_e003_2_and_3() -> None:
     assert rp_after(P, rank(700), -70.0, 0.0).points == round(700 - 70 * 1000 / 1750 * 0.625)
 
 
-def test_streak_bonus_only_on_a_third_win_errata_e003_8() -> None:
+def test_streak_bonus_only_on_a_third_win() -> None:
     assert rp_after(P, rank(200, streak=1), 0.0, 1.0).points == 220
     third = rp_after(P, rank(200, streak=2), 0.0, 1.0)
     assert third.points == 230 and third.streak == 3
     assert rp_after(P, rank(400, streak=5), -1.0, 0.0).streak == 0
 
 
-def test_draw_moves_by_the_mmr_change_only_errata_e003_10() -> None:
+def test_draw_moves_by_the_mmr_change_only() -> None:
     assert rp_after(P, rank(700), 17.5, 0.5).points == 700 + 6
 
 
-def test_rounding_half_up_errata_e003_9() -> None:
+def test_rounding_half_up() -> None:
     # 1000/1750 * 0.625 * 7 = 2.5 exactly -> 703 (half up), not 702
     assert rp_after(P, rank(700), 7.0, 0.5).points == 703
 
@@ -117,7 +117,7 @@ def test_grandweaver_is_the_top_n_masters_ties_by_id() -> None:
     }
 
 
-def test_weekly_soft_reset_caps_errata_e003_13() -> None:
+def test_weekly_soft_reset_caps() -> None:
     league = _league(
         [
             _player("gw", 1600),
@@ -130,11 +130,11 @@ def test_weekly_soft_reset_caps_errata_e003_13() -> None:
     points = {p.id: p.rank.points for p in league.players()}
     assert points == {"gw": 1400, "gw2": 1350, "master": 1300, "ex": 1150}
     assert league.player("gw").rank.weekly == (1600,)
-    # one rating period of RD growth, c = 20 (E-003-11)
+    # one rating period of RD growth, c = 20
     assert league.player("ex").skill.deviation == pytest.approx((100**2 + 20**2) ** 0.5)
 
 
-def test_monthly_hard_reset_eq_5_and_floors_errata_e003_1_14() -> None:
+def test_monthly_hard_reset_eq_5_and_floors() -> None:
     league = _league(
         [
             _player("gw", 1600, 2400.0, weekly=(1500, 1700)),
@@ -180,7 +180,7 @@ def test_unknown_reset_kind() -> None:
         _league([_player("a", 300)]).reset("weekly")
 
 
-def test_migration_from_an_elo_export_errata_e003_6() -> None:
+def test_migration_from_an_elo_export() -> None:
     elo = rankcraft.League("elo")
     elo.import_state(
         {

@@ -1,4 +1,4 @@
-"""composite-opponent: seed 000's virtual opponent, exactly as its code (E-000-5)."""
+"""composite-opponent: INVERSUS Deluxe's virtual opponent, exactly as its shipped code."""
 
 from __future__ import annotations
 
@@ -9,22 +9,22 @@ from rankcraft.plugins.glicko2 import Glicko2Skill
 from rankcraft.plugins.team_composite import rankcraft_team
 
 
-def seed_000_virtual_opponent(
+def inversus_virtual_opponent(
     local_player: float, local_team: list[float], opposing: list[tuple[float, float]]
 ) -> tuple[float, float]:
-    """The seed's C++ snippet, transcribed in the test as the oracle."""
+    """The INVERSUS write-up's virtual opponent, written out plainly as the oracle."""
     local_rating = sum(local_team) / len(local_team)
     opposing_rating = sum(r for r, _ in opposing) / len(opposing)
     opposing_deviation = sum(d for _, d in opposing) / len(opposing)
     return local_player + (opposing_rating - local_rating), opposing_deviation
 
 
-def test_virtual_opponent_is_the_seeds() -> None:
+def test_virtual_opponent_is_the_shipped_codes() -> None:
     alice, alex = Glicko2Skill(0.8, 0.4, 0.06), Glicko2Skill(-0.3, 1.5, 0.05)
     betty, bill = Glicko2Skill(0.1, 0.9, 0.06), Glicko2Skill(0.5, 0.3, 0.07)
     pairings = rankcraft_team([[alice, alex], [betty, bill]], [1, 2], 1.0)
     for member, (pairing,) in zip([alice, alex], pairings[0], strict=True):
-        mu, phi = seed_000_virtual_opponent(
+        mu, phi = inversus_virtual_opponent(
             member.mu, [alice.mu, alex.mu], [(betty.mu, betty.phi), (bill.mu, bill.phi)]
         )
         assert pairing.opponent.mu == pytest.approx(mu) and pairing.opponent.phi == pytest.approx(
@@ -33,7 +33,7 @@ def test_virtual_opponent_is_the_seeds() -> None:
         assert pairing.score == 1.0 and pairing.weight == 1.0
     (first,) = pairings[1][0]
     assert first.score == 0.0
-    mu, phi = seed_000_virtual_opponent(
+    mu, phi = inversus_virtual_opponent(
         betty.mu, [betty.mu, bill.mu], [(alice.mu, alice.phi), (alex.mu, alex.phi)]
     )
     assert first.opponent.mu == pytest.approx(mu) and first.opponent.phi == pytest.approx(phi)

@@ -1,4 +1,4 @@
-"""wager: seed 002's team time-weighted rank wager (ERRATA E-002-1…6)."""
+"""wager: the team time-weighted rank wager, with the readings of docs/decisions.md."""
 
 from __future__ import annotations
 
@@ -28,15 +28,15 @@ def _example() -> rankcraft.Report:
     )
 
 
-def test_seed_002_worked_example_errata_e002_1() -> None:
+def test_the_papers_worked_example() -> None:
     report = _example()
-    assert report.change("a0").skill_after.rank == 23.00  # the seed prints 23.10
+    assert report.change("a0").skill_after.rank == 23.00  # the paper prints 23.10
     factors = report.change("a0").factors
     assert factors["average_factor"] == pytest.approx(21.20 / 20.81)
     assert factors["time_factor"] == pytest.approx(4806 / 4614)
 
 
-def test_the_quitter_in_that_match_errata_e002_4() -> None:
+def test_the_quitter_in_that_match() -> None:
     assert _example().change("a5").skill_after.rank == 22.85
 
 
@@ -75,13 +75,13 @@ def test_floor_draws_and_all_opponents_quit() -> None:
     assert report.change("hi").skill_after.rank == standard
 
 
-def test_team_time_as_mean_per_player_errata_e002_2() -> None:
+def test_team_time_as_mean_per_player() -> None:
     total = wager_win(10.0, 10.0, 10.0, 2 * 100, 3 * 100)  # 2 vs 3 players, 100 s each
     mean = wager_win(10.0, 10.0, 10.0, 100, 100)
     assert total == 10.75 and mean == 10.5
 
 
-def test_percentiles_with_placement_errata_e002_6() -> None:
+def test_percentiles_with_placement() -> None:
     league = rankcraft.League(
         rankcraft.loads_ruleset(
             'extends = "team-wager"\nname = "w"\n[update.params]\nplacement_matches = 2\n'

@@ -1,9 +1,11 @@
-"""Digests of what every bundled ruleset gives on the shared histories (tests/test_golden.py).
+"""Digests of what every bundled ruleset gives on the real match histories (tests/test_golden.py).
 
-Run from the repository root to (re)write tests/golden/exports.json; only do so when a
-change of results is intended and explained in docs/decisions.md:
+The histories are the project's test data (ATP singles and doubles, NFL, international
+football, World Cup line-ups, F1), kept outside the package. Run from the repository root
+to (re)write tests/golden/exports.json; only do so when a change of results is intended
+and explained in docs/decisions.md:
 
-    python tests/golden/make_golden.py [--data ../shared/data]
+    python tests/golden/make_golden.py --data DIR    (or with RANKCRAFT_SHARED_DATA=DIR)
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import gzip
 import hashlib
 import itertools
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -51,7 +54,14 @@ def replay(ruleset: str, matches: list[dict[str, Any]]) -> dict[str, str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--data", type=Path, default=Path("../shared/data"))
+    default = os.environ.get("RANKCRAFT_SHARED_DATA")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=None if default is None else Path(default),
+        required=default is None,
+        help="the directory of the match histories (default: $RANKCRAFT_SHARED_DATA)",
+    )
     args = parser.parse_args()
     out: dict[str, dict[str, str]] = {}
     for name, limit in HISTORIES.items():
