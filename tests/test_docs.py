@@ -102,3 +102,12 @@ def test_links_to_sections_find_their_heading() -> None:
             assert anchor in _anchors(linked), f"{page.name} links to missing {target}#{anchor}"
             checked += 1
     assert checked >= 10  # (the pages do link sections: the check ran)
+
+
+def test_the_plugin_page_shows_the_module_it_runs() -> None:
+    page = (DOCS / "plugins.md").read_text("utf-8")
+    shown = re.search(r"```python\n(.*?)```", page, flags=re.S)
+    assert shown is not None
+    module = (DOCS / "examples" / "plugins" / "streak.py").read_text("utf-8")
+    assert shown.group(1) == module
+    assert "exec(" not in page

@@ -1,0 +1,51 @@
+"""``hooks_elo``: Elo with a constant K, written with the documented hooks alone, as a
+third party would write it. The benchmarks replay it beside the bundled ``elo`` plugin,
+and the tests check that both give the same ratings: one path serves every plugin."""
+
+import attrs
+
+import rankcraft
+
+
+@attrs.frozen
+class Rating:
+    """Attributes: rating: Elo rating points (location)."""
+
+    rating: float = rankcraft.state_field(role="location")
+
+
+@attrs.frozen(kw_only=True)
+class Params:
+    """Attributes: k: rating points per unit of surprise, > 0 (default 32). start: a new
+    player's rating (default 1500). scale: points for 10-to-1 odds, > 0 (default 400)."""
+
+    k: float = attrs.field(default=32.0, validator=attrs.validators.gt(0))
+    start: float = 1500.0
+    scale: float = attrs.field(default=400.0, validator=attrs.validators.gt(0))
+
+
+@rankcraft.hookimpl
+def rankcraft_params(slot):
+    return Params if slot in ("initial", "expectation", "update") else None
+
+
+@rankcraft.hookimpl
+def rankcraft_initial(params):
+    return Rating(params.start)
+
+
+@rankcraft.hookimpl
+def rankcraft_expectation(params, side_states):
+    a, b = side_states[0].rating, side_states[1].rating
+    p = 1.0 / (1.0 + 10.0 ** ((b - a) / params.scale))
+    return [p, 1.0 - p]
+
+
+@rankcraft.hookimpl
+def rankcraft_update(params, state, pairings, context):
+    surprise = 0.0
+    for opponent, score, weight in pairings:
+        gap = opponent.rating - state.rating
+        surprise += weight * (score - 1.0 / (1.0 + 10.0 ** (gap / params.scale)))
+    context.explain("k", params.k)
+    return Rating(state.rating + params.k * surprise)
