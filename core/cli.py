@@ -23,6 +23,7 @@ from .data import demo_matches_path
 from .engine import League, RecordSummary
 from .errors import DuplicateMatchError, InputError, MatchError, RankcraftError
 from .io import read_match_dicts
+from .jsontext import loads_strict
 from .manager import Plugins
 from .model import Match, PlayerRecord, format_time
 from .ruleset import bundled_names, dumps, load_ruleset, to_dict
@@ -470,13 +471,10 @@ def cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def cmd_import(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
-        text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text("utf-8")
+        text = sys.stdin.read() if args.file == "-" else Path(args.file).read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read {args.file!r}: {exc.strerror}") from None
-    try:
-        document = json.loads(text)
-    except ValueError as exc:
-        raise InputError(f"{args.file}: not a JSON document: {exc}") from None
+    document = loads_strict(text, what=args.file)
     ruleset = args.ruleset
     db = _db_path(args)
     if ruleset is None and not _database_exists(db) and isinstance(document, dict):

@@ -38,7 +38,6 @@ answers as one would (docs/deploy.md).
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -53,6 +52,7 @@ from .errors import (
     RankcraftError,
 )
 from .io import parse_match
+from .jsontext import loads_strict
 from .ruleset import dumps, to_dict
 
 try:
@@ -102,11 +102,7 @@ def _fail(exc: Exception) -> JSONResponse:
 
 
 async def _json_body(request: Request) -> Any:
-    raw = await request.body()
-    try:
-        return json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"the request body is not JSON: {exc}") from None
+    return loads_strict(await request.body(), what="the request body")
 
 
 def _int_param(request: Request, name: str) -> int | None:

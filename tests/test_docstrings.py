@@ -11,6 +11,7 @@ MODULES = [
     "rankcraft",
     "rankcraft.engine",
     "rankcraft.io",
+    "rankcraft.jsontext",
     "rankcraft.model",
     "rankcraft.ruleset",
     "rankcraft.rulesets",

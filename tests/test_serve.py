@@ -79,7 +79,7 @@ def test_the_service_answers_as_the_league_does(db_url: str) -> None:
 @pytest.mark.parametrize(
     ("request_args", "status", "kind", "field"),
     [
-        (("post", "/matches", {"content": b"{not json"}), 400, "InputError", None),
+        (("post", "/matches", {"content": b"{not json"}), 400, "JSONTextError", None),
         (("post", "/matches", {"json": [1, 2]}), 400, "InputError", None),
         (
             ("post", "/matches", {"json": {"id": "x", "teams": [["a"], ["b"]]}}),
