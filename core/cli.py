@@ -731,6 +731,73 @@ class _guard_new_file:
                 Path(str(self.path) + suffix).unlink(missing_ok=True)
 
 
+# -- API tokens for `rankcraft serve` (rankcraft.tokens) ------------------------------------
+
+
+def cmd_token(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from .tokens import create_token, list_tokens, revoke_token
+
+    db = _db_path(args)
+    store = open_store(db, create=False)  # (migrates an older database: tokens need v4)
+    try:
+        if args.token_command == "create":
+            token, text = create_token(store, scope=args.scope, name=args.name)
+            if args.json:
+                _emit_json({**token.to_dict(), "token": text}, out)
+            else:
+                err.write(
+                    f"token {token.name!r} (scope {token.scope}) for {store.label}; it is "
+                    "shown this once, keep it now:\n"
+                )
+                out.write(text + "\n")
+        elif args.token_command == "list":
+            tokens = list_tokens(store)
+            if args.json:
+                _emit_json([t.to_dict() for t in tokens], out)
+            elif tokens:
+                rows = [[t.name, t.scope, t.created_at, f"rk_{t.key}_..."] for t in tokens]
+                _print_table(rows, ["name", "scope", "created", "token"], out)
+            else:
+                out.write(f"no tokens in {store.label}\n")
+        else:
+            token = revoke_token(store, args.name)
+            if args.json:
+                _emit_json({"revoked": token.to_dict()}, out)
+            else:
+                out.write(f"revoked token {token.name!r} (scope {token.scope})\n")
+    finally:
+        store.close()
+    return 0
+
+
+def _add_token_commands(sub: Any, db: Callable[[argparse.ArgumentParser], None]) -> None:
+    from .tokens import SCOPES
+
+    text = "create, list and revoke the API tokens of `rankcraft serve`"
+    token = sub.add_parser("token", help=text, description=text)
+    token.set_defaults(func=cmd_token)
+    actions = token.add_subparsers(dest="token_command", required=True, metavar="ACTION")
+
+    def action(name: str, help_: str) -> argparse.ArgumentParser:
+        p: argparse.ArgumentParser = actions.add_parser(name, help=help_, description=help_)
+        p.add_argument("--json", action="store_true", help="machine-readable output")
+        db(p)
+        return p
+
+    p = action("create", "make a token and print it (once: only its digest is kept)")
+    p.add_argument(
+        "--scope",
+        required=True,
+        choices=SCOPES,
+        help="read: reads (with serve --auth-reads); record: also POST /matches; "
+        "admin: also the admin endpoints",
+    )
+    p.add_argument("--name", help="how list and revoke name it (default token-KEY)")
+    action("list", "list the tokens (names, scopes, dates; never the tokens)")
+    p = action("revoke", "revoke a token: it is refused from the next request on")
+    p.add_argument("name", help="the token's name")
+
+
 def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
         import uvicorn
@@ -917,6 +984,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--workers", type=int, default=1, help="worker processes (default 1); see docs/deploy.md"
     )
     db(p)
+
+    _add_token_commands(sub, db)
 
     p = add("check", cmd_check, "validate a ruleset without rating anything")
     p.add_argument("ruleset", help="ruleset TOML file or bundled name")

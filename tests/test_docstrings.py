@@ -26,6 +26,7 @@ MODULES = [
     "rankcraft.plugins.regress",
     "rankcraft.evaluate",
     "rankcraft.serve",
+    "rankcraft.tokens",
 ]
 
 
