@@ -809,6 +809,24 @@ def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         ) from None
     if args.workers < 1:
         raise InputError(f"'--workers' must be at least 1: {args.workers}")
+    for option in ("timeout_keep_alive", "limit_concurrency"):
+        if getattr(args, option) < 1:
+            raise InputError(
+                f"'--{option.replace('_', '-')}' must be at least 1: {getattr(args, option)}"
+            )
+    try:
+        settings = serve.Settings(
+            auth_reads=args.auth_reads,
+            cors_origins=args.cors_origin or (),
+            max_body=args.max_body,
+            max_sides=args.max_sides,
+            max_players=args.max_players,
+            max_future=args.max_future,
+            header_timeout=args.header_timeout,
+            body_timeout=args.body_timeout,
+        )
+    except InputError as exc:  # name the option, not the attribute
+        raise InputError(str(exc).replace("'", "'--", 1).replace("_", "-", 1)) from None
     db = _db_path(args)
     # open (and create or migrate) the league once here, so that a bad database or
     # ruleset fails before any worker starts, with exit status 2
@@ -816,13 +834,26 @@ def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         League.open(db, args.ruleset).close()
     os.environ[serve.DB_ENV] = db
     os.environ.pop(serve.RULESET_ENV, None)
+    os.environ[serve.SETTINGS_ENV] = settings.to_json()
+    # uvicorn: our h11 protocol (read deadlines), idle keep-alive connections closed after
+    # --timeout-keep-alive s, 503 beyond --limit-concurrency connections per worker, and
+    # X-Forwarded-For/-Proto believed only from --forwarded-allow-ips (a TLS proxy)
+    options: dict[str, Any] = {
+        "http": serve.GuardedH11Protocol,
+        "timeout_keep_alive": args.timeout_keep_alive,
+        "limit_concurrency": args.limit_concurrency,
+        "proxy_headers": True,
+        "forwarded_allow_ips": args.forwarded_allow_ips,
+    }
     err.write(
         f"rankcraft serve: {db} on http://{args.host}:{args.port} "
         f"({args.workers} worker{'s' if args.workers > 1 else ''})\n"
     )
     app = "rankcraft.serve:app_from_env"
     if args.workers == 1:
-        uvicorn.run(app, factory=True, host=args.host, port=args.port, log_level="warning")
+        uvicorn.run(
+            app, factory=True, host=args.host, port=args.port, log_level="warning", **options
+        )
         return 0
     import socket
 
@@ -846,6 +877,7 @@ def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         port=args.port,
         workers=args.workers,
         log_level="warning",
+        **options,
     )
     Multiprocess(config, sockets=[sock]).run()
     return 0
@@ -982,6 +1014,61 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     p.add_argument(
         "--workers", type=int, default=1, help="worker processes (default 1); see docs/deploy.md"
+    )
+    p.add_argument("--auth-reads", action="store_true", help="reads need a token of scope read too")
+    p.add_argument(
+        "--cors-origin",
+        action="append",
+        metavar="URL",
+        help="let web pages of this origin call the service (repeatable; default none)",
+    )
+    p.add_argument(
+        "--max-body", type=int, default=1 << 20, help="most bytes in a request body (1048576)"
+    )
+    p.add_argument("--max-sides", type=int, default=64, help="most sides in a match (64)")
+    p.add_argument(
+        "--max-players", type=int, default=256, help="most players in a match, all sides (256)"
+    )
+    p.add_argument(
+        "--max-future",
+        type=float,
+        default=86_400.0,
+        metavar="SECONDS",
+        help="how far past the server's clock played_at may be (86400)",
+    )
+    p.add_argument(
+        "--header-timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="close a connection whose request headers are not in after this (10)",
+    )
+    p.add_argument(
+        "--body-timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="408 for a request body not in after this (30)",
+    )
+    p.add_argument(
+        "--timeout-keep-alive",
+        type=int,
+        default=5,
+        metavar="SECONDS",
+        help="close idle keep-alive connections after this (5)",
+    )
+    p.add_argument(
+        "--limit-concurrency",
+        type=int,
+        default=100,
+        metavar="N",
+        help="answer 503 beyond N open connections per worker (100)",
+    )
+    p.add_argument(
+        "--forwarded-allow-ips",
+        metavar="IPS",
+        help="proxies whose X-Forwarded-For/-Proto are believed (comma-separated; "
+        "default $FORWARDED_ALLOW_IPS or 127.0.0.1)",
     )
     db(p)
 
