@@ -773,3 +773,98 @@ def test_serve_refuses_bad_limits_before_creating_anything(
     assert main(argv, out=io.StringIO(), err=err) == 2
     assert message in err.getvalue()
     assert not db.exists()
+
+
+def conforms(value: Any, schema: dict[str, Any], document: dict[str, Any], at: str = "$") -> None:
+    """Check ``value`` against the subset of JSON Schema the service's document uses."""
+    if "$ref" in schema:
+        name = schema["$ref"].rsplit("/", 1)[1]
+        schema = document["components"]["schemas"][name]
+    for part in schema.get("allOf", []):
+        conforms(value, part, document, at)
+    if "oneOf" in schema:
+        passed = 0
+        for part in schema["oneOf"]:
+            try:
+                conforms(value, part, document, at)
+                passed += 1
+            except AssertionError:
+                pass
+        assert passed == 1, (at, value, schema)
+    kinds = schema.get("type")
+    if kinds is not None:
+        kinds = [kinds] if isinstance(kinds, str) else kinds
+        python = {
+            "object": dict,
+            "array": list,
+            "string": str,
+            "boolean": bool,
+            "null": type(None),
+            "integer": int,
+            "number": (int, float),
+        }
+        ok = any(
+            isinstance(value, python[k]) and not (k in ("integer", "number") and value is True)
+            for k in kinds
+        )
+        assert ok and not (isinstance(value, bool) and "boolean" not in kinds), (at, value, kinds)
+    if isinstance(value, dict):
+        for key in schema.get("required", []):
+            assert key in value, (at, key)
+        properties = schema.get("properties", {})
+        for key, item in value.items():
+            if key in properties:
+                conforms(item, properties[key], document, f"{at}.{key}")
+            elif isinstance(schema.get("additionalProperties"), dict):
+                conforms(item, schema["additionalProperties"], document, f"{at}.{key}")
+            else:
+                assert schema.get("additionalProperties", True) is not False, (at, key)
+    if isinstance(value, list) and "items" in schema:
+        for i, item in enumerate(value):
+            conforms(item, schema["items"], document, f"{at}[{i}]")
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        assert value >= schema.get("minimum", value) and value <= schema.get("maximum", value)
+
+
+@pytest.mark.parametrize("name", ["elo", "skyweaver", "team-wager"])
+def test_the_openapi_document_describes_real_answers(name: str) -> None:
+    league = rankcraft.League(name)
+    _, token = create_token(league.store, scope="admin")
+    headers = {"Authorization": f"Bearer {token}"}
+    with TestClient(create_app(league), headers=headers) as client:
+        document = client.get("/openapi.json").json()
+        assert document["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
+        assert document["paths"]["/matches"]["post"]["security"] == [{"bearer": ["record"]}]
+        assert "security" not in document["paths"]["/leaderboard"]["get"]
+
+        def answered(method: str, path: str, kind: str = "get", **kwargs: Any) -> None:
+            answer = client.request(method, path, **kwargs)
+            op = document["paths"][path.split("?")[0].replace("/a", "/{player_id}")][kind]
+            declared = op["responses"][str(answer.status_code)]
+            schema = declared["content"]["application/json"]["schema"]
+            conforms(answer.json(), schema, document)
+
+        for i in range(3):
+            answered("POST", "/matches", "post", json=game(f"m{i}", "a", "b", day=1 + i))
+        answered("POST", "/matches", "post", json=game("m0", "a", "b", day=9))  # 409
+        answered("POST", "/matches", "post", content=b"{}")  # 415
+        answered("POST", "/matches", "post", json={}, headers={"Authorization": "x"})  # 401
+        answered("GET", "/players/a")
+        answered("GET", "/leaderboard?top=2")
+        answered("GET", "/leaderboard?top=0")  # 400
+        answered("GET", "/predict?side=a&side=b")
+        answered("POST", "/predict", "post", json={"sides": [["a"], ["b", "c"]]})
+        answered("GET", "/ruleset")
+        answered("GET", "/health")
+        record = client.get("/players/a").json()["player"]
+        if name == "skyweaver":
+            assert isinstance(record["rank"]["weekly"], list)  # what the old schema refused
+            answered("POST", "/reset", "post", json={"kind": "soft"})
+        match = client.get("/matches/m1").json()
+        conforms(
+            match,
+            document["paths"]["/matches/{match_id}"]["get"]["responses"]["200"]["content"][
+                "application/json"
+            ]["schema"],
+            document,
+        )
