@@ -136,10 +136,13 @@ def test_the_service_answers_400_and_stores_nothing(body: bytes, message: str) -
 
     import rankcraft
     from rankcraft.serve import create_app
+    from rankcraft.tokens import create_token
 
     league = rankcraft.League("elo")
+    _, token = create_token(league.store, scope="record")
+    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {token}"}
     with TestClient(create_app(league)) as client:
-        answer = client.post("/matches", content=body, headers={"Content-Type": "application/json"})
+        answer = client.post("/matches", content=body, headers=headers)
     assert answer.status_code == 400, answer.text
     error = answer.json()["error"]
     assert error["type"] == "JSONTextError"
