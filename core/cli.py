@@ -24,6 +24,7 @@ from .data import demo_matches_path
 from .engine import League, RecordSummary
 from .errors import DuplicateMatchError, InputError, MatchError, RankcraftError
 from .io import read_match_dicts
+from .jsontext import loads_strict
 from .manager import PLUGINS_DIR_ENV, Plugins
 from .model import Match, PlayerRecord, format_time
 from .ruleset import bundled_names, dumps, load_ruleset, to_dict
@@ -471,13 +472,10 @@ def cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def cmd_import(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
-        text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text("utf-8")
+        text = sys.stdin.read() if args.file == "-" else Path(args.file).read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read {args.file!r}: {exc.strerror}") from None
-    try:
-        document = json.loads(text)
-    except ValueError as exc:
-        raise InputError(f"{args.file}: not a JSON document: {exc}") from None
+    document = loads_strict(text, what=args.file)
     ruleset = args.ruleset
     db = _db_path(args)
     if ruleset is None and not _database_exists(db) and isinstance(document, dict):
@@ -734,6 +732,73 @@ class _guard_new_file:
                 Path(str(self.path) + suffix).unlink(missing_ok=True)
 
 
+# -- API tokens for `rankcraft serve` (rankcraft.tokens) ------------------------------------
+
+
+def cmd_token(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from .tokens import create_token, list_tokens, revoke_token
+
+    db = _db_path(args)
+    store = open_store(db, create=False)  # (migrates an older database: tokens need v4)
+    try:
+        if args.token_command == "create":
+            token, text = create_token(store, scope=args.scope, name=args.name)
+            if args.json:
+                _emit_json({**token.to_dict(), "token": text}, out)
+            else:
+                err.write(
+                    f"token {token.name!r} (scope {token.scope}) for {store.label}; it is "
+                    "shown this once, keep it now:\n"
+                )
+                out.write(text + "\n")
+        elif args.token_command == "list":
+            tokens = list_tokens(store)
+            if args.json:
+                _emit_json([t.to_dict() for t in tokens], out)
+            elif tokens:
+                rows = [[t.name, t.scope, t.created_at, f"rk_{t.key}_..."] for t in tokens]
+                _print_table(rows, ["name", "scope", "created", "token"], out)
+            else:
+                out.write(f"no tokens in {store.label}\n")
+        else:
+            token = revoke_token(store, args.name)
+            if args.json:
+                _emit_json({"revoked": token.to_dict()}, out)
+            else:
+                out.write(f"revoked token {token.name!r} (scope {token.scope})\n")
+    finally:
+        store.close()
+    return 0
+
+
+def _add_token_commands(sub: Any, db: Callable[[argparse.ArgumentParser], None]) -> None:
+    from .tokens import SCOPES
+
+    text = "create, list and revoke the API tokens of `rankcraft serve`"
+    token = sub.add_parser("token", help=text, description=text)
+    token.set_defaults(func=cmd_token)
+    actions = token.add_subparsers(dest="token_command", required=True, metavar="ACTION")
+
+    def action(name: str, help_: str) -> argparse.ArgumentParser:
+        p: argparse.ArgumentParser = actions.add_parser(name, help=help_, description=help_)
+        p.add_argument("--json", action="store_true", help="machine-readable output")
+        db(p)
+        return p
+
+    p = action("create", "make a token and print it (once: only its digest is kept)")
+    p.add_argument(
+        "--scope",
+        required=True,
+        choices=SCOPES,
+        help="read: reads (with serve --auth-reads); record: also POST /matches; "
+        "admin: also the admin endpoints",
+    )
+    p.add_argument("--name", help="how list and revoke name it (default token-KEY)")
+    action("list", "list the tokens (names, scopes, dates; never the tokens)")
+    p = action("revoke", "revoke a token: it is refused from the next request on")
+    p.add_argument("name", help="the token's name")
+
+
 def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
         import uvicorn
@@ -745,6 +810,24 @@ def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         ) from None
     if args.workers < 1:
         raise InputError(f"'--workers' must be at least 1: {args.workers}")
+    for option in ("timeout_keep_alive", "limit_concurrency"):
+        if getattr(args, option) < 1:
+            raise InputError(
+                f"'--{option.replace('_', '-')}' must be at least 1: {getattr(args, option)}"
+            )
+    try:
+        settings = serve.Settings(
+            auth_reads=args.auth_reads,
+            cors_origins=args.cors_origin or (),
+            max_body=args.max_body,
+            max_sides=args.max_sides,
+            max_players=args.max_players,
+            max_future=args.max_future,
+            header_timeout=args.header_timeout,
+            body_timeout=args.body_timeout,
+        )
+    except InputError as exc:  # name the option, not the attribute
+        raise InputError(str(exc).replace("'", "'--", 1).replace("_", "-", 1)) from None
     db = _db_path(args)
     # open (and create or migrate) the league once here, so that a bad database or
     # ruleset fails before any worker starts, with exit status 2
@@ -752,13 +835,26 @@ def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         League.open(db, args.ruleset).close()
     os.environ[serve.DB_ENV] = db
     os.environ.pop(serve.RULESET_ENV, None)
+    os.environ[serve.SETTINGS_ENV] = settings.to_json()
+    # uvicorn: our h11 protocol (read deadlines), idle keep-alive connections closed after
+    # --timeout-keep-alive s, 503 beyond --limit-concurrency connections per worker, and
+    # X-Forwarded-For/-Proto believed only from --forwarded-allow-ips (a TLS proxy)
+    options: dict[str, Any] = {
+        "http": serve.GuardedH11Protocol,
+        "timeout_keep_alive": args.timeout_keep_alive,
+        "limit_concurrency": args.limit_concurrency,
+        "proxy_headers": True,
+        "forwarded_allow_ips": args.forwarded_allow_ips,
+    }
     err.write(
         f"rankcraft serve: {db} on http://{args.host}:{args.port} "
         f"({args.workers} worker{'s' if args.workers > 1 else ''})\n"
     )
     app = "rankcraft.serve:app_from_env"
     if args.workers == 1:
-        uvicorn.run(app, factory=True, host=args.host, port=args.port, log_level="warning")
+        uvicorn.run(
+            app, factory=True, host=args.host, port=args.port, log_level="warning", **options
+        )
         return 0
     import socket
 
@@ -782,6 +878,7 @@ def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         port=args.port,
         workers=args.workers,
         log_level="warning",
+        **options,
     )
     Multiprocess(config, sockets=[sock]).run()
     return 0
@@ -944,7 +1041,64 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--workers", type=int, default=1, help="worker processes (default 1); see docs/deploy.md"
     )
+    p.add_argument("--auth-reads", action="store_true", help="reads need a token of scope read too")
+    p.add_argument(
+        "--cors-origin",
+        action="append",
+        metavar="URL",
+        help="let web pages of this origin call the service (repeatable; default none)",
+    )
+    p.add_argument(
+        "--max-body", type=int, default=1 << 20, help="most bytes in a request body (1048576)"
+    )
+    p.add_argument("--max-sides", type=int, default=64, help="most sides in a match (64)")
+    p.add_argument(
+        "--max-players", type=int, default=256, help="most players in a match, all sides (256)"
+    )
+    p.add_argument(
+        "--max-future",
+        type=float,
+        default=86_400.0,
+        metavar="SECONDS",
+        help="how far past the server's clock played_at may be (86400)",
+    )
+    p.add_argument(
+        "--header-timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="close a connection whose request headers are not in after this (10)",
+    )
+    p.add_argument(
+        "--body-timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="408 for a request body not in after this (30)",
+    )
+    p.add_argument(
+        "--timeout-keep-alive",
+        type=int,
+        default=5,
+        metavar="SECONDS",
+        help="close idle keep-alive connections after this (5)",
+    )
+    p.add_argument(
+        "--limit-concurrency",
+        type=int,
+        default=100,
+        metavar="N",
+        help="answer 503 beyond N open connections per worker (100)",
+    )
+    p.add_argument(
+        "--forwarded-allow-ips",
+        metavar="IPS",
+        help="proxies whose X-Forwarded-For/-Proto are believed (comma-separated; "
+        "default $FORWARDED_ALLOW_IPS or 127.0.0.1)",
+    )
     db(p)
+
+    _add_token_commands(sub, db)
 
     p = add("check", cmd_check, "validate a ruleset without rating anything")
     p.add_argument("ruleset", help="ruleset TOML file or bundled name")

@@ -3,28 +3,43 @@
 A Starlette application over one :class:`~rankcraft.League`, run by uvicorn. JSON in and
 out, in the formats of the match and state documents (docs/design.md):
 
-=======  ======================  ====================================================
-POST     ``/matches``            record one match; 201 with ``{"match", "report"}``
-GET      ``/matches/{id}``       a recorded match with its report
-GET      ``/players/{id}``       ``{"player", "standing"}``
-GET      ``/leaderboard``        ``?top=N``: players best first
-GET      ``/predict``            ``?side=a,b&side=c[&at=ISO]``: win probability per side
-GET      ``/ruleset``            the league's ruleset, as a table and as TOML
-GET      ``/health``             ``{"ok": true, "matches": N}``
-GET      ``/openapi.json``       the OpenAPI 3.1 description of all of the above
-=======  ======================  ====================================================
+=======  ======================  ===========  ==========================================
+method   path                    token scope  answer
+=======  ======================  ===========  ==========================================
+POST     ``/matches``            record       record one match; 201 ``{"match", "report"}``
+GET      ``/matches/{id}``       (read)       a recorded match with its report
+GET      ``/players/{id}``       (read)       ``{"player", "standing"}``
+GET      ``/leaderboard``        (read)       ``?top=N``: players best first
+GET      ``/predict``            (read)       ``?side=a,b&side=c[&at=ISO]``: win probabilities
+POST     ``/predict``            (read)       the same for ``{"sides", "at", "home"}``
+GET      ``/ruleset``            (read)       the league's ruleset, as a table and as TOML
+POST     ``/reset``              admin        ``{"kind", "at"}``: a season event
+GET      ``/health``                          ``{"ok": true, "matches": N}``
+GET      ``/openapi.json``                    the OpenAPI 3.1 description of all of the above
+=======  ======================  ===========  ==========================================
 
-Errors are ``{"error": {"status", "type", "message", "field"}}``: 400 for bad input,
-404 for an unknown player, match or path, 409 for a match id already recorded or a
-match played before one of its players' last match.
+Writes need a token (``Authorization: Bearer rk_...``, :mod:`rankcraft.tokens`) of the
+scope shown; reads, the scopes in parentheses, need a ``read`` token only when
+:attr:`Settings.auth_reads` is set (``serve --auth-reads``). A request body must be
+``application/json`` (else 415), at most :attr:`Settings.max_body` bytes (else 413) and
+arrive within :attr:`Settings.body_timeout` seconds (else 408); it is decoded by
+:func:`rankcraft.jsontext.loads_strict`.
+
+Errors are ``{"error": {"status", "type", "message", "field"}}``: 400 for bad input or a
+limit passed, 401 without a valid token, 403 for a token of too small a scope, 404 for an
+unknown player, match or path, 409 for a match id already recorded or a match played
+before one of its players' last match. A refused request changes nothing.
 
 Each worker process opens the league itself and handles one request at a time (the
 league is not shared between threads). Several workers over one PostgreSQL database
 record in parallel; each read first takes what the others committed, so any worker
 answers as one would (docs/deploy.md).
 
+>>> import rankcraft.tokens
 >>> from starlette.testclient import TestClient
->>> client = TestClient(create_app(League("elo")))
+>>> league = League("elo")
+>>> _, token = rankcraft.tokens.create_token(league.store, scope="record")
+>>> client = TestClient(create_app(league), headers={"Authorization": f"Bearer {token}"})
 >>> client.post("/matches", json={"id": "m1", "played_at": "2024-05-01",
 ...                               "teams": [["ann"], ["bo"]], "scores": [1, 0]}).status_code
 201
@@ -34,15 +49,22 @@ answers as one would (docs/deploy.md).
 ...                                       "teams": [["ann"], ["bo"]], "scores": [1, 0]})
 >>> again.status_code, again.json()["error"]["type"], again.json()["error"]["field"]
 (409, 'DuplicateMatchError', 'id')
+>>> anonymous = TestClient(create_app(league))
+>>> anonymous.post("/matches", json={}).json()["error"]["status"]
+401
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime, timedelta
 from typing import Any
+
+import attrs
 
 from . import __version__
 from .engine import League, UnknownPlayerError
@@ -53,14 +75,21 @@ from .errors import (
     RankcraftError,
 )
 from .io import parse_match
+from .jsontext import loads_strict
+from .model import format_time
 from .ruleset import dumps, to_dict
+from .tokens import authenticate
 
 try:
+    import h11
     from starlette.applications import Starlette
     from starlette.exceptions import HTTPException
-    from starlette.requests import Request
+    from starlette.middleware import Middleware
+    from starlette.middleware.cors import CORSMiddleware
+    from starlette.requests import ClientDisconnect, Request
     from starlette.responses import JSONResponse
     from starlette.routing import Route
+    from uvicorn.protocols.http.h11_impl import H11Protocol
 except ImportError:  # pragma: no cover - checked by cli.cmd_serve before use
     raise InputError(
         "the HTTP service needs Starlette and uvicorn: pip install 'rankcraft[serve]'"
@@ -68,14 +97,128 @@ except ImportError:  # pragma: no cover - checked by cli.cmd_serve before use
 
 DB_ENV = "RANKCRAFT_SERVE_DB"
 RULESET_ENV = "RANKCRAFT_SERVE_RULESET"
-"""How ``rankcraft serve --workers N`` tells each worker process which league to open."""
+SETTINGS_ENV = "RANKCRAFT_SERVE_SETTINGS"
+"""How ``rankcraft serve --workers N`` tells each worker process which league to open,
+and with which :class:`Settings` (as JSON)."""
+
+
+@attrs.frozen(kw_only=True)
+class Settings:
+    """What the service allows: who may read, from where, and how much.
+
+    Attributes:
+        auth_reads: reads need a ``read`` token too (writes always need a token).
+        cors_origins: web origins allowed to call the service from a browser (none:
+            browsers get no CORS headers, so other sites cannot read answers).
+        max_body: the most bytes a request body may have (413 beyond).
+        max_sides: the most sides a match or prediction may have.
+        max_players: the most players a match or prediction may have, all sides together.
+        max_future: how many seconds past the server's clock a match's ``played_at`` may be.
+        header_timeout: seconds a client has to send a request's line and headers, from
+            its first byte (or from connecting); the connection is closed after that.
+        body_timeout: seconds a client has to send a request's body once its headers are
+            in: 408 after that (and the connection is closed a second later).
+    """
+
+    auth_reads: bool = False
+    cors_origins: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    max_body: int = 1 << 20
+    max_sides: int = 64
+    max_players: int = 256
+    max_future: float = 86_400.0
+    header_timeout: float = 10.0
+    body_timeout: float = 30.0
+
+    def __attrs_post_init__(self) -> None:
+        for name in ("max_body", "max_sides", "max_players"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise InputError(f"'{name}' must be a whole number >= 1: {value!r}")
+        for name in ("max_future", "header_timeout", "body_timeout"):
+            value = getattr(self, name)
+            if not isinstance(value, int | float) or not 0 < value < 1e9:
+                raise InputError(f"'{name}' must be a number of seconds > 0: {value!r}")
+        if self.max_sides < 2:
+            raise InputError(f"'max_sides' must be at least 2: {self.max_sides}")
+        for origin in self.cors_origins:
+            if not origin.startswith(("http://", "https://")) or origin.endswith("/"):
+                raise InputError(
+                    f"'cors_origin' must be an origin such as https://example.org "
+                    f"(scheme and host, no path): {origin!r}"
+                )
+
+    def to_json(self) -> str:
+        return json.dumps(attrs.asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> Settings:
+        return cls(**json.loads(text))
+
+    @classmethod
+    def from_env(cls) -> Settings:
+        text = os.environ.get(SETTINGS_ENV)
+        return cls.from_json(text) if text else cls()
 
 
 class NotFoundError(InputError):
     """A match id the league does not hold (HTTP 404)."""
 
 
+class ServiceError(InputError):
+    """A request the service refuses before it reaches the league; ``status`` is the HTTP
+    status, ``headers`` go with the answer."""
+
+    status = 400
+
+    def __init__(
+        self, message: str, *, field: str | None = None, headers: dict[str, str] | None = None
+    ) -> None:
+        super().__init__(message)
+        self._field = field
+        self.headers = headers or {}
+
+
+class RequestError(ServiceError):
+    """A request body or parameter the service refuses (400)."""
+
+
+class LimitError(ServiceError):
+    """A match or prediction beyond the service's limits (``Settings``)."""
+
+
+class Unauthorized(ServiceError):
+    """No token, or one that is malformed, unknown or revoked."""
+
+    status = 401
+
+
+class Forbidden(ServiceError):
+    """A token whose scope does not allow the request."""
+
+    status = 403
+
+
+class RequestTimeout(ServiceError):
+    """A request body that did not arrive in time."""
+
+    status = 408
+
+
+class PayloadTooLarge(ServiceError):
+    """A request body larger than ``Settings.max_body``."""
+
+    status = 413
+
+
+class UnsupportedMediaType(ServiceError):
+    """A request body that is not declared ``application/json``."""
+
+    status = 415
+
+
 def _status(exc: InputError) -> int:
+    if isinstance(exc, ServiceError):
+        return exc.status
     if isinstance(exc, UnknownPlayerError | NotFoundError):
         return 404
     if isinstance(exc, DuplicateMatchError | LateMatchError):
@@ -89,24 +232,67 @@ def error_body(status: int, kind: str, message: str, field: str | None) -> dict[
 
 
 def _fail(exc: Exception) -> JSONResponse:
+    headers: dict[str, str] = {}
     if isinstance(exc, InputError):
         status = _status(exc)
         body = error_body(status, type(exc).__name__, str(exc), exc.field)
+        if isinstance(exc, ServiceError):
+            headers = exc.headers
     elif isinstance(exc, HTTPException):
         status = exc.status_code
         body = error_body(status, "HTTPException", str(exc.detail), None)
+        headers = dict(exc.headers or {})
+    elif isinstance(exc, ClientDisconnect):  # nobody is left to read the answer
+        status = 400
+        body = error_body(status, "ClientDisconnect", "the client went away", None)
     else:
         status = 500
         body = error_body(status, type(exc).__name__, str(exc), None)
-    return JSONResponse(body, status_code=status)
+    return JSONResponse(body, status_code=status, headers=headers)
 
 
-async def _json_body(request: Request) -> Any:
-    raw = await request.body()
+async def _read_body(request: Request, settings: Settings) -> bytes:
+    """The request's body: declared JSON, no larger than the limit, arrived in time."""
+    declared = request.headers.get("content-type")
+    media, _, parameters = (declared or "").partition(";")
+    charset = parameters.strip().lower().replace(" ", "")
+    if media.strip().lower() != "application/json" or charset not in ("", "charset=utf-8"):
+        raise UnsupportedMediaType(
+            f"'Content-Type' must be application/json (UTF-8): {declared!r}",
+            field="Content-Type",
+        )
+    limit = settings.max_body
+    close = {"Connection": "close"}
+    length = request.headers.get("content-length")
+    if length is not None and length.isdigit() and int(length) > limit:
+        raise PayloadTooLarge(
+            f"the request body is {int(length):,} bytes, more than the limit of {limit:,} "
+            "(--max-body)",
+            headers=close,
+        )
+    chunks = []
+    size = 0
     try:
-        return json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"the request body is not JSON: {exc}") from None
+        async with asyncio.timeout(settings.body_timeout):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > limit:
+                    raise PayloadTooLarge(
+                        f"the request body is more than the limit of {limit:,} bytes (--max-body)",
+                        headers=close,
+                    )
+                chunks.append(chunk)
+    except TimeoutError:
+        raise RequestTimeout(
+            f"the request body did not arrive within {settings.body_timeout:g} s "
+            f"({size:,} bytes came; --body-timeout)",
+            headers=close,
+        ) from None
+    return b"".join(chunks)
+
+
+async def _json_body(request: Request, settings: Settings) -> Any:
+    return loads_strict(await _read_body(request, settings), what="the request body")
 
 
 def _int_param(request: Request, name: str) -> int | None:
@@ -122,15 +308,103 @@ def _int_param(request: Request, name: str) -> int | None:
     return value
 
 
-def create_app(league: League) -> Starlette:
+def _check_sides(sides: Any, field: str, settings: Settings) -> None:
+    """Refuse more sides or players than the limits, before any other work."""
+    if not isinstance(sides, list):
+        return  # the parser names what is wrong
+    if len(sides) > settings.max_sides:
+        raise LimitError(
+            f"'{field}' has {len(sides)} sides, more than the limit of {settings.max_sides} "
+            "(--max-sides)",
+            field=field,
+        )
+    players = sum(len(side) for side in sides if isinstance(side, list | str))
+    if players > settings.max_players:
+        raise LimitError(
+            f"'{field}' has {players} players, more than the limit of {settings.max_players} "
+            "(--max-players)",
+            field=field,
+        )
+
+
+def _bearer(request: Request, league: League, scope: str) -> None:
+    """Let the request through only with a token that allows ``scope``."""
+    challenge = f'Bearer realm="rankcraft", scope="{scope}"'
+    header = request.headers.get("authorization")
+    if header is None:
+        raise Unauthorized(
+            f"this needs a token of scope {scope!r}: send 'Authorization: Bearer TOKEN' "
+            "(rankcraft token create)",
+            field="Authorization",
+            headers={"WWW-Authenticate": challenge},
+        )
+    kind, _, presented = header.strip().partition(" ")
+    if kind.lower() != "bearer" or not presented.strip():
+        raise Unauthorized(
+            f"'Authorization' must be 'Bearer TOKEN', got a {kind[:20]!r} header",
+            field="Authorization",
+            headers={"WWW-Authenticate": f'{challenge}, error="invalid_request"'},
+        )
+    token = authenticate(league.store, presented.strip())  # type: ignore[arg-type]
+    if token is None:
+        raise Unauthorized(
+            "the token is not one of this league's (unknown or revoked)",
+            field="Authorization",
+            headers={"WWW-Authenticate": f'{challenge}, error="invalid_token"'},
+        )
+    if not token.allows(scope):
+        raise Forbidden(
+            f"the token {token.name!r} has scope {token.scope!r}; this needs {scope!r}",
+            field="Authorization",
+            headers={"WWW-Authenticate": f'{challenge}, error="insufficient_scope"'},
+        )
+
+
+Handler = Callable[[Request], Awaitable[JSONResponse]]
+
+
+def create_app(league: League, settings: Settings | None = None) -> Starlette:
     """The HTTP application over ``league`` (which it closes at shutdown)."""
+    settings = settings or Settings()
     codec = league.codec
 
+    def predict_sides(sides: Any, at: Any, home: Any, field: str) -> JSONResponse:
+        _check_sides(sides, field, settings)
+        if not isinstance(sides, list) or len(sides) < 2:
+            raise InputError(f"'{field}' must list at least two sides: {sides!r}"[:300])
+        for i, side in enumerate(sides):
+            if not isinstance(side, list) or not side:
+                raise InputError(f"'{field}[{i}]' must be a list of player ids: {side!r}")
+            for j, player in enumerate(side):
+                if not isinstance(player, str) or not player:
+                    raise InputError(
+                        f"'{field}[{i}][{j}]' must be a player id (a non-empty string): {player!r}"[
+                            :300
+                        ]
+                    )
+        if at is not None and not isinstance(at, str):
+            raise InputError(f"'at' must be an ISO-8601 time: {at!r}"[:300])
+        if home is not None and (
+            not isinstance(home, int) or isinstance(home, bool) or not 0 <= home < len(sides)
+        ):
+            raise InputError(f"'home' must be the index of a side: {home!r}"[:300])
+        league.refresh([p for side in sides for p in side])
+        probabilities = league.predict(sides, at=at, home=home)
+        return JSONResponse({"sides": sides, "probabilities": probabilities})
+
     async def post_match(request: Request) -> JSONResponse:
-        body = await _json_body(request)
+        body = await _json_body(request, settings)
         if not isinstance(body, dict):
             raise InputError(f"a match must be a JSON object, got {type(body).__name__}")
+        _check_sides(body.get("teams"), "teams", settings)
         match = parse_match(body)
+        now = datetime.now(UTC)
+        if match.played_at > now + timedelta(seconds=settings.max_future):
+            raise LimitError(
+                f"'played_at' {format_time(match.played_at)} is later than the server's "
+                f"clock ({format_time(now)}) plus {settings.max_future:g} s (--max-future)",
+                field="played_at",
+            )
         report = league.record(match)
         return JSONResponse(
             {"match": match.to_dict(), "report": codec.report_to_dict(report)},
@@ -173,6 +447,7 @@ def create_app(league: League) -> Starlette:
 
     async def predict(request: Request) -> JSONResponse:
         sides = [[p for p in s.split(",") if p] for s in request.query_params.getlist("side")]
+        _check_sides(sides, "side", settings)
         if len(sides) < 2:
             raise InputError(f"'side' must be given once per side, at least twice: {sides!r}")
         players = [p for side in sides for p in side]
@@ -184,6 +459,27 @@ def create_app(league: League) -> Starlette:
             sides, at=request.query_params.get("at"), home=None if home is None else int(home)
         )
         return JSONResponse({"sides": sides, "probabilities": probabilities})
+
+    async def post_predict(request: Request) -> JSONResponse:
+        body = await _json_body(request, settings)
+        if not isinstance(body, dict):
+            raise InputError(f"a prediction must be a JSON object, got {type(body).__name__}")
+        unknown = sorted(set(body) - {"sides", "at", "home"})
+        if unknown:
+            raise RequestError(
+                f"{unknown[0][:40]!r} is not a field of a prediction", field=unknown[0][:40]
+            )
+        return predict_sides(body.get("sides"), body.get("at"), body.get("home"), "sides")
+
+    async def reset(request: Request) -> JSONResponse:
+        body = await _json_body(request, settings)
+        if not isinstance(body, dict) or not isinstance(body.get("kind"), str):
+            raise InputError(f"'kind' must name a season event such as 'soft': {body!r}"[:300])
+        at = body.get("at")
+        if at is not None and not isinstance(at, str):
+            raise InputError(f"'at' must be an ISO-8601 time: {at!r}"[:300])
+        changed = league.reset(body["kind"], at=at)
+        return JSONResponse({"kind": body["kind"], "changed": changed})
 
     async def ruleset(request: Request) -> JSONResponse:
         rs = league.ruleset
@@ -200,17 +496,32 @@ def create_app(league: League) -> Starlette:
         return JSONResponse({"ok": True, "rankcraft": __version__, "matches": league.match_count})
 
     async def openapi(request: Request) -> JSONResponse:
-        return JSONResponse(openapi_document(league))
+        return JSONResponse(openapi_document(league, settings))
+
+    def guarded(handler: Handler, scope: str | None) -> Handler:
+        if scope is None or (scope == "read" and not settings.auth_reads):
+            return handler
+
+        async def endpoint(request: Request) -> JSONResponse:
+            _bearer(request, league, scope)
+            return await handler(request)
+
+        return endpoint
 
     routes = [
-        Route("/matches", post_match, methods=["POST"]),
-        Route("/matches/{match_id:path}", get_match, methods=["GET"]),
-        Route("/players/{player_id:path}", get_player, methods=["GET"]),
-        Route("/leaderboard", leaderboard, methods=["GET"]),
-        Route("/predict", predict, methods=["GET"]),
-        Route("/ruleset", ruleset, methods=["GET"]),
-        Route("/health", health, methods=["GET"]),
-        Route("/openapi.json", openapi, methods=["GET"]),
+        Route(path, guarded(handler, scope), methods=[method])
+        for method, path, handler, scope in (
+            ("POST", "/matches", post_match, "record"),
+            ("GET", "/matches/{match_id:path}", get_match, "read"),
+            ("GET", "/players/{player_id:path}", get_player, "read"),
+            ("GET", "/leaderboard", leaderboard, "read"),
+            ("GET", "/predict", predict, "read"),
+            ("POST", "/predict", post_predict, "read"),
+            ("GET", "/ruleset", ruleset, "read"),
+            ("POST", "/reset", reset, "admin"),
+            ("GET", "/health", health, None),
+            ("GET", "/openapi.json", openapi, None),
+        )
     ]
 
     async def as_json(request: Request, exc: Exception) -> JSONResponse:
@@ -221,8 +532,20 @@ def create_app(league: League) -> Starlette:
         yield
         league.close()
 
+    middleware = []
+    if settings.cors_origins:
+        middleware.append(
+            Middleware(
+                CORSMiddleware,
+                allow_origins=list(settings.cors_origins),
+                allow_methods=["GET", "POST"],
+                allow_headers=["Authorization", "Content-Type"],
+                max_age=600,
+            )
+        )
     return Starlette(
         routes=routes,
+        middleware=middleware,
         # rankcraft's errors, Starlette's (404, 405) and anything else (500), all as JSON
         exception_handlers={RankcraftError: as_json, HTTPException: as_json, Exception: as_json},
         lifespan=lifespan,
@@ -235,30 +558,151 @@ def app_from_env() -> Starlette:
     db = os.environ.get(DB_ENV)
     if not db:
         raise InputError(f"set ${DB_ENV} to the league's database (a file or postgresql:// URL)")
-    return create_app(League.open(db, os.environ.get(RULESET_ENV) or None))
+    return create_app(League.open(db, os.environ.get(RULESET_ENV) or None), Settings.from_env())
+
+
+class GuardedH11Protocol(H11Protocol):
+    """uvicorn's HTTP/1.1 protocol with the read deadlines it lacks.
+
+    uvicorn (h11) waits forever for a request's line and headers, and for a body the
+    application does not read: each slow client holds a connection. This protocol closes
+    a connection whose request line and headers are not complete ``header_timeout``
+    seconds after its first byte (or after connecting), and one whose body is not
+    complete ``body_timeout`` + 1 seconds after its headers (the application answers 408
+    at ``body_timeout``). Deadlines run from the start of each phase, so sending a byte
+    at a time does not extend them. The settings come from ``$RANKCRAFT_SERVE_SETTINGS``.
+    """
+
+    settings: Settings | None = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        cls = type(self)
+        if cls.settings is None:
+            cls.settings = Settings.from_env()
+        self._limits = {
+            h11.IDLE: cls.settings.header_timeout,
+            h11.SEND_BODY: cls.settings.body_timeout + 1.0,
+        }
+        self._phase: Any = None
+        self._deadline: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._watch()
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        self._watch()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._cancel()
+        super().connection_lost(exc)
+
+    def _cancel(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _watch(self) -> None:
+        state = self.conn.their_state
+        phase = state if state in self._limits else None
+        if phase is self._phase:
+            return  # a deadline runs from the start of its phase, not from the last byte
+        self._phase = phase
+        self._cancel()
+        if phase is not None:
+            self._deadline = self.loop.call_later(self._limits[phase], self._expired)
+
+    def _expired(self) -> None:
+        self._deadline = None
+        if not self.transport.is_closing():
+            self.transport.close()
 
 
 def _schema_ref(name: str) -> dict[str, str]:
     return {"$ref": f"#/components/schemas/{name}"}
 
 
-def openapi_document(league: League) -> dict[str, Any]:
+_ERROR_TEXT = {
+    400: "bad input or a limit passed; `field` names what was wrong",
+    401: "no token, or one that is malformed, unknown or revoked",
+    403: "the token's scope does not allow this",
+    404: "unknown player, match or path",
+    405: "this method is not served on this path",
+    408: "the request body did not arrive in time",
+    409: "the match id is already recorded, or the match is earlier than one of "
+    "its players' last match",
+    413: "the request body is larger than the limit",
+    415: "the request body is not declared application/json",
+    500: "an error of the service itself",
+}
+
+
+def openapi_document(league: League, settings: Settings | None = None) -> dict[str, Any]:
     """The OpenAPI 3.1 description of the service (served at ``/openapi.json``)."""
+    settings = settings or Settings()
 
     def answer(description: str, schema: dict[str, Any]) -> dict[str, Any]:
         return {"description": description, "content": {"application/json": {"schema": schema}}}
 
-    def errors(*codes: int) -> dict[str, Any]:
-        text = {
-            400: "bad input; `field` names what was wrong",
-            404: "unknown player, match or path",
-            409: "the match id is already recorded, or the match is earlier than one of "
-            "its players' last match",
+    def op(
+        summary: str,
+        ok: tuple[str, str, dict[str, Any]],
+        *codes: int,
+        scope: str | None = None,
+        body: dict[str, Any] | None = None,
+        parameters: list[dict[str, Any]] | None = None,
+    ) -> dict[str, Any]:
+        """One operation: its success answer, its errors, its token and body if any."""
+        out: dict[str, Any] = {"summary": summary}
+        errors = {*codes, 405, 500}
+        if scope == "read" and not settings.auth_reads:
+            scope = None
+        if scope is not None:
+            out["summary"] += f" (token scope: {scope})"
+            out["security"] = [{"bearer": [scope]}]
+            errors |= {401, 403}
+        if parameters:
+            out["parameters"] = parameters
+        if body is not None:
+            out["requestBody"] = {
+                "required": True,
+                "content": {"application/json": {"schema": body}},
+            }
+            errors |= {400, 408, 413, 415}
+        status, description, schema = ok
+        out["responses"] = {
+            status: answer(description, schema),
+            **{str(c): answer(_ERROR_TEXT[c], _schema_ref("Error")) for c in sorted(errors)},
         }
-        return {str(c): answer(text[c], _schema_ref("Error")) for c in codes}
+        return out
 
     string_list = {"type": "array", "items": {"type": "string"}}
-    state = {"type": "object", "additionalProperties": {"type": ["number", "integer", "string"]}}
+    # a state's fields: numbers, strings, and lists (Skyweaver's weekly and seasons)
+    state = {
+        "type": "object",
+        "additionalProperties": {"type": ["number", "string", "boolean", "null", "array"]},
+    }
+    sides = {
+        "type": "array",
+        "minItems": 2,
+        "maxItems": settings.max_sides,
+        "items": {**string_list, "minItems": 1},
+        "description": f"at most {settings.max_sides} sides and {settings.max_players} "
+        "players in all",
+    }
+    prediction = {
+        "type": "object",
+        "required": ["sides", "probabilities"],
+        "properties": {
+            "sides": {"type": "array", "items": string_list},
+            "probabilities": {
+                "type": "array",
+                "items": {"type": "number", "minimum": 0, "maximum": 1},
+            },
+        },
+    }
     return {
         "openapi": "3.1.0",
         "info": {
@@ -268,53 +712,55 @@ def openapi_document(league: League) -> dict[str, Any]:
         },
         "paths": {
             "/matches": {
-                "post": {
-                    "summary": "Record one match",
-                    "requestBody": {
-                        "required": True,
-                        "content": {"application/json": {"schema": _schema_ref("Match")}},
-                    },
-                    "responses": {
-                        "201": answer(
-                            "the match as stored, with its report", _schema_ref("Recorded")
-                        ),
-                        **errors(400, 409),
-                    },
-                }
+                "post": op(
+                    "Record one match",
+                    ("201", "the match as stored, with its report", _schema_ref("Recorded")),
+                    400,
+                    409,
+                    scope="record",
+                    body=_schema_ref("Match"),
+                )
             },
             "/matches/{match_id}": {
-                "get": {
-                    "summary": "A recorded match with its report",
-                    "parameters": [_path_param("match_id")],
-                    "responses": {
-                        "200": answer("the match", _schema_ref("Recorded")),
-                        **errors(404),
-                    },
-                }
+                "get": op(
+                    "A recorded match with its report",
+                    ("200", "the match", _schema_ref("Recorded")),
+                    404,
+                    scope="read",
+                    parameters=[_path_param("match_id")],
+                )
             },
             "/players/{player_id}": {
-                "get": {
-                    "summary": "A player's state",
-                    "parameters": [_path_param("player_id")],
-                    "responses": {
-                        "200": answer(
-                            "the player (state export format) and league-wide label",
-                            {
-                                "type": "object",
-                                "properties": {
-                                    "player": _schema_ref("Player"),
-                                    "standing": {"type": ["string", "null"]},
-                                },
+                "get": op(
+                    "A player's state",
+                    (
+                        "200",
+                        "the player (state export format) and league-wide label",
+                        {
+                            "type": "object",
+                            "required": ["player", "standing"],
+                            "properties": {
+                                "player": _schema_ref("Player"),
+                                "standing": {"type": ["string", "null"]},
                             },
-                        ),
-                        **errors(404),
-                    },
-                }
+                        },
+                    ),
+                    404,
+                    scope="read",
+                    parameters=[_path_param("player_id")],
+                )
             },
             "/leaderboard": {
-                "get": {
-                    "summary": "Players best first",
-                    "parameters": [
+                "get": op(
+                    "Players best first",
+                    (
+                        "200",
+                        "place, standing and state per player",
+                        {"type": "array", "items": _schema_ref("Place")},
+                    ),
+                    400,
+                    scope="read",
+                    parameters=[
                         {
                             "name": "top",
                             "in": "query",
@@ -322,24 +768,20 @@ def openapi_document(league: League) -> dict[str, Any]:
                             "description": "only the first N players",
                         }
                     ],
-                    "responses": {
-                        "200": answer(
-                            "place, standing and state per player",
-                            {"type": "array", "items": _schema_ref("Player")},
-                        ),
-                        **errors(400),
-                    },
-                }
+                )
             },
             "/predict": {
-                "get": {
-                    "summary": "Win probability of each side",
-                    "parameters": [
+                "get": op(
+                    "Win probability of each side",
+                    ("200", "one probability per side, summing to 1", prediction),
+                    400,
+                    scope="read",
+                    parameters=[
                         {
                             "name": "side",
                             "in": "query",
                             "required": True,
-                            "schema": string_list,
+                            "schema": {**string_list, "minItems": 2},
                             "description": "one per side, comma-separated player ids",
                         },
                         {
@@ -355,43 +797,97 @@ def openapi_document(league: League) -> dict[str, Any]:
                             "description": "index of the side at home",
                         },
                     ],
-                    "responses": {
-                        "200": answer(
-                            "one probability per side, summing to 1",
-                            {
-                                "type": "object",
-                                "properties": {
-                                    "sides": {"type": "array", "items": string_list},
-                                    "probabilities": {
-                                        "type": "array",
-                                        "items": {"type": "number", "minimum": 0, "maximum": 1},
-                                    },
-                                },
-                            },
-                        ),
-                        **errors(400),
+                ),
+                "post": op(
+                    "Win probability of each side (player ids may hold commas)",
+                    ("200", "one probability per side, summing to 1", prediction),
+                    scope="read",
+                    body={
+                        "type": "object",
+                        "required": ["sides"],
+                        "additionalProperties": False,
+                        "properties": {
+                            "sides": sides,
+                            "at": {"type": ["string", "null"], "format": "date-time"},
+                            "home": {"type": ["integer", "null"], "minimum": 0},
+                        },
                     },
-                }
+                ),
             },
             "/ruleset": {
-                "get": {
-                    "summary": "The league's ruleset",
-                    "responses": {
-                        "200": answer(
-                            "name, description, the ruleset as a table and as TOML",
-                            {"type": "object"},
-                        )
+                "get": op(
+                    "The league's ruleset",
+                    (
+                        "200",
+                        "name, description, the ruleset as a table and as TOML",
+                        {
+                            "type": "object",
+                            "required": ["name", "description", "ruleset", "toml"],
+                            "properties": {
+                                "name": {"type": "string"},
+                                "description": {"type": "string"},
+                                "ruleset": {"type": "object"},
+                                "toml": {"type": "string"},
+                            },
+                        },
+                    ),
+                    scope="read",
+                )
+            },
+            "/reset": {
+                "post": op(
+                    "A season event of the ruleset's reset plugin",
+                    (
+                        "200",
+                        "the event and how many players it changed",
+                        {
+                            "type": "object",
+                            "required": ["kind", "changed"],
+                            "properties": {
+                                "kind": {"type": "string"},
+                                "changed": {"type": "integer", "minimum": 0},
+                            },
+                        },
+                    ),
+                    scope="admin",
+                    body={
+                        "type": "object",
+                        "required": ["kind"],
+                        "properties": {
+                            "kind": {"type": "string", "description": "e.g. soft or hard"},
+                            "at": {"type": ["string", "null"], "format": "date-time"},
+                        },
                     },
-                }
+                )
             },
             "/health": {
-                "get": {
-                    "summary": "Liveness and the count of matches",
-                    "responses": {"200": answer("ok", {"type": "object"})},
-                }
+                "get": op(
+                    "Liveness and the count of matches",
+                    (
+                        "200",
+                        "ok",
+                        {
+                            "type": "object",
+                            "required": ["ok", "rankcraft", "matches"],
+                            "properties": {
+                                "ok": {"type": "boolean"},
+                                "rankcraft": {"type": "string"},
+                                "matches": {"type": "integer", "minimum": 0},
+                            },
+                        },
+                    ),
+                )
             },
         },
         "components": {
+            "securitySchemes": {
+                "bearer": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "an API token of the league (`rankcraft token create "
+                    "--scope read|record|admin`); scopes nest: read < record < admin",
+                }
+            },
             "schemas": {
                 "Match": {
                     "type": "object",
@@ -399,8 +895,12 @@ def openapi_document(league: League) -> dict[str, Any]:
                     "required": ["id", "played_at", "teams"],
                     "properties": {
                         "id": {"type": "string", "minLength": 1},
-                        "played_at": {"type": "string", "description": "ISO-8601; no zone = UTC"},
-                        "teams": {"type": "array", "minItems": 2, "items": string_list},
+                        "played_at": {
+                            "type": "string",
+                            "description": "ISO-8601; no zone = UTC; at most "
+                            f"{settings.max_future:g} s past the server's clock",
+                        },
+                        "teams": sides,
                         "scores": {"type": "array", "items": {"type": "number"}},
                         "ranks": {"type": "array", "items": {"type": "integer", "minimum": 1}},
                         "seconds_played": {"type": "array"},
@@ -408,22 +908,38 @@ def openapi_document(league: League) -> dict[str, Any]:
                         "home": {"type": ["integer", "null"]},
                         "weight": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
                         "meta": {"type": "object"},
+                        "forecast": {"type": "object", "description": "an outside forecast"},
                     },
                 },
                 "Player": {
                     "type": "object",
                     "description": "a player's entry of the state document of docs/design.md",
-                    "required": ["id", "skill", "matches"],
+                    "required": ["id", "skill", "rank", "matches", "last_played"],
                     "properties": {
                         "id": {"type": "string"},
                         "skill": state,
                         "rank": {"oneOf": [state, {"type": "null"}]},
                         "matches": {"type": "integer"},
                         "last_played": {"type": ["string", "null"]},
+                        "open": {"type": "object", "description": "an open rating period"},
                     },
+                },
+                "Place": {
+                    "allOf": [
+                        _schema_ref("Player"),
+                        {
+                            "type": "object",
+                            "required": ["place", "standing"],
+                            "properties": {
+                                "place": {"type": "integer", "minimum": 1},
+                                "standing": {"type": ["string", "null"]},
+                            },
+                        },
+                    ]
                 },
                 "Recorded": {
                     "type": "object",
+                    "required": ["match", "report"],
                     "properties": {
                         "seq": {"type": "integer"},
                         "match": _schema_ref("Match"),
@@ -432,6 +948,7 @@ def openapi_document(league: League) -> dict[str, Any]:
                 },
                 "Error": {
                     "type": "object",
+                    "required": ["error"],
                     "properties": {
                         "error": {
                             "type": "object",
@@ -445,7 +962,7 @@ def openapi_document(league: League) -> dict[str, Any]:
                         }
                     },
                 },
-            }
+            },
         },
     }
 

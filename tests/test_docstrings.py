@@ -11,6 +11,7 @@ MODULES = [
     "rankcraft",
     "rankcraft.engine",
     "rankcraft.io",
+    "rankcraft.jsontext",
     "rankcraft.model",
     "rankcraft.ruleset",
     "rankcraft.rulesets",
@@ -24,6 +25,7 @@ MODULES = [
     "rankcraft.plugins.regress",
     "rankcraft.evaluate",
     "rankcraft.serve",
+    "rankcraft.tokens",
 ]
 
 

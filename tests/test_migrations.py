@@ -53,6 +53,7 @@ def age_to_version_1(url: str) -> None:
     """Turn a current database into what rankcraft wrote at schema version 1."""
     statements = [
         "DROP TABLE schema_history",
+        "DROP TABLE api_tokens",
         "ALTER TABLE players DROP COLUMN open",
         "UPDATE meta SET value = '1' WHERE key = 'schema_version'",
     ]
@@ -71,9 +72,9 @@ def age_to_version_1(url: str) -> None:
 def test_a_new_database_has_the_current_version_and_its_history(db_url: str) -> None:
     rankcraft.League.open(db_url, "elo").close()
     meta = dict(sql_rows(db_url, "SELECT key, value FROM meta"))
-    assert meta["schema_version"] == str(SCHEMA_VERSION) == "3"
+    assert meta["schema_version"] == str(SCHEMA_VERSION) == "4"
     history = sql_rows(db_url, "SELECT version, summary FROM schema_history ORDER BY version")
-    assert [v for v, _ in history] == [1, 2, 3]
+    assert [v for v, _ in history] == [1, 2, 3, 4]
     assert history[0][1] == "created"
     assert [s for _, s in history[1:]] == [step.summary for step in STEPS]
 
@@ -92,7 +93,7 @@ def test_a_version_1_database_is_migrated_and_reads_the_same(db_url: str, tmp_pa
         history = [row.match.id for row in league.history("p1", limit=2)]
     assert layout(db_url) == fresh
     rows = sql_rows(db_url, "SELECT version FROM schema_history ORDER BY version")
-    assert rows == [(2,), (3,)]
+    assert rows == [(2,), (3,), (4,)]
     seqs = [r[0] for r in sql_rows(db_url, "SELECT seq FROM matches ORDER BY seq")]
     assert seqs == sorted(set(seqs)) and len(seqs) == 40 and seqs[:30] == list(range(1, 31))
     reference = rankcraft.League("glicko1")

@@ -9,12 +9,14 @@ from __future__ import annotations
 import http.client
 import json
 import random
+import re
 import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +25,16 @@ from starlette.routing import Route
 from starlette.testclient import TestClient
 
 import rankcraft
-from rankcraft.serve import create_app
+from rankcraft.serve import Settings, create_app
+from rankcraft.store import open_store
+from rankcraft.tokens import create_token, revoke_token
 
 from .conftest import committed, snapshot
 
 EXE = str(Path(sys.executable).with_name("rankcraft"))
+
+
+JSON = {"Content-Type": "application/json"}
 
 
 def game(mid: str, a: str, b: str, day: int = 1, score: int = 1, hour: int = 12) -> dict[str, Any]:
@@ -39,8 +46,15 @@ def game(mid: str, a: str, b: str, day: int = 1, score: int = 1, hour: int = 12)
     }
 
 
-def client_for(db_url: str, ruleset: str | None = None) -> TestClient:
-    return TestClient(create_app(rankcraft.League.open(db_url, ruleset)))
+def client_for(
+    db_url: str, ruleset: str | None = None, scope: str = "record", **settings: Any
+) -> TestClient:
+    """A client of the service over the league at ``db_url``, with a token of ``scope``."""
+    league = rankcraft.League.open(db_url, ruleset)
+    _, token = create_token(league.store, scope=scope)
+    return TestClient(
+        create_app(league, Settings(**settings)), headers={"Authorization": f"Bearer {token}"}
+    )
 
 
 def test_the_service_answers_as_the_league_does(db_url: str) -> None:
@@ -79,7 +93,112 @@ def test_the_service_answers_as_the_league_does(db_url: str) -> None:
 @pytest.mark.parametrize(
     ("request_args", "status", "kind", "field"),
     [
-        (("post", "/matches", {"content": b"{not json"}), 400, "InputError", None),
+        (
+            ("post", "/matches", {"content": b"{not json", "headers": JSON}),
+            400,
+            "JSONTextError",
+            None,
+        ),
+        (
+            ("post", "/matches", {"content": json.dumps(game("x", "a", "b"))}),
+            415,
+            "UnsupportedMediaType",
+            "Content-Type",
+        ),
+        (
+            (
+                "post",
+                "/matches",
+                {
+                    "content": json.dumps(game("x", "a", "b")),
+                    "headers": {"Content-Type": "text/plain"},
+                },
+            ),
+            415,
+            "UnsupportedMediaType",
+            "Content-Type",
+        ),
+        (
+            (
+                "post",
+                "/matches",
+                {
+                    "content": json.dumps(game("x", "a", "b")).encode("utf-16"),
+                    "headers": {"Content-Type": "application/json; charset=utf-16"},
+                },
+            ),
+            415,
+            "UnsupportedMediaType",
+            "Content-Type",
+        ),
+        (
+            (
+                "post",
+                "/matches",
+                {"json": {**game("x", "a", "b"), "meta": {"pad": "x" * (1 << 20)}}},
+            ),
+            413,
+            "PayloadTooLarge",
+            None,
+        ),
+        (
+            (
+                "post",
+                "/matches",
+                {"json": {**game("x", "a", "b"), "teams": [[f"p{i}"] for i in range(65)]}},
+            ),
+            400,
+            "LimitError",
+            "teams",
+        ),
+        (
+            (
+                "post",
+                "/matches",
+                {
+                    "json": {
+                        **game("x", "a", "b"),
+                        "teams": [[f"p{i}" for i in range(200)], [f"q{i}" for i in range(57)]],
+                    }
+                },
+            ),
+            400,
+            "LimitError",
+            "teams",
+        ),
+        (
+            ("post", "/matches", {"json": {**game("x", "a", "b"), "played_at": "2999-01-01"}}),
+            400,
+            "LimitError",
+            "played_at",
+        ),
+        (
+            ("post", "/matches", {"json": {**game("x", "a", "b"), "scores": [10**400, 0]}}),
+            400,
+            "JSONTextError",
+            None,
+        ),
+        (("post", "/predict", {"json": {"sides": [["a"], ["a"]]}}), 400, "InputError", None),
+        (("post", "/predict", {"json": {"sides": [["a"], [7]]}}), 400, "InputError", "sides[1][0]"),
+        (
+            ("post", "/predict", {"json": {"sides": [["a"], ["b"]], "x y": 1}}),
+            400,
+            "RequestError",
+            "x y",
+        ),
+        (
+            ("post", "/predict", {"json": {"sides": [["a"], ["b"]], "home": 2}}),
+            400,
+            "InputError",
+            "home",
+        ),
+        (("post", "/reset", {"json": {"kind": "soft"}}), 403, "Forbidden", "Authorization"),
+        (
+            ("get", "/predict?" + "&".join(f"side=p{i}" for i in range(65)), {}),
+            400,
+            "LimitError",
+            "side",
+        ),
         (("post", "/matches", {"json": [1, 2]}), 400, "InputError", None),
         (
             ("post", "/matches", {"json": {"id": "x", "teams": [["a"], ["b"]]}}),
@@ -141,6 +260,169 @@ def test_errors_are_json_and_change_nothing(
         assert snapshot(db_url) == before
 
 
+def test_writes_need_a_token_of_their_scope(db_url: str) -> None:
+    league = rankcraft.League.open(db_url, "skyweaver")
+    _, read = create_token(league.store, scope="read", name="reader")
+    _, record = create_token(league.store, scope="record", name="ingest")
+    _, admin = create_token(league.store, scope="admin", name="ops")
+    _, revoked = create_token(league.store, scope="admin", name="old")
+    revoke_token(league.store, "old")
+
+    def post(path: str, body: Any, authorization: str | None, **headers: str) -> Any:
+        if authorization is not None:
+            headers["Authorization"] = authorization
+        return client.post(path, content=json.dumps(body), headers={**JSON, **headers})
+
+    with TestClient(create_app(league)) as client:
+        before = snapshot(db_url)
+        # what any web page could send (a "simple" cross-origin request): refused
+        forged = client.post(
+            "/matches",
+            content=json.dumps(game("m1", "a", "b")),
+            headers={"Content-Type": "text/plain"},
+        )
+        assert forged.status_code == 401
+        cases = [
+            (
+                None,
+                401,
+                "needs a token of scope 'record'",
+                'Bearer realm="rankcraft", scope="record"',
+            ),
+            (
+                "Basic dXNlcjpwYXNz",
+                401,
+                "must be 'Bearer TOKEN', got a 'Basic' header",
+                "invalid_request",
+            ),
+            ("Bearer rk_nope", 401, "not one of this league's", "invalid_token"),
+            (f"Bearer {revoked}", 401, "not one of this league's", "invalid_token"),
+            (f"Bearer {record[:-2]}xx", 401, "not one of this league's", "invalid_token"),
+            (
+                f"Bearer {read}",
+                403,
+                "'reader' has scope 'read'; this needs 'record'",
+                "insufficient_scope",
+            ),
+        ]
+        for authorization, status, message, challenge in cases:
+            answer = post("/matches", game("m1", "a", "b"), authorization)
+            error = answer.json()["error"]
+            assert (answer.status_code, error["status"], error["field"]) == (
+                status,
+                status,
+                "Authorization",
+            )
+            assert message in error["message"]
+            assert challenge in answer.headers["www-authenticate"]
+            assert revoked not in answer.text and record not in answer.text
+        assert snapshot(db_url) == before
+        assert post("/matches", game("m1", "a", "b"), f"bearer  {record}").status_code == 201
+        assert post("/reset", {"kind": "soft"}, f"Bearer {record}").status_code == 403
+        assert post("/reset", {"kind": "soft"}, f"Bearer {admin}").json() == {
+            "kind": "soft",
+            "changed": 2,
+        }
+        # reads are open by default
+        assert client.get("/players/a").status_code == 200
+        assert client.post("/predict", json={"sides": [["a"], ["b"]]}).status_code == 200
+
+
+def test_auth_reads_asks_a_read_token_for_every_read(db_url: str) -> None:
+    league = rankcraft.League.open(db_url, "elo")
+    _, read = create_token(league.store, scope="read")
+    with TestClient(create_app(league, Settings(auth_reads=True))) as client:
+        reads = ["/leaderboard", "/players/a", "/matches/m1", "/predict?side=a&side=b", "/ruleset"]
+        for path in reads:
+            answer = client.get(path)
+            assert answer.status_code == 401, path
+            assert "scope 'read'" in answer.json()["error"]["message"]
+        assert client.post("/predict", json={"sides": [["a"], ["b"]]}).status_code == 401
+        assert client.get("/health").status_code == 200
+        assert client.get("/openapi.json").status_code == 200
+        headers = {"Authorization": f"Bearer {read}"}
+        assert client.get("/leaderboard", headers=headers).json() == []
+        assert client.get("/predict?side=a&side=b", headers=headers).status_code == 200
+        answer = client.post("/matches", json=game("m1", "a", "b"), headers=headers)
+        assert answer.status_code == 403
+
+
+def test_cors_is_off_unless_origins_are_given() -> None:
+    preflight = {
+        "Origin": "https://evil.example",
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "authorization,content-type",
+    }
+    with TestClient(create_app(rankcraft.League("elo"))) as client:
+        answer = client.get("/health", headers={"Origin": "https://evil.example"})
+        assert "access-control-allow-origin" not in answer.headers
+        assert client.options("/matches", headers=preflight).status_code == 405
+    settings = Settings(cors_origins=["https://ok.example"])
+    with TestClient(create_app(rankcraft.League("elo"), settings)) as client:
+        answer = client.get("/health", headers={"Origin": "https://ok.example"})
+        assert answer.headers["access-control-allow-origin"] == "https://ok.example"
+        answer = client.get("/health", headers={"Origin": "https://evil.example"})
+        assert "access-control-allow-origin" not in answer.headers
+        answer = client.options("/matches", headers={**preflight, "Origin": "https://ok.example"})
+        assert answer.status_code == 200
+        assert answer.headers["access-control-allow-origin"] == "https://ok.example"
+        assert "Authorization" in answer.headers["access-control-allow-headers"]
+        assert client.options("/matches", headers=preflight).status_code == 400
+    with pytest.raises(rankcraft.InputError, match="'cors_origin' must be an origin"):
+        Settings(cors_origins=["https://ok.example/"])
+
+
+def test_the_limits_can_be_set() -> None:
+    league = rankcraft.League("elo")
+    _, token = create_token(league.store, scope="record")
+    settings = Settings(max_body=300, max_sides=3, max_players=4, max_future=60)
+    headers = {"Authorization": f"Bearer {token}"}
+    with TestClient(create_app(league, settings), headers=headers) as client:
+        four = {**game("x", "a", "b"), "teams": [["a"], ["b"], ["c"], ["d"]], "ranks": [1, 2, 3, 4]}
+        del four["scores"]
+        error = client.post("/matches", json=four).json()["error"]
+        assert error["message"] == "'teams' has 4 sides, more than the limit of 3 (--max-sides)"
+        five = {**game("x", "a", "b"), "teams": [["a", "b"], ["c", "d", "e"]]}
+        error = client.post("/matches", json=five).json()["error"]
+        assert error["message"] == "'teams' has 5 players, more than the limit of 4 (--max-players)"
+        big = {**game("x", "a", "b"), "meta": {"note": "x" * 300}}
+        answer = client.post("/matches", json=big)
+        assert answer.status_code == 413 and answer.headers["connection"] == "close"
+        assert answer.json()["error"]["message"].startswith("the request body is 4")
+        assert "more than the limit of 300 (--max-body)" in answer.json()["error"]["message"]
+
+        def chunked() -> Any:  # no Content-Length: counted as it arrives
+            yield json.dumps(big).encode()
+
+        answer = client.post("/matches", content=chunked(), headers=JSON)
+        assert answer.status_code == 413
+        assert answer.json()["error"]["message"] == (
+            "the request body is more than the limit of 300 bytes (--max-body)"
+        )
+        soon = datetime.now(UTC) + timedelta(seconds=30)
+        later = datetime.now(UTC) + timedelta(seconds=120)
+        assert (
+            client.post(
+                "/matches", json={**game("s", "a", "b"), "played_at": soon.isoformat()}
+            ).status_code
+            == 201
+        )
+        error = client.post(
+            "/matches", json={**game("l", "a", "b"), "played_at": later.isoformat()}
+        ).json()["error"]
+        assert error["field"] == "played_at"
+        assert "is later than the server's clock" in error["message"]
+        assert error["message"].endswith("plus 60 s (--max-future)")
+    assert league.match_count == 1
+    for bad, message in [
+        ({"max_body": 0}, "'max_body' must be a whole number >= 1: 0"),
+        ({"max_sides": 1}, "'max_sides' must be at least 2: 1"),
+        ({"body_timeout": float("nan")}, "'body_timeout' must be a number of seconds > 0: nan"),
+    ]:
+        with pytest.raises(rankcraft.InputError, match=re.escape(message)):
+            Settings(**bad)
+
+
 def test_a_second_worker_reads_what_the_first_committed(db_url: str) -> None:
     rankcraft.League.open(db_url, "elo").close()
     with client_for(db_url) as first, client_for(db_url) as second:
@@ -191,16 +473,25 @@ def free_port() -> int:
 class Server:
     """``rankcraft serve`` in a subprocess, ready when /health answers."""
 
-    def __init__(self, db: str, workers: int = 1, ruleset: str | None = None) -> None:
+    def __init__(
+        self, db: str, workers: int = 1, ruleset: str | None = None, *options: str
+    ) -> None:
         self.port = free_port()
+        self.token = ""
         argv = [EXE, "serve", "--db", db, "--port", str(self.port), "--workers", str(workers)]
         if ruleset:
             argv += ["--ruleset", ruleset]
+        argv += options
         self.process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 60
         while True:
             try:
                 if self.request("GET", "/health")[0] == 200:
+                    store = open_store(db, create=False)
+                    try:
+                        self.token = create_token(store, scope="record")[1]
+                    finally:
+                        store.close()
                     return
             except OSError:
                 pass
@@ -222,7 +513,8 @@ class Server:
     ) -> tuple[int, Any]:
         con = connection or self.connection()
         payload = None if body is None else json.dumps(body).encode()
-        con.request(method, path, body=payload, headers={"Content-Type": "application/json"})
+        headers = {"Content-Type": "application/json", "Authorization": f"Bearer {self.token}"}
+        con.request(method, path, body=payload, headers=headers)
         answer = con.getresponse()
         data = json.loads(answer.read())
         if connection is None:
@@ -370,3 +662,209 @@ def test_a_bounded_load_test_on_loopback(pg_url: str, capsys: pytest.CaptureFixt
     with capsys.disabled():
         print(f"\nload test: 600 matches, 2 workers, 4 clients: {600 / seconds:.0f} matches/s")
     assert seconds < 120
+
+
+def _until_closed(sock: socket.socket, limit: float) -> tuple[float, bytes]:
+    """Read until the server closes ``sock``; (seconds it took, what came)."""
+    start = time.monotonic()
+    sock.settimeout(limit)
+    data = b""
+    while True:
+        try:
+            chunk = sock.recv(65536)
+        except TimeoutError:
+            raise AssertionError(f"still open after {limit} s; got {data!r}") from None
+        except ConnectionResetError:
+            break
+        if not chunk:
+            break
+        data += chunk
+    return time.monotonic() - start, data
+
+
+@pytest.mark.slow
+def test_slow_clients_are_cut_off_and_others_still_answered(tmp_path: Path) -> None:
+    db = str(tmp_path / "league.sqlite")
+    options = ("--header-timeout", "1", "--body-timeout", "1", "--timeout-keep-alive", "1")
+    server = Server(db, 1, "elo", *options)
+    figures = {}
+    try:
+        address = ("127.0.0.1", server.port)
+        # 1. connects and says nothing
+        with socket.create_connection(address) as silent:
+            figures["silent"], data = _until_closed(silent, 10)
+            assert data == b""
+        # 2. half a request line and headers, then a byte now and then (slowloris)
+        with socket.create_connection(address) as slow:
+            slow.sendall(b"POST /matches HTTP/1.1\r\nHost: x\r\n")
+            start = time.monotonic()
+            slow.settimeout(0.3)
+            closed = False
+            while time.monotonic() - start < 10 and not closed:
+                try:
+                    slow.sendall(b"X")
+                    closed = slow.recv(1) == b""
+                except TimeoutError:
+                    pass
+                except (BrokenPipeError, ConnectionResetError):
+                    closed = True
+            figures["trickled headers"] = time.monotonic() - start
+            assert closed
+        # 3. full headers, then part of the body: 408 in JSON, then closed
+        with socket.create_connection(address) as partial:
+            partial.sendall(
+                b"POST /matches HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b"Authorization: Bearer " + server.token.encode() + b"\r\n"
+                b'Content-Length: 100\r\n\r\n{"id": '
+            )
+            figures["partial body"], data = _until_closed(partial, 10)
+            head, _, body = data.partition(b"\r\n\r\n")
+            assert head.startswith(b"HTTP/1.1 408 "), data
+            assert b"connection: close" in head.lower()
+            error = json.loads(body)["error"]
+            assert (error["type"], error["status"]) == ("RequestTimeout", 408)
+            assert "did not arrive within 1 s (7 bytes came; --body-timeout)" in error["message"]
+        # 4. an idle keep-alive connection after a request
+        with socket.create_connection(address) as idle:
+            idle.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+            figures["keep-alive"], data = _until_closed(idle, 10)
+            assert data.startswith(b"HTTP/1.1 200 ")
+        # meanwhile others are answered at once, one worker or not
+        stalled = [socket.create_connection(address) for _ in range(5)]
+        try:
+            for s in stalled:
+                s.sendall(b"GET /health HTTP/1.1\r\n")
+            start = time.monotonic()
+            status, _ = server.request("POST", "/matches", game("m1", "a", "b"))
+            figures["answer beside 5 stalled"] = time.monotonic() - start
+            assert status == 201
+        finally:
+            for s in stalled:
+                s.close()
+    finally:
+        server.stop()
+    print("\nslow clients, seconds until closed:", {k: round(v, 2) for k, v in figures.items()})
+    for name in ("silent", "trickled headers", "partial body", "keep-alive"):
+        assert 0.8 < figures[name] < 3.0, figures
+    assert figures["answer beside 5 stalled"] < 1.0
+    assert committed(db) == [rankcraft.parse_match(game("m1", "a", "b")).to_dict()]
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--max-body", "0"], "'--max-body' must be a whole number >= 1: 0"),
+        (["--max-sides", "1"], "'--max-sides' must be at least 2: 1"),
+        (["--body-timeout", "-1"], "'--body-timeout' must be a number of seconds > 0: -1.0"),
+        (["--cors-origin", "*"], "'--cors-origin' must be an origin such as https://example.org"),
+        (["--limit-concurrency", "0"], "'--limit-concurrency' must be at least 1: 0"),
+    ],
+)
+def test_serve_refuses_bad_limits_before_creating_anything(
+    tmp_path: Path, options: list[str], message: str
+) -> None:
+    import io
+
+    from rankcraft.cli import main
+
+    db = tmp_path / "new.sqlite"
+    err = io.StringIO()
+    argv = ["serve", "--db", str(db), "--ruleset", "elo", *options]
+    assert main(argv, out=io.StringIO(), err=err) == 2
+    assert message in err.getvalue()
+    assert not db.exists()
+
+
+def conforms(value: Any, schema: dict[str, Any], document: dict[str, Any], at: str = "$") -> None:
+    """Check ``value`` against the subset of JSON Schema the service's document uses."""
+    if "$ref" in schema:
+        name = schema["$ref"].rsplit("/", 1)[1]
+        schema = document["components"]["schemas"][name]
+    for part in schema.get("allOf", []):
+        conforms(value, part, document, at)
+    if "oneOf" in schema:
+        passed = 0
+        for part in schema["oneOf"]:
+            try:
+                conforms(value, part, document, at)
+                passed += 1
+            except AssertionError:
+                pass
+        assert passed == 1, (at, value, schema)
+    kinds = schema.get("type")
+    if kinds is not None:
+        kinds = [kinds] if isinstance(kinds, str) else kinds
+        python = {
+            "object": dict,
+            "array": list,
+            "string": str,
+            "boolean": bool,
+            "null": type(None),
+            "integer": int,
+            "number": (int, float),
+        }
+        ok = any(
+            isinstance(value, python[k]) and not (k in ("integer", "number") and value is True)
+            for k in kinds
+        )
+        assert ok and not (isinstance(value, bool) and "boolean" not in kinds), (at, value, kinds)
+    if isinstance(value, dict):
+        for key in schema.get("required", []):
+            assert key in value, (at, key)
+        properties = schema.get("properties", {})
+        for key, item in value.items():
+            if key in properties:
+                conforms(item, properties[key], document, f"{at}.{key}")
+            elif isinstance(schema.get("additionalProperties"), dict):
+                conforms(item, schema["additionalProperties"], document, f"{at}.{key}")
+            else:
+                assert schema.get("additionalProperties", True) is not False, (at, key)
+    if isinstance(value, list) and "items" in schema:
+        for i, item in enumerate(value):
+            conforms(item, schema["items"], document, f"{at}[{i}]")
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        assert value >= schema.get("minimum", value) and value <= schema.get("maximum", value)
+
+
+@pytest.mark.parametrize("name", ["elo", "skyweaver", "team-wager"])
+def test_the_openapi_document_describes_real_answers(name: str) -> None:
+    league = rankcraft.League(name)
+    _, token = create_token(league.store, scope="admin")
+    headers = {"Authorization": f"Bearer {token}"}
+    with TestClient(create_app(league), headers=headers) as client:
+        document = client.get("/openapi.json").json()
+        assert document["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
+        assert document["paths"]["/matches"]["post"]["security"] == [{"bearer": ["record"]}]
+        assert "security" not in document["paths"]["/leaderboard"]["get"]
+
+        def answered(method: str, path: str, kind: str = "get", **kwargs: Any) -> None:
+            answer = client.request(method, path, **kwargs)
+            op = document["paths"][path.split("?")[0].replace("/a", "/{player_id}")][kind]
+            declared = op["responses"][str(answer.status_code)]
+            schema = declared["content"]["application/json"]["schema"]
+            conforms(answer.json(), schema, document)
+
+        for i in range(3):
+            answered("POST", "/matches", "post", json=game(f"m{i}", "a", "b", day=1 + i))
+        answered("POST", "/matches", "post", json=game("m0", "a", "b", day=9))  # 409
+        answered("POST", "/matches", "post", content=b"{}")  # 415
+        answered("POST", "/matches", "post", json={}, headers={"Authorization": "x"})  # 401
+        answered("GET", "/players/a")
+        answered("GET", "/leaderboard?top=2")
+        answered("GET", "/leaderboard?top=0")  # 400
+        answered("GET", "/predict?side=a&side=b")
+        answered("POST", "/predict", "post", json={"sides": [["a"], ["b", "c"]]})
+        answered("GET", "/ruleset")
+        answered("GET", "/health")
+        record = client.get("/players/a").json()["player"]
+        if name == "skyweaver":
+            assert isinstance(record["rank"]["weekly"], list)  # what the old schema refused
+            answered("POST", "/reset", "post", json={"kind": "soft"})
+        match = client.get("/matches/m1").json()
+        conforms(
+            match,
+            document["paths"]["/matches/{match_id}"]["get"]["responses"]["200"]["content"][
+                "application/json"
+            ]["schema"],
+            document,
+        )

@@ -28,6 +28,7 @@ class MemoryStore:
         self._pending_matches: list[Entry] = []
         self._meta: dict[str, str] = {}
         self._pending_meta: dict[str, str] = {}
+        self._tokens: dict[str, tuple[str, str, str, str]] = {}  # name: key, digest, scope, at
 
     def attach(self, ruleset_name: str, ruleset_toml: str, codec: Codec) -> tuple[str, str] | None:
         if self._ruleset is None:
@@ -135,3 +136,23 @@ class MemoryStore:
 
     def close(self) -> None:
         pass
+
+    # -- API tokens (rankcraft.tokens) -----------------------------------------------------
+
+    def add_token(self, name: str, key: str, digest: str, scope: str, created_at: str) -> bool:
+        if name in self._tokens:
+            return False
+        self._tokens[name] = (key, digest, scope, created_at)
+        return True
+
+    def token_rows(self) -> list[tuple[str, str, str, str]]:
+        return [(n, k, s, at) for n, (k, _, s, at) in sorted(self._tokens.items())]
+
+    def token_by_key(self, key: str) -> tuple[str, str, str, str] | None:
+        for name, (k, digest, scope, at) in self._tokens.items():
+            if k == key:
+                return (name, digest, scope, at)
+        return None
+
+    def remove_token(self, name: str) -> bool:
+        return self._tokens.pop(name, None) is not None

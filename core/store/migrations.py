@@ -73,6 +73,14 @@ STEPS: tuple[Step, ...] = (
             "DELETE FROM meta WHERE key = 'generation'",
         ),
     ),
+    Step(
+        4,
+        "api_tokens: the HTTP service's API tokens, kept as SHA-256 digests",
+        both=(
+            "CREATE TABLE api_tokens (name TEXT PRIMARY KEY, key TEXT NOT NULL UNIQUE, "
+            "digest TEXT NOT NULL, scope TEXT NOT NULL, created_at TEXT NOT NULL)",
+        ),
+    ),
 )
 
 SCHEMA_VERSION = STEPS[-1].version

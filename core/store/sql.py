@@ -1,12 +1,13 @@
 """What the SQLite and PostgreSQL stores share: the tables, the statements, the codec.
 
-Layout (schema version 3; :mod:`rankcraft.store.migrations` builds and migrates it)::
+Layout (schema version 4; :mod:`rankcraft.store.migrations` builds and migrates it)::
 
     meta(key, value)                      schema_version, ruleset_name, ruleset_toml, ...
     players(id, skill, rank, matches, last_played, open) skill/rank/open as JSON objects
     matches(seq, id, played_at, match, report)           match/report as JSON objects
     participants(player, seq)                            index of who played which match
     schema_history(version, applied_at, rankcraft, summary)   one row per version applied
+    api_tokens(name, key, digest, scope, created_at)     rankcraft.tokens: digests only
 
 Statements are written with ``?`` placeholders; a dialect turns them into its driver's.
 Each batch of matches is one transaction; the engine rolls a failed batch back whole.
@@ -308,6 +309,35 @@ class SQLStore:
             "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
             (key, value),
         )
+
+    # -- API tokens (rankcraft.tokens): single statements, each its own transaction ------
+
+    def add_token(self, name: str, key: str, digest: str, scope: str, created_at: str) -> bool:
+        """Keep a token's digest; False when ``name`` is taken."""
+        cursor = self._execute(
+            "INSERT INTO api_tokens (name, key, digest, scope, created_at) "
+            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING",
+            (name, key, digest, scope, created_at),
+        )
+        return bool(cursor.rowcount == 1)
+
+    def token_rows(self) -> list[tuple[str, str, str, str]]:
+        """(name, key, scope, created_at) of every token, by name."""
+        rows = self._execute(
+            "SELECT name, key, scope, created_at FROM api_tokens ORDER BY name"
+        ).fetchall()
+        return [tuple(r) for r in rows]
+
+    def token_by_key(self, key: str) -> tuple[str, str, str, str] | None:
+        """(name, digest, scope, created_at) of the token with public ``key``, or None."""
+        row = self._execute(
+            "SELECT name, digest, scope, created_at FROM api_tokens WHERE key = ?", (key,)
+        ).fetchone()
+        return None if row is None else tuple(row)
+
+    def remove_token(self, name: str) -> bool:
+        """Forget the token ``name``; False when there is none."""
+        return bool(self._execute("DELETE FROM api_tokens WHERE name = ?", (name,)).rowcount == 1)
 
     def close(self) -> None:
         self._db.close()
