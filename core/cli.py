@@ -10,25 +10,24 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
-import itertools
 import json
 import os
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from . import __version__
 from .data import demo_matches_path
-from .engine import League, RecordSummary
+from .engine import League
 from .errors import DuplicateMatchError, InputError, MatchError, RankcraftError
 from .io import read_match_dicts
 from .jsontext import loads_strict
 from .manager import PLUGINS_DIR_ENV, Plugins
 from .model import Match, PlayerRecord, format_time
 from .ruleset import bundled_names, dumps, load_ruleset, to_dict
-from .store import is_postgres_url, open_store
+from .store import Creation, creating, is_postgres_url, open_store
 
 DEFAULT_DB = "rankcraft.sqlite"
 DEMO_DB = "rankcraft-demo.sqlite"
@@ -192,42 +191,6 @@ def _emit_json(data: Any, out: TextIO) -> None:
 # -- commands ------------------------------------------------------------------------------
 
 
-def _record_chunks(
-    league: League,
-    source: Iterable[Any],
-    skip_seen: bool,
-    progress: Callable[[int], None],
-    commit_every: int,
-) -> RecordSummary:
-    """All matches in one transaction, or one transaction per ``commit_every`` matches.
-
-    A :class:`MatchError`'s ``item`` is its position in ``source``."""
-    if commit_every <= 0:
-        return league.record_many(source, skip_seen=skip_seen, progress=progress)
-    recorded = skipped = 0
-    last = None
-    iterator = iter(source)
-    base = 0
-    while True:
-        chunk = list(itertools.islice(iterator, commit_every))
-        if not chunk:
-            break
-        try:
-            done = league.record_many(chunk, skip_seen=skip_seen, close=False)
-        except MatchError as exc:
-            if exc.item is not None:
-                exc.item += base
-            raise
-        base += len(chunk)
-        recorded += done.recorded
-        skipped += done.skipped
-        last = done.last or last
-        progress(recorded + skipped)
-    if league.ruleset.period.mode == "batch":
-        league.close_period()
-    return RecordSummary(recorded=recorded, skipped=skipped, last=last)
-
-
 def _replay_into(
     league: League,
     path: str,
@@ -236,20 +199,24 @@ def _replay_into(
     err: TextIO,
     home_from: str | None = None,
     commit_every: int = 0,
+    creation: Creation | None = None,
 ) -> dict[str, Any]:
+    """Replay the file at ``path`` into ``league``; errors name the file's line."""
     progress = Progress(err)
     started = time.perf_counter()
     source = _LineTracker(path, home_from, window=max(commit_every, 0))
-    before = league.match_count
     try:
-        summary = _record_chunks(league, source, skip_seen, progress, commit_every)
+        summary = league.record_many(
+            source, skip_seen=skip_seen, progress=progress, commit_every=commit_every
+        )
     except MatchError as exc:
         progress.done()
-        kept = league.match_count - before
-        if kept:  # --commit-every: the chunks before the bad one are committed, and stay
+        if exc.committed:  # --commit-every: the chunks before the bad one stay
+            if creation is not None:
+                creation.keep_on_failure = True
             err.write(
-                f"rankcraft: kept the {kept:,} matches committed before the error; fix the "
-                "line and rerun with --skip-seen to go on\n"
+                f"rankcraft: kept the {exc.committed:,} matches this command committed before "
+                "the error; fix the line and rerun with --skip-seen to go on\n"
             )
         # the league's errors (bad match, repeated id, time going back) get the file's line
         line = source.line_of(exc.item)
@@ -270,7 +237,7 @@ def _replay_into(
 
 def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     db = _db_path(args)
-    with _guard_new_file(db), League.open(db, args.ruleset) as league:
+    with creating(db) as creation, League.open(creation.target, args.ruleset) as league:
         result = _replay_into(
             league,
             args.matches,
@@ -278,6 +245,7 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             err=err,
             home_from=args.home_from,
             commit_every=args.commit_every,
+            creation=creation,
         )
     if args.json:
         _emit_json({**result, "db": db}, out)
@@ -294,8 +262,9 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     db = str(args.db or DEMO_DB)
     source = demo_matches_path()
-    with _guard_new_file(db), League.open(db, "elo") as league:
+    with creating(db) as creation, League.open(creation.target, "elo") as league:
         result = _replay_into(league, str(source), skip_seen=True, err=err)
+    with League.open(db, create=False) as league:
         top = league.leaderboard(args.top)
         if args.json:
             _emit_json(
@@ -480,7 +449,7 @@ def cmd_import(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     db = _db_path(args)
     if ruleset is None and not _database_exists(db) and isinstance(document, dict):
         ruleset = document.get("ruleset")
-    with _guard_new_file(db), League.open(db, ruleset) as league:
+    with creating(db) as creation, League.open(creation.target, ruleset) as league:
         count = league.import_state(document)
     if args.json:
         _emit_json({"imported": count, "db": db}, out)
@@ -695,43 +664,6 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 # -- plumbing ------------------------------------------------------------------------------
 
 
-def _committed_matches(db: str) -> int:
-    """How many matches the league at ``db`` holds (0 when there is none or it is unreadable)."""
-    try:
-        store = open_store(db, create=False)
-    except (RankcraftError, OSError):
-        return 0
-    try:
-        return 0 if store.stored_ruleset() is None else store.count_matches()
-    finally:
-        store.close()
-
-
-class _guard_new_file:
-    """Remove ``path`` on failure when this command created it (bad input creates nothing),
-    unless matches were committed into it (``replay --commit-every`` keeps those)."""
-
-    def __init__(self, path: str) -> None:
-        self.url = path if is_postgres_url(path) else None
-        self.path = Path(path)
-        self.existed = _database_exists(path)
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
-        if kind is not None and not self.existed:
-            if _committed_matches(str(self.url or self.path)):
-                return
-            if self.url is not None:
-                from .store.postgres import drop_league
-
-                drop_league(self.url)
-                return
-            for suffix in ("", "-journal", "-wal", "-shm"):
-                Path(str(self.path) + suffix).unlink(missing_ok=True)
-
-
 # -- API tokens for `rankcraft serve` (rankcraft.tokens) ------------------------------------
 
 
@@ -831,8 +763,8 @@ def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     db = _db_path(args)
     # open (and create or migrate) the league once here, so that a bad database or
     # ruleset fails before any worker starts, with exit status 2
-    with _guard_new_file(db):
-        League.open(db, args.ruleset).close()
+    with creating(db) as creation:
+        League.open(creation.target, args.ruleset).close()
     os.environ[serve.DB_ENV] = db
     os.environ.pop(serve.RULESET_ENV, None)
     os.environ[serve.SETTINGS_ENV] = settings.to_json()

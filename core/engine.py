@@ -49,6 +49,8 @@ from .unit import UnitOfWork
 
 CHUNK = 2000
 """record_many reads this many matches ahead, to ask the store which it has already."""
+WRITE_PLAYERS_AT = 20_000
+"""Players touched in a batch before record_many writes them out (else once, at the end)."""
 
 
 class UnknownPlayerError(InputError, KeyError):
@@ -299,8 +301,11 @@ class League:
             while chunk := list(itertools.islice(iterator, CHUNK)):
                 if unit.pending:  # hand the matches over: the store answers for their ids
                     last = unit.pending[-1]
-                    store.write((), unit.pending)
-                    unit.pending = []
+                    if len(unit.dirty) >= WRITE_PLAYERS_AT:
+                        unit.flush()  # many players touched: write them too (bounded memory)
+                    else:
+                        store.write((), unit.pending)
+                        unit.pending = []
                 seen.clear()
                 seen.update(store.recorded([i for i in map(_id_of, chunk) if i is not None]))
                 pending = unit.pending

@@ -117,9 +117,21 @@ def pg_url() -> Iterator[str]:
     """A league's URL in a fresh PostgreSQL schema, dropped after the test."""
     url = new_pg_url()
     yield url
-    from rankcraft.store.postgres import drop_league
+    drop_schema(url)
 
-    drop_league(url)
+
+def drop_schema(url: str) -> None:
+    """Remove a test's PostgreSQL schema with everything in it."""
+    import psycopg
+    from psycopg import sql
+
+    from rankcraft.store.postgres import _split
+
+    conninfo, schema, _ = _split(url)
+    with psycopg.connect(conninfo, autocommit=True) as connection:
+        connection.execute(
+            sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema))
+        )
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

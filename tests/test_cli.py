@@ -203,7 +203,7 @@ def test_errors_deep_in_a_file_name_their_line(
         assert not db.exists()
         return
     # the three chunks before the bad line are committed and kept; the rest goes on
-    assert "kept the 9,000 matches committed before the error" in err
+    assert "kept the 9,000 matches this command committed before the error" in err
     with rankcraft.League.open(db) as league:
         assert league.match_count == 9000
     lines[9000] = line("m9000", "x", "y", day=20)

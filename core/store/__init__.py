@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .base import SCHEMA_VERSION, Codec, Entry, MatchRow, Store
+from .creating import Creation, creating
 from .memory import MemoryStore
 from .postgres import PostgresStore, is_postgres_url
 from .sqlite import SQLiteStore
@@ -27,12 +28,14 @@ def open_store(path: str | Path, *, create: bool = True) -> SQLiteStore | Postgr
 __all__ = [
     "SCHEMA_VERSION",
     "Codec",
+    "Creation",
     "Entry",
     "MatchRow",
     "MemoryStore",
     "PostgresStore",
     "SQLiteStore",
     "Store",
+    "creating",
     "is_postgres_url",
     "open_store",
 ]

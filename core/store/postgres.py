@@ -256,14 +256,70 @@ class PostgresStore(SQLStore):
         return bool(self._db.info.transaction_status != self._idle)
 
 
-def drop_league(url: str) -> None:
-    """Remove the league kept at ``url`` (its whole schema). Used to undo the creation of a
-    league by a command that then failed on bad input."""
+def create_schema(url: str) -> bool:
+    """Create the schema of the league at ``url`` if it does not exist. Returns whether
+    this call created it (``CREATE SCHEMA`` is atomic: of two processes, one does)."""
+    import psycopg
+    from psycopg import sql
+
+    conninfo, schema, label = _split(url)
+    try:
+        with psycopg.connect(conninfo, autocommit=True) as connection:
+            try:
+                connection.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
+            except psycopg.errors.DuplicateSchema:
+                return False
+    except psycopg.OperationalError as exc:
+        raise InputError(f"cannot connect to {label!r}: {exc}") from None
+    return True
+
+
+_OWN_TABLES = ("participants", "matches", "players", "api_tokens", "schema_history", "meta")
+_OWN_SEQUENCES = ("match_seq", "generation_seq")
+
+
+def discard_league(url: str) -> bool:
+    """Undo the creation of the league at ``url`` by a command that then failed: under the
+    league's lock, and only while it holds no match and no player, drop rankcraft's own
+    tables and sequences, then the schema if nothing else is in it. Anything another
+    process made (a match, a player, a function, a type, a table) stays.
+
+    :returns: whether the league was removed.
+    """
     import psycopg
     from psycopg import sql
 
     conninfo, schema, _ = _split(url)
+    name = sql.Identifier(schema)
+    with psycopg.connect(conninfo) as connection:  # one transaction, rolled back on error
+        connection.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (schema,))
+        tables = {
+            r[0]
+            for r in connection.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = %s",
+                (schema,),
+            )
+        }
+        for table in ("matches", "players"):
+            if table in tables:
+                query = sql.SQL("SELECT 1 FROM {}.{} LIMIT 1").format(name, sql.Identifier(table))
+                if connection.execute(query).fetchone() is not None:
+                    return False
+        for table in _OWN_TABLES:
+            if table in tables:
+                connection.execute(
+                    sql.SQL("DROP TABLE {}.{} RESTRICT").format(name, sql.Identifier(table))
+                )
+        for sequence in _OWN_SEQUENCES:
+            connection.execute(
+                sql.SQL("DROP SEQUENCE IF EXISTS {}.{} RESTRICT").format(
+                    name, sql.Identifier(sequence)
+                )
+            )
+        connection.commit()
     with psycopg.connect(conninfo, autocommit=True) as connection:
-        connection.execute(
-            sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema))
-        )
+        try:
+            connection.execute(sql.SQL("DROP SCHEMA {} RESTRICT").format(name))
+        except psycopg.errors.DependentObjectsStillExist:
+            return False  # someone else's objects live there: the schema stays
+    return True

@@ -7,6 +7,7 @@ league; a transaction starts with ``BEGIN IMMEDIATE`` (the writer lock).
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
@@ -40,6 +41,7 @@ class SQLiteStore(SQLStore):
             tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master")}
         except sqlite3.DatabaseError as exc:
             raise InputError(f"{self.label!r} is not a rankcraft database: {exc}") from None
+        self._inode = os.stat(self.path).st_ino
         self._new = "meta" not in tables
         if self._new and tables:
             self._db.close()
@@ -60,6 +62,15 @@ class SQLiteStore(SQLStore):
 
     def _begin_write(self) -> None:
         self._db.execute("BEGIN IMMEDIATE")
+        try:  # a new league removed by the command that created it, which then failed
+            same = os.stat(self.path).st_ino == self._inode
+        except FileNotFoundError:
+            same = False
+        if not same:
+            self._db.execute("ROLLBACK")
+            raise InputError(
+                f"{self.label!r} was removed or replaced by another process; nothing was written"
+            )
 
     def _in_transaction(self) -> bool:
         return bool(self._db.in_transaction)
