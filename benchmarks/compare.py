@@ -147,7 +147,18 @@ initial_deviation = 350.0
 plugin = "no-decay"
 """
 
-LIKE_FOR_LIKE = {"glicko2-bounded": BOUNDED_GLICKO2, "glicko1-no-decay": PLAIN_GLICKO1}
+# Two third-party plugins written with the documented hooks alone (docs/examples/plugins):
+# an Elo that does the bundled elo's arithmetic, and the streak system of docs/plugins.md.
+HOOKS_ELO = 'name = "hooks-elo"\n[update]\nplugin = "hooks_elo"\n'
+STREAK = 'name = "streak"\n[update]\nplugin = "streak"\n'
+EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "docs", "examples", "plugins")
+
+LIKE_FOR_LIKE = {
+    "glicko2-bounded": BOUNDED_GLICKO2,
+    "glicko1-no-decay": PLAIN_GLICKO1,
+    "hooks-elo": HOOKS_ELO,
+    "streak": STREAK,
+}
 
 
 def league(name: str, sqlite: bool) -> Callable[[list[dict[str, Any]]], None]:
@@ -155,7 +166,11 @@ def league(name: str, sqlite: bool) -> Callable[[list[dict[str, Any]]], None]:
     if name in LIKE_FOR_LIKE:
         from rankcraft.ruleset import loads_ruleset
 
-        ruleset = loads_ruleset(LIKE_FOR_LIKE[name])
+        plugins = None
+        if name in ("hooks-elo", "streak"):
+            pm = rankcraft.get_plugin_manager(plugin_dirs=[EXAMPLES])
+            plugins = rankcraft.Plugins(pm)
+        ruleset = loads_ruleset(LIKE_FOR_LIKE[name], plugins=plugins)
 
     def run(matches: list[dict[str, Any]]) -> None:
         if sqlite:
@@ -269,7 +284,12 @@ def main() -> None:
         for name in ("elote", "glicko2", "openskill", "trueskill")
     }
     families: dict[str, list[tuple[str, Callable[[list[dict[str, Any]]], None]]]] = {
-        "Elo": [("plain loop", plain_elo), *both("elo")],
+        "Elo": [
+            ("plain loop", plain_elo),
+            *both("elo"),
+            *both("hooks-elo", "hooks-only Elo (plugin folder)"),
+            *both("streak", "hooks-only streak (plugin folder)"),
+        ],
         "Glicko-1": [
             ("plain loop", plain_glicko1),
             *both("glicko1"),
@@ -298,8 +318,8 @@ def main() -> None:
         f"({os.cpu_count()} cores); rankcraft {rankcraft.__version__}"
     )
     print()
-    print(f"| {'family':<24} | {'implementation':<34} | {'matches/s':>10} | {'x plain loop':>12} |")
-    print(f"|{'-' * 26}|{'-' * 36}|{'-' * 12}|{'-' * 14}|")
+    print(f"| {'family':<24} | {'implementation':<44} | {'matches/s':>10} | {'x plain loop':>12} |")
+    print(f"|{'-' * 26}|{'-' * 46}|{'-' * 12}|{'-' * 14}|")
     for family, entries in families.items():
         if args.only and family not in args.only.split(","):
             continue
@@ -316,7 +336,19 @@ def main() -> None:
             if name == "plain loop":
                 floor = seconds
             ratio = f"{floor / seconds:.3f}" if floor else "-"
-            print(f"| {family:<24} | {name:<34} | {rate:>10,.0f} | {ratio:>12} |", flush=True)
+            print(f"| {family:<24} | {name:<44} | {rate:>10,.0f} | {ratio:>12} |", flush=True)
+        if family == "Elo":
+            versus_bundled(samples)
+
+
+def versus_bundled(samples: dict[str, list[float]]) -> None:
+    """The hooks-only plugins' speed as a fraction of the bundled elo's, per store."""
+    for store in ("memory", "SQLite"):
+        bundled = statistics.median(samples[f"rankcraft elo, {store}"])
+        for name in samples:
+            if name.startswith("rankcraft hooks-only") and name.endswith(store):
+                ratio = bundled / statistics.median(samples[name])
+                print(f"|   {name} = {ratio:.3f} x rankcraft elo, {store}", flush=True)
 
 
 if __name__ == "__main__":

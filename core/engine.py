@@ -291,7 +291,6 @@ class League:
         unit = self._unit
         store = self.store
         rate = self._steps.rate
-        put = unit.put
         seen = unit.seen
         events = bool(self._seasons.events)
         recorded = skipped = 0
@@ -308,7 +307,9 @@ class League:
                         unit.pending = []
                 seen.clear()
                 seen.update(store.recorded([i for i in map(_id_of, chunk) if i is not None]))
-                pending = unit.pending
+                # (UnitOfWork.put, inlined: the loop runs once per match)
+                pending, rows, undo, dirty = unit.pending, unit.rows, unit.undo, unit.dirty
+                stored = rows.get
                 for item in chunk:
                     m = item if isinstance(item, Match) else parse_match(item)
                     if m.id in seen:
@@ -320,9 +321,12 @@ class League:
                     else:
                         if events:
                             self._seasons.run_due(m.played_at, self._run_reset)
-                        changes, entry = rate(m, unit.rows.get)
+                        changes, entry = rate(m, stored)
                         for pid, row in changes:
-                            put(pid, row)
+                            if pid not in undo:
+                                undo[pid] = stored(pid)
+                            rows[pid] = row
+                            dirty.add(pid)
                         seen.add(m.id)
                         pending.append(entry)
                         recorded += 1

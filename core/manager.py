@@ -200,19 +200,21 @@ def _call_adapter(impl: pluggy.HookImpl, spec_args: Sequence[str], fixed: dict[s
 
     The returned function takes the spec's remaining arguments in spec order. An impl
     may take fewer arguments than the spec (pluggy's rule): only those it names are passed.
+    The function is compiled once from the argument names (identifiers of the hookspec
+    and the implementation), so a call costs one call, whatever the subset.
     """
     function = impl.function
     names = tuple(impl.argnames)
     free = [a for a in spec_args if a not in fixed]
     if names == tuple(spec_args) and list(spec_args[: len(fixed)]) == list(fixed):
         return functools.partial(function, *fixed.values()) if fixed else function
-
-    def call(*args: Any) -> Any:
-        values = dict(fixed)
-        values.update(zip(free, args, strict=True))
-        return function(*[values[n] for n in names])
-
-    return call
+    if not all(n.isidentifier() for n in (*names, *free)):  # (never: they are parameters)
+        raise PluginError(f"hook implementation {impl.plugin_name!r} has odd argument names")
+    namespace: dict[str, Any] = {"_impl": function}
+    namespace.update({f"_fixed_{n}": v for n, v in fixed.items()})
+    arguments = ", ".join(f"_fixed_{n}" if n in fixed else n for n in names)
+    source = f"lambda {', '.join(free)}: _impl({arguments})"
+    return eval(source, namespace)
 
 
 class Plugins:

@@ -187,11 +187,13 @@ class Steps:
             if row[PENDING]:
                 row = self.commit_pending(player, row)
             last = row[LAST]
-            if last is not None and decay is not None:
+            if last is not None and decay is not None and last != at:
                 periods = spec.periods((at - last).total_seconds() / 86400.0)
                 if periods > 0:
-                    row = row.copy()
-                    row[SKILL] = decay(row[SKILL], periods)
+                    state = decay(row[SKILL], periods)
+                    if state is not row[SKILL]:
+                        row = row.copy()
+                        row[SKILL] = state
             return row
         last_period = row[PERIOD]
         if last_period is not None and last_period >= period:

@@ -149,6 +149,12 @@ class UnitOfWork:
             raise
         finally:
             if gc_was_enabled:
+                # What the batch made and keeps (a store in memory keeps every match) would
+                # otherwise be walked by the next young collection, all of it at once;
+                # moving it straight to the oldest generation (freeze, then unfreeze) keeps
+                # it for the collector's ordinary full passes.
+                gc.freeze()
+                gc.unfreeze()
                 gc.enable()
             self.in_transaction = False
             self.undo, self.dirty, self.pending = {}, set(), []

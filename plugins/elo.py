@@ -147,10 +147,12 @@ def rankcraft_expectation(
     params: EloParams, side_states: Sequence[EloSkill], home: int | None
 ) -> list[float]:
     scale = params.scale
+    edge = home_edge(params.home_advantage, home, 0)
+    if len(side_states) == 2:  # (side_probabilities' two-sided case, written out)
+        p = expected_score(side_states[0].rating + edge, side_states[1].rating, scale)
+        return [p, 1.0 - p]
     return side_probabilities(
-        side_states,
-        lambda a, b, edge: expected_score(a.rating + edge, b.rating, scale),
-        home_edge(params.home_advantage, home, 0),
+        side_states, lambda a, b, e: expected_score(a.rating + e, b.rating, scale), edge
     )
 
 

@@ -258,10 +258,14 @@ def win_probability(a: Glicko2Skill, b: Glicko2Skill) -> float:
 def rankcraft_expectation(
     params: Glicko2Params, side_states: Sequence[Glicko2Skill], home: int | None
 ) -> list[float]:
+    edge = home_edge(params.home_advantage, home, 0)
+    if len(side_states) == 2 and edge == 0.0:  # (the common case, without a shifted state)
+        p = win_probability(side_states[0], side_states[1])
+        return [p, 1.0 - p]
     return side_probabilities(
         side_states,
-        lambda a, b, edge: win_probability(Glicko2Skill(a.mu + edge, a.phi, a.sigma), b),
-        home_edge(params.home_advantage, home, 0),
+        lambda a, b, e: win_probability(Glicko2Skill(a.mu + e, a.phi, a.sigma), b),
+        edge,
     )
 
 

@@ -118,9 +118,12 @@ def test_a_failed_command_drops_the_schema_it_created_alone() -> None:
     url = new_pg_url()
     schema = url.rsplit("schema=", 1)[1]
     try:
-        with pytest.raises(rankcraft.MatchError), creating(url) as creation:
-            with rankcraft.League.open(creation.target, "elo") as league:
-                league.record_many([game("m1"), {"id": "bad"}])
+        with (
+            pytest.raises(rankcraft.MatchError),
+            creating(url) as creation,
+            rankcraft.League.open(creation.target, "elo") as league,
+        ):
+            league.record_many([game("m1"), {"id": "bad"}])
         with psycopg.connect(url.split("?")[0], autocommit=True) as db:
             found = db.execute(
                 "SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,)
