@@ -13,6 +13,11 @@ total seconds each team spent in the game (YT, OT):
 R1 is rounded half-up to 2 decimals (E-002-3). Without ``seconds_played`` the time factor
 is 1. Two-sided matches only.
 
+The cent arithmetic is decimal, not binary floating point: every number is read as the
+decimal it prints as (2.3 is 2.30, not 2.29999…), the formula is evaluated with
+:mod:`decimal` (one division, so an exact result stays exact) and only the rounded R1
+becomes a float again. A loss of 2.30 against 2.30 is exactly 2.185, which rounds to 2.19.
+
 Seed 002's worked example (21.84 on a 6-v-6 team averaging 20.81 against 21.20; 769 s
 against 801 s per player): 23.00 (the seed prints 23.10, E-002-1).
 
@@ -26,7 +31,7 @@ import bisect
 import math
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_HALF_UP, Context, Decimal, localcontext
 
 import attrs
 
@@ -34,25 +39,56 @@ from rankcraft import InputError, Pairing, PlayerContext, PlayerRecord, hookimpl
 from rankcraft import state_field as _state_field
 from rankcraft.validators import positive
 
+_DECIMAL = Context(prec=40)
+"""Working precision of the wager's decimal arithmetic: 40 significant digits, so a
+product of a few two-decimal ranks and whole seconds is exact and the one division is
+rounded far below a cent."""
+
+
+def _dec(value: float) -> Decimal:
+    """``value`` as the decimal it prints as (its shortest repr): 2.3 → Decimal('2.3')."""
+    return Decimal(repr(float(value)))
+
+
+def _round_dec(value: Decimal, decimals: int = 2) -> float:
+    """A decimal rounded half-up at ``decimals`` places, as a float."""
+    with localcontext(_DECIMAL):
+        return float(value.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP))
+
 
 def round_half_up(value: float, decimals: int = 2) -> float:
     """``value`` rounded half-up at ``decimals`` places, as a person would (22.8475 → 22.85)."""
-    quantum = Decimal(1).scaleb(-decimals)
-    return float(Decimal(repr(value)).quantize(quantum, rounding=ROUND_HALF_UP))
+    return _round_dec(_dec(value), decimals)
+
+
+def _stake(
+    r0: float, num: float, den: float, num_t: float, den_t: float, divisor: float
+) -> Decimal:
+    """R0/divisor · (num/den) · (num_t/den_t) in decimal, with a single (last) division."""
+    with localcontext(_DECIMAL):
+        return (_dec(r0) * _dec(num) * _dec(num_t)) / (_dec(divisor) * _dec(den) * _dec(den_t))
 
 
 def wager_win(
     r0: float, ya: float, oa: float, yt: float, ot: float, divisor: float = 20.0
 ) -> float:
     """R1 after a win (rounded): R0 + R0/20 · (OA/YA) · (OT/YT)."""
-    return round_half_up(r0 + r0 / divisor * (oa / ya) * (ot / yt))
+    with localcontext(_DECIMAL):
+        return _round_dec(_dec(r0) + _stake(r0, oa, ya, ot, yt, divisor))
 
 
 def wager_loss(
     r0: float, ya: float, oa: float, yt: float, ot: float, divisor: float = 20.0, floor: float = 1.0
 ) -> float:
     """R1 after a loss (rounded, floored): R0 − R0/20 · (YA/OA) · (YT/OT)."""
-    return max(floor, round_half_up(r0 - r0 / divisor * (ya / oa) * (yt / ot)))
+    with localcontext(_DECIMAL):
+        return max(floor, _round_dec(_dec(r0) - _stake(r0, ya, oa, yt, ot, divisor)))
+
+
+def _plain_stake(r0: float, divisor: float) -> Decimal:
+    """R0/divisor in decimal."""
+    with localcontext(_DECIMAL):
+        return _dec(r0) / _dec(divisor)
 
 
 @attrs.frozen(kw_only=True)
@@ -122,7 +158,10 @@ def rankcraft_initial(slot: str, params: WagerParams) -> WagerRank:
 
 
 def _average(members: Sequence[WagerRank]) -> float:
-    return round_half_up(math.fsum(m.rank for m in members) / len(members))
+    """A side's mean rank, rounded half-up to 2 decimals (summed in decimal: the mean of
+    2.26 and 1.85 is exactly 2.055, which rounds to 2.06)."""
+    with localcontext(_DECIMAL):
+        return _round_dec(sum((_dec(m.rank) for m in members), Decimal(0)) / len(members))
 
 
 @hookimpl
@@ -179,13 +218,16 @@ def rankcraft_update(
     d = params.divisor
     match = context.match
     quit = set(match.quit) if match is not None else set()
-    context.explain("stake", round_half_up(r0 / d, 4))
+    context.explain("stake", _round_dec(_plain_stake(r0, d), 4))
     if context.player in quit:
         loss = wager_loss(r0, ya, oa, yt, ot, d, params.floor)
-        r1 = max(params.floor, min(round_half_up(r0 - r0 / d), loss))
+        with localcontext(_DECIMAL):
+            automatic = _round_dec(_dec(r0) - _plain_stake(r0, d))
+        r1 = max(params.floor, min(automatic, loss))
         context.explain("quit", 1.0)
     elif match is not None and quit and all(p in quit for p in match.teams[matchup.other]):
-        r1 = round_half_up(r0 + r0 / d)
+        with localcontext(_DECIMAL):
+            r1 = _round_dec(_dec(r0) + _plain_stake(r0, d))
         context.explain("opponents_quit", 1.0)
     elif pairing.score == 1.0 or (pairing.score == 0.5 and ya < oa):
         r1 = wager_win(r0, ya, oa, yt, ot, d)
