@@ -149,16 +149,23 @@ class SkyweaverRp:
 
     Attributes:
         points: RP, a whole number ≥ 0 (role ``location``).
-        tier: Table 1's tier by RP (Grandweaver is decided across the league).
-        floor: the hard floor reached this season (RP never drops below it in the season).
+        tier: Table 1's tier by RP (Grandweaver is decided across the league); when left
+            out (an import giving only ``points``) it is the tier of ``points``.
+        floor: the hard floor reached this season (RP never drops below it in the season);
+            when left out, the hard floor of ``points`` (a player at 905 RP has reached
+            Expert I's 900 this season).
         streak: wins in a row up to now (kept across resets, E-003-8).
         weekly: this season's end-of-week RP, one per soft reset.
         seasons: archive of past seasons: [end-of-season rank, season score] each.
     """
 
     points: int = _state_field(role="location")
-    tier: str = "Wanderer"
-    floor: int = 200
+    tier: str = attrs.field(
+        default=attrs.Factory(lambda self: tier_of(self.points), takes_self=True)
+    )
+    floor: int = attrs.field(
+        default=attrs.Factory(lambda self: hard_floor(self.points), takes_self=True)
+    )
     streak: int = 0
     weekly: tuple[int, ...] = ()
     seasons: tuple[tuple[str, float], ...] = ()
