@@ -30,7 +30,7 @@ from cattrs.preconf.tomllib import make_converter
 from .errors import PluginError, RulesetError
 from .manager import SLOTS, Plugins
 from .model import field_of_role
-from .validators import non_negative, positive
+from .validators import within
 
 converter = make_converter(forbid_extra_keys=True)
 """The one converter between TOML tables and attrs classes (rulesets and params)."""
@@ -114,17 +114,17 @@ class PeriodSpec:
             results of a period are rated together when it closes (a replay closes its last
             period at the end); ``"live"``: the same periods, but after every match the
             player's period is re-rated from its start with all its results so far.
-        length_days: length of one rating period in days, > 0 (default 1). Decay gets
-            idle time in these units.
+        length_days: length of one rating period in days, from a second (1/86400) to
+            1e6 (default 1). Decay gets idle time in these units.
         granularity_days: ``match`` mode: idle time is first rounded down to whole
-            multiples of this many days, ≥ 0 (default 0: real-valued time).
+            multiples of this many days, in [0, 1e6] (default 0: real-valued time).
         origin: ``batch``/``live`` modes: the start of period 0, an ISO-8601 date or
             date-time, UTC when no zone is given (default ``"2000-01-03"``, a Monday).
     """
 
     mode: str = attrs.field(default="match", validator=attrs.validators.in_(PERIOD_MODES))
-    length_days: float = attrs.field(default=1.0, validator=positive)
-    granularity_days: float = attrs.field(default=0.0, validator=non_negative)
+    length_days: float = attrs.field(default=1.0, validator=within(1.0 / 86400.0, 1e6))
+    granularity_days: float = attrs.field(default=0.0, validator=within(0.0, 1e6))
     origin: str = attrs.field(default="2000-01-03")
 
     @origin.validator
@@ -178,14 +178,15 @@ class ResetSchedule:
 
     Attributes:
         kind: the event handed to the reset plugin, e.g. ``"soft"`` or ``"hard"``.
-        every_days: days between two events, > 0 (7 for weekly, 28 for four-week seasons).
+        every_days: days between two events, from an hour (1/24) to 1e6 (7 for weekly, 28
+            for four-week seasons).
         start: ISO-8601 date or date-time (UTC without a zone); the first event is
             ``every_days`` after it. Left out: the schedule starts at the league's first
             match. Events due at the same moment run in file order.
     """
 
     kind: str
-    every_days: float = attrs.field(validator=positive)
+    every_days: float = attrs.field(validator=within(1.0 / 24.0, 1e6))
     start: str | None = attrs.field(default=None)
 
     @start.validator

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 import attrs
 
 from rankcraft import Needs, PlayerRecord, field_of_role, hookimpl
-from rankcraft.validators import unit
+from rankcraft.validators import RATING_LIMIT, unit
 
 
 @attrs.frozen(kw_only=True)
@@ -33,8 +33,8 @@ class RegressParams:
 
     Attributes:
         fraction: the share of the distance to the target removed, [0, 1] (default 1/3).
-        target: the location to regress to, in the skill's units (default: the league's
-            mean location at the moment of the reset).
+        target: the location to regress to, in the skill's units, |x| ≤ 1e6 (default: the
+            league's mean location at the moment of the reset).
     """
 
     fraction: float = attrs.field(default=1.0 / 3.0, validator=unit)
@@ -42,8 +42,11 @@ class RegressParams:
 
     @target.validator
     def _check_target(self, attribute: attrs.Attribute[float | None], value: float | None) -> None:
-        if value is not None and not math.isfinite(value):
-            raise ValueError(f"'target' must be a finite number: {value!r}")
+        if value is not None and not (math.isfinite(value) and abs(value) <= RATING_LIMIT):
+            raise ValueError(
+                f"'target' must be a finite number in [-{RATING_LIMIT!r}, {RATING_LIMIT!r}]: "
+                f"{value!r}"
+            )
 
 
 @hookimpl

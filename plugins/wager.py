@@ -37,7 +37,11 @@ import attrs
 
 from rankcraft import InputError, Pairing, PlayerContext, PlayerRecord, hookimpl, pair_score
 from rankcraft import state_field as _state_field
-from rankcraft.validators import positive
+from rankcraft.validators import state_within, within
+
+RANK_LIMIT = 1e6
+"""The largest rank (a win that would pass it stops there)."""
+_rank = within(0.01, RANK_LIMIT)
 
 _DECIMAL = Context(prec=40)
 """Working precision of the wager's decimal arithmetic: 40 significant digits, so a
@@ -96,23 +100,27 @@ class WagerParams:
     """Params of ``wager`` (slots initial, team, update).
 
     Attributes:
-        initial_rank: a new player's rank, ≥ ``floor`` (default 1.00).
-        divisor: the stake is R0 / divisor, > 0 (default 20).
-        floor: the lowest rank, > 0 (default 1.00).
+        initial_rank: a new player's rank, ≥ ``floor`` and ≤ 1e6 (default 1.00).
+        divisor: the stake is R0 / divisor, in [1, 1e6] (default 20): never more than
+            the rank itself.
+        floor: the lowest rank, in [0.01, 1e6] (default 1.00): a cent at least, so that
+            no team average rounds to 0.
         team_time: ``"total"`` (default: OT and YT are the teams' total seconds, the
             seed's definition, E-002-2) or ``"mean"`` (seconds per player, the seed's
             example).
         placement_matches: matches before a percentile is shown, ≥ 0 (default 10).
         active_days: players who played within this many days of the league's latest
-            match count for percentiles, > 0 (default 30).
+            match count for percentiles, in [1e-6, 1e6] (default 30).
+
+    Ranks stay within [``floor``, 1e6] (``RANK_LIMIT``).
     """
 
-    initial_rank: float = attrs.field(default=1.0, validator=positive)
-    divisor: float = attrs.field(default=20.0, validator=positive)
-    floor: float = attrs.field(default=1.0, validator=positive)
+    initial_rank: float = attrs.field(default=1.0, validator=_rank)
+    divisor: float = attrs.field(default=20.0, validator=within(1.0, 1e6))
+    floor: float = attrs.field(default=1.0, validator=_rank)
     team_time: str = attrs.field(default="total", validator=attrs.validators.in_(("total", "mean")))
     placement_matches: int = attrs.field(default=10, validator=attrs.validators.ge(0))
-    active_days: float = attrs.field(default=30.0, validator=positive)
+    active_days: float = attrs.field(default=30.0, validator=within(1e-6, 1e6))
 
     def __attrs_post_init__(self) -> None:
         if self.initial_rank < self.floor:
@@ -126,10 +134,11 @@ class WagerRank:
     """A player's rank in the wager system.
 
     Attributes:
-        rank: the rank, ≥ 1.00, two decimals (role ``location``).
+        rank: the rank, ≥ 1.00 (the ``floor``; at least 0.01) and ≤ 1e6, two decimals
+            (role ``location``).
     """
 
-    rank: float = _state_field(role="location")
+    rank: float = _state_field(role="location", validator=state_within(0.01, RANK_LIMIT))
 
 
 @attrs.frozen(slots=True)
@@ -239,7 +248,7 @@ def rankcraft_update(
         context.explain("time_factor", yt / ot)
     else:
         r1 = r0
-    return WagerRank(max(params.floor, r1))
+    return WagerRank(min(max(params.floor, r1), RANK_LIMIT))
 
 
 @hookimpl

@@ -1,0 +1,308 @@
+"""Hostile inputs that once broke a league (issue 15), each refused or handled cleanly."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+import rankcraft
+from rankcraft.cli import main
+from rankcraft.plugins._matchup import MAX_MARGIN_MULTIPLIER, margin_multiplier
+from rankcraft.plugins.glicko2 import MU_LIMIT, PHI_RANGE, SIGMA_RANGE
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    import io
+
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def one(mid: str, a: str, b: str, scores: list[float], day: int = 1) -> dict[str, Any]:
+    return {
+        "id": mid,
+        "played_at": (datetime(2024, 1, 1, 12, tzinfo=UTC) + timedelta(days=day)).isoformat(),
+        "teams": [[a], [b]],
+        "scores": scores,
+    }
+
+
+# -- 3. accepted values that poisoned the league ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("table", "field", "value"),
+    [
+        ('extends = "elo"\n[update.params]\nk_factor = 1e308\n', "k_factor", "1e+308"),
+        (
+            'extends = "glicko1"\n[update.params]\ninitial_deviation = 1e-320\n'
+            "min_deviation = 0.0\n",
+            "initial_deviation",
+            "1e-320",
+        ),
+        ('extends = "elo"\n[update.params]\nhome_advantage = 1e308\n', "home_advantage", "1e+308"),
+        ('extends = "team-wager"\n[update.params]\ndivisor = 1e-300\n', "divisor", "1e-300"),
+        ('extends = "team-wager"\n[update.params]\nfloor = 1e-300\n', "floor", "1e-300"),
+        ('extends = "elo"\n[period]\nlength_days = 1e-320\n', "length_days", "1e-320"),
+        ('extends = "inversus"\n[rank.params]\nmax_points = 1e308\n', "max_points", "1e+308"),
+        ('extends = "skyweaver"\n[rank.params]\nrp_span = 1e308\n', "rp_span", "1e+308"),
+    ],
+)
+def test_params_that_overflow_are_refused_by_check(
+    tmp_path: Path, table: str, field: str, value: str
+) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text('name = "bad"\n' + table)
+    code, out, err = run("check", str(path))
+    assert code == 2 and out == ""
+    assert f"'{field}' must be a finite number in [" in err and f"]: {value}" in err
+
+
+def test_k_factor_1e308_crashed_the_replay_and_is_now_refused() -> None:
+    # before: `check` said ok, then the first match raised OverflowError
+    with pytest.raises(rankcraft.RulesetError, match=r"'k_factor' .*: 1e\+308"):
+        rankcraft.loads_ruleset('extends = "elo"\nname = "x"\n[update.params]\nk_factor = 1e308\n')
+    at_limit = rankcraft.League(
+        rankcraft.loads_ruleset('extends = "elo"\nname = "x"\n[update.params]\nk_factor = 1e4\n')
+    )
+    at_limit.record_many([one(f"m{i}", "a", "b", [1, 0], i + 1) for i in range(300)])
+    ratings = {p.id: p.skill.rating for p in at_limit.players()}
+    assert all(math.isfinite(r) and abs(r) <= 1e6 for r in ratings.values())
+    assert ratings["a"] > ratings["b"]
+
+
+def test_import_of_a_rating_1e308_is_refused_and_changes_nothing() -> None:
+    league = rankcraft.League("elo")
+    league.record(one("m0", "a", "b", [1, 0]))
+    before = league.export()
+    with pytest.raises(rankcraft.StateError, match=r"'rating' must be .*: 1e\+308 @ players\[0\]"):
+        league.import_state({"players": [{"id": "a", "skill": {"rating": 1e308}}]})
+    assert league.export() == before
+    league.record(one("m1", "a", "b", [0, 1], 2))  # a's matches still rate
+    assert 1400 < league.player("a").skill.rating < 1600
+
+
+@pytest.mark.parametrize(
+    ("ruleset", "skill", "field"),
+    [
+        ("glicko1", {"rating": 1500.0, "deviation": 1e-320}, "deviation"),
+        ("glicko1", {"rating": 1500.0, "deviation": 0.0}, "deviation"),
+        ("glicko1", {"rating": 1500.0, "deviation": 1e6}, "deviation"),
+        ("inversus", {"mu": 0.0, "phi": 2.0, "sigma": 1e300}, "sigma"),
+        ("inversus", {"mu": 1e300, "phi": 2.0, "sigma": 0.06}, "mu"),
+        ("team-wager", {"rank": 1e300}, "rank"),
+        ("team-wager", {"rank": 0.0}, "rank"),
+    ],
+)
+def test_imported_states_out_of_their_physical_range_are_refused(
+    ruleset: str, skill: dict[str, float], field: str
+) -> None:
+    league = rankcraft.League(ruleset)
+    with pytest.raises(rankcraft.StateError, match=rf"'{field}' must be a finite number in \["):
+        league.import_state({"players": [{"id": "a", "skill": skill}]})
+    assert len(league.players()) == 0
+
+
+def test_an_imported_rank_out_of_range_is_refused() -> None:
+    league = rankcraft.League("skyweaver")
+    with pytest.raises(rankcraft.StateError, match=r"'points' must be .*: 10000000"):
+        league.import_state(
+            {
+                "players": [
+                    {
+                        "id": "a",
+                        "skill": {"rating": 1500.0, "deviation": 100.0},
+                        "rank": {"points": 10_000_000},
+                    }
+                ]
+            }
+        )
+
+
+def _538(players: dict[str, float]) -> rankcraft.League:
+    league = rankcraft.League(
+        rankcraft.loads_ruleset('extends = "elo-538"\nname = "x"\nresets = []\n')
+    )
+    league.import_state(
+        {"players": [{"id": p, "skill": {"rating": r}} for p, r in players.items()]}
+    )
+    return league
+
+
+def test_a_huge_margin_is_bounded() -> None:
+    # scores [1e300, 0] moved a rating 6,907 points (K 20 x 0.5 x ln 1e300); the margin now
+    # counts up to 1,000 points: 20 x 0.5 x ln 1001 = 69.09
+    league = _538({"a": 1505.0, "b": 1505.0})
+    change = league.record(one("m", "a", "b", [1e300, 0])).change("a")
+    assert change.factors["margin"] == pytest.approx(math.log(1001))
+    assert change.skill_after.rating - 1505.0 == pytest.approx(10 * math.log(1001))
+    assert change.skill_after.rating - 1505.0 < 70
+
+
+def test_a_winner_2200_points_behind_gains() -> None:
+    # the multiplier's denominator 0.001 * winner's lead + 2.2 was 0 or below from a 2,200
+    # deficit on: a 100 beating a 2,400 by 10 lost 1,055 points (multiplier -52.8)
+    league = _538({"a": 100.0, "b": 2400.0})
+    change = league.record(one("m", "a", "b", [10, 0])).change("a")
+    assert change.factors["margin"] == pytest.approx(math.log(11) * 2.0)  # lead capped at -1100
+    assert change.skill_after.rating > 100.0
+    assert change.skill_after.rating == pytest.approx(100.0 + 20 * math.log(11) * 2.0, rel=1e-6)
+
+
+@given(st.floats(-1e308, 1e308), st.floats(-1e6, 1e6))
+def test_margin_multiplier_is_positive_and_bounded(margin: float, lead: float) -> None:
+    value = margin_multiplier(margin, lead)
+    assert 0 < value <= MAX_MARGIN_MULTIPLIER
+
+
+# -- the property: extreme-but-accepted params and scores ----------------------------------
+
+LIMIT = 1e6
+EXTREMES: dict[str, tuple[str, dict[str, list[Any]]]] = {
+    "elo": (
+        "update",
+        {
+            "initial_rating": [-LIMIT, LIMIT, 0.0],
+            "k_factor": [1e-6, 1e4],
+            "scale": [1.0, 1e6],
+            "home_advantage": [-LIMIT, LIMIT, 0.0],
+            "margin": ["none", "fivethirtyeight"],
+        },
+    ),
+    "glicko1": (
+        "update",
+        {
+            "initial_rating": [-LIMIT, LIMIT],
+            "initial_deviation": [0.001, 1e4],
+            "min_deviation": [0.0, 0.001],
+            "max_deviation": [1e4],
+            "c": [0.0, 1e4],
+            "home_advantage": [-LIMIT, LIMIT, 0.0],
+            "margin": ["none", "fivethirtyeight"],
+        },
+    ),
+    "inversus": (
+        "update",
+        {
+            "initial_mu": [-MU_LIMIT, MU_LIMIT],
+            "initial_phi": list(PHI_RANGE),
+            "initial_sigma": list(SIGMA_RANGE),
+            "tau": [0.001, 100.0],
+            "epsilon": [1e-15, 1.0],
+            "bounded": [True, False],
+            "home_advantage": [-MU_LIMIT, MU_LIMIT, 0.0],
+            "margin": ["none", "fivethirtyeight"],
+        },
+    ),
+    "inversus-rp": (
+        "rank",
+        {
+            "max_points": [1e-6, 1e6],
+            "confidence": [1e-6, 100.0],
+            "min_change": [0.0, 1e6],
+            "max_change": [1e-6, 1e6],
+            "upset_bonus": [0.0, 1e6],
+            "upset_gap": [1e-6, 1e4],
+            "deviation_speed": [True, False],
+            "tightest_deviation": [True, False],
+        },
+    ),
+    "skyweaver": (
+        "rank",
+        {
+            "initial_points": [0, 1_000_000],
+            "b_min": [-1e4, 1e4],
+            "b_max": [1e4],
+            "a": [-1e4, 1e4],
+            "rp_span": [1e-3, 1e6],
+            "mmr_span": [1e-3, 1e6],
+            "ladder_start": [-1e6, 1e6],
+            "ladder_width": [1.0, 1e6],
+        },
+    ),
+    "team-wager": (
+        "update",
+        {
+            "initial_rank": [0.01, 1e6],
+            "floor": [0.01],
+            "divisor": [1.0, 1e6],
+            "team_time": ["total", "mean"],
+        },
+    ),
+}
+BASES = {"inversus-rp": "inversus"}
+SCORES = [0, 1, 2.5, 1e300, -1e300, 1e-300, 5e-324, -3]
+
+
+def _toml(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f'"{value}"'
+    return repr(value)
+
+
+def _all_finite(value: Any) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(_all_finite(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return all(_all_finite(v) for v in value)
+    return True
+
+
+@settings(max_examples=40)
+@given(data=st.data())
+@pytest.mark.parametrize("name", sorted(EXTREMES))
+def test_extreme_accepted_params_and_scores_stay_finite(name: str, data: st.DataObject) -> None:
+    slot, fields = EXTREMES[name]
+    chosen = {
+        field: data.draw(st.sampled_from(values), label=field) for field, values in fields.items()
+    }
+    text = f'extends = "{BASES.get(name, name)}"\nname = "x"\nresets = []\n[{slot}.params]\n'
+    text += "".join(f"{k} = {_toml(v)}\n" for k, v in chosen.items())
+    try:
+        ruleset = rankcraft.loads_ruleset(text)
+    except rankcraft.RulesetError:
+        assume(False)  # a combination the params refuse (e.g. b_min > b_max)
+        raise
+    league = rankcraft.League(ruleset)
+    players = ["a", "b", "c", "d"]
+    at = datetime(2024, 1, 1, tzinfo=UTC)
+    for i in range(data.draw(st.integers(1, 12), label="matches")):
+        at += timedelta(days=data.draw(st.sampled_from([0, 1, 30, 40_000]), label="gap"))
+        size = data.draw(st.sampled_from([1, 2]), label="size")
+        order = data.draw(st.permutations(players), label="players")
+        teams = [order[:size], order[size : 2 * size]]
+        match: dict[str, Any] = {
+            "id": f"m{i}",
+            "played_at": at.isoformat(),
+            "teams": teams,
+            "scores": [data.draw(st.sampled_from(SCORES), label="score") for _ in range(2)],
+        }
+        if data.draw(st.booleans(), label="home"):
+            match["home"] = 0
+        if data.draw(st.booleans(), label="seconds"):
+            match["seconds_played"] = [
+                [data.draw(st.sampled_from([0, 1, 10**9]), label="secs") for _ in side]
+                for side in teams
+            ]
+        try:
+            league.record(match)
+        except rankcraft.RankcraftError:
+            continue  # refused cleanly (rankcraft's own error): nothing to check
+        prediction = league.predict([teams[0], teams[1]])
+        assert _all_finite(list(prediction)), (text, match, prediction)
+    document = league.export()
+    assert _all_finite(document["players"]), (text, document)
+    # what was exported imports again: every state is inside its class's range
+    again = rankcraft.League(ruleset)
+    assert again.import_state(document) == len(document["players"])
