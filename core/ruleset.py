@@ -329,6 +329,34 @@ def _merge(base: dict[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _extends_target(parent: str, source: str, here: Path | None) -> str | Path:
+    """What ``extends = parent`` may read: a bundled ruleset name, or (only for a ruleset
+    read from a file) a ``.toml`` file inside that file's own folder. A ruleset from a
+    string or a database extends bundled names only, so that no ruleset text can make
+    rankcraft read an arbitrary file (``/etc/passwd``, ``../x.toml``)."""
+    looks_like_path = parent.endswith(".toml") or "/" in parent or "\\" in parent
+    if not looks_like_path:
+        if parent in bundled_names():
+            return parent
+        raise RulesetError(
+            f"{source}: unknown ruleset {parent!r} in 'extends' (bundled: "
+            f"{', '.join(bundled_names())}) @ ruleset.extends"
+        )
+    if here is None:
+        raise RulesetError(
+            f"{source}: 'extends' must name a bundled ruleset ({', '.join(bundled_names())}); "
+            f"a ruleset not read from a file cannot extend a file: {parent!r} @ ruleset.extends"
+        )
+    folder = here.parent.resolve()
+    target = (folder / parent).resolve()
+    if not parent.endswith(".toml") or not target.is_relative_to(folder):
+        raise RulesetError(
+            f"{source}: 'extends' must name a bundled ruleset or a .toml file in the "
+            f"ruleset's own folder ({folder}): {parent!r} @ ruleset.extends"
+        )
+    return target
+
+
 def _resolve_extends(
     raw: dict[str, Any], source: str, here: Path | None, seen: tuple[str, ...]
 ) -> dict[str, Any]:
@@ -339,9 +367,7 @@ def _resolve_extends(
         raise RulesetError(f"{source}: 'extends' must be a ruleset name or path: {parent!r}")
     if parent in seen:
         raise RulesetError(f"{source}: 'extends' loops: {' -> '.join((*seen, parent))}")
-    target: str | Path = parent
-    if here is not None and (parent.endswith(".toml") or "/" in parent):
-        target = here.parent / parent
+    target = _extends_target(parent, source, here)
     text, name, path = _read_source(target)
     base = _resolve_extends(_parse_toml(text, name), name, path, (*seen, parent))
     return _merge(base, raw)

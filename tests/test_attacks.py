@@ -306,3 +306,68 @@ def test_extreme_accepted_params_and_scores_stay_finite(name: str, data: st.Data
     # what was exported imports again: every state is inside its class's range
     again = rankcraft.League(ruleset)
     assert again.import_state(document) == len(document["players"])
+
+
+# -- 4. extends reads any file -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "parent", ["/etc/passwd", "../x.toml", "/etc/hostname.toml", "sub/../../x.toml"]
+)
+def test_extends_outside_the_ruleset_folder_is_refused(tmp_path: Path, parent: str) -> None:
+    folder = tmp_path / "rules"
+    folder.mkdir()
+    (tmp_path / "x.toml").write_text('extends = "elo"\nname = "outside"\n')
+    path = folder / "mine.toml"
+    path.write_text(f'extends = "{parent}"\nname = "mine"\n')
+    with pytest.raises(rankcraft.RulesetError) as caught:
+        rankcraft.load_ruleset(path)
+    message = str(caught.value)
+    assert "'extends' must name a bundled ruleset or a .toml file in the ruleset's own folder" in (
+        message
+    )
+    assert repr(parent) in message and "@ ruleset.extends" in message
+    code, out, err = run("check", str(path))
+    assert code == 2 and out == "" and "'extends'" in err and repr(parent) in err
+
+
+def test_extends_inside_the_folder_and_bundled_names_still_work(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "base.toml").write_text(
+        'extends = "elo"\nname = "base"\n[update.params]\nk_factor = 16.0\n'
+    )
+    (tmp_path / "mine.toml").write_text('extends = "sub/base.toml"\nname = "mine"\n')
+    assert rankcraft.load_ruleset(tmp_path / "mine.toml").update.params.k_factor == 16.0
+
+
+@pytest.mark.parametrize("parent", ["/etc/passwd", "x.toml", "./elo.toml"])
+def test_a_ruleset_from_text_extends_bundled_names_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, parent: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "x.toml").write_text('extends = "elo"\nname = "x"\n')
+    (tmp_path / "elo.toml").write_text('extends = "elo"\nname = "x"\n')
+    with pytest.raises(rankcraft.RulesetError, match=r"'extends' must name a bundled ruleset"):
+        rankcraft.loads_ruleset(f'extends = "{parent}"\nname = "mine"\n')
+
+
+def test_a_stored_ruleset_cannot_extend_a_file(tmp_path: Path) -> None:
+    import sqlite3
+
+    db = tmp_path / "league.sqlite"
+    rankcraft.League.open(db, ruleset="elo").close()
+    con = sqlite3.connect(db)
+    rows = con.execute("SELECT key, value FROM meta").fetchall()
+    key = next(k for k, v in rows if isinstance(v, str) and 'name = "elo"' in v)
+    con.execute(
+        "UPDATE meta SET value = ? WHERE key = ?",
+        ('extends = "/etc/passwd"\nname = "elo"\n', key),
+    )
+    con.commit()
+    con.close()
+    with pytest.raises(
+        rankcraft.RulesetError, match=r"'extends' must name a bundled .*/etc/passwd"
+    ):
+        rankcraft.League.open(db)
+    code, _, err = run("leaderboard", "--db", str(db))
+    assert code == 2 and "'/etc/passwd'" in err and "root:" not in err
