@@ -22,7 +22,7 @@ from . import __version__
 from .data import demo_matches_path
 from .engine import League, RecordSummary
 from .errors import DuplicateMatchError, InputError, MatchError, RankcraftError
-from .io import read_match_dicts
+from .io import parse_time, read_match_dicts
 from .manager import Plugins
 from .model import Match, PlayerRecord, format_time
 from .ruleset import bundled_names, dumps, load_ruleset, to_dict
@@ -290,6 +290,7 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    _check_top(args.top)
     db = str(args.db or DEMO_DB)
     source = demo_matches_path()
     with _guard_new_file(db), League.open(db, "elo") as league:
@@ -321,7 +322,14 @@ def _open_existing(args: argparse.Namespace) -> League:
     return League.open(_db_path(args), getattr(args, "ruleset", None), create=False)
 
 
+def _check_top(top: int | None) -> None:
+    """Refuse a ``--top`` that is not a count of players (-3 listed all but 3, 0 none)."""
+    if top is not None and top < 1:
+        raise InputError(f"'--top' must be a whole number >= 1: {top}")
+
+
 def cmd_leaderboard(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    _check_top(args.top)
     with _open_existing(args) as league:
         top = league.leaderboard(args.top)
         if args.json:
@@ -492,6 +500,16 @@ def cmd_import(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def cmd_reset(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     with _open_existing(args) as league:
+        if args.at is not None:
+            # a season event dated before the last match would rewrite what came after it
+            when = parse_time(args.at, field="at")
+            last = max((p.last_played for p in league.players() if p.last_played), default=None)
+            if last is not None and when < last:
+                raise InputError(
+                    f"'--at' {args.at} is earlier than the league's last match "
+                    f"({format_time(last)})"
+                )
+        # the reset plugin refuses a kind it does not offer before anything changes
         changed = league.reset(args.kind, at=args.at)
     if args.json:
         _emit_json({"kind": args.kind, "changed": changed}, out)

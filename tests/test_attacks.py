@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -371,3 +372,57 @@ def test_a_stored_ruleset_cannot_extend_a_file(tmp_path: Path) -> None:
         rankcraft.League.open(db)
     code, _, err = run("leaderboard", "--db", str(db))
     assert code == 2 and "'/etc/passwd'" in err and "root:" not in err
+
+
+# -- 5. CLI: --top and reset ---------------------------------------------------------------
+
+
+def _league_file(tmp_path: Path, ruleset: str = "elo") -> Path:
+    from .conftest import file_digest
+
+    db = tmp_path / "league.sqlite"
+    src = tmp_path / "m.jsonl"
+    lines = [one(f"m{i}", f"p{i % 5}", f"p{(i + 1) % 5}", [1, 0], i) for i in range(10)]
+    src.write_text("".join(json.dumps(m) + "\n" for m in lines))
+    assert run("replay", str(src), "--ruleset", ruleset, "--db", str(db))[0] == 0
+    assert file_digest(db) is not None
+    return db
+
+
+@pytest.mark.parametrize("top", ["-3", "0"])
+def test_leaderboard_top_must_be_positive(tmp_path: Path, top: str) -> None:
+    db = _league_file(tmp_path)
+    code, out, err = run("leaderboard", "--top", top, "--db", str(db))
+    assert (code, out) == (2, "")
+    assert f"'--top' must be a whole number >= 1: {top}" in err
+    code, out, _ = run("leaderboard", "--top", "3", "--db", str(db), "--json")
+    assert code == 0 and len(json.loads(out)) == 3
+
+
+def test_reset_refuses_a_kind_the_plugin_does_not_offer(tmp_path: Path) -> None:
+    from .conftest import file_digest
+
+    ruleset = tmp_path / "r.toml"
+    ruleset.write_text('extends = "elo-538"\nname = "r"\nresets = []\n')
+    db = _league_file(tmp_path, str(ruleset))
+    before = file_digest(db)
+    code, out, err = run("reset", "seson", "--db", str(db))  # a typo of "season"
+    assert (code, out) == (2, "")
+    assert "regress has no 'seson' reset (it runs 'season'" in err
+    assert file_digest(db) == before  # nobody was pulled to the mean
+    code, out, _ = run("reset", "season", "--db", str(db))
+    assert code == 0 and "players changed" in out
+
+
+def test_reset_at_before_the_last_match_is_refused(tmp_path: Path) -> None:
+    from .conftest import file_digest
+
+    ruleset = tmp_path / "r.toml"
+    ruleset.write_text('extends = "elo-538"\nname = "r"\nresets = []\n')
+    db = _league_file(tmp_path, str(ruleset))
+    before = file_digest(db)
+    code, out, err = run("reset", "season", "--at", "2024-01-03", "--db", str(db))
+    assert (code, out) == (2, "")
+    assert "'--at' 2024-01-03 is earlier than the league's last match (2024-01-10T12:00:00Z)" in err
+    assert file_digest(db) == before
+    assert run("reset", "season", "--at", "2024-02-01", "--db", str(db))[0] == 0
