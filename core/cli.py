@@ -26,7 +26,7 @@ from .io import parse_time, read_match_dicts
 from .manager import Plugins
 from .model import Match, PlayerRecord, format_time
 from .ruleset import bundled_names, dumps, load_ruleset, to_dict
-from .store import is_postgres_url, open_store
+from .store import is_postgres_url, mask_url, open_store
 
 DEFAULT_DB = "rankcraft.sqlite"
 DEMO_DB = "rankcraft-demo.sqlite"
@@ -278,12 +278,12 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             commit_every=args.commit_every,
         )
     if args.json:
-        _emit_json({**result, "db": db}, out)
+        _emit_json({**result, "db": mask_url(db)}, out)
     else:
         out.write(
             f"recorded {result['recorded']:,} matches"
             + (f" (skipped {result['skipped']:,} already recorded)" if result["skipped"] else "")
-            + f" in {result['seconds']:.1f} s into {db}: {result['players']:,} players, "
+            + f" in {result['seconds']:.1f} s into {mask_url(db)}: {result['players']:,} players, "
             f"{result['matches']:,} matches in all\n"
         )
     return 0
@@ -309,7 +309,7 @@ def cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             return 0
         out.write(
             f"rankcraft demo: {result['matches']:,} international football matches "
-            f"(1872-2026, CC0) rated with the 'elo' ruleset into {db}"
+            f"(1872-2026, CC0) rated with the 'elo' ruleset into {mask_url(db)}"
             + (f" ({result['recorded']:,} new)" if result["skipped"] else "")
             + "\n\n"
         )
@@ -452,7 +452,9 @@ def cmd_predict(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         league = League.open(db, args.ruleset, create=False)
     else:
         if args.ruleset is None:
-            raise InputError(f"no database at {db!r}: give --ruleset to predict for new players")
+            raise InputError(
+                f"no database at {mask_url(db)!r}: give --ruleset to predict for new players"
+            )
         league = League(args.ruleset)
     with league:
         probabilities = league.predict(sides, at=args.at)
@@ -492,9 +494,9 @@ def cmd_import(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     with _guard_new_file(db), League.open(db, ruleset) as league:
         count = league.import_state(document)
     if args.json:
-        _emit_json({"imported": count, "db": db}, out)
+        _emit_json({"imported": count, "db": mask_url(db)}, out)
     else:
-        out.write(f"imported {count:,} players into {db}\n")
+        out.write(f"imported {count:,} players into {mask_url(db)}\n")
     return 0
 
 
@@ -770,7 +772,7 @@ def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     os.environ[serve.DB_ENV] = db
     os.environ.pop(serve.RULESET_ENV, None)
     err.write(
-        f"rankcraft serve: {db} on http://{args.host}:{args.port} "
+        f"rankcraft serve: {mask_url(db)} on http://{args.host}:{args.port} "
         f"({args.workers} worker{'s' if args.workers > 1 else ''})\n"
     )
     app = "rankcraft.serve:app_from_env"
@@ -944,6 +946,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _without_password(text: str, args: argparse.Namespace) -> str:
+    """``text`` with the command's database URL masked (``mask_url``): messages raised
+    elsewhere (League.open) may quote the URL as given, password included."""
+    db = getattr(args, "db", None) or os.environ.get(DB_ENV)
+    if db and is_postgres_url(db):
+        return text.replace(db, mask_url(db))
+    return text
+
+
 def main(
     argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None
 ) -> int:
@@ -961,10 +972,10 @@ def main(
         hint = ""
         if isinstance(exc, DuplicateMatchError) and getattr(args, "skip_seen", None) is False:
             hint = " (--skip-seen passes over matches already recorded)"
-        err.write(f"rankcraft {args.command}: error: {exc}{hint}\n")
+        err.write(f"rankcraft {args.command}: error: {_without_password(str(exc), args)}{hint}\n")
         return 2
     except RankcraftError as exc:
-        err.write(f"rankcraft {args.command}: error: {exc}\n")
+        err.write(f"rankcraft {args.command}: error: {_without_password(str(exc), args)}\n")
         return 1
     except KeyboardInterrupt:
         err.write(f"rankcraft {args.command}: interrupted; nothing of the open batch was kept\n")
@@ -975,7 +986,8 @@ def main(
         if os.environ.get("RANKCRAFT_DEBUG"):
             raise
         err.write(
-            f"rankcraft {args.command}: internal error: {type(exc).__name__}: {exc} "
+            f"rankcraft {args.command}: internal error: {type(exc).__name__}: "
+            f"{_without_password(str(exc), args)} "
             "(set RANKCRAFT_DEBUG=1 for a traceback)\n"
         )
         return 1

@@ -426,3 +426,59 @@ def test_reset_at_before_the_last_match_is_refused(tmp_path: Path) -> None:
     assert "'--at' 2024-01-03 is earlier than the league's last match (2024-01-10T12:00:00Z)" in err
     assert file_digest(db) == before
     assert run("reset", "season", "--at", "2024-02-01", "--db", str(db))[0] == 0
+
+
+# -- 6. passwords in PostgreSQL URLs -------------------------------------------------------
+
+
+def test_mask_url() -> None:
+    from rankcraft.store import mask_url
+
+    assert mask_url("postgresql://ann:s3cret@db.example:5432/league?schema=x") == (
+        "postgresql://ann:***@db.example:5432/league?schema=x"
+    )
+    assert mask_url("postgres://ann:p%40ss:word@h/db") == "postgres://ann:***@h/db"
+    assert mask_url("postgresql://h/db?password=s3cret&schema=x") == (
+        "postgresql://h/db?password=***&schema=x"
+    )
+    assert mask_url("postgresql://ann@h/db?schema=x") == "postgresql://ann@h/db?schema=x"
+    assert mask_url("league.sqlite") == "league.sqlite"
+    assert mask_url(Path("dir/league.sqlite")) == "dir/league.sqlite"
+    assert mask_url("postgresql://ann:s3cret@[::1/db") == "postgresql://***"  # unparseable
+
+
+def _with_password(url: str) -> str:
+    # the local server trusts 127.0.0.1: a password in the URL is accepted and ignored
+    return url.replace("postgresql://postgres@", "postgresql://postgres:s3cret-pw@")
+
+
+def test_replay_and_import_print_no_password(tmp_path: Path, pg_url: str) -> None:
+    url = _with_password(pg_url)
+    src = tmp_path / "m.jsonl"
+    src.write_text(json.dumps(one("m0", "a", "b", [1, 0])) + "\n")
+    code, out, err = run("replay", str(src), "--ruleset", "elo", "--db", url)
+    assert code == 0, err
+    assert "s3cret-pw" not in out + err and "postgres:***@127.0.0.1" in out
+    code, out, err = run(
+        "replay", str(src), "--ruleset", "elo", "--db", url, "--json", "--skip-seen"
+    )
+    assert code == 0 and json.loads(out)["db"] == url.replace("s3cret-pw", "***")
+    doc = tmp_path / "doc.json"
+    assert run("export", "--db", url, "--out", str(doc))[0] == 0
+    code, out, err = run("import", str(doc), "--db", url)
+    assert code == 0 and "s3cret-pw" not in out + err and "postgres:***@" in out
+
+
+def test_error_messages_print_no_password(tmp_path: Path, pg_url: str) -> None:
+    url = _with_password(pg_url)
+    src = tmp_path / "m.jsonl"
+    src.write_text(json.dumps(one("m0", "a", "b", [1, 0])) + "\n")
+    # no --ruleset for a new schema: League.open's "is a new database" quotes the URL
+    code, out, err = run("replay", str(src), "--db", url)
+    assert code == 2 and "is a new database" in err
+    assert "s3cret-pw" not in out + err and "postgres:***@" in err
+    code, out, err = run("leaderboard", "--db", url)  # no league there
+    assert code == 2 and "s3cret-pw" not in out + err and "postgres:***@" in err
+    bad = url.replace("127.0.0.1", "127.0.0.1:1")  # nothing listens on port 1
+    code, out, err = run("leaderboard", "--db", bad)
+    assert code == 2 and "cannot connect" in err and "s3cret-pw" not in out + err

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .base import SCHEMA_VERSION, Codec, Entry, MatchRow, Recorded, Store
 from .memory import MemoryStore
-from .postgres import PostgresStore, is_postgres_url
+from .postgres import PostgresStore, is_postgres_url, mask_url
 from .sqlite import SQLiteStore
 
 
@@ -35,5 +35,6 @@ __all__ = [
     "SQLiteStore",
     "Store",
     "is_postgres_url",
+    "mask_url",
     "open_store",
 ]
