@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from . import __version__
+from ._files import write_atomically
 from .data import demo_matches_path
 from .engine import League, RecordSummary
 from .errors import DuplicateMatchError, InputError, MatchError, RankcraftError
@@ -470,9 +471,8 @@ def cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     with _open_existing(args) as league:
         document = league.export()
     if args.out:
-        Path(args.out).write_text(
-            json.dumps(document, indent=2, ensure_ascii=False) + "\n", "utf-8"
-        )
+        # never a truncated backup: a temporary file beside it, renamed over it when whole
+        write_atomically(args.out, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     else:
         _emit_json(document, out)
     return 0
@@ -610,7 +610,7 @@ def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     )
     if shown:
         err.write("\n")
-    Path(args.out).write_text(dumps(result.ruleset), "utf-8")
+    write_atomically(args.out, dumps(result.ruleset))
     chosen = {
         p.name: (round(v) if p.integer else v)
         for p, v in zip(result.params, result.best, strict=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 from datetime import UTC, datetime, timedelta
@@ -482,3 +483,88 @@ def test_error_messages_print_no_password(tmp_path: Path, pg_url: str) -> None:
     bad = url.replace("127.0.0.1", "127.0.0.1:1")  # nothing listens on port 1
     code, out, err = run("leaderboard", "--db", bad)
     assert code == 2 and "cannot connect" in err and "s3cret-pw" not in out + err
+
+
+# -- 7. export --out on a full disk --------------------------------------------------------
+
+
+class _FullDisk:
+    """A file opened for writing that takes ``room`` bytes, then fails as a full disk does."""
+
+    def __init__(self, raw: Any, room: int) -> None:
+        self._raw, self._room = raw, room
+
+    def write(self, data: Any) -> int:
+        size = len(data)
+        if size > self._room:
+            self._raw.write(data[: self._room])
+            self._raw.flush()
+            self._room = 0
+            raise OSError(errno.ENOSPC, "No space left on device")
+        self._room -= size
+        return int(self._raw.write(data))
+
+    def __enter__(self) -> _FullDisk:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._raw.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._raw, name)
+
+
+def _disk_fills_after(monkeypatch: pytest.MonkeyPatch, room: int) -> None:
+    """Every file opened for writing from now on (by path or descriptor: ``Path.write_text``
+    and ``os.fdopen`` go through ``io.open``, matplotlib through ``open``) holds ``room``
+    bytes at most."""
+    import builtins
+    import io
+
+    real_open = io.open
+
+    def open_(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        handle = real_open(file, mode, *args, **kwargs)
+        return _FullDisk(handle, room) if ("w" in mode or "a" in mode) else handle
+
+    monkeypatch.setattr(io, "open", open_)
+    monkeypatch.setattr(builtins, "open", open_)
+
+
+def test_export_out_keeps_the_old_backup_when_the_disk_is_full(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = _league_file(tmp_path)
+    backup = tmp_path / "backup.json"
+    assert run("export", "--db", str(db), "--out", str(backup))[0] == 0
+    good = backup.read_bytes()
+    assert json.loads(good)["players"]
+    backup.chmod(0o640)
+    assert run("replay", str(tmp_path / "m.jsonl"), "--db", str(db), "--skip-seen")[0] == 0
+    _disk_fills_after(monkeypatch, 100)
+    code, out, err = run("export", "--db", str(db), "--out", str(backup))
+    monkeypatch.undo()
+    assert code == 1 and out == ""
+    assert f"cannot write '{backup}': No space left on device" in err
+    assert backup.read_bytes() == good  # the old backup, byte for byte
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["backup.json", "league.sqlite", "m.jsonl"]
+    # and a write that succeeds replaces it whole, keeping its permissions
+    assert run("export", "--db", str(db), "--out", str(backup))[0] == 0
+    assert json.loads(backup.read_bytes()) == json.loads(good)
+    assert backup.stat().st_mode & 0o777 == 0o640
+
+
+def test_player_plot_keeps_the_old_picture_when_the_disk_is_full(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = _league_file(tmp_path)
+    picture = tmp_path / "p0.png"
+    assert run("player", "p0", "--db", str(db), "--plot", str(picture))[0] == 0
+    good = picture.read_bytes()
+    assert good.startswith(b"\x89PNG")
+    _disk_fills_after(monkeypatch, 1000)
+    code, _, err = run("player", "p1", "--db", str(db), "--plot", str(picture))
+    monkeypatch.undo()
+    assert code == 1 and "No space left on device" in err
+    assert picture.read_bytes() == good
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".partial")]
