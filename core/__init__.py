@@ -28,6 +28,7 @@ from .errors import (
     RankcraftError,
     RulesetError,
     StateError,
+    StoreError,
 )
 from .fast import solo_side
 from .io import parse_match, read_matches
@@ -82,6 +83,7 @@ __all__ = [
     "SlotSpec",
     "State",
     "StateError",
+    "StoreError",
     "UnknownPlayerError",
     "__version__",
     "dumps_ruleset",

@@ -26,8 +26,8 @@ from .errors import DuplicateMatchError, InputError, MatchError, RankcraftError
 from .io import parse_time, read_match_dicts
 from .manager import Plugins
 from .model import Match, PlayerRecord, format_time
-from .ruleset import bundled_names, dumps, load_ruleset, to_dict
-from .store import is_postgres_url, mask_url, open_store
+from .ruleset import bundled_names, dumps, load_ruleset, loads_ruleset, to_dict
+from .store import SQLiteStore, is_postgres_url, mask_url, open_store
 
 DEFAULT_DB = "rankcraft.sqlite"
 DEMO_DB = "rankcraft-demo.sqlite"
@@ -319,8 +319,25 @@ def cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
-def _open_existing(args: argparse.Namespace) -> League:
-    return League.open(_db_path(args), getattr(args, "ruleset", None), create=False)
+def _open_existing(args: argparse.Namespace, *, read_only: bool = False) -> League:
+    """The league at ``--db``; ``read_only`` for commands that only read: an SQLite file is
+    then opened read-only (``mode=ro``), so they work on a file or folder they cannot write."""
+    db = _db_path(args)
+    ruleset = getattr(args, "ruleset", None)
+    if not read_only or is_postgres_url(db):
+        return League.open(db, ruleset, create=False)
+    # League.open with a read-only store (League.open itself takes no store)
+    store = SQLiteStore(db, create=False, read_only=True)
+    try:
+        if ruleset is None:
+            stored = store.stored_ruleset()
+            if stored is None:
+                raise InputError(f"no database at {db!r}")
+            ruleset = loads_ruleset(stored[1], source=f"the ruleset stored in {db!r}")
+        return League(ruleset, store=store)
+    except BaseException:
+        store.close()
+        raise
 
 
 def _check_top(top: int | None) -> None:
@@ -331,7 +348,7 @@ def _check_top(top: int | None) -> None:
 
 def cmd_leaderboard(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     _check_top(args.top)
-    with _open_existing(args) as league:
+    with _open_existing(args, read_only=True) as league:
         top = league.leaderboard(args.top)
         if args.json:
             standings = league.standings()
@@ -367,7 +384,7 @@ def _fmt_state(state: Any) -> str:
 
 
 def cmd_player(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    with _open_existing(args) as league:
+    with _open_existing(args, read_only=True) as league:
         record = league.player(args.id)
         if args.plot:
             from .plots import plot_player
@@ -450,7 +467,7 @@ def cmd_predict(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     sides = [[p for p in side.split(",") if p] for side in args.sides]
     db = _db_path(args)
     if _database_exists(db):
-        league = League.open(db, args.ruleset, create=False)
+        league = _open_existing(args, read_only=True)
     else:
         if args.ruleset is None:
             raise InputError(
@@ -468,7 +485,7 @@ def cmd_predict(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    with _open_existing(args) as league:
+    with _open_existing(args, read_only=True) as league:
         document = league.export()
     if args.out:
         # never a truncated backup: a temporary file beside it, renamed over it when whole

@@ -101,6 +101,11 @@ class LeagueMismatchError(InputError):
     """A database used with a ruleset other than the one it was created with."""
 
 
+class StoreError(RankcraftError):
+    """A database that cannot be used as asked: read-only, locked by another process, on a
+    full disk, unreadable. The message names the database and what happened."""
+
+
 class PluginError(RankcraftError):
     """A plugin that is missing, blocked, or does not implement what a ruleset asks of it."""
 

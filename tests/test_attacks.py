@@ -547,7 +547,7 @@ def test_export_out_keeps_the_old_backup_when_the_disk_is_full(
     assert code == 1 and out == ""
     assert f"cannot write '{backup}': No space left on device" in err
     assert backup.read_bytes() == good  # the old backup, byte for byte
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["backup.json", "league.sqlite", "m.jsonl"]
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".backup.json")]
     # and a write that succeeds replaces it whole, keeping its permissions
     assert run("export", "--db", str(db), "--out", str(backup))[0] == 0
     assert json.loads(backup.read_bytes()) == json.loads(good)
@@ -568,3 +568,162 @@ def test_player_plot_keeps_the_old_picture_when_the_disk_is_full(
     assert code == 1 and "No space left on device" in err
     assert picture.read_bytes() == good
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".partial")]
+
+
+# -- 8. what happened to the database ------------------------------------------------------
+# The suite runs as root, for whom chmod does not block writes: a read-only file system is
+# simulated with SQLite's own read-only open (a mode=ro URI), which SQLite enforces for
+# root too; a lock is another connection's write transaction; a full disk is SQLite's
+# max_page_count (SQLITE_FULL exactly as on a full disk).
+
+
+def _connects(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    import sqlite3
+
+    import rankcraft.store.sqlite as module
+
+    seen: list[str] = []
+    real = sqlite3.connect
+
+    def connect(target: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(str(target))
+        return real(target, *args, **kwargs)
+
+    monkeypatch.setattr(module.sqlite3, "connect", connect)
+    return seen
+
+
+@pytest.mark.parametrize(
+    "command", [["leaderboard"], ["player", "p0"], ["predict", "p0", "p1"], ["export"]]
+)
+def test_read_only_commands_open_sqlite_read_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: list[str]
+) -> None:
+    from .conftest import file_digest
+
+    db = _league_file(tmp_path)
+    before = file_digest(db)
+    seen = _connects(monkeypatch)
+    code, out, err = run(*command, "--db", str(db))
+    assert code == 0 and out, err
+    assert seen and all(s.startswith("file:") and "mode=ro" in s for s in seen), seen
+    assert file_digest(db) == before
+
+
+def test_a_read_only_folder_is_read_as_an_immutable_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlite3
+
+    import rankcraft.store.sqlite as module
+
+    db = _league_file(tmp_path)
+    real = sqlite3.connect
+
+    def connect(target: Any, *args: Any, **kwargs: Any) -> Any:
+        if "mode=ro" in str(target) and "immutable=1" not in str(target):
+            # what SQLite says when it cannot make the WAL index in a read-only folder
+            raise _sqlite_error(sqlite3.OperationalError, 14, "unable to open database file")
+        return real(target, *args, **kwargs)
+
+    monkeypatch.setattr(module.sqlite3, "connect", connect)
+    code, out, _ = run("leaderboard", "--db", str(db), "--json")
+    assert code == 0 and len(json.loads(out)) == 5
+
+
+def _sqlite_error(kind: type[Exception], code: int, text: str) -> Exception:
+    exc = kind(text)
+    exc.sqlite_errorcode = code  # type: ignore[attr-defined]
+    exc.sqlite_errorname = {14: "SQLITE_CANTOPEN"}.get(code, "")  # type: ignore[attr-defined]
+    return exc
+
+
+def test_writing_a_read_only_file_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sqlite3
+
+    from rankcraft.store import SQLiteStore
+
+    from .conftest import file_digest
+
+    db = _league_file(tmp_path)
+    before = file_digest(db)
+
+    def read_only_file_system(self: SQLiteStore) -> sqlite3.Connection:
+        uri = self.path.resolve().as_uri() + "?mode=ro"
+        return sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+
+    monkeypatch.setattr(SQLiteStore, "_connect", read_only_file_system)
+    doc = tmp_path / "doc.json"
+    doc.write_text(json.dumps({"players": [{"id": "z", "skill": {"rating": 1500.0}}]}))
+    code, out, err = run("import", str(doc), "--db", str(db))
+    assert code == 1 and out == ""
+    assert f"'{db}' is read-only: the file, its folder or its file system cannot be written" in err
+    assert "SQLITE_READONLY" in err and "not a rankcraft database" not in err
+    assert file_digest(db) == before
+
+
+def test_a_locked_league_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sqlite3
+
+    from rankcraft.store import SQLiteStore
+
+    from .conftest import file_digest
+
+    db = _league_file(tmp_path)
+    before = file_digest(db)
+    monkeypatch.setattr(SQLiteStore, "busy_timeout", 0.05)
+    other = sqlite3.connect(db, isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")  # another process in the middle of a write
+    try:
+        doc = tmp_path / "doc.json"
+        doc.write_text(json.dumps({"players": [{"id": "z", "skill": {"rating": 1500.0}}]}))
+        code, out, err = run("import", str(doc), "--db", str(db))
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert code == 1 and out == ""
+    assert f"'{db}' is locked by another process (waited 0.05 s; SQLITE_BUSY" in err
+    assert file_digest(db) == before
+
+
+def test_a_full_disk_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sqlite3
+
+    from rankcraft.store import SQLiteStore
+
+    from .conftest import committed
+
+    db = _league_file(tmp_path)
+    real = SQLiteStore._connect
+
+    def small_disk(self: SQLiteStore) -> sqlite3.Connection:
+        con = real(self)
+        pages = con.execute("PRAGMA page_count").fetchone()[0]
+        con.execute(f"PRAGMA max_page_count = {pages + 2}")
+        return con
+
+    monkeypatch.setattr(SQLiteStore, "_connect", small_disk)
+    big = tmp_path / "big.jsonl"
+    rows = [one(f"x{i}", f"q{i}" * 40, f"r{i}" * 40, [1, 0], 20) for i in range(2000)]
+    big.write_text("".join(json.dumps(m) + "\n" for m in rows))
+    code, out, err = run("replay", str(big), "--db", str(db))
+    monkeypatch.undo()
+    assert code == 1 and out == ""
+    assert f"the disk holding '{db}' is full (SQLITE_FULL" in err
+    assert len(committed(str(db))) == 10  # the replay was one transaction: nothing kept
+
+
+def test_not_a_database_and_cannot_open_say_so(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.sqlite"
+    junk.write_bytes(b"this is a text file, not SQLite " * 100)
+    code, _, err = run("leaderboard", "--db", str(junk))
+    assert code == 2 and f"'{junk}' is not a rankcraft database (not an SQLite file)" in err
+    folder = tmp_path / "folder.sqlite"
+    folder.mkdir()
+    code, _, err = run("leaderboard", "--db", str(folder))
+    assert code == 2 and f"cannot open '{folder}': it is a folder" in err
+    src = tmp_path / "m.jsonl"
+    src.write_text(json.dumps(one("m0", "a", "b", [1, 0])) + "\n")
+    missing = tmp_path / "no" / "such" / "folder.sqlite"
+    code, _, err = run("replay", str(src), "--ruleset", "elo", "--db", str(missing))
+    assert code == 2 and f"cannot open '{missing}'" in err and "SQLITE_CANTOPEN" in err
