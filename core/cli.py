@@ -197,10 +197,12 @@ def _record_chunks(
     skip_seen: bool,
     progress: Callable[[int], None],
     commit_every: int,
+    committed: list[int] | None = None,
 ) -> RecordSummary:
     """All matches in one transaction, or one transaction per ``commit_every`` matches.
 
-    A :class:`MatchError`'s ``item`` is its position in ``source``."""
+    A :class:`MatchError`'s ``item`` is its position in ``source``. ``committed[0]`` counts
+    the matches this call has committed so far (what stays if a later chunk fails)."""
     if commit_every <= 0:
         return league.record_many(source, skip_seen=skip_seen, progress=progress)
     recorded = skipped = 0
@@ -218,6 +220,8 @@ def _record_chunks(
                 exc.item += base
             raise
         base += len(chunk)
+        if committed is not None:
+            committed[0] += done.recorded
         recorded += done.recorded
         skipped += done.skipped
         last = done.last or last
@@ -239,17 +243,21 @@ def _replay_into(
     progress = Progress(err)
     started = time.perf_counter()
     source = _LineTracker(path, home_from, window=max(commit_every, 0))
-    before = league.match_count
+    committed = [0]  # matches this replay committed (not other processes' commits)
     try:
-        summary = _record_chunks(league, source, skip_seen, progress, commit_every)
-    except MatchError as exc:
+        summary = _record_chunks(league, source, skip_seen, progress, commit_every, committed)
+    except RankcraftError as exc:
         progress.done()
-        kept = league.match_count - before
-        if kept:  # --commit-every: the chunks before the bad one are committed, and stay
+        if commit_every > 0:  # the chunks before the failing one are committed, and stay
+            kept = committed[0]
             err.write(
                 f"rankcraft: kept the {kept:,} matches committed before the error; fix the "
                 "line and rerun with --skip-seen to go on\n"
+                if kept
+                else "rankcraft: kept no matches: the error came before the first commit\n"
             )
+        if not isinstance(exc, MatchError):
+            raise
         # the league's errors (bad match, repeated id, time going back) get the file's line
         line = source.line_of(exc.item)
         if exc.line is not None or line is None:

@@ -727,3 +727,75 @@ def test_not_a_database_and_cannot_open_say_so(tmp_path: Path) -> None:
     missing = tmp_path / "no" / "such" / "folder.sqlite"
     code, _, err = run("replay", str(src), "--ruleset", "elo", "--db", str(missing))
     assert code == 2 and f"cannot open '{missing}'" in err and "SQLITE_CANTOPEN" in err
+
+
+# -- 9. replay: the line of bad UTF-8, and what --commit-every kept -----------------------
+
+
+def _bad_utf8_file(tmp_path: Path, bad_line: int = 900, total: int = 1000) -> Path:
+    rows = []
+    for i in range(1, total + 1):
+        match = one(f"m{i}", "a", "b", [1, 0], 1)
+        match["meta"] = {"note": "é" * 20}  # non-ASCII text on every line
+        rows.append(json.dumps(match, ensure_ascii=False).encode())
+    rows[bad_line - 1] = rows[bad_line - 1].replace("é".encode(), b"\xff", 1)
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(b"\n".join(rows) + b"\n")
+    return path
+
+
+def test_bad_utf8_names_its_own_line(tmp_path: Path) -> None:
+    src = _bad_utf8_file(tmp_path)
+    code, out, err = run("replay", str(src), "--ruleset", "elo", "--db", str(tmp_path / "l.db"))
+    assert (code, out) == (2, "")
+    assert f"'{src}': line 900 is not UTF-8 text" in err  # was line 859-865: a chunk ahead
+    assert not (tmp_path / "l.db").exists()
+    gz = tmp_path / "bad.jsonl.gz"
+    import gzip
+
+    gz.write_bytes(gzip.compress(src.read_bytes()))
+    with pytest.raises(rankcraft.InputError, match=r"line 900 is not UTF-8 text"):
+        list(rankcraft.read_matches(gz))
+
+
+def test_commit_every_failure_says_what_was_kept(tmp_path: Path) -> None:
+    from .conftest import committed
+
+    src = _bad_utf8_file(tmp_path)
+    db = tmp_path / "l.sqlite"
+    args = ["replay", str(src), "--ruleset", "elo", "--db", str(db), "--commit-every", "100"]
+    code, out, err = run(*args)
+    assert (code, out) == (2, "")
+    assert "kept the 800 matches committed before the error" in err
+    assert "line 900 is not UTF-8 text" in err
+    assert len(committed(str(db))) == 800
+
+
+def test_kept_counts_only_this_replays_commits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from .conftest import committed
+
+    db = tmp_path / "l.sqlite"
+    rows = [one(f"m{i}", "a", "b", [1, 0], 1) for i in range(250)]
+    rows[220] = {"id": "broken"}  # no played_at: a bad match in the third chunk
+    src = tmp_path / "m.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    real = rankcraft.League.record_many
+    calls = []
+
+    def record_many(self: rankcraft.League, *args: Any, **kwargs: Any) -> Any:
+        done = real(self, *args, **kwargs)
+        calls.append(1)
+        if len(calls) == 1:  # meanwhile another process commits 7 matches of its own
+            with rankcraft.League.open(db) as other:
+                other.record_many([one(f"o{i}", "c", "d", [1, 0], 2) for i in range(7)])
+        return done
+
+    monkeypatch.setattr(rankcraft.League, "record_many", record_many)
+    code, _, err = run(
+        "replay", str(src), "--ruleset", "elo", "--db", str(db), "--commit-every", "100"
+    )
+    assert code == 2 and "line 221" in err
+    assert "kept the 200 matches committed before the error" in err  # not 207
+    assert len(committed(str(db))) == 207
