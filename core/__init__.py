@@ -28,6 +28,7 @@ from .errors import (
     RankcraftError,
     RulesetError,
     StateError,
+    StoreError,
 )
 from .io import parse_match, read_matches
 from .manager import PluginInfo, Plugins, get_plugin_manager
@@ -81,6 +82,7 @@ __all__ = [
     "SlotSpec",
     "State",
     "StateError",
+    "StoreError",
     "UnknownPlayerError",
     "__version__",
     "dumps_ruleset",

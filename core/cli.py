@@ -19,15 +19,16 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from . import __version__
+from ._files import write_atomically
 from .data import demo_matches_path
 from .engine import League
 from .errors import DuplicateMatchError, InputError, MatchError, RankcraftError
-from .io import read_match_dicts
+from .io import parse_time, read_match_dicts
 from .jsontext import loads_strict
 from .manager import PLUGINS_DIR_ENV, Plugins
 from .model import Match, PlayerRecord, format_time
-from .ruleset import bundled_names, dumps, load_ruleset, to_dict
-from .store import Creation, creating, is_postgres_url, open_store
+from .ruleset import bundled_names, dumps, load_ruleset, loads_ruleset, to_dict
+from .store import Creation, SQLiteStore, creating, is_postgres_url, mask_url, open_store
 
 DEFAULT_DB = "rankcraft.sqlite"
 DEMO_DB = "rankcraft-demo.sqlite"
@@ -209,15 +210,20 @@ def _replay_into(
         summary = league.record_many(
             source, skip_seen=skip_seen, progress=progress, commit_every=commit_every
         )
-    except MatchError as exc:
+    except RankcraftError as exc:
         progress.done()
-        if exc.committed:  # --commit-every: the chunks before the bad one stay
-            if creation is not None:
+        if commit_every > 0:  # the chunks before the failing one are committed, and stay
+            kept = exc.committed or 0  # what this replay committed, not other processes
+            if kept and creation is not None:
                 creation.keep_on_failure = True
             err.write(
-                f"rankcraft: kept the {exc.committed:,} matches this command committed before "
-                "the error; fix the line and rerun with --skip-seen to go on\n"
+                f"rankcraft: kept the {kept:,} matches this command committed before the "
+                "error; fix the line and rerun with --skip-seen to go on\n"
+                if kept
+                else "rankcraft: kept no matches: the error came before the first commit\n"
             )
+        if not isinstance(exc, MatchError):
+            raise
         # the league's errors (bad match, repeated id, time going back) get the file's line
         line = source.line_of(exc.item)
         if exc.line is not None or line is None:
@@ -248,18 +254,19 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             creation=creation,
         )
     if args.json:
-        _emit_json({**result, "db": db}, out)
+        _emit_json({**result, "db": mask_url(db)}, out)
     else:
         out.write(
             f"recorded {result['recorded']:,} matches"
             + (f" (skipped {result['skipped']:,} already recorded)" if result["skipped"] else "")
-            + f" in {result['seconds']:.1f} s into {db}: {result['players']:,} players, "
+            + f" in {result['seconds']:.1f} s into {mask_url(db)}: {result['players']:,} players, "
             f"{result['matches']:,} matches in all\n"
         )
     return 0
 
 
 def cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    _check_top(args.top)
     db = str(args.db or DEMO_DB)
     source = demo_matches_path()
     with creating(db) as creation, League.open(creation.target, "elo") as league:
@@ -279,7 +286,7 @@ def cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             return 0
         out.write(
             f"rankcraft demo: {result['matches']:,} international football matches "
-            f"(1872-2026, CC0) rated with the 'elo' ruleset into {db}"
+            f"(1872-2026, CC0) rated with the 'elo' ruleset into {mask_url(db)}"
             + (f" ({result['recorded']:,} new)" if result["skipped"] else "")
             + "\n\n"
         )
@@ -288,12 +295,36 @@ def cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
-def _open_existing(args: argparse.Namespace) -> League:
-    return League.open(_db_path(args), getattr(args, "ruleset", None), create=False)
+def _open_existing(args: argparse.Namespace, *, read_only: bool = False) -> League:
+    """The league at ``--db``; ``read_only`` for commands that only read: an SQLite file is
+    then opened read-only (``mode=ro``), so they work on a file or folder they cannot write."""
+    db = _db_path(args)
+    ruleset = getattr(args, "ruleset", None)
+    if not read_only or is_postgres_url(db):
+        return League.open(db, ruleset, create=False)
+    # League.open with a read-only store (League.open itself takes no store)
+    store = SQLiteStore(db, create=False, read_only=True)
+    try:
+        if ruleset is None:
+            stored = store.stored_ruleset()
+            if stored is None:
+                raise InputError(f"no database at {db!r}")
+            ruleset = loads_ruleset(stored[1], source=f"the ruleset stored in {db!r}")
+        return League(ruleset, store=store)
+    except BaseException:
+        store.close()
+        raise
+
+
+def _check_top(top: int | None) -> None:
+    """Refuse a ``--top`` that is not a count of players (-3 listed all but 3, 0 none)."""
+    if top is not None and top < 1:
+        raise InputError(f"'--top' must be a whole number >= 1: {top}")
 
 
 def cmd_leaderboard(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    with _open_existing(args) as league:
+    _check_top(args.top)
+    with _open_existing(args, read_only=True) as league:
         top = league.leaderboard(args.top)
         if args.json:
             standings = league.standings()
@@ -329,7 +360,7 @@ def _fmt_state(state: Any) -> str:
 
 
 def cmd_player(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    with _open_existing(args) as league:
+    with _open_existing(args, read_only=True) as league:
         record = league.player(args.id)
         if args.plot:
             from .plots import plot_player
@@ -412,10 +443,12 @@ def cmd_predict(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     sides = [[p for p in side.split(",") if p] for side in args.sides]
     db = _db_path(args)
     if _database_exists(db):
-        league = League.open(db, args.ruleset, create=False)
+        league = _open_existing(args, read_only=True)
     else:
         if args.ruleset is None:
-            raise InputError(f"no database at {db!r}: give --ruleset to predict for new players")
+            raise InputError(
+                f"no database at {mask_url(db)!r}: give --ruleset to predict for new players"
+            )
         league = League(args.ruleset)
     with league:
         probabilities = league.predict(sides, at=args.at)
@@ -428,12 +461,11 @@ def cmd_predict(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    with _open_existing(args) as league:
+    with _open_existing(args, read_only=True) as league:
         document = league.export()
     if args.out:
-        Path(args.out).write_text(
-            json.dumps(document, indent=2, ensure_ascii=False) + "\n", "utf-8"
-        )
+        # never a truncated backup: a temporary file beside it, renamed over it when whole
+        write_atomically(args.out, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     else:
         _emit_json(document, out)
     return 0
@@ -452,14 +484,24 @@ def cmd_import(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     with creating(db) as creation, League.open(creation.target, ruleset) as league:
         count = league.import_state(document)
     if args.json:
-        _emit_json({"imported": count, "db": db}, out)
+        _emit_json({"imported": count, "db": mask_url(db)}, out)
     else:
-        out.write(f"imported {count:,} players into {db}\n")
+        out.write(f"imported {count:,} players into {mask_url(db)}\n")
     return 0
 
 
 def cmd_reset(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     with _open_existing(args) as league:
+        if args.at is not None:
+            # a season event dated before the last match would rewrite what came after it
+            when = parse_time(args.at, field="at")
+            last = max((p.last_played for p in league.players() if p.last_played), default=None)
+            if last is not None and when < last:
+                raise InputError(
+                    f"'--at' {args.at} is earlier than the league's last match "
+                    f"({format_time(last)})"
+                )
+        # the reset plugin refuses a kind it does not offer before anything changes
         changed = league.reset(args.kind, at=args.at)
     if args.json:
         _emit_json({"kind": args.kind, "changed": changed}, out)
@@ -558,7 +600,7 @@ def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     )
     if shown:
         err.write("\n")
-    Path(args.out).write_text(dumps(result.ruleset), "utf-8")
+    write_atomically(args.out, dumps(result.ruleset))
     chosen = {
         p.name: (round(v) if p.integer else v)
         for p, v in zip(result.params, result.best, strict=True)
@@ -779,7 +821,7 @@ def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         "forwarded_allow_ips": args.forwarded_allow_ips,
     }
     err.write(
-        f"rankcraft serve: {db} on http://{args.host}:{args.port} "
+        f"rankcraft serve: {mask_url(db)} on http://{args.host}:{args.port} "
         f"({args.workers} worker{'s' if args.workers > 1 else ''})\n"
     )
     app = "rankcraft.serve:app_from_env"
@@ -833,29 +875,19 @@ def _plugin_dirs(dirs: list[str]) -> Iterator[None]:
             os.environ[PLUGINS_DIR_ENV] = before
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``rankcraft``."""
-    parser = argparse.ArgumentParser(
-        prog="rankcraft",
-        description="Skill ratings and player-facing ranks from match histories.",
-    )
-    parser.add_argument("--version", action="version", version=f"rankcraft {__version__}")
-    parser.add_argument(
-        "--plugins-dir",
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="load every module in DIR as a plugin, named after its file (repeatable; "
-        f"also ${PLUGINS_DIR_ENV})",
-    )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+class _Commands:
+    """Adds subcommands to the parser (the helpers every command group shares)."""
 
-    def add(name: str, func: Callable[..., int], help_: str) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help_, description=help_)
+    def __init__(self, sub: Any) -> None:
+        self.sub = sub
+
+    def add(self, name: str, func: Callable[..., int], help_: str) -> argparse.ArgumentParser:
+        p: argparse.ArgumentParser = self.sub.add_parser(name, help=help_, description=help_)
         p.set_defaults(func=func)
         p.add_argument("--json", action="store_true", help="machine-readable output")
         return p
 
+    @staticmethod
     def home_from(p: argparse.ArgumentParser) -> None:
         p.add_argument(
             "--home-from",
@@ -863,17 +895,21 @@ def build_parser() -> argparse.ArgumentParser:
             help="take each match's home side from this field, e.g. meta.home_team_index",
         )
 
+    @staticmethod
     def db(p: argparse.ArgumentParser) -> None:
         p.add_argument(
             "--db",
             help=f"SQLite database file or postgresql:// URL (default: ${DB_ENV} or {DEFAULT_DB})",
         )
 
-    p = add("demo", cmd_demo, "replay the bundled football history and print the top 20")
+
+def _replay_commands(c: _Commands) -> None:
+    """demo and replay."""
+    p = c.add("demo", cmd_demo, "replay the bundled football history and print the top 20")
     p.add_argument("--db", help=f"SQLite database file (default: {DEMO_DB})")
     p.add_argument("--top", type=int, default=20, help="how many teams to list (default 20)")
 
-    p = add("replay", cmd_replay, "rate the matches of a .jsonl or .jsonl.gz file")
+    p = c.add("replay", cmd_replay, "rate the matches of a .jsonl or .jsonl.gz file")
     p.add_argument("matches", help="match file (.jsonl, .jsonl.gz, or - for standard input)")
     p.add_argument("--ruleset", help="bundled ruleset name or TOML file (required for a new db)")
     p.add_argument("--skip-seen", action="store_true", help="pass over match ids already recorded")
@@ -885,40 +921,46 @@ def build_parser() -> argparse.ArgumentParser:
         help="commit every N matches, so that a crash keeps what was done (default "
         "0: the whole file is one transaction, all or nothing)",
     )
-    home_from(p)
-    db(p)
+    c.home_from(p)
+    c.db(p)
 
-    p = add("leaderboard", cmd_leaderboard, "list players best first")
+
+def _read_commands(c: _Commands) -> None:
+    """leaderboard, player, predict, export, import, reset."""
+    p = c.add("leaderboard", cmd_leaderboard, "list players best first")
     p.add_argument("--top", type=int, default=None, help="only the first N players")
-    db(p)
+    c.db(p)
 
-    p = add("player", cmd_player, "one player's state and latest matches, explained")
+    p = c.add("player", cmd_player, "one player's state and latest matches, explained")
     p.add_argument("id", help="player id")
     p.add_argument("--last", type=int, default=10, help="how many matches to show (default 10)")
     p.add_argument("--plot", metavar="FILE.png", help="draw skill, uncertainty and rank over time")
-    db(p)
+    c.db(p)
 
-    p = add("predict", cmd_predict, "win probability of each side")
+    p = c.add("predict", cmd_predict, "win probability of each side")
     p.add_argument("sides", nargs="+", help="one argument per side: comma-separated player ids")
     p.add_argument("--ruleset", help="ruleset (needed when there is no database)")
     p.add_argument("--at", help="predict for this time (ISO-8601): decays idle players")
-    db(p)
+    c.db(p)
 
-    p = add("export", cmd_export, "write every player's state as a JSON document")
+    p = c.add("export", cmd_export, "write every player's state as a JSON document")
     p.add_argument("--out", help="file to write (default: standard output)")
-    db(p)
+    c.db(p)
 
-    p = add("import", cmd_import, "load players from an export document")
+    p = c.add("import", cmd_import, "load players from an export document")
     p.add_argument("file", help="JSON document (or - for standard input)")
     p.add_argument("--ruleset", help="ruleset for a new database (default: the document's)")
-    db(p)
+    c.db(p)
 
-    p = add("reset", cmd_reset, "run a season event of the ruleset's reset plugin")
+    p = c.add("reset", cmd_reset, "run a season event of the ruleset's reset plugin")
     p.add_argument("kind", help="the event, e.g. soft or hard")
     p.add_argument("--at", help="when the event happens (ISO-8601)")
-    db(p)
+    c.db(p)
 
-    p = add("evaluate", cmd_evaluate, "score rulesets one step ahead on a history's test part")
+
+def _model_commands(c: _Commands) -> None:
+    """evaluate and tune."""
+    p = c.add("evaluate", cmd_evaluate, "score rulesets one step ahead on a history's test part")
     p.add_argument("matches", help="match file (.jsonl or .jsonl.gz)")
     p.add_argument(
         "--ruleset",
@@ -933,9 +975,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="score matches played on or after this ISO date",
     )
     p.add_argument("--plot", metavar="FILE.png", help="draw calibration curves")
-    home_from(p)
+    c.home_from(p)
 
-    p = add("tune", cmd_tune, "search ruleset parameters on the warm-up part")
+    p = c.add("tune", cmd_tune, "search ruleset parameters on the warm-up part")
     p.add_argument("matches", help="match file (.jsonl or .jsonl.gz)")
     p.add_argument("--ruleset", required=True, help="bundled name or TOML file to start from")
     p.add_argument(
@@ -961,12 +1003,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="share of warm-up matches, the latest, scored (default 0.2)",
     )
     p.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
-    home_from(p)
+    c.home_from(p)
 
-    add("rulesets", cmd_rulesets, "list the bundled rulesets")
-    add("plugins", cmd_plugins, "list installed plugins with versions and slots")
+    c.add("rulesets", cmd_rulesets, "list the bundled rulesets")
+    c.add("plugins", cmd_plugins, "list installed plugins with versions and slots")
 
-    p = add("serve", cmd_serve, "serve the league over HTTP (needs rankcraft[serve])")
+
+def _serve_command(c: _Commands) -> None:
+    """serve."""
+    p = c.add("serve", cmd_serve, "serve the league over HTTP (needs rankcraft[serve])")
     p.add_argument("--ruleset", help="bundled ruleset name or TOML file (required for a new db)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
@@ -1028,14 +1073,54 @@ def build_parser() -> argparse.ArgumentParser:
         help="proxies whose X-Forwarded-For/-Proto are believed (comma-separated; "
         "default $FORWARDED_ALLOW_IPS or 127.0.0.1)",
     )
-    db(p)
+    c.db(p)
 
-    _add_token_commands(sub, db)
 
-    p = add("check", cmd_check, "validate a ruleset without rating anything")
+def _other_commands(c: _Commands) -> None:
+    """token, check, rulesets, plugins."""
+    _add_token_commands(c.sub, c.db)
+
+    p = c.add("check", cmd_check, "validate a ruleset without rating anything")
     p.add_argument("ruleset", help="ruleset TOML file or bundled name")
     p.add_argument("--show", action="store_true", help="print the ruleset with every default")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``rankcraft``."""
+    parser = argparse.ArgumentParser(
+        prog="rankcraft",
+        description="Skill ratings and player-facing ranks from match histories.",
+    )
+    parser.add_argument("--version", action="version", version=f"rankcraft {__version__}")
+    parser.add_argument(
+        "--plugins-dir",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="load every module in DIR as a plugin, named after its file (repeatable; "
+        f"also ${PLUGINS_DIR_ENV})",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    commands = _Commands(sub)
+    for group in (
+        _replay_commands,
+        _read_commands,
+        _model_commands,
+        _serve_command,
+        _other_commands,
+    ):
+        group(commands)
     return parser
+
+
+def _without_password(text: str, args: argparse.Namespace) -> str:
+    """``text`` with the command's database URL masked (``mask_url``): messages raised
+    elsewhere (League.open) may quote the URL as given, password included."""
+    db = getattr(args, "db", None) or os.environ.get(DB_ENV)
+    if db and is_postgres_url(db):
+        return text.replace(db, mask_url(db))
+    return text
 
 
 def main(
@@ -1056,10 +1141,10 @@ def main(
         hint = ""
         if isinstance(exc, DuplicateMatchError) and getattr(args, "skip_seen", None) is False:
             hint = " (--skip-seen passes over matches already recorded)"
-        err.write(f"rankcraft {args.command}: error: {exc}{hint}\n")
+        err.write(f"rankcraft {args.command}: error: {_without_password(str(exc), args)}{hint}\n")
         return 2
     except RankcraftError as exc:
-        err.write(f"rankcraft {args.command}: error: {exc}\n")
+        err.write(f"rankcraft {args.command}: error: {_without_password(str(exc), args)}\n")
         return 1
     except KeyboardInterrupt:
         err.write(f"rankcraft {args.command}: interrupted; nothing of the open batch was kept\n")
@@ -1070,7 +1155,8 @@ def main(
         if os.environ.get("RANKCRAFT_DEBUG"):
             raise
         err.write(
-            f"rankcraft {args.command}: internal error: {type(exc).__name__}: {exc} "
+            f"rankcraft {args.command}: internal error: {type(exc).__name__}: "
+            f"{_without_password(str(exc), args)} "
             "(set RANKCRAFT_DEBUG=1 for a traceback)\n"
         )
         return 1

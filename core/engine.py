@@ -35,6 +35,7 @@ from .errors import (
     LeagueMismatchError,
     MatchError,
     PluginError,
+    RankcraftError,
     RulesetError,
 )
 from .io import parse_match, parse_time
@@ -44,7 +45,7 @@ from .rated import Rated, ReportWriter
 from .ruleset import Ruleset, dumps, load_ruleset, loads_ruleset
 from .seasons import Seasons
 from .steps import PENDING, SKILL, Steps, record_of
-from .store import MatchRow, MemoryStore, Store, open_store
+from .store import MatchRow, MemoryStore, Store, mask_url, open_store
 from .unit import UnitOfWork
 
 CHUNK = 2000
@@ -145,11 +146,11 @@ class League:
             if ruleset is None:
                 if stored is None:
                     raise InputError(
-                        f"{str(path)!r} is a new database: give a ruleset (e.g. --ruleset elo)"
+                        f"{mask_url(str(path))!r} is a new database: give a ruleset "
+                        "(e.g. --ruleset elo)"
                     )
-                ruleset = loads_ruleset(
-                    stored[1], source=f"the ruleset stored in {str(path)!r}", plugins=plugins
-                )
+                source = f"the ruleset stored in {mask_url(str(path))!r}"
+                ruleset = loads_ruleset(stored[1], source=source, plugins=plugins)
             return cls(ruleset, store=store, plugins=plugins)
         except BaseException:
             store.close()
@@ -263,20 +264,20 @@ class League:
         iterator = iter(matches)
         recorded = skipped = 0
         last = None
-        while chunk := list(itertools.islice(iterator, commit_every)):
-            try:
+        try:
+            while chunk := list(itertools.islice(iterator, commit_every)):
                 with self.batch():
                     done = self._record_all(iter(chunk), skip_seen, None, recorded + skipped)
-            except MatchError as exc:
-                exc.committed = recorded
-                raise
-            recorded += done.recorded
-            skipped += done.skipped
-            last = done.last or last
-            if progress is not None:
-                progress(recorded + skipped)
-        if close and self.ruleset.period.mode == "batch":
-            self.close_period()
+                recorded += done.recorded
+                skipped += done.skipped
+                last = done.last or last
+                if progress is not None:
+                    progress(recorded + skipped)
+            if close and self.ruleset.period.mode == "batch":
+                self.close_period()
+        except RankcraftError as exc:  # (a bad match, or the input failing to be read)
+            exc.committed = recorded
+            raise
         return RecordSummary(recorded=recorded, skipped=skipped, last=last)
 
     def _record_all(

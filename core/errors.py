@@ -12,7 +12,14 @@ _LEADING_FIELD = re.compile(r"'([A-Za-z_][\w.]*(?:\[\d+\])*)'")
 
 
 class RankcraftError(Exception):
-    """Base class of every error rankcraft raises on purpose."""
+    """Base class of every error rankcraft raises on purpose.
+
+    Attributes:
+        committed: raised by ``League.record_many(commit_every=N)``: how many matches of
+            that call were committed before the error (they stay); None otherwise.
+    """
+
+    committed: int | None = None
 
 
 class InputError(RankcraftError, ValueError):
@@ -46,12 +53,9 @@ class MatchError(InputError):
         line: 1-based line number in the input file, when read from a file.
         item: 0-based position of the match in what :meth:`League.record_many
             <rankcraft.League.record_many>` was given, when raised there.
-        committed: with ``record_many(commit_every=N)``, how many matches of that call
-            were committed before the error (they stay); None otherwise.
     """
 
     item: int | None = None
-    committed: int | None = None
 
     def __init__(
         self,
@@ -104,6 +108,11 @@ class StateError(InputError):
 
 class LeagueMismatchError(InputError):
     """A database used with a ruleset other than the one it was created with."""
+
+
+class StoreError(RankcraftError):
+    """A database that cannot be used as asked: read-only, locked by another process, on a
+    full disk, unreadable. The message names the database and what happened."""
 
 
 class PluginError(RankcraftError):

@@ -291,11 +291,19 @@ def read_match_dicts(path: str | Path) -> Iterator[tuple[int, Any]]:
     :raises InputError: an unreadable, corrupt or truncated gzip file.
     """
     handle = _open_binary(path)
-    text = io.TextIOWrapper(cast(BinaryIO, handle), encoding="utf-8")
+    # Undecodable bytes are kept as lone surrogates (surrogateescape) and found line by
+    # line below: a strict decoder fails while decoding a whole chunk read ahead, so the
+    # line it could name was the last one handed out (859 for a bad byte on line 900).
+    text = io.TextIOWrapper(cast(BinaryIO, handle), encoding="utf-8", errors="surrogateescape")
     number = 0
     loads = json.loads
     try:
         for number, line in enumerate(text, 1):
+            if not line.isascii():
+                try:
+                    line.encode("utf-8")
+                except UnicodeEncodeError:
+                    raise InputError(f"{str(path)!r}: line {number} is not UTF-8 text") from None
             if not line.strip():
                 continue
             try:
@@ -308,8 +316,6 @@ def read_match_dicts(path: str | Path) -> Iterator[tuple[int, Any]]:
         ) from None
     except (gzip.BadGzipFile, zlib.error) as exc:
         raise InputError(f"{str(path)!r}: corrupt gzip data after line {number}: {exc}") from None
-    except UnicodeDecodeError:
-        raise InputError(f"{str(path)!r}: line {number + 1} is not UTF-8 text") from None
     finally:
         if str(path) != "-":
             text.close()

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ._files import atomic_file
 from .engine import League
 from .errors import InputError
 from .evaluate import Evaluation
@@ -25,6 +26,16 @@ def _pyplot() -> Any:
     except ImportError:
         raise InputError("plots need matplotlib: pip install 'rankcraft[plots]'") from None
     return plt
+
+
+def _save(plt: Any, fig: Any, out: Path) -> None:
+    """Write the figure atomically (see ``rankcraft._files``): a failed write leaves an
+    existing picture as it was. The format follows the suffix (PNG without one)."""
+    try:
+        with atomic_file(out) as handle:
+            fig.savefig(handle, dpi=110, format=out.suffix.lstrip(".").lower() or "png")
+    finally:
+        plt.close(fig)
 
 
 def plot_calibration(evaluations: Mapping[str, Evaluation], path: str | Path) -> Path:
@@ -54,8 +65,7 @@ def plot_calibration(evaluations: Mapping[str, Evaluation], path: str | Path) ->
     hist.legend(fontsize="small")
     fig.tight_layout()
     out = Path(path)
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
+    _save(plt, fig, out)
     return out
 
 
@@ -112,8 +122,7 @@ def plot_player(league: League, player: str, path: str | Path) -> Path:
     fig.autofmt_xdate()
     fig.tight_layout()
     out = Path(path)
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
+    _save(plt, fig, out)
     if math.isnan(values[-1]):  # pragma: no cover - guarded by the engine
         raise InputError("non-finite skill in history")
     return out

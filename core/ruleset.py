@@ -30,7 +30,7 @@ from cattrs.preconf.tomllib import make_converter
 from .errors import PluginError, RulesetError
 from .manager import SLOTS, Plugins
 from .model import field_of_role
-from .validators import non_negative, positive
+from .validators import within
 
 converter = make_converter(forbid_extra_keys=True)
 """The one converter between TOML tables and attrs classes (rulesets and params)."""
@@ -114,17 +114,17 @@ class PeriodSpec:
             results of a period are rated together when it closes (a replay closes its last
             period at the end); ``"live"``: the same periods, but after every match the
             player's period is re-rated from its start with all its results so far.
-        length_days: length of one rating period in days, > 0 (default 1). Decay gets
-            idle time in these units.
+        length_days: length of one rating period in days, from a second (1/86400) to
+            1e6 (default 1). Decay gets idle time in these units.
         granularity_days: ``match`` mode: idle time is first rounded down to whole
-            multiples of this many days, ≥ 0 (default 0: real-valued time).
+            multiples of this many days, in [0, 1e6] (default 0: real-valued time).
         origin: ``batch``/``live`` modes: the start of period 0, an ISO-8601 date or
             date-time, UTC when no zone is given (default ``"2000-01-03"``, a Monday).
     """
 
     mode: str = attrs.field(default="match", validator=attrs.validators.in_(PERIOD_MODES))
-    length_days: float = attrs.field(default=1.0, validator=positive)
-    granularity_days: float = attrs.field(default=0.0, validator=non_negative)
+    length_days: float = attrs.field(default=1.0, validator=within(1.0 / 86400.0, 1e6))
+    granularity_days: float = attrs.field(default=0.0, validator=within(0.0, 1e6))
     origin: str = attrs.field(default="2000-01-03")
 
     @origin.validator
@@ -178,14 +178,15 @@ class ResetSchedule:
 
     Attributes:
         kind: the event handed to the reset plugin, e.g. ``"soft"`` or ``"hard"``.
-        every_days: days between two events, > 0 (7 for weekly, 28 for four-week seasons).
+        every_days: days between two events, from an hour (1/24) to 1e6 (7 for weekly, 28
+            for four-week seasons).
         start: ISO-8601 date or date-time (UTC without a zone); the first event is
             ``every_days`` after it. Left out: the schedule starts at the league's first
             match. Events due at the same moment run in file order.
     """
 
     kind: str
-    every_days: float = attrs.field(validator=positive)
+    every_days: float = attrs.field(validator=within(1.0 / 24.0, 1e6))
     start: str | None = attrs.field(default=None)
 
     @start.validator
@@ -328,6 +329,34 @@ def _merge(base: dict[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _extends_target(parent: str, source: str, here: Path | None) -> str | Path:
+    """What ``extends = parent`` may read: a bundled ruleset name, or (only for a ruleset
+    read from a file) a ``.toml`` file inside that file's own folder. A ruleset from a
+    string or a database extends bundled names only, so that no ruleset text can make
+    rankcraft read an arbitrary file (``/etc/passwd``, ``../x.toml``)."""
+    looks_like_path = parent.endswith(".toml") or "/" in parent or "\\" in parent
+    if not looks_like_path:
+        if parent in bundled_names():
+            return parent
+        raise RulesetError(
+            f"{source}: unknown ruleset {parent!r} in 'extends' (bundled: "
+            f"{', '.join(bundled_names())}) @ ruleset.extends"
+        )
+    if here is None:
+        raise RulesetError(
+            f"{source}: 'extends' must name a bundled ruleset ({', '.join(bundled_names())}); "
+            f"a ruleset not read from a file cannot extend a file: {parent!r} @ ruleset.extends"
+        )
+    folder = here.parent.resolve()
+    target = (folder / parent).resolve()
+    if not parent.endswith(".toml") or not target.is_relative_to(folder):
+        raise RulesetError(
+            f"{source}: 'extends' must name a bundled ruleset or a .toml file in the "
+            f"ruleset's own folder ({folder}): {parent!r} @ ruleset.extends"
+        )
+    return target
+
+
 def _resolve_extends(
     raw: dict[str, Any], source: str, here: Path | None, seen: tuple[str, ...]
 ) -> dict[str, Any]:
@@ -338,9 +367,7 @@ def _resolve_extends(
         raise RulesetError(f"{source}: 'extends' must be a ruleset name or path: {parent!r}")
     if parent in seen:
         raise RulesetError(f"{source}: 'extends' loops: {' -> '.join((*seen, parent))}")
-    target: str | Path = parent
-    if here is not None and (parent.endswith(".toml") or "/" in parent):
-        target = here.parent / parent
+    target = _extends_target(parent, source, here)
     text, name, path = _read_source(target)
     base = _resolve_extends(_parse_toml(text, name), name, path, (*seen, parent))
     return _merge(base, raw)

@@ -363,13 +363,16 @@ def _bearer(request: Request, league: League, scope: str) -> None:
 Handler = Callable[[Request], Awaitable[JSONResponse]]
 
 
-def create_app(league: League, settings: Settings | None = None) -> Starlette:
-    """The HTTP application over ``league`` (which it closes at shutdown)."""
-    settings = settings or Settings()
-    codec = league.codec
+class _Handlers:
+    """The endpoints of one application, over one league."""
 
-    def predict_sides(sides: Any, at: Any, home: Any, field: str) -> JSONResponse:
-        _check_sides(sides, field, settings)
+    def __init__(self, league: League, settings: Settings) -> None:
+        self.league = league
+        self.settings = settings
+        self.codec = league.codec
+
+    def predict_sides(self, sides: Any, at: Any, home: Any, field: str) -> JSONResponse:
+        _check_sides(sides, field, self.settings)
         if not isinstance(sides, list) or len(sides) < 2:
             raise InputError(f"'{field}' must list at least two sides: {sides!r}"[:300])
         for i, side in enumerate(sides):
@@ -388,80 +391,80 @@ def create_app(league: League, settings: Settings | None = None) -> Starlette:
             not isinstance(home, int) or isinstance(home, bool) or not 0 <= home < len(sides)
         ):
             raise InputError(f"'home' must be the index of a side: {home!r}"[:300])
-        league.refresh([p for side in sides for p in side])
-        probabilities = league.predict(sides, at=at, home=home)
+        self.league.refresh([p for side in sides for p in side])
+        probabilities = self.league.predict(sides, at=at, home=home)
         return JSONResponse({"sides": sides, "probabilities": probabilities})
 
-    async def post_match(request: Request) -> JSONResponse:
-        body = await _json_body(request, settings)
+    async def post_match(self, request: Request) -> JSONResponse:
+        body = await _json_body(request, self.settings)
         if not isinstance(body, dict):
             raise InputError(f"a match must be a JSON object, got {type(body).__name__}")
-        _check_sides(body.get("teams"), "teams", settings)
+        _check_sides(body.get("teams"), "teams", self.settings)
         match = parse_match(body)
         now = datetime.now(UTC)
-        if match.played_at > now + timedelta(seconds=settings.max_future):
+        if match.played_at > now + timedelta(seconds=self.settings.max_future):
             raise LimitError(
                 f"'played_at' {format_time(match.played_at)} is later than the server's "
-                f"clock ({format_time(now)}) plus {settings.max_future:g} s (--max-future)",
+                f"clock ({format_time(now)}) plus {self.settings.max_future:g} s (--max-future)",
                 field="played_at",
             )
-        report = league.record(match)
+        report = self.league.record(match)
         return JSONResponse(
-            {"match": match.to_dict(), "report": codec.report_to_dict(report)},
+            {"match": match.to_dict(), "report": self.codec.report_to_dict(report)},
             status_code=201,
         )
 
-    async def get_match(request: Request) -> JSONResponse:
+    async def get_match(self, request: Request) -> JSONResponse:
         match_id = request.path_params["match_id"]
-        row = league.store.match(match_id)
+        row = self.league.store.match(match_id)
         if row is None:
             raise NotFoundError(f"unknown match {match_id!r}")
         return JSONResponse(
             {
                 "seq": row.seq,
                 "match": row.match.to_dict(),
-                "report": codec.report_to_dict(row.report),
+                "report": self.codec.report_to_dict(row.report),
             }
         )
 
-    async def get_player(request: Request) -> JSONResponse:
+    async def get_player(self, request: Request) -> JSONResponse:
         player = request.path_params["player_id"]
-        league.refresh([player])
-        record = league.player(player)
+        self.league.refresh([player])
+        record = self.league.player(player)
         standing = None
-        if league.has_standings:
-            league.refresh()
-            standing = league.standings().get(player)
-        return JSONResponse({"player": codec.record_to_dict(record), "standing": standing})
+        if self.league.has_standings:
+            self.league.refresh()
+            standing = self.league.standings().get(player)
+        return JSONResponse({"player": self.codec.record_to_dict(record), "standing": standing})
 
-    async def leaderboard(request: Request) -> JSONResponse:
+    async def leaderboard(self, request: Request) -> JSONResponse:
         top = _int_param(request, "top")
-        league.refresh()
-        standings = league.standings()
+        self.league.refresh()
+        standings = self.league.standings()
         return JSONResponse(
             [
-                {"place": i, "standing": standings.get(r.id), **codec.record_to_dict(r)}
-                for i, r in enumerate(league.leaderboard(top), 1)
+                {"place": i, "standing": standings.get(r.id), **self.codec.record_to_dict(r)}
+                for i, r in enumerate(self.league.leaderboard(top), 1)
             ]
         )
 
-    async def predict(request: Request) -> JSONResponse:
+    async def predict(self, request: Request) -> JSONResponse:
         sides = [[p for p in s.split(",") if p] for s in request.query_params.getlist("side")]
-        _check_sides(sides, "side", settings)
+        _check_sides(sides, "side", self.settings)
         if len(sides) < 2:
             raise InputError(f"'side' must be given once per side, at least twice: {sides!r}")
         players = [p for side in sides for p in side]
-        league.refresh(players)
+        self.league.refresh(players)
         home = request.query_params.get("home")
         if home is not None and not home.isdigit():
             raise InputError(f"'home' must be the index of a side: {home!r}")
-        probabilities = league.predict(
+        probabilities = self.league.predict(
             sides, at=request.query_params.get("at"), home=None if home is None else int(home)
         )
         return JSONResponse({"sides": sides, "probabilities": probabilities})
 
-    async def post_predict(request: Request) -> JSONResponse:
-        body = await _json_body(request, settings)
+    async def post_predict(self, request: Request) -> JSONResponse:
+        body = await _json_body(request, self.settings)
         if not isinstance(body, dict):
             raise InputError(f"a prediction must be a JSON object, got {type(body).__name__}")
         unknown = sorted(set(body) - {"sides", "at", "home"})
@@ -469,20 +472,20 @@ def create_app(league: League, settings: Settings | None = None) -> Starlette:
             raise RequestError(
                 f"{unknown[0][:40]!r} is not a field of a prediction", field=unknown[0][:40]
             )
-        return predict_sides(body.get("sides"), body.get("at"), body.get("home"), "sides")
+        return self.predict_sides(body.get("sides"), body.get("at"), body.get("home"), "sides")
 
-    async def reset(request: Request) -> JSONResponse:
-        body = await _json_body(request, settings)
+    async def reset(self, request: Request) -> JSONResponse:
+        body = await _json_body(request, self.settings)
         if not isinstance(body, dict) or not isinstance(body.get("kind"), str):
             raise InputError(f"'kind' must name a season event such as 'soft': {body!r}"[:300])
         at = body.get("at")
         if at is not None and not isinstance(at, str):
             raise InputError(f"'at' must be an ISO-8601 time: {at!r}"[:300])
-        changed = league.reset(body["kind"], at=at)
+        changed = self.league.reset(body["kind"], at=at)
         return JSONResponse({"kind": body["kind"], "changed": changed})
 
-    async def ruleset(request: Request) -> JSONResponse:
-        rs = league.ruleset
+    async def ruleset(self, request: Request) -> JSONResponse:
+        rs = self.league.ruleset
         return JSONResponse(
             {
                 "name": rs.name,
@@ -492,11 +495,19 @@ def create_app(league: League, settings: Settings | None = None) -> Starlette:
             }
         )
 
-    async def health(request: Request) -> JSONResponse:
-        return JSONResponse({"ok": True, "rankcraft": __version__, "matches": league.match_count})
+    async def health(self, request: Request) -> JSONResponse:
+        return JSONResponse(
+            {"ok": True, "rankcraft": __version__, "matches": self.league.match_count}
+        )
 
-    async def openapi(request: Request) -> JSONResponse:
-        return JSONResponse(openapi_document(league, settings))
+    async def openapi(self, request: Request) -> JSONResponse:
+        return JSONResponse(openapi_document(self.league, self.settings))
+
+
+def create_app(league: League, settings: Settings | None = None) -> Starlette:
+    """The HTTP application over ``league`` (which it closes at shutdown)."""
+    settings = settings or Settings()
+    h = _Handlers(league, settings)
 
     def guarded(handler: Handler, scope: str | None) -> Handler:
         if scope is None or (scope == "read" and not settings.auth_reads):
@@ -511,16 +522,16 @@ def create_app(league: League, settings: Settings | None = None) -> Starlette:
     routes = [
         Route(path, guarded(handler, scope), methods=[method])
         for method, path, handler, scope in (
-            ("POST", "/matches", post_match, "record"),
-            ("GET", "/matches/{match_id:path}", get_match, "read"),
-            ("GET", "/players/{player_id:path}", get_player, "read"),
-            ("GET", "/leaderboard", leaderboard, "read"),
-            ("GET", "/predict", predict, "read"),
-            ("POST", "/predict", post_predict, "read"),
-            ("GET", "/ruleset", ruleset, "read"),
-            ("POST", "/reset", reset, "admin"),
-            ("GET", "/health", health, None),
-            ("GET", "/openapi.json", openapi, None),
+            ("POST", "/matches", h.post_match, "record"),
+            ("GET", "/matches/{match_id:path}", h.get_match, "read"),
+            ("GET", "/players/{player_id:path}", h.get_player, "read"),
+            ("GET", "/leaderboard", h.leaderboard, "read"),
+            ("GET", "/predict", h.predict, "read"),
+            ("POST", "/predict", h.post_predict, "read"),
+            ("GET", "/ruleset", h.ruleset, "read"),
+            ("POST", "/reset", h.reset, "admin"),
+            ("GET", "/health", h.health, None),
+            ("GET", "/openapi.json", h.openapi, None),
         )
     ]
 

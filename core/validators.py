@@ -18,12 +18,34 @@ ValueError: 'k' must be a finite number > 0: -1.0
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
 
-__all__ = ["finite", "fraction", "interval", "non_negative", "pair", "positive", "unit"]
+from .errors import StateError
+
+__all__ = [
+    "RATING_LIMIT",
+    "finite",
+    "fraction",
+    "interval",
+    "limit",
+    "non_negative",
+    "pair",
+    "positive",
+    "state_within",
+    "unit",
+    "within",
+]
+
+RATING_LIMIT = 1e6
+"""The largest magnitude of a rating (or anything measured in rating points) that a
+bundled plugin accepts in params or state, and that its updates keep ratings within: a
+million points is far beyond any real league, and keeps every sum, square and gap of the
+formulas finite."""
+
+Validator = Callable[[object, "attrs.Attribute[Any]", Any], None]
 
 
 def finite(instance: object, attribute: attrs.Attribute[Any], value: float) -> None:
@@ -67,3 +89,58 @@ def interval(instance: object, attribute: attrs.Attribute[Any], value: tuple[flo
 def pair(value: Sequence[float]) -> tuple[float, ...]:
     """attrs converter: a TOML list to a tuple (validate it with ``interval``)."""
     return tuple(value)
+
+
+def _in_range(value: Any, low: float, high: float) -> bool:
+    return isinstance(value, int | float) and math.isfinite(value) and low <= value <= high
+
+
+def within(low: float, high: float) -> Validator:
+    """A params validator: a finite number in ``[low, high]``.
+
+    >>> @attrs.frozen
+    ... class P:
+    ...     k: float = attrs.field(validator=within(0.001, 1e4))
+    >>> P(1e308)
+    Traceback (most recent call last):
+    ValueError: 'k' must be a finite number in [0.001, 10000.0]: 1e+308
+    """
+
+    def check(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+        if not _in_range(value, low, high):
+            raise ValueError(
+                f"{attribute.name!r} must be a finite number in [{low!r}, {high!r}]: {value!r}"
+            )
+
+    return check
+
+
+def state_within(low: float, high: float) -> Validator:
+    """A state-field validator: a finite number in ``[low, high]``, else
+    :class:`~rankcraft.StateError` (so an import, or a stored state, out of the physical
+    range is refused with the field and the value; None passes, for optional fields).
+
+    >>> @attrs.frozen
+    ... class S:
+    ...     rating: float = attrs.field(validator=state_within(-RATING_LIMIT, RATING_LIMIT))
+    >>> S(1e308)
+    Traceback (most recent call last):
+    rankcraft.errors.StateError: 'rating' must be a finite number in [-1000000.0, 1000000.0]: 1e+308
+    """
+
+    def check(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+        if value is not None and not _in_range(value, low, high):
+            raise StateError(
+                f"{attribute.name!r} must be a finite number in [{low!r}, {high!r}]: {value!r}"
+            )
+
+    return check
+
+
+def limit(value: float, low: float, high: float) -> float:
+    """``value`` clamped to ``[low, high]`` (``value`` itself when inside; NaN gives
+    ``low``). Plugins keep their updated states inside the range their state class
+    accepts with it."""
+    if low <= value <= high:
+        return value
+    return high if value > high else low

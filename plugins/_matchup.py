@@ -36,6 +36,14 @@ def side_probabilities(
     ]
 
 
+MARGIN_CAP = 1000.0
+"""The largest score margin the margin multiplier counts (a bigger one counts as this)."""
+UPSET_LEAD_CAP = 1100.0
+"""The largest rating deficit of a winner the margin multiplier counts (half of 2,200)."""
+MAX_MARGIN_MULTIPLIER = math.log(MARGIN_CAP + 1.0) * 2.2 / (2.2 - UPSET_LEAD_CAP * 0.001)
+"""ln(1001) · 2.2 / 1.1 = 13.816…: no margin and no rating gap gives a larger multiplier."""
+
+
 def margin_multiplier(margin: float, lead: float) -> float:
     """FiveThirtyEight's margin-of-victory multiplier of K (NFL Elo):
     ``ln(max(|margin|, 1) + 1) · 2.2 / (0.001 · winner's rating lead + 2.2)``, and
@@ -43,16 +51,53 @@ def margin_multiplier(margin: float, lead: float) -> float:
     rating points (home advantage included); the winner's lead is ``lead`` for a win and
     ``-lead`` for a loss.
 
+    FiveThirtyEight's formula (their ``nfl-elo-game`` repository, ``forecast.py``, MIT
+    licence, and the methodology article "How Our NFL Predictions Work"):
+    ``ln(|point differential| + 1) * 2.2 / (winner's Elo difference * 0.001 + 2.2)`` is
+    unbounded: the log grows without end with the margin (scores 1e300 to 0 would move
+    a rating 6,907 points at K 20), and once the winner trails by 2,200 points the
+    denominator reaches 0 and then turns negative, so the winner would lose points.
+    rankcraft bounds it where no real match reaches: margins count up to
+    ``MARGIN_CAP`` (1,000 points) and a winner's deficit up to ``UPSET_LEAD_CAP``
+    (1,100 points, where the second factor is 2). The multiplier is therefore always
+    in (0, ``MAX_MARGIN_MULTIPLIER``] (13.8): it never flips the sign of a change and
+    never explodes. Inside those caps the values are FiveThirtyEight's, unchanged.
+
     >>> round(margin_multiplier(7, 0.0), 4), round(margin_multiplier(-7, 0.0), 4)
     (2.0794, 2.0794)
     >>> margin_multiplier(7, 200.0) < margin_multiplier(7, -200.0)
     True
+    >>> margin_multiplier(1e300, 0.0) == margin_multiplier(1000, 0.0)
+    True
+    >>> 0 < margin_multiplier(10, -2300.0) == margin_multiplier(10, -1100.0) <= 13.9
+    True
     """
-    size = math.log(max(abs(margin), 1.0) + 1.0)
+    size = math.log(min(max(abs(margin), 1.0), MARGIN_CAP) + 1.0)
     if margin == 0:
         return size * 2.2
     winner_lead = lead if margin > 0 else -lead
+    if winner_lead < -UPSET_LEAD_CAP:
+        winner_lead = -UPSET_LEAD_CAP
     return size * 2.2 / (winner_lead * 0.001 + 2.2)
+
+
+def logistic10(x: float) -> float:
+    """``1 / (1 + 10 ** x)``, the Elo and Glicko expected score, without overflow: past
+    ``x = 308`` the power has no float and the value (below 1e-308) is 0.0.
+
+    >>> logistic10(0.0), logistic10(5000.0), logistic10(-5000.0)
+    (0.5, 0.0, 1.0)
+    """
+    return 1.0 / (1.0 + 10.0**x) if x < 308.0 else 0.0
+
+
+def logistic(x: float) -> float:
+    """``1 / (1 + e ** x)`` (Glicko-2's expected score) without overflow: 0.0 past x = 709.
+
+    >>> logistic(0.0), logistic(1e6), logistic(-1e6)
+    (0.5, 0.0, 1.0)
+    """
+    return 1.0 / (1.0 + math.exp(x)) if x < 709.0 else 0.0
 
 
 def match_margin(context: PlayerContext, pairings_count: int) -> float | None:

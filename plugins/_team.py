@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -61,8 +62,16 @@ def mean_state(members: Sequence[State], spread_mode: str) -> State:
 
 
 def shifted(state: State, location: str, value: float) -> State:
-    """``state`` with its location field set to ``value``."""
-    return attrs.evolve(state, **{location: value})
+    """``state`` with its location field set to ``value``.
+
+    The result is a virtual opponent handed to an update, never stored, so the state
+    class's range validators are not run on it: a member far from their side's mean may
+    meet an opponent shifted past the range a stored rating may hold (an evolve would
+    refuse that match).
+    """
+    out = copy.copy(state)
+    object.__setattr__(out, location, value)
+    return out
 
 
 def one_on_one(

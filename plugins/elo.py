@@ -26,9 +26,17 @@ from collections.abc import Sequence
 import attrs
 
 from rankcraft import Pairing, PlayerContext, hookimpl, state_field
-from rankcraft.validators import finite, positive
+from rankcraft.validators import RATING_LIMIT, limit, state_within, within
 
-from ._matchup import MARGIN_RULES, home_edge, margin_multiplier, side_probabilities
+from ._matchup import MARGIN_RULES, home_edge, logistic10, margin_multiplier, side_probabilities
+
+K_LIMIT = 1e4
+"""The largest K-factor: ten thousand rating points per unit of surprise."""
+SCALE_LIMIT = 1e6
+"""The largest ``scale`` (rating points for 10-to-1 odds)."""
+
+_rating = within(-RATING_LIMIT, RATING_LIMIT)
+_k = within(1e-6, K_LIMIT)
 
 __all__ = ["home_edge", "margin_multiplier"]
 
@@ -37,22 +45,22 @@ __all__ = ["home_edge", "margin_multiplier"]
 class KByGames:
     """Attributes:
     games_below: the rule applies while a player has fewer rated games than this, ≥ 1.
-    k: the K-factor then, rating points per unit of surprise, > 0.
+    k: the K-factor then, rating points per unit of surprise, in [1e-6, 1e4].
     """
 
     games_below: int = attrs.field(validator=attrs.validators.ge(1))
-    k: float = attrs.field(validator=positive)
+    k: float = attrs.field(validator=_k)
 
 
 @attrs.frozen(kw_only=True)
 class KByRating:
     """Attributes:
-    rating_at_least: the rule applies from this rating (rating points) up.
-    k: the K-factor then, > 0.
+    rating_at_least: the rule applies from this rating (rating points) up, |x| ≤ 1e6.
+    k: the K-factor then, in [1e-6, 1e4].
     """
 
-    rating_at_least: float = attrs.field(validator=finite)
-    k: float = attrs.field(validator=positive)
+    rating_at_least: float = attrs.field(validator=_rating)
+    k: float = attrs.field(validator=_k)
 
 
 def _sorted_games(rules: Sequence[KByGames]) -> tuple[KByGames, ...]:
@@ -65,8 +73,8 @@ def _sorted_ratings(rules: Sequence[KByRating]) -> tuple[KByRating, ...]:
 
 def _scale(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
     # a scale below 1 rating point overflows 10 ** (gap / scale)
-    if not (math.isfinite(value) and value >= 1.0):
-        raise ValueError(f"'scale' must be a number >= 1: {value!r}")
+    if not (math.isfinite(value) and 1.0 <= value <= SCALE_LIMIT):
+        raise ValueError(f"'scale' must be a number in [1, {SCALE_LIMIT!r}]: {value!r}")
 
 
 @attrs.frozen(kw_only=True)
@@ -74,29 +82,32 @@ class EloParams:
     """Params of the ``elo`` plugin (slots initial, expectation, update).
 
     Attributes:
-        initial_rating: a new player's rating, rating points (default 1500).
-        k_factor: K when no schedule rule applies, > 0 (default 32).
+        initial_rating: a new player's rating, rating points, |x| ≤ 1e6 (default 1500).
+        k_factor: K when no schedule rule applies, in [1e-6, 1e4] (default 32).
         k_by_games: rules ``{games_below, k}``; the one with the smallest ``games_below``
             above the player's rated games applies first (default none).
         k_by_rating: rules ``{rating_at_least, k}``; the highest threshold reached applies
             (default none).
         k_rating_uses_peak: rating rules look at the highest rating ever reached, not the
             current one (default true, FIDE's "once 2400 has been reached").
-        scale: rating points for 10-to-1 odds, ≥ 1 (default 400).
+        scale: rating points for 10-to-1 odds, in [1, 1e6] (default 400).
         home_advantage: rating points added to the home side in every expectation, when
-            the match names one (``home``; default 0).
+            the match names one (``home``; default 0), |x| ≤ 1e6.
         margin: ``"none"`` (default) or ``"fivethirtyeight"``: K is multiplied by
-            FiveThirtyEight's margin-of-victory multiplier (``margin_multiplier``), from the
-            two sides' scores (two-sided matches rated 1-v-1 or as team means).
+            FiveThirtyEight's margin-of-victory multiplier (``margin_multiplier``, bounded
+            by 13.8), from the two sides' scores (two-sided matches rated 1-v-1 or as team
+            means).
+
+    Ratings stay within ±1e6 (``RATING_LIMIT``): an update that would pass it stops there.
     """
 
-    initial_rating: float = attrs.field(default=1500.0, validator=finite)
-    k_factor: float = attrs.field(default=32.0, validator=positive)
+    initial_rating: float = attrs.field(default=1500.0, validator=_rating)
+    k_factor: float = attrs.field(default=32.0, validator=_k)
     k_by_games: tuple[KByGames, ...] = attrs.field(default=(), converter=_sorted_games)
     k_by_rating: tuple[KByRating, ...] = attrs.field(default=(), converter=_sorted_ratings)
     k_rating_uses_peak: bool = True
     scale: float = attrs.field(default=400.0, validator=_scale)
-    home_advantage: float = attrs.field(default=0.0, validator=finite)
+    home_advantage: float = attrs.field(default=0.0, validator=_rating)
     margin: str = attrs.field(default="none", validator=attrs.validators.in_(MARGIN_RULES))
 
     def k_for(self, games: int, rating: float, peak: float) -> float:
@@ -111,23 +122,30 @@ class EloParams:
         return self.k_factor
 
 
+_state_rating = state_within(-RATING_LIMIT, RATING_LIMIT)
+
+
 @attrs.frozen(slots=True)
 class EloSkill:
     """An Elo player's state.
 
     Attributes:
-        rating: rating points (role ``location``).
-        peak: the highest rating reached so far (K schedules by rating read it); defaults
-            to ``rating`` when a state document leaves it out.
+        rating: rating points, |rating| ≤ 1e6 (role ``location``).
+        peak: the highest rating reached so far (K schedules by rating read it), |peak| ≤
+            1e6; defaults to ``rating`` when a state document leaves it out.
     """
 
-    rating: float = state_field(role="location")
-    peak: float = state_field(default=attrs.Factory(lambda self: self.rating, takes_self=True))
+    rating: float = state_field(role="location", validator=_state_rating)
+    peak: float = state_field(
+        default=attrs.Factory(lambda self: self.rating, takes_self=True),
+        validator=_state_rating,
+    )
 
 
 def expected_score(rating: float, opponent: float, scale: float = 400.0) -> float:
-    """Expected score (win probability, draws as ½) of ``rating`` against ``opponent``."""
-    return 1.0 / (1.0 + float(10.0 ** ((opponent - rating) / scale)))
+    """Expected score (win probability, draws as ½) of ``rating`` against ``opponent``
+    (0.0 or 1.0 past the gaps where ``10 ** (gap / scale)`` has no float)."""
+    return logistic10((opponent - rating) / scale)
 
 
 @hookimpl
@@ -169,7 +187,7 @@ def rankcraft_update(
     surprise = 0.0
     for opponent, score, weight in pairings:
         gap = opponent.rating - rating - edge
-        surprise += weight * (score - 1.0 / (1.0 + 10.0 ** (gap / scale)))
+        surprise += weight * (score - logistic10(gap / scale))
     if params.k_by_games or params.k_by_rating:
         k = params.k_for(context.matches, rating, state.peak)
     else:
@@ -188,5 +206,7 @@ def rankcraft_update(
         context.factors["margin"] = multiplier
         k *= multiplier
     new = rating + k * surprise
+    if not -RATING_LIMIT <= new <= RATING_LIMIT:
+        new = limit(new, -RATING_LIMIT, RATING_LIMIT)
     peak = state.peak
     return EloSkill(new, new if new > peak else peak)

@@ -24,11 +24,12 @@ from collections.abc import Iterable, Sequence
 import attrs
 
 from rankcraft import Pairing, PlayerContext, hookimpl, state_field
-from rankcraft.validators import finite, non_negative, positive
+from rankcraft.validators import RATING_LIMIT, limit, state_within, within
 
 from ._matchup import (
     MARGIN_RULES,
     home_edge,
+    logistic10,
     margin_multiplier,
     match_margin,
     side_probabilities,
@@ -38,6 +39,13 @@ Q = math.log(10.0) / 400.0
 """Glickman's q = ln 10 / 400 = 0.0057564627… (per rating point)."""
 _3Q2_PI2 = 3.0 * Q * Q / (math.pi * math.pi)
 
+DEVIATION_RANGE = (0.001, 1e4)
+"""The RD a state may hold and params may set, rating points: above 0 (1/RD² must stay
+finite: an RD of 1e-320 made it infinite) and at most ten thousand."""
+_rating = within(-RATING_LIMIT, RATING_LIMIT)
+_deviation = within(*DEVIATION_RANGE)
+_deviation_or_zero = within(0.0, DEVIATION_RANGE[1])
+
 
 def g(deviation: float) -> float:
     """Glickman's g(RD): how much a result against an opponent with this RD counts, (0, 1]."""
@@ -46,13 +54,14 @@ def g(deviation: float) -> float:
 
 def expected(rating: float, opponent: float, opponent_deviation: float) -> float:
     """Glickman's E: expected score of ``rating`` against an opponent (rating, RD)."""
-    return 1.0 / (1.0 + float(10.0 ** (-g(opponent_deviation) * (rating - opponent) / 400.0)))
+    return logistic10(-g(opponent_deviation) * (rating - opponent) / 400.0)
 
 
 def win_probability(a: tuple[float, float], b: tuple[float, float]) -> float:
     """Probability that a (rating, RD) beats b, using both deviations (as ratingupdate.com)."""
     combined = math.sqrt(a[1] * a[1] + b[1] * b[1])
-    return 1.0 / (1.0 + float(10.0 ** (-g(combined) * (a[0] - b[0]) / 400.0)))
+    x = -g(combined) * (a[0] - b[0]) / 400.0
+    return 1.0 / (1.0 + 10.0**x) if x < 308.0 else 0.0
 
 
 def rate(
@@ -64,7 +73,8 @@ def rate(
     total = 0.0
     for opponent, opponent_deviation, score, weight in results:
         g_j = g(opponent_deviation)
-        e = 1.0 / (1.0 + 10.0 ** (-g_j * (rating - opponent) / 400.0))
+        x = -g_j * (rating - opponent) / 400.0
+        e = 1.0 / (1.0 + 10.0**x) if x < 308.0 else 0.0
         inv_d2 += weight * g_j * g_j * e * (1.0 - e)
         total += weight * g_j * (score - e)
     inv_d2 *= Q * Q
@@ -77,7 +87,8 @@ def rate_one(
 ) -> tuple[float, float]:
     """:func:`rate` for one result of weight 1, the same arithmetic in the same order."""
     g_j = g(opponent_deviation)
-    e = 1.0 / (1.0 + 10.0 ** (-g_j * (rating - opponent) / 400.0))
+    x = -g_j * (rating - opponent) / 400.0
+    e = 1.0 / (1.0 + 10.0**x) if x < 308.0 else 0.0
     inv_d2 = g_j * g_j * e * (1.0 - e) * (Q * Q)
     precision = 1.0 / (deviation * deviation) + inv_d2
     return rating + Q / precision * (g_j * (score - e)), math.sqrt(1.0 / precision)
@@ -104,11 +115,12 @@ class DecayFrom:
 
     Attributes:
         deviation: the typical RD of an active player, rating points, ≥ 0 and < initial.
-        periods: rating periods of inactivity to get back to the initial RD, > 0.
+        periods: rating periods of inactivity to get back to the initial RD, in
+            [1e-6, 1e12].
     """
 
-    deviation: float = attrs.field(validator=non_negative)
-    periods: float = attrs.field(validator=positive)
+    deviation: float = attrs.field(validator=_deviation_or_zero)
+    periods: float = attrs.field(validator=within(1e-6, 1e12))
 
 
 @attrs.frozen(kw_only=True)
@@ -116,36 +128,42 @@ class Glicko1Params:
     """Params of the ``glicko1`` plugin (slots initial, decay, expectation, update).
 
     Attributes:
-        initial_rating: a new player's rating, rating points (default 1500).
-        initial_deviation: a new player's RD, rating points, > 0 (default 350).
-        min_deviation: RD never falls below this, ≥ 0 (default 0: no floor).
-        max_deviation: RD never grows above this, > 0 (default: ``initial_deviation``).
-        c: RD growth per rating period of inactivity, rating points, ≥ 0 (default 34.6:
-            Glickman's 50 → 350 in 100 periods). Ignored when ``c_from`` is given.
+        initial_rating: a new player's rating, rating points, |x| ≤ 1e6 (default 1500).
+        initial_deviation: a new player's RD, rating points, in [0.001, 1e4] (default
+            350).
+        min_deviation: RD never falls below this, in [0, 1e4] (default 0: no floor; RD
+            never falls below 0.001 whatever this says).
+        max_deviation: RD never grows above this, in [0.001, 1e4] (default:
+            ``initial_deviation``).
+        c: RD growth per rating period of inactivity, rating points, in [0, 1e4]
+            (default 34.6: Glickman's 50 → 350 in 100 periods). Ignored when ``c_from``
+            is given.
         c_from: derive c instead: ``{deviation = 50.0, periods = 100.0}``.
         whole_periods: count idle time in whole periods only, as ratingupdate.com does
             (default false: real-valued periods, as Glickman and the Skyweaver paper).
         home_advantage: rating points added to the home side in expectations and updates,
-            when the match names one (``home``; default 0).
+            when the match names one (``home``; default 0), |x| ≤ 1e6.
         margin: ``"none"`` (default) or ``"fivethirtyeight"``: the rating change is
             multiplied by FiveThirtyEight's margin-of-victory multiplier (two-sided
             matches with scores); RD moves as without it.
+
+    Ratings stay within ±1e6 (``RATING_LIMIT``): an update that would pass it stops there.
     """
 
-    initial_rating: float = attrs.field(default=1500.0, validator=finite)
-    initial_deviation: float = attrs.field(default=350.0, validator=positive)
-    min_deviation: float = attrs.field(default=0.0, validator=non_negative)
+    initial_rating: float = attrs.field(default=1500.0, validator=_rating)
+    initial_deviation: float = attrs.field(default=350.0, validator=_deviation)
+    min_deviation: float = attrs.field(default=0.0, validator=_deviation_or_zero)
     max_deviation: float | None = attrs.field(default=None)
-    c: float = attrs.field(default=34.6, validator=non_negative)
+    c: float = attrs.field(default=34.6, validator=_deviation_or_zero)
     c_from: DecayFrom | None = None
     whole_periods: bool = False
-    home_advantage: float = attrs.field(default=0.0, validator=finite)
+    home_advantage: float = attrs.field(default=0.0, validator=_rating)
     margin: str = attrs.field(default="none", validator=attrs.validators.in_(MARGIN_RULES))
 
     @max_deviation.validator
     def _check_max(self, attribute: attrs.Attribute[float | None], value: float | None) -> None:
-        if value is not None and not (math.isfinite(value) and value > 0):
-            raise ValueError(f"'max_deviation' must be a finite number > 0: {value!r}")
+        if value is not None:
+            _deviation(self, attribute, value)
         if value is not None and value < self.min_deviation:
             raise ValueError(
                 f"'max_deviation' must be >= 'min_deviation' ({self.min_deviation}): {value}"
@@ -162,6 +180,11 @@ class Glicko1Params:
                 f"'min_deviation' must be <= the maximum deviation ({self.ceiling}): "
                 f"{self.min_deviation}"
             )
+
+    @property
+    def floor(self) -> float:
+        """The smallest RD: ``min_deviation``, and never below 0.001 (``DEVIATION_RANGE``)."""
+        return max(self.min_deviation, DEVIATION_RANGE[0])
 
     @property
     def ceiling(self) -> float:
@@ -181,12 +204,14 @@ class Glicko1Skill:
     """A Glicko player.
 
     Attributes:
-        rating: rating points (role ``location``).
-        deviation: rating deviation RD, rating points ≥ 0 (role ``spread``).
+        rating: rating points, |rating| ≤ 1e6 (role ``location``).
+        deviation: rating deviation RD, rating points in [0.001, 1e4] (role ``spread``).
     """
 
-    rating: float = state_field(role="location")
-    deviation: float = state_field(role="spread")
+    rating: float = state_field(
+        role="location", validator=state_within(-RATING_LIMIT, RATING_LIMIT)
+    )
+    deviation: float = state_field(role="spread", validator=state_within(*DEVIATION_RANGE))
 
 
 @hookimpl
@@ -198,7 +223,7 @@ def rankcraft_params(slot: str) -> type | None:
 def rankcraft_initial(slot: str, params: Glicko1Params) -> Glicko1Skill:
     if slot != "initial":
         raise ValueError(f"the glicko1 plugin has no {slot!r} state")
-    deviation = min(max(params.initial_deviation, params.min_deviation), params.ceiling)
+    deviation = min(max(params.initial_deviation, params.floor), params.ceiling)
     return Glicko1Skill(params.initial_rating, deviation)
 
 
@@ -208,7 +233,7 @@ def grow(params: Glicko1Params, deviation: float, periods: float) -> float:
         periods = math.floor(periods + 1e-9)
     c = params.decay_c
     grown = math.sqrt(deviation * deviation + c * c * periods)
-    return min(max(grown, params.min_deviation), params.ceiling)
+    return min(max(grown, params.floor), params.ceiling)
 
 
 @hookimpl
@@ -257,5 +282,7 @@ def rankcraft_update(
         multiplier = margin_multiplier(margin, lead)
         context.explain("margin", multiplier)
         rating = state.rating + (rating - state.rating) * multiplier
-    new_deviation = min(max(new_deviation, params.min_deviation), params.ceiling)
+    new_deviation = min(max(new_deviation, params.floor), params.ceiling)
+    if not -RATING_LIMIT <= rating <= RATING_LIMIT:
+        rating = limit(rating, -RATING_LIMIT, RATING_LIMIT)
     return Glicko1Skill(rating, new_deviation)

@@ -40,11 +40,12 @@ from collections.abc import Callable, Iterable, Sequence
 import attrs
 
 from rankcraft import Pairing, PlayerContext, hookimpl, state_field
-from rankcraft.validators import finite, interval, pair, positive
+from rankcraft.validators import RATING_LIMIT, interval, limit, pair, state_within, within
 
 from ._matchup import (
     MARGIN_RULES,
     home_edge,
+    logistic,
     margin_multiplier,
     match_margin,
     side_probabilities,
@@ -56,6 +57,13 @@ SCALE = 400.0 / math.log(10.0)
 _3_PI2 = 3.0 / (math.pi * math.pi)
 _MAX_ITERATIONS = 200
 
+MU_LIMIT = RATING_LIMIT / SCALE
+"""The largest |μ| (5,756.5: a Glicko rating 1e6 points from 1500)."""
+PHI_RANGE = (0.001 / SCALE, 1e4 / SCALE)
+"""The φ a state may hold: an RD from 0.001 to 10,000 Glicko rating points."""
+SIGMA_RANGE = (1e-6, 10.0)
+"""The volatility σ a state may hold."""
+
 
 def g(phi: float) -> float:
     """Glickman's g(φ) on the Glicko-2 scale, in (0, 1]."""
@@ -64,7 +72,7 @@ def g(phi: float) -> float:
 
 def expected(mu: float, opponent_mu: float, opponent_phi: float) -> float:
     """Glickman's E(μ, μ_j, φ_j): the expected score against an opponent."""
-    return 1.0 / (1.0 + math.exp(-g(opponent_phi) * (mu - opponent_mu)))
+    return logistic(-g(opponent_phi) * (mu - opponent_mu))
 
 
 def volatility_objective(
@@ -130,7 +138,8 @@ def rate(
     total = 0.0
     for opponent_mu, opponent_phi, score, weight in results:
         g_j = g(opponent_phi)
-        e = 1.0 / (1.0 + math.exp(-g_j * (mu - opponent_mu)))
+        x = -g_j * (mu - opponent_mu)
+        e = 1.0 / (1.0 + math.exp(x)) if x < 709.0 else 0.0
         inv_v += weight * g_j * g_j * e * (1.0 - e)
         total += weight * g_j * (score - e)
     if inv_v <= 0.0:  # no information (every weight 0): only time passes
@@ -155,31 +164,36 @@ class Glicko2Params:
     All values are on the Glicko-2 scale (divide Glicko ratings by ``SCALE`` = 173.7178).
 
     Attributes:
-        initial_mu: a new player's μ (default 0, i.e. 1500).
-        initial_phi: a new player's φ, > 0 (default 350 / SCALE = 2.01476).
-        initial_sigma: a new player's volatility σ, > 0 (default 0.06).
+        initial_mu: a new player's μ, |μ| ≤ ``MU_LIMIT`` (default 0, i.e. 1500).
+        initial_phi: a new player's φ, in ``PHI_RANGE`` (default 350 / SCALE = 2.01476).
+        initial_sigma: a new player's volatility σ, in [1e-6, 10] (default 0.06).
         tau: the system constant τ, in [0.001, 100]: how fast volatility may change
             (default 0.5; Glickman suggests 0.3 to 1.2).
-        epsilon: convergence tolerance of the volatility iteration, > 0 (default 1e-6).
+        epsilon: convergence tolerance of the volatility iteration, in [1e-15, 1]
+            (default 1e-6).
         bounded: clamp μ, φ and σ to the bounds below after every step (default false:
             Glickman's unbounded system).
         home_advantage: μ added to the home side in expectations and updates, when the
-            match names one (``home``; default 0).
+            match names one (``home``; default 0), |x| ≤ ``MU_LIMIT``.
         margin: ``"none"`` (default) or ``"fivethirtyeight"``: the change of μ is multiplied
             by FiveThirtyEight's margin-of-victory multiplier (the lead in Glicko rating
             points); φ and σ move as without it.
         rating_bounds: [low, high] of μ (default [-6.045, 6.045], as INVERSUS).
         deviation_bounds: [low, high] of φ (default [0.175, 2.015], as INVERSUS).
         volatility_bounds: [low, high] of σ (default [0.04, 0.08], as INVERSUS).
+
+    Bounded or not, every step keeps μ, φ and σ within ``MU_LIMIT``, ``PHI_RANGE`` and
+    ``SIGMA_RANGE`` (physical limits no real league reaches): extreme results cannot
+    carry a state to an infinite or zero deviation.
     """
 
-    initial_mu: float = attrs.field(default=0.0, validator=finite)
-    initial_phi: float = attrs.field(default=350.0 / SCALE, validator=positive)
-    initial_sigma: float = attrs.field(default=0.06, validator=positive)
+    initial_mu: float = attrs.field(default=0.0, validator=within(-MU_LIMIT, MU_LIMIT))
+    initial_phi: float = attrs.field(default=350.0 / SCALE, validator=within(*PHI_RANGE))
+    initial_sigma: float = attrs.field(default=0.06, validator=within(*SIGMA_RANGE))
     tau: float = attrs.field(default=0.5, validator=_tau)
-    epsilon: float = attrs.field(default=1e-6, validator=positive)
+    epsilon: float = attrs.field(default=1e-6, validator=within(1e-15, 1.0))
     bounded: bool = False
-    home_advantage: float = attrs.field(default=0.0, validator=finite)
+    home_advantage: float = attrs.field(default=0.0, validator=within(-MU_LIMIT, MU_LIMIT))
     margin: str = attrs.field(default="none", validator=attrs.validators.in_(MARGIN_RULES))
     rating_bounds: tuple[float, ...] = attrs.field(
         default=(-6.045, 6.045), converter=pair, validator=interval
@@ -202,7 +216,8 @@ class Glicko2Params:
         return Glicko2Skill(*self.clamp_values(mu, phi, sigma))
 
     def clamp_values(self, mu: float, phi: float, sigma: float) -> tuple[float, float, float]:
-        """(μ, φ, σ), clamped to the bounds when ``bounded``."""
+        """(μ, φ, σ), clamped to the bounds when ``bounded``, and always to the physical
+        limits ``MU_LIMIT``, ``PHI_RANGE``, ``SIGMA_RANGE``."""
         if self.bounded:
             lo, hi = self.rating_bounds
             mu = lo if mu < lo else hi if mu > hi else mu
@@ -210,6 +225,12 @@ class Glicko2Params:
             phi = lo if phi < lo else hi if phi > hi else phi
             lo, hi = self.volatility_bounds
             sigma = lo if sigma < lo else hi if sigma > hi else sigma
+        if not -MU_LIMIT <= mu <= MU_LIMIT:
+            mu = limit(mu, -MU_LIMIT, MU_LIMIT)
+        if not PHI_RANGE[0] <= phi <= PHI_RANGE[1]:
+            phi = limit(phi, *PHI_RANGE)
+        if not SIGMA_RANGE[0] <= sigma <= SIGMA_RANGE[1]:
+            sigma = limit(sigma, *SIGMA_RANGE)
         return mu, phi, sigma
 
 
@@ -218,14 +239,15 @@ class Glicko2Skill:
     """A Glicko-2 player, on the Glicko-2 scale.
 
     Attributes:
-        mu: rating μ (role ``location``); Glicko rating = 1500 + SCALE·μ.
-        phi: deviation φ > 0 (role ``spread``); Glicko RD = SCALE·φ.
-        sigma: volatility σ > 0.
+        mu: rating μ, |μ| ≤ ``MU_LIMIT`` (role ``location``); Glicko rating = 1500 +
+            SCALE·μ.
+        phi: deviation φ in ``PHI_RANGE`` (role ``spread``); Glicko RD = SCALE·φ.
+        sigma: volatility σ in ``SIGMA_RANGE``.
     """
 
-    mu: float = state_field(role="location")
-    phi: float = state_field(role="spread")
-    sigma: float = state_field()
+    mu: float = state_field(role="location", validator=state_within(-MU_LIMIT, MU_LIMIT))
+    phi: float = state_field(role="spread", validator=state_within(*PHI_RANGE))
+    sigma: float = state_field(validator=state_within(*SIGMA_RANGE))
 
 
 @hookimpl
@@ -251,7 +273,7 @@ def rankcraft_decay(params: Glicko2Params, state: Glicko2Skill, periods: float) 
 def win_probability(a: Glicko2Skill, b: Glicko2Skill) -> float:
     """Probability that a beats b, using both deviations: ``g(sqrt(φ_a² + φ_b²))``."""
     combined = math.sqrt(a.phi * a.phi + b.phi * b.phi)
-    return 1.0 / (1.0 + math.exp(-g(combined) * (a.mu - b.mu)))
+    return logistic(-g(combined) * (a.mu - b.mu))
 
 
 @hookimpl
@@ -264,7 +286,7 @@ def rankcraft_expectation(
         return [p, 1.0 - p]
     return side_probabilities(
         side_states,
-        lambda a, b, e: win_probability(Glicko2Skill(a.mu + e, a.phi, a.sigma), b),
+        lambda a, b, e: logistic(-g(math.sqrt(a.phi * a.phi + b.phi * b.phi)) * (a.mu + e - b.mu)),
         edge,
     )
 

@@ -20,11 +20,28 @@ Draws do not move RP (INVERSUS has none).
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import attrs
 
 from rankcraft import Needs, PlayerContext, hookimpl, state_field
-from rankcraft.validators import fraction, interval, non_negative, pair, positive
+from rankcraft.validators import fraction, interval, pair, state_within, within
+
+from .glicko2 import MU_LIMIT, PHI_RANGE
+
+POINTS_LIMIT = 1e6
+"""The largest RP (``max_points`` and every RP count up to it)."""
+_points = within(0.0, POINTS_LIMIT)
+
+
+def _mu_interval(
+    instance: object, attribute: attrs.Attribute[Any], value: tuple[float, ...]
+) -> None:
+    interval(instance, attribute, value)
+    if not all(-MU_LIMIT <= x <= MU_LIMIT for x in value):
+        raise ValueError(
+            f"{attribute.name!r} must lie within [-{MU_LIMIT!r}, {MU_LIMIT!r}]: {list(value)!r}"
+        )
 
 
 @attrs.frozen(kw_only=True)
@@ -34,14 +51,16 @@ class InversusRpParams:
     Attributes:
         rating_range: [low, high] of μ mapped onto [0, ``max_points``] (default
             [-6.045, 6.045]).
-        max_points: the top of the RP scale, > 0 (default 10000).
-        confidence: z of the skill interval, > 0 (default 3.0: 99.7%).
+        max_points: the top of the RP scale, in (0, 1e6] (default 10000).
+        confidence: z of the skill interval, in (0, 100] (default 3.0: 99.7%).
         step_fraction: share of the way to the desired RP moved per match, (0, 1]
             (default 0.5).
-        min_change: RP always gained on a win / lost on a loss, ≥ 0 (default 1).
-        max_change: largest change from the step, > 0 (default 500).
-        upset_bonus: RP added for a win at the largest centre gap, ≥ 0 (default 250).
-        upset_gap: the centre gap (μ units) that earns the whole bonus, > 0 (default 12.09).
+        min_change: RP always gained on a win / lost on a loss, in [0, 1e6] (default 1).
+        max_change: largest change from the step, in (0, 1e6] (default 500).
+        upset_bonus: RP added for a win at the largest centre gap, in [0, 1e6] (default
+            250).
+        upset_gap: the centre gap (μ units) that earns the whole bonus, in [1e-6, 1e4]
+            (default 12.09).
         bonus_after_cap: add the bonus after the ``max_change`` cap (default true,
             the write-up's "extra" boost: a win can move up to 750); false puts it
             inside the cap.
@@ -53,19 +72,19 @@ class InversusRpParams:
     """
 
     rating_range: tuple[float, ...] = attrs.field(
-        default=(-6.045, 6.045), converter=pair, validator=interval
+        default=(-6.045, 6.045), converter=pair, validator=_mu_interval
     )
-    max_points: float = attrs.field(default=10000.0, validator=positive)
-    confidence: float = attrs.field(default=3.0, validator=positive)
+    max_points: float = attrs.field(default=10000.0, validator=within(1e-6, POINTS_LIMIT))
+    confidence: float = attrs.field(default=3.0, validator=within(1e-6, 100.0))
     step_fraction: float = attrs.field(default=0.5, validator=fraction)
-    min_change: float = attrs.field(default=1.0, validator=non_negative)
-    max_change: float = attrs.field(default=500.0, validator=positive)
-    upset_bonus: float = attrs.field(default=250.0, validator=non_negative)
-    upset_gap: float = attrs.field(default=12.09, validator=positive)
+    min_change: float = attrs.field(default=1.0, validator=_points)
+    max_change: float = attrs.field(default=500.0, validator=within(1e-6, POINTS_LIMIT))
+    upset_bonus: float = attrs.field(default=250.0, validator=_points)
+    upset_gap: float = attrs.field(default=12.09, validator=within(1e-6, 1e4))
     bonus_after_cap: bool = True
     deviation_speed: bool = False
     deviation_range: tuple[float, ...] = attrs.field(
-        default=(0.175, 2.015), converter=pair, validator=interval
+        default=(0.175, 2.015), converter=pair, validator=_mu_interval
     )
     tightest_deviation: bool = False
 
@@ -81,12 +100,14 @@ class InversusRp:
     """A player's Rank Points.
 
     Attributes:
-        points: RP in [0, 10000], a real number (role ``location``).
-        best_phi: the tightest φ reached so far (kept for ``tightest_deviation``), or None.
+        points: RP in [0, 10000] (``max_points``; at most 1e6), a real number (role
+            ``location``).
+        best_phi: the tightest φ reached so far (kept for ``tightest_deviation``), or None;
+            a φ in glicko2's ``PHI_RANGE``.
     """
 
-    points: float = state_field(role="location")
-    best_phi: float | None = None
+    points: float = state_field(role="location", validator=state_within(0.0, POINTS_LIMIT))
+    best_phi: float | None = state_field(default=None, validator=state_within(*PHI_RANGE))
 
 
 @hookimpl

@@ -3,8 +3,11 @@
 Between seasons, FiveThirtyEight's NFL Elo moves every team a third of the way back to
 the mean, so that last season counts less. This plugin does that for any skill plugin that
 tags its ``location`` field: ``location' = target + (1 − fraction) · (location − target)``,
-with ``target`` the league's mean location unless a value is given. Any reset kind runs
-it (schedule it with ``[[resets]]``, e.g. every 365.2425 days from an off-season date).
+with ``target`` the league's mean location unless a value is given. It runs the reset
+kinds its ``kinds`` param names (default ``["season"]``) and refuses any other before
+changing anything, so that a typo (``rankcraft reset seson``) does not pull every player
+to the mean; schedule it with ``[[resets]]``, e.g. every 365.2425 days from an
+off-season date.
 
 >>> import rankcraft
 >>> league = rankcraft.League(rankcraft.loads_ruleset(
@@ -20,11 +23,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import attrs
 
-from rankcraft import Needs, PlayerRecord, field_of_role, hookimpl
-from rankcraft.validators import unit
+from rankcraft import InputError, Needs, PlayerRecord, field_of_role, hookimpl
+from rankcraft.validators import RATING_LIMIT, unit
 
 
 @attrs.frozen(kw_only=True)
@@ -33,17 +37,27 @@ class RegressParams:
 
     Attributes:
         fraction: the share of the distance to the target removed, [0, 1] (default 1/3).
-        target: the location to regress to, in the skill's units (default: the league's
-            mean location at the moment of the reset).
+        target: the location to regress to, in the skill's units, |x| ≤ 1e6 (default: the
+            league's mean location at the moment of the reset).
+        kinds: the reset kinds this plugin runs, non-empty (default ``["season"]``).
     """
 
     fraction: float = attrs.field(default=1.0 / 3.0, validator=unit)
     target: float | None = attrs.field(default=None)
+    kinds: tuple[str, ...] = attrs.field(default=("season",), converter=tuple)
+
+    @kinds.validator
+    def _check_kinds(self, attribute: attrs.Attribute[Any], value: tuple[str, ...]) -> None:
+        if not value or not all(isinstance(k, str) and k for k in value):
+            raise ValueError(f"'kinds' must be a non-empty list of names: {list(value)!r}")
 
     @target.validator
     def _check_target(self, attribute: attrs.Attribute[float | None], value: float | None) -> None:
-        if value is not None and not math.isfinite(value):
-            raise ValueError(f"'target' must be a finite number: {value!r}")
+        if value is not None and not (math.isfinite(value) and abs(value) <= RATING_LIMIT):
+            raise ValueError(
+                f"'target' must be a finite number in [-{RATING_LIMIT!r}, {RATING_LIMIT!r}]: "
+                f"{value!r}"
+            )
 
 
 @hookimpl
@@ -57,7 +71,14 @@ def rankcraft_needs(slot: str) -> Needs | None:
 
 
 @hookimpl
-def rankcraft_reset(params: RegressParams, players: Sequence[PlayerRecord]) -> list[PlayerRecord]:
+def rankcraft_reset(
+    params: RegressParams, players: Sequence[PlayerRecord], kind: str
+) -> list[PlayerRecord]:
+    if kind not in params.kinds:
+        raise InputError(
+            f"regress has no {kind!r} reset (it runs "
+            f"{', '.join(map(repr, params.kinds))}; set [reset.params] kinds)"
+        )
     if not players:
         return []
     field = field_of_role(type(players[0].skill), "location")

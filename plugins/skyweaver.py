@@ -41,7 +41,15 @@ import attrs
 
 from rankcraft import InputError, Needs, PlayerContext, PlayerRecord, ResetContext, hookimpl
 from rankcraft import state_field as _state_field
-from rankcraft.validators import finite, positive, unit
+from rankcraft.validators import RATING_LIMIT, state_within, unit, within
+
+from .glicko1 import DEVIATION_RANGE
+
+POINTS_LIMIT = 1_000_000
+"""The largest RP a rank state holds (and any RP param may set)."""
+_points = within(0, POINTS_LIMIT)
+_rp = within(-1e4, 1e4)
+_span = within(1e-3, 1e6)
 
 GRANDWEAVER = "Grandweaver"
 MASTER = "Master"
@@ -102,42 +110,50 @@ class SkyweaverParams:
     """Params of ``skyweaver-rp`` (rank and reset slots). RP are whole numbers.
 
     Attributes:
-        initial_points: a new player's RP (default 200, Wanderer).
+        initial_points: a new player's RP, in [0, 1e6] (default 200, Wanderer).
         f_min: the share of the MMR change counted at the bottom of the ladder, [0, 1]
             (default 0.25; the paper gives no value).
-        b_min, b_max: the win bias at the top and bottom of the ladder, RP (default 5, 20).
-        a: the win-streak bonus, RP ≥ 0 (default 0, as in the white paper's first draft).
-        rp_span, mmr_span: the range transform 1000 / (3000 − 1250) (defaults 1000, 1750).
-        ladder_start, ladder_width: the ladder's bottom (200) and width (1000) in RP.
+        b_min, b_max: the win bias at the top and bottom of the ladder, RP in [-1e4, 1e4]
+            (default 5, 20).
+        a: the win-streak bonus, RP in [-1e4, 1e4] (default 0, as in the white paper's
+            first draft).
+        rp_span, mmr_span: the range transform 1000 / (3000 − 1250) (defaults 1000,
+            1750), each in [0.001, 1e6].
+        ladder_start, ladder_width: the ladder's bottom (200, |x| ≤ 1e6) and width (1000,
+            in [1, 1e6]) in RP.
         top_n: Grandweavers are the top this-many Masters by RP, ≥ 1 (default 100).
-        grandweaver_cap, master_cap: weekly soft-reset caps (defaults 1400, 1300).
+        grandweaver_cap, master_cap: weekly soft-reset caps, in [0, 1e6] (defaults 1400,
+            1300).
         span: hard reset, eq. 5: MMR is rescaled to [1500, 1500 + span] (default 750, the
-            equation; 500 gives the prose's 1500–2000).
-        reset_rating: the bottom of the rescaled MMR (default 1500).
-        reset_deviation: RD after a hard reset, > 0 (default 350).
-        soft_reset_periods: rating periods of RD growth at a weekly soft reset, ≥ 0
-            (default 1: RD grows once a week).
+            equation; 500 gives the prose's 1500–2000), in [0.001, 1e6].
+        reset_rating: the bottom of the rescaled MMR (default 1500); ``reset_rating`` and
+            ``reset_rating + span`` must be ratings (|x| ≤ 1e6).
+        reset_deviation: RD after a hard reset, in [0.001, 1e4] (default 350).
+        soft_reset_periods: rating periods of RD growth at a weekly soft reset, in
+            [0, 1e6] (default 1: RD grows once a week).
+
+    RP stay within [0, 1e6] (``POINTS_LIMIT``).
         equal_mmr: what a hard reset does when every player has the same MMR, where eq. 5
             is 0/0: ``"error"`` (default: refuse with a clear message) or
             ``"bottom"`` (everyone gets ``reset_rating``: the numerator is 0 for all).
     """
 
-    initial_points: int = attrs.field(default=200, validator=attrs.validators.ge(0))
+    initial_points: int = attrs.field(default=200, validator=_points)
     f_min: float = attrs.field(default=0.25, validator=unit)
-    b_min: float = attrs.field(default=5.0, validator=finite)
-    b_max: float = attrs.field(default=20.0, validator=finite)
-    a: float = attrs.field(default=0.0, validator=finite)
-    rp_span: float = attrs.field(default=1000.0, validator=positive)
-    mmr_span: float = attrs.field(default=1750.0, validator=positive)
-    ladder_start: float = attrs.field(default=200.0, validator=finite)
-    ladder_width: float = attrs.field(default=1000.0, validator=positive)
+    b_min: float = attrs.field(default=5.0, validator=_rp)
+    b_max: float = attrs.field(default=20.0, validator=_rp)
+    a: float = attrs.field(default=0.0, validator=_rp)
+    rp_span: float = attrs.field(default=1000.0, validator=_span)
+    mmr_span: float = attrs.field(default=1750.0, validator=_span)
+    ladder_start: float = attrs.field(default=200.0, validator=within(-1e6, 1e6))
+    ladder_width: float = attrs.field(default=1000.0, validator=within(1.0, 1e6))
     top_n: int = attrs.field(default=100, validator=attrs.validators.ge(1))
-    grandweaver_cap: int = attrs.field(default=1400, validator=attrs.validators.ge(0))
-    master_cap: int = attrs.field(default=1300, validator=attrs.validators.ge(0))
-    span: float = attrs.field(default=750.0, validator=positive)
-    reset_rating: float = attrs.field(default=1500.0, validator=finite)
-    reset_deviation: float = attrs.field(default=350.0, validator=positive)
-    soft_reset_periods: float = attrs.field(default=1.0, validator=attrs.validators.ge(0))
+    grandweaver_cap: int = attrs.field(default=1400, validator=_points)
+    master_cap: int = attrs.field(default=1300, validator=_points)
+    span: float = attrs.field(default=750.0, validator=_span)
+    reset_rating: float = attrs.field(default=1500.0, validator=within(-RATING_LIMIT, RATING_LIMIT))
+    reset_deviation: float = attrs.field(default=350.0, validator=within(*DEVIATION_RANGE))
+    soft_reset_periods: float = attrs.field(default=1.0, validator=within(0.0, 1e6))
     equal_mmr: str = attrs.field(
         default="error", validator=attrs.validators.in_(("error", "bottom"))
     )
@@ -145,6 +161,11 @@ class SkyweaverParams:
     def __attrs_post_init__(self) -> None:
         if self.b_min > self.b_max:
             raise ValueError(f"'b_min' must be <= 'b_max' ({self.b_max}): {self.b_min}")
+        if self.reset_rating + self.span > RATING_LIMIT:
+            raise ValueError(
+                f"'span' must keep 'reset_rating' + 'span' <= {RATING_LIMIT!r} "
+                f"('reset_rating' is {self.reset_rating!r}): {self.span!r}"
+            )
 
 
 @attrs.frozen(slots=True)
@@ -153,17 +174,25 @@ class SkyweaverRp:
 
     Attributes:
         points: RP, a whole number ≥ 0 (role ``location``).
-        tier: Table 1's tier by RP (Grandweaver is decided across the league).
-        floor: the hard floor reached this season (RP never drops below it in the season).
+        tier: Table 1's tier by RP (Grandweaver is decided across the league); when left
+            out (an import giving only ``points``) it is the tier of ``points``.
+        floor: the hard floor reached this season (RP never drops below it in the season);
+            when left out, the hard floor of ``points`` (a player at 905 RP has reached
+            Expert I's 900 this season).
         streak: wins in a row up to now (kept across resets).
         weekly: this season's end-of-week RP, one per soft reset.
         seasons: archive of past seasons: [end-of-season rank, season score] each.
     """
 
-    points: int = _state_field(role="location")
-    tier: str = "Wanderer"
-    floor: int = 200
-    streak: int = 0
+    points: int = _state_field(role="location", validator=state_within(0, POINTS_LIMIT))
+    tier: str = attrs.field(
+        default=attrs.Factory(lambda self: tier_of(self.points), takes_self=True)
+    )
+    floor: int = attrs.field(
+        default=attrs.Factory(lambda self: hard_floor(self.points), takes_self=True),
+        validator=state_within(0, POINTS_LIMIT),
+    )
+    streak: int = attrs.field(default=0, validator=state_within(0, 2**53))
     weekly: tuple[int, ...] = ()
     seasons: tuple[tuple[str, float], ...] = ()
 
@@ -203,7 +232,7 @@ def rp_after(
         if rank.streak >= 2:
             bonus = params.a
     points = round_half_up(rp + change + bias + bonus)
-    floored = max(points, rank.floor)
+    floored = min(max(points, rank.floor, 0), POINTS_LIMIT)
     if context is not None:
         context.explain("mmr_change", delta_r)
         context.explain("F", f)

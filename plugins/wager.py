@@ -16,6 +16,11 @@ total seconds each team spent in the game (YT, OT):
 R1 is rounded half-up to 2 decimals. Without ``seconds_played`` the time factor
 is 1. Two-sided matches only.
 
+The cent arithmetic is decimal, not binary floating point: every number is read as the
+decimal it prints as (2.3 is 2.30, not 2.29999…), the formula is evaluated with
+:mod:`decimal` (one division, so an exact result stays exact) and only the rounded R1
+becomes a float again. A loss of 2.30 against 2.30 is exactly 2.185, which rounds to 2.19.
+
 The paper's worked example (21.84 on a 6-v-6 team averaging 20.81 against 21.20; 769 s
 against 801 s per player): 23.00 (the paper prints 23.10, having used 1.10 for OA/YA).
 
@@ -29,33 +34,68 @@ import bisect
 import math
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_HALF_UP, Context, Decimal, localcontext
 
 import attrs
 
 from rankcraft import InputError, Pairing, PlayerContext, PlayerRecord, hookimpl, pair_score
 from rankcraft import state_field as _state_field
-from rankcraft.validators import positive
+from rankcraft.validators import state_within, within
+
+RANK_LIMIT = 1e6
+"""The largest rank (a win that would pass it stops there)."""
+_rank = within(0.01, RANK_LIMIT)
+
+_DECIMAL = Context(prec=40)
+"""Working precision of the wager's decimal arithmetic: 40 significant digits, so a
+product of a few two-decimal ranks and whole seconds is exact and the one division is
+rounded far below a cent."""
+
+
+def _dec(value: float) -> Decimal:
+    """``value`` as the decimal it prints as (its shortest repr): 2.3 → Decimal('2.3')."""
+    return Decimal(repr(float(value)))
+
+
+def _round_dec(value: Decimal, decimals: int = 2) -> float:
+    """A decimal rounded half-up at ``decimals`` places, as a float."""
+    with localcontext(_DECIMAL):
+        return float(value.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP))
 
 
 def round_half_up(value: float, decimals: int = 2) -> float:
     """``value`` rounded half-up at ``decimals`` places, as a person would (22.8475 → 22.85)."""
-    quantum = Decimal(1).scaleb(-decimals)
-    return float(Decimal(repr(value)).quantize(quantum, rounding=ROUND_HALF_UP))
+    return _round_dec(_dec(value), decimals)
+
+
+def _stake(
+    r0: float, num: float, den: float, num_t: float, den_t: float, divisor: float
+) -> Decimal:
+    """R0/divisor · (num/den) · (num_t/den_t) in decimal, with a single (last) division."""
+    with localcontext(_DECIMAL):
+        return (_dec(r0) * _dec(num) * _dec(num_t)) / (_dec(divisor) * _dec(den) * _dec(den_t))
 
 
 def wager_win(
     r0: float, ya: float, oa: float, yt: float, ot: float, divisor: float = 20.0
 ) -> float:
     """R1 after a win (rounded): R0 + R0/20 · (OA/YA) · (OT/YT)."""
-    return round_half_up(r0 + r0 / divisor * (oa / ya) * (ot / yt))
+    with localcontext(_DECIMAL):
+        return _round_dec(_dec(r0) + _stake(r0, oa, ya, ot, yt, divisor))
 
 
 def wager_loss(
     r0: float, ya: float, oa: float, yt: float, ot: float, divisor: float = 20.0, floor: float = 1.0
 ) -> float:
     """R1 after a loss (rounded, floored): R0 − R0/20 · (YA/OA) · (YT/OT)."""
-    return max(floor, round_half_up(r0 - r0 / divisor * (ya / oa) * (yt / ot)))
+    with localcontext(_DECIMAL):
+        return max(floor, _round_dec(_dec(r0) - _stake(r0, ya, oa, yt, ot, divisor)))
+
+
+def _plain_stake(r0: float, divisor: float) -> Decimal:
+    """R0/divisor in decimal."""
+    with localcontext(_DECIMAL):
+        return _dec(r0) / _dec(divisor)
 
 
 @attrs.frozen(kw_only=True)
@@ -63,23 +103,27 @@ class WagerParams:
     """Params of ``wager`` (slots initial, team, update).
 
     Attributes:
-        initial_rank: a new player's rank, ≥ ``floor`` (default 1.00).
-        divisor: the stake is R0 / divisor, > 0 (default 20).
-        floor: the lowest rank, > 0 (default 1.00).
+        initial_rank: a new player's rank, ≥ ``floor`` and ≤ 1e6 (default 1.00).
+        divisor: the stake is R0 / divisor, in [1, 1e6] (default 20): never more than
+            the rank itself.
+        floor: the lowest rank, in [0.01, 1e6] (default 1.00): a cent at least, so that
+            no team average rounds to 0.
         team_time: ``"total"`` (default: OT and YT are the teams' total seconds, the
             paper's definition) or ``"mean"`` (seconds per player, as the paper's
             example computes).
         placement_matches: matches before a percentile is shown, ≥ 0 (default 10).
         active_days: players who played within this many days of the league's latest
-            match count for percentiles, > 0 (default 30).
+            match count for percentiles, in [1e-6, 1e6] (default 30).
+
+    Ranks stay within [``floor``, 1e6] (``RANK_LIMIT``).
     """
 
-    initial_rank: float = attrs.field(default=1.0, validator=positive)
-    divisor: float = attrs.field(default=20.0, validator=positive)
-    floor: float = attrs.field(default=1.0, validator=positive)
+    initial_rank: float = attrs.field(default=1.0, validator=_rank)
+    divisor: float = attrs.field(default=20.0, validator=within(1.0, 1e6))
+    floor: float = attrs.field(default=1.0, validator=_rank)
     team_time: str = attrs.field(default="total", validator=attrs.validators.in_(("total", "mean")))
     placement_matches: int = attrs.field(default=10, validator=attrs.validators.ge(0))
-    active_days: float = attrs.field(default=30.0, validator=positive)
+    active_days: float = attrs.field(default=30.0, validator=within(1e-6, 1e6))
 
     def __attrs_post_init__(self) -> None:
         if self.initial_rank < self.floor:
@@ -93,10 +137,11 @@ class WagerRank:
     """A player's rank in the wager system.
 
     Attributes:
-        rank: the rank, ≥ 1.00, two decimals (role ``location``).
+        rank: the rank, ≥ 1.00 (the ``floor``; at least 0.01) and ≤ 1e6, two decimals
+            (role ``location``).
     """
 
-    rank: float = _state_field(role="location")
+    rank: float = _state_field(role="location", validator=state_within(0.01, RANK_LIMIT))
 
 
 @attrs.frozen(slots=True)
@@ -125,7 +170,10 @@ def rankcraft_initial(slot: str, params: WagerParams) -> WagerRank:
 
 
 def _average(members: Sequence[WagerRank]) -> float:
-    return round_half_up(math.fsum(m.rank for m in members) / len(members))
+    """A side's mean rank, rounded half-up to 2 decimals (summed in decimal: the mean of
+    2.26 and 1.85 is exactly 2.055, which rounds to 2.06)."""
+    with localcontext(_DECIMAL):
+        return _round_dec(sum((_dec(m.rank) for m in members), Decimal(0)) / len(members))
 
 
 @hookimpl
@@ -182,13 +230,16 @@ def rankcraft_update(
     d = params.divisor
     match = context.match
     quit = set(match.quit) if match is not None else set()
-    context.explain("stake", round_half_up(r0 / d, 4))
+    context.explain("stake", _round_dec(_plain_stake(r0, d), 4))
     if context.player in quit:
         loss = wager_loss(r0, ya, oa, yt, ot, d, params.floor)
-        r1 = max(params.floor, min(round_half_up(r0 - r0 / d), loss))
+        with localcontext(_DECIMAL):
+            automatic = _round_dec(_dec(r0) - _plain_stake(r0, d))
+        r1 = max(params.floor, min(automatic, loss))
         context.explain("quit", 1.0)
     elif match is not None and quit and all(p in quit for p in match.teams[matchup.other]):
-        r1 = round_half_up(r0 + r0 / d)
+        with localcontext(_DECIMAL):
+            r1 = _round_dec(_dec(r0) + _plain_stake(r0, d))
         context.explain("opponents_quit", 1.0)
     elif pairing.score == 1.0 or (pairing.score == 0.5 and ya < oa):
         r1 = wager_win(r0, ya, oa, yt, ot, d)
@@ -200,7 +251,7 @@ def rankcraft_update(
         context.explain("time_factor", yt / ot)
     else:
         r1 = r0
-    return WagerRank(max(params.floor, r1))
+    return WagerRank(min(max(params.floor, r1), RANK_LIMIT))
 
 
 @hookimpl

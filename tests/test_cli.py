@@ -76,12 +76,12 @@ BAD_RULESETS = [
     (
         "out-of-range",
         ELO + "[update.params]\nk_factor = -4.0\n",
-        r"'k_factor' must be a finite number > 0: -4.0 @ ruleset.update.params",
+        r"'k_factor' must be a finite number in \[1e-06, 10000.0\]: -4.0 @ ruleset.update.params",
     ),
     (
         "non-finite",
         ELO + "[update.params]\ninitial_rating = nan\n",
-        r"'initial_rating' must be a finite number: nan @ ruleset.update.params",
+        r"'initial_rating' must be a finite number in \[.*\]: nan @ ruleset.update.params",
     ),
 ]
 

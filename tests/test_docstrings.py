@@ -16,6 +16,7 @@ MODULES = [
     "rankcraft.ruleset",
     "rankcraft.rulesets",
     "rankcraft.validators",
+    "rankcraft.store.postgres",
     "rankcraft.plugins.elo",
     "rankcraft.plugins.glicko1",
     "rankcraft.plugins.glicko2",

@@ -96,17 +96,17 @@ BAD = [
     (
         "negative",
         'name = "x"\n[update]\nplugin = "elo"\n[update.params]\nk_factor = -1.0\n',
-        r"'k_factor' must be a finite number > 0: -1.0 @ ruleset.update.params",
+        r"'k_factor' must be a finite number in \[1e-06, 10000.0\]: -1.0 @ ruleset.update.params",
     ),
     (
         "nan",
         'name = "x"\n[update]\nplugin = "elo"\n[update.params]\nk_factor = nan\n',
-        r"'k_factor' must be a finite number > 0: nan",
+        r"'k_factor' must be a finite number in \[1e-06, 10000.0\]: nan",
     ),
     (
         "inf",
         'name = "x"\n[update]\nplugin = "elo"\n[update.params]\ninitial_rating = inf\n',
-        r"'initial_rating' must be a finite number: inf",
+        r"'initial_rating' must be a finite number in \[-1000000.0, 1000000.0\]: inf",
     ),
     (
         "type",
@@ -133,7 +133,8 @@ BAD = [
     (
         "period",
         'name = "x"\n[period]\nlength_days = 0\n[update]\nplugin = "elo"\n',
-        r"'length_days' must be a finite number > 0: 0.0 @ ruleset.period",
+        r"'length_days' must be a finite number in \[1.15\d*e-05, 1000000.0\]: 0.0 "
+        r"@ ruleset.period",
     ),
     (
         "mode",

@@ -214,3 +214,33 @@ def test_rd_grows_once_per_week_with_the_schedule() -> None:
     )
     # one soft reset (2024-05-08T00:00) grew RD by one period of c = 20; the match did not
     assert report.change("a").skill_used.deviation == pytest.approx(math.sqrt(rd**2 + 20**2))
+
+
+def test_import_with_only_points_derives_tier_and_floor_issue_15() -> None:
+    league = rankcraft.League("skyweaver")
+    league.import_state(
+        {
+            "players": [
+                {
+                    "id": "x",
+                    "skill": {"rating": 2500.0, "deviation": 350.0},
+                    "rank": {"points": 905},
+                },
+                {"id": "y", "skill": {"rating": 1000.0, "deviation": 30.0}},
+            ]
+        }
+    )
+    imported = league.player("x").rank
+    assert (imported.points, imported.tier, imported.floor) == (905, "Expert I", 900)
+    # a heavy loss (MMR -701, F 0.445: RP 905 - 312 = 593) stops at the 900 floor
+    report = league.record(
+        {"id": "m", "played_at": "2024-01-01", "teams": [["x"], ["y"]], "scores": [0, 1]}
+    )
+    change = report.change("x")
+    assert change.factors["mmr_change"] == pytest.approx(-701.34, abs=0.01)
+    assert change.rank_after.points == 900
+    assert change.factors["floor"] == 900.0
+    assert league.player("x").rank == SkyweaverRp(900, "Expert I", 900, 0)
+    # a given tier and floor are kept as given
+    assert SkyweaverRp(905, "Expert I", 600).floor == 600
+    assert SkyweaverRp(1250).tier == "Master" and SkyweaverRp(1250).floor == 1200

@@ -114,3 +114,41 @@ def test_more_than_two_sides_is_refused_cleanly() -> None:
             }
         )
     assert len(league) == 0
+
+
+def test_half_cents_round_up_in_decimal_not_binary_issue_15() -> None:
+    # 2.30 - 2.30/20 is exactly 2.185; in binary floats it is 2.18499999…, which gave 2.18
+    assert wager_loss(2.30, 2.30, 2.30, 1, 1) == 2.19
+    assert wager_win(2.30, 2.30, 2.30, 1, 1) == 2.42  # 2.415 exactly
+    assert round_half_up(2.185) == 2.19 and round_half_up(1.005) == 1.01
+    league = rankcraft.League("team-wager")
+    league.import_state(
+        {"players": [{"id": "a", "skill": {"rank": 2.30}}, {"id": "b", "skill": {"rank": 2.30}}]}
+    )
+    report = league.record(
+        {"id": "m", "played_at": "2024-01-01", "teams": [["a"], ["b"]], "scores": [0, 1]}
+    )
+    assert report.change("a").skill_after.rank == 2.19
+    assert report.change("b").skill_after.rank == 2.42
+
+
+def test_team_average_exactly_on_a_half_cent_rounds_up_issue_15() -> None:
+    # B's average (2.26 + 1.85) / 2 is exactly 2.055 -> 2.06 (floats gave 2.05, a0 2.77);
+    # A's is exactly 1.855 -> 1.86. a0: 2.63 + 2.63/20 * 2.06/1.86 = 2.7756… -> 2.78
+    league = rankcraft.League("team-wager")
+    ranks = {"a0": 2.63, "a1": 1.08, "b0": 2.26, "b1": 1.85}
+    league.import_state({"players": [{"id": p, "skill": {"rank": r}} for p, r in ranks.items()]})
+    report = league.record(
+        {
+            "id": "m",
+            "played_at": "2024-01-01",
+            "teams": [["a0", "a1"], ["b0", "b1"]],
+            "scores": [1, 0],
+            "seconds_played": [[600, 600], [600, 600]],
+        }
+    )
+    assert report.change("a0").factors["average_factor"] == pytest.approx(2.06 / 1.86)
+    assert report.change("a0").skill_after.rank == 2.78
+    assert report.change("a1").skill_after.rank == 1.14  # 1.08 + 0.054 * 2.06/1.86 = 1.1398
+    assert report.change("b0").skill_after.rank == 2.13  # 2.26 - 0.113 * 2.06/1.86 = 2.1348…
+    assert report.change("b1").skill_after.rank == 1.75  # 1.85 - 0.0925 * 2.06/1.86 = 1.7475…

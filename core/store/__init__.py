@@ -13,7 +13,7 @@ from pathlib import Path
 from .base import SCHEMA_VERSION, Codec, Entry, MatchRow, Store
 from .creating import Creation, creating
 from .memory import MemoryStore
-from .postgres import PostgresStore, is_postgres_url
+from .postgres import PostgresStore, is_postgres_url, mask_url
 from .sqlite import SQLiteStore
 
 
@@ -37,5 +37,6 @@ __all__ = [
     "Store",
     "creating",
     "is_postgres_url",
+    "mask_url",
     "open_store",
 ]

@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -39,6 +40,37 @@ def is_postgres_url(target: object) -> bool:
     return isinstance(target, str) and target.startswith(URL_PREFIXES)
 
 
+def mask_url(url: str | Path) -> str:
+    """``url`` with its password replaced by ``***``, for messages and printouts: the one in
+    the user part (``postgresql://ann:secret@host/db``) and a ``password`` query parameter.
+    Anything that is not a PostgreSQL URL (an SQLite path) comes back unchanged.
+
+    >>> mask_url("postgresql://ann:s3cr%40t@db.example:5432/league?schema=x&password=p")
+    'postgresql://ann:***@db.example:5432/league?schema=x&password=***'
+    >>> mask_url("postgresql://ann@host/db"), mask_url("league.sqlite")
+    ('postgresql://ann@host/db', 'league.sqlite')
+    """
+    text = str(url)
+    if not is_postgres_url(text):
+        return text
+    try:
+        parts = urlsplit(text)
+        query = parse_qsl(parts.query, keep_blank_values=True)
+    except ValueError:  # unparseable: show the scheme only, never the rest
+        return text.split("://", 1)[0] + "://***"
+    netloc = parts.netloc
+    if "@" in netloc:
+        user_info, host = netloc.rsplit("@", 1)
+        if ":" in user_info:
+            netloc = f"{user_info.split(':', 1)[0]}:***@{host}"
+    masked_query = parts.query
+    if any(key == "password" for key, _ in query):
+        masked_query = "&".join(
+            f"{key}=***" if key == "password" else urlencode([(key, value)]) for key, value in query
+        )
+    return urlunsplit(parts._replace(netloc=netloc, query=masked_query))
+
+
 def _split(url: str) -> tuple[str, str, str]:
     """(connection URL without ``schema``, schema name, URL for messages)."""
     parts = urlsplit(url)
@@ -53,12 +85,7 @@ def _split(url: str) -> tuple[str, str, str]:
     if not _SCHEMA_NAME.match(schema):
         raise InputError(f"'schema' must be a plain SQL name (letters, digits, _): {schema!r}")
     conninfo = urlunsplit(parts._replace(query=urlencode(kept)))
-    netloc = parts.netloc
-    if "@" in netloc and ":" in netloc.split("@", 1)[0]:
-        user = netloc.split("@", 1)[0].split(":", 1)[0]
-        netloc = f"{user}:***@{netloc.split('@', 1)[1]}"
-    label = urlunsplit(parts._replace(netloc=netloc))
-    return conninfo, schema, label
+    return conninfo, schema, mask_url(url)
 
 
 class PostgresStore(SQLStore):

@@ -7,14 +7,52 @@ league; a transaction starts with ``BEGIN IMMEDIATE`` (the writer lock).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from ..errors import InputError, RankcraftError, StoreError
 from .sql import SQLStore
+
+# SQLite's primary result codes (https://sqlite.org/rescode.html)
+_CORRUPT, _FULL, _CANTOPEN, _NOTADB = 11, 13, 14, 26
+_READONLY, _BUSY, _LOCKED, _IOERR = 8, 5, 6, 10
+
+
+def sqlite_error(exc: sqlite3.Error, label: str) -> RankcraftError | None:
+    """What happened to the database ``label``, from SQLite's error code: read-only, locked,
+    full disk, cannot open, not a database, damaged, an I/O error; None for other codes
+    (a programming error, left to surface as it is)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    primary = None if code is None else code & 0xFF
+    name = getattr(exc, "sqlite_errorname", None) or "SQLite error"
+    if primary == _NOTADB:
+        return InputError(f"{label!r} is not a rankcraft database (not an SQLite file)")
+    if primary == _CANTOPEN:
+        return InputError(
+            f"cannot open {label!r}: it is missing, a folder, or in a folder that cannot be "
+            f"read ({name}: {exc})"
+        )
+    if primary == _READONLY:
+        return StoreError(
+            f"{label!r} is read-only: the file, its folder or its file system cannot be "
+            f"written ({name}: {exc})"
+        )
+    if primary in (_BUSY, _LOCKED):
+        return StoreError(
+            f"{label!r} is locked by another process (waited {SQLiteStore.busy_timeout:g} s; "
+            f"{name}: {exc})"
+        )
+    if primary == _FULL:
+        return StoreError(f"the disk holding {label!r} is full ({name}: {exc}); nothing was kept")
+    if primary == _CORRUPT:
+        return StoreError(f"{label!r} is damaged ({name}: {exc})")
+    if primary == _IOERR:
+        return StoreError(f"{label!r} could not be read or written ({name}: {exc})")
+    return None
 
 
 class SQLiteStore(SQLStore):
@@ -26,23 +64,31 @@ class SQLiteStore(SQLStore):
 
     dialect = "sqlite"
 
-    def __init__(self, path: str | Path, *, create: bool = True) -> None:
+    busy_timeout = 60.0
+    """Seconds a writer waits for another process's transaction before giving up."""
+
+    def __init__(self, path: str | Path, *, create: bool = True, read_only: bool = False) -> None:
         self.path = Path(path)
         self.label = str(self.path)
-        if not create and not self.path.exists():
+        self.read_only = read_only
+        if (not create or read_only) and not self.path.exists():
             raise InputError(f"no database at {self.label!r}")
+        if self.path.is_dir():
+            raise InputError(f"cannot open {self.label!r}: it is a folder, not a database file")
         try:
-            # Several processes may record into one file: a writer waits up to `timeout`
-            # seconds for another's transaction to end (SQLite's busy handler retries).
-            self._db = sqlite3.connect(
-                self.path, isolation_level=None, check_same_thread=False, timeout=60.0
-            )
-            self._db.execute("PRAGMA foreign_keys = ON")
+            self._db = self._connect()
             tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master")}
-        except sqlite3.DatabaseError as exc:
-            raise InputError(f"{self.label!r} is not a rankcraft database: {exc}") from None
+        except sqlite3.Error as exc:
+            with contextlib.suppress(AttributeError):
+                self._db.close()
+            raise sqlite_error(exc, self.label) or InputError(
+                f"{self.label!r} is not a rankcraft database: {exc}"
+            ) from None
         self._inode = os.stat(self.path).st_ino
         self._new = "meta" not in tables
+        if self._new and read_only:
+            self._db.close()
+            raise InputError(f"no database at {self.label!r} (an empty SQLite file)")
         if self._new and tables:
             self._db.close()
             raise InputError(
@@ -54,14 +100,60 @@ class SQLiteStore(SQLStore):
         if not self._new:
             self._check_version()
 
+    def _connect(self) -> sqlite3.Connection:
+        # Several processes may record into one file: a writer waits up to `timeout`
+        # seconds for another's transaction to end (SQLite's busy handler retries).
+        timeout = self.busy_timeout
+        if not self.read_only:
+            db = sqlite3.connect(
+                self.path, isolation_level=None, check_same_thread=False, timeout=timeout
+            )
+            db.execute("PRAGMA foreign_keys = ON")
+            return db
+        # a command that only reads opens the file read-only, so that it works on a file
+        # or folder it cannot write; in a read-only folder SQLite cannot make the WAL
+        # index beside the file, and then reads it as an unchanging file (immutable=1)
+        uri = self.path.resolve().as_uri()
+        try:
+            db = sqlite3.connect(
+                f"{uri}?mode=ro",
+                uri=True,
+                isolation_level=None,
+                check_same_thread=False,
+                timeout=timeout,
+            )
+            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return db
+        except sqlite3.OperationalError as exc:
+            if exc.sqlite_errorcode & 0xFF not in (_CANTOPEN, _READONLY):
+                raise
+        return sqlite3.connect(
+            f"{uri}?mode=ro&immutable=1",
+            uri=True,
+            isolation_level=None,
+            check_same_thread=False,
+            timeout=timeout,
+        )
+
     def _execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
-        return self._db.execute(sql, params)
+        try:
+            return self._db.execute(sql, params)
+        except sqlite3.OperationalError as exc:
+            raise sqlite_error(exc, self.label) or exc from None
 
     def _executemany(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
-        self._db.executemany(sql, rows)
+        try:
+            self._db.executemany(sql, rows)
+        except sqlite3.OperationalError as exc:
+            raise sqlite_error(exc, self.label) or exc from None
 
     def _begin_write(self) -> None:
-        self._db.execute("BEGIN IMMEDIATE")
+        if self.read_only:
+            raise StoreError(f"{self.label!r} was opened read-only: nothing can be written")
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise sqlite_error(exc, self.label) or exc from None
         try:  # a new league removed by the command that created it, which then failed
             same = os.stat(self.path).st_ino == self._inode
         except FileNotFoundError:
