@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import gzip
 import io
-import json
 import math
 import sys
 import zlib
@@ -25,6 +24,7 @@ from types import MappingProxyType
 from typing import IO, Any, BinaryIO, cast
 
 from .errors import InputError, MatchError
+from .jsontext import JSONTextError, loads_strict
 from .model import Match
 
 MATCH_KEYS = frozenset(
@@ -69,8 +69,26 @@ def parse_time(text: Any, *, field: str = "played_at", match_id: str | None = No
     return moment
 
 
+_FLOAT_MAX = sys.float_info.max
+
+
 def _number(value: Any) -> bool:
-    return (type(value) is float and math.isfinite(value)) or type(value) is int
+    """A finite number a float can hold (an ``int`` beyond 1.8e308 has no float)."""
+    if type(value) is float:
+        return math.isfinite(value)
+    return type(value) is int and -_FLOAT_MAX <= value <= _FLOAT_MAX
+
+
+def _bad_text(text: str) -> str | None:
+    """Why an id cannot be stored (a NUL, or a lone surrogate no UTF-8 can hold), or None."""
+    if "\x00" in text:
+        return "holds a NUL character"
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return "holds a lone surrogate (not UTF-8 text)"
+    return None
 
 
 _new_match = object.__new__
@@ -103,6 +121,19 @@ def _build_match(
     return match
 
 
+_SIDES: dict[tuple[str, ...], tuple[str, ...]] = {}
+_PLACES_OF_TWO = {1: (1, 2), 0: (1, 1), -1: (2, 1)}
+
+
+def _keep(cache: dict[Any, Any], value: Any, most: int) -> Any:
+    """Remember ``value`` (an immutable tuple) so that equal ones share one object: a
+    history repeats its sides, and a league in memory keeps every match."""
+    if len(cache) >= most:
+        cache.clear()
+    cache[value] = value
+    return value
+
+
 class _Fail:
     """Builds a :class:`MatchError` for one match (its id and line)."""
 
@@ -129,8 +160,13 @@ def _teams(raw: Any, fail: _Fail) -> tuple[tuple[str, ...], ...]:
                 raise fail(
                     f"'teams[{i}]' has a player id that is not a non-empty string: {player!r}"
                 )
+            if not player.isascii() or "\x00" in player:
+                bad = _bad_text(player)
+                if bad is not None:
+                    raise fail(f"'teams[{i}]' has a player id that {bad}: {player!r}", "teams")
         count += len(side)
-        teams.append(tuple(side))
+        key = tuple(side)
+        teams.append(_SIDES.get(key) or _keep(_SIDES, key, 200_000))
     if (count > 2 and len({p for side in teams for p in side}) != count) or (
         count == 2 and teams[0][0] == teams[1][0]
     ):
@@ -161,7 +197,7 @@ def _outcome(
         scores = tuple(map(float, scores_raw))
         if n == 2:
             a, b = scores
-            return scores, None, (1 if a >= b else 2, 1 if b >= a else 2)
+            return scores, None, _PLACES_OF_TWO[(a > b) - (a < b)]
         return scores, None, tuple(1 + sum(1 for other in scores if other > s) for s in scores)
     if type(ranks_raw) is not list or len(ranks_raw) != n:
         raise fail(f"'ranks' must be a list of {n} places, one per side: {ranks_raw!r}")
@@ -236,6 +272,9 @@ def parse_match(data: Any, *, line: int | None = None) -> Match:
     match_id = data.get("id")
     if type(match_id) is not str or not match_id:
         raise MatchError(f"'id' must be a non-empty string: {match_id!r}", line=line)
+    bad = _bad_text(match_id)
+    if bad is not None:
+        raise MatchError(f"'id' {bad}: {match_id!r}", line=line, field="id")
     fail = _Fail(match_id, line)
     if not MATCH_KEYS.issuperset(data):
         extra = sorted(set(data) - MATCH_KEYS)
@@ -296,7 +335,6 @@ def read_match_dicts(path: str | Path) -> Iterator[tuple[int, Any]]:
     # line it could name was the last one handed out (859 for a bad byte on line 900).
     text = io.TextIOWrapper(cast(BinaryIO, handle), encoding="utf-8", errors="surrogateescape")
     number = 0
-    loads = json.loads
     try:
         for number, line in enumerate(text, 1):
             if not line.isascii():
@@ -306,10 +344,13 @@ def read_match_dicts(path: str | Path) -> Iterator[tuple[int, Any]]:
                     raise InputError(f"{str(path)!r}: line {number} is not UTF-8 text") from None
             if not line.strip():
                 continue
-            try:
-                yield number, loads(line)
-            except ValueError as exc:
-                raise MatchError(f"not JSON: {exc}", line=number) from None
+            try:  # (strict: no NaN, no duplicate keys, no runaway nesting or numbers)
+                yield number, loads_strict(line, what="line")
+            except JSONTextError as exc:
+                reason = str(exc).split(": ", 1)[1].replace("(line 1, column", "(column")
+                if not reason.startswith("not JSON"):
+                    reason = f"refused JSON: {reason}"
+                raise MatchError(reason, line=number, field=exc.field) from None
     except EOFError:
         raise InputError(
             f"{str(path)!r}: truncated gzip file (it ends after line {number})"

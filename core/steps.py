@@ -130,6 +130,7 @@ class Steps:
             if spec is not None and pl.implements(spec.plugin, "rankcraft_standings"):
                 self.standings = pl.standings(spec.plugin, spec.params)
                 break
+        self._factors: dict[str, float] = {}
         self._initial = self.initial_skill()
         self._initial_rank = None if self.initial_rank is None else self.initial_rank()
         self.skill_names = _state_names(self.skill_class)
@@ -322,7 +323,7 @@ class Steps:
                             at,
                             row[PENDING],
                             row[PERIOD],
-                            0,
+                            row[PERIOD_MATCHES],
                             row[BASE],
                         ],
                     )
@@ -336,10 +337,20 @@ class Steps:
                         after,
                         row[RANK],
                         rank_after,
-                        context.factors or None,
+                        self._shared(context.factors),
                     )
                 )
         return out, Rated((match, expected, tuple(changes)))
+
+    def _shared(self, factors: dict[str, float]) -> dict[str, float] | None:
+        """The report factors as kept: None when empty, and one dict for equal factors
+        in a row (Elo's ``{"k": 32.0}`` every match; the kept dicts are never changed)."""
+        if not factors:
+            return None
+        if factors == self._factors:
+            return self._factors
+        self._factors = factors
+        return factors
 
     def _player(
         self,
@@ -408,7 +419,7 @@ class Steps:
             after,
             row[RANK],
             new[RANK],
-            context.factors or None,
+            self._shared(context.factors),
         )
         return new, change
 

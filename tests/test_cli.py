@@ -137,7 +137,7 @@ BAD_MATCHES = [
             line("ok", "c", "d", day=7),
             '{"id": "x1", "played_at": "2024-01-07", "teams": [["a"], ["b"]], "scores": [NaN, 0]}',
         ],
-        r"line 2, match 'x1': 'scores' must hold finite numbers: nan",
+        r"line 2: refused JSON: NaN is not a JSON number \(column 77\)",
     ),
     (
         "back-in-time",

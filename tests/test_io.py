@@ -169,3 +169,21 @@ def test_round_trip_through_to_dict() -> None:
     )
     again = parse_match(m.to_dict())
     assert again.to_dict() == m.to_dict()
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"scores": [10**400, 0]}, r"'scores' must hold finite numbers"),
+        ({"weight": 10**400}, r"'weight' must be a number in \(0, 1\]"),
+        ({"id": "m\x00"}, r"'id' holds a NUL character"),
+        ({"id": "m\ud800"}, r"'id' holds a lone surrogate"),
+        ({"teams": [["a\x00"], ["b"]]}, r"'teams\[0\]' has a player id that holds a NUL"),
+        ({"teams": [["a"], ["\udc80b"]]}, r"'teams\[1\]' has a player id that holds a lone"),
+    ],
+)
+def test_values_no_store_can_keep_are_refused(change: dict[str, Any], message: str) -> None:
+    data = {"id": "m1", "played_at": "2024-05-01", "teams": [["a"], ["b"]], "scores": [1, 0]}
+    data.update(change)
+    with pytest.raises(rankcraft.MatchError, match=message):
+        parse_match(data)
