@@ -227,8 +227,20 @@ def _status(exc: InputError) -> int:
 
 
 def error_body(status: int, kind: str, message: str, field: str | None) -> dict[str, Any]:
-    """The JSON of an error answer."""
-    return {"error": {"status": status, "type": kind, "message": message, "field": field}}
+    """The JSON of an error answer (text that is not UTF-8, such as a lone surrogate
+    quoted from the request, is written as its escape)."""
+    return {
+        "error": {
+            "status": status,
+            "type": kind,
+            "message": _text(message),
+            "field": None if field is None else _text(field),
+        }
+    }
+
+
+def _text(value: str) -> str:
+    return value.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _fail(exc: Exception) -> JSONResponse:

@@ -118,6 +118,19 @@ def test_fuzzed_bytes_are_answered_cleanly(bodies: list[bytes]) -> None:
         post_and_check(league, client, body)
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"\\ud800": "2024-01-02", "teams": [["a", "b"], ["c"]], "scores": [1, 0]}',
+        b'{"id": "m\\ud800", "played_at": "2024-01-02", "teams": [["a"], ["b"]], "scores": [1, 0]}',
+    ],
+)
+def test_a_lone_surrogate_quoted_in_an_error_is_escaped(body: bytes) -> None:
+    # (found by the fuzz above: the error answer quoted the key and could not be encoded)
+    league, client = fuzz_client("inversus")
+    post_and_check(league, client, body)
+
+
 PREDICT_KEYS = ["sides", "at", "home", "other"]
 
 
