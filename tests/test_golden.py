@@ -33,6 +33,8 @@ pytestmark = pytest.mark.skipif(not SHARED_DATA.is_dir(), reason=SHARED_DATA_MIS
 def test_bundled_rulesets_give_the_recorded_results(history: str) -> None:
     matches = make_golden.read(SHARED_DATA / history, make_golden.HISTORIES[history])
     for ruleset in make_golden.RULESETS:
+        if (ruleset, history) in make_golden.LEFT_OUT:
+            continue
         expected = EXPECTED[f"{ruleset} {history}"]
         if "error" in expected:
             with pytest.raises(rankcraft.InputError) as caught:

@@ -31,6 +31,13 @@ HISTORIES = {  # file -> matches replayed (a prefix keeps the test short)
     "worldcup_lineups_1970_2022.jsonl.gz": 120,
     "f1_races_1950_2026.jsonl.gz": 300,
 }
+LEFT_OUT = {
+    ("skyweaver", "nfl_538_elo_1920_2021.jsonl.gz"),
+    ("skyweaver", "intl_football_1872_2026.jsonl.gz"),
+    ("skyweaver", "f1_races_1950_2026.jsonl.gz"),
+}
+"""Pairs left out to keep the test short: Skyweaver runs a season event every week for
+every player, and these prefixes span decades (its results are held on the other files)."""
 OUT = Path(__file__).with_name("exports.json")
 
 
@@ -67,6 +74,8 @@ def main() -> int:
     for name, limit in HISTORIES.items():
         matches = read(args.data / name, limit)
         for ruleset in RULESETS:
+            if (ruleset, name) in LEFT_OUT:
+                continue
             try:
                 out[f"{ruleset} {name}"] = replay(ruleset, matches)
             except rankcraft.InputError as exc:  # e.g. the wager rates two sides only
