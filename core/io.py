@@ -58,11 +58,15 @@ def parse_time(text: Any, *, field: str = "played_at", match_id: str | None = No
         )
     try:
         moment = datetime.fromisoformat(text)
+        moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
     except ValueError:
         raise MatchError(
             f"{field!r} is not an ISO-8601 date or date-time: {text!r}", match_id=match_id
         ) from None
-    moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    except OverflowError:  # 0001-01-01T00:00+01:00 is before the first representable UTC time
+        raise MatchError(
+            f"{field!r} is out of range in UTC (years 1 to 9999): {text!r}", match_id=match_id
+        ) from None
     if len(_time_cache) > 50_000:
         _time_cache.clear()
     _time_cache[text] = moment

@@ -468,7 +468,7 @@ class _Handlers:
         players = [p for side in sides for p in side]
         self.league.refresh(players)
         home = request.query_params.get("home")
-        if home is not None and not home.isdigit():
+        if home is not None and not (home.isascii() and home.isdigit()):
             raise InputError(f"'home' must be the index of a side: {home!r}")
         probabilities = self.league.predict(
             sides, at=request.query_params.get("at"), home=None if home is None else int(home)

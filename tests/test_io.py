@@ -187,3 +187,10 @@ def test_values_no_store_can_keep_are_refused(change: dict[str, Any], message: s
     data.update(change)
     with pytest.raises(rankcraft.MatchError, match=message):
         parse_match(data)
+
+
+@pytest.mark.parametrize("when", ["0001-01-01T00:00+01:00", "9999-12-31T23:59-01:00"])
+def test_times_beyond_utcs_range_are_refused(when: str) -> None:
+    data = {"id": "m1", "played_at": when, "teams": [["a"], ["b"]], "scores": [1, 0]}
+    with pytest.raises(rankcraft.MatchError, match=r"'played_at' is out of range in UTC"):
+        parse_match(data)
