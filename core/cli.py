@@ -480,7 +480,13 @@ def cmd_import(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     ruleset = args.ruleset
     db = _db_path(args)
     if ruleset is None and not _database_exists(db) and isinstance(document, dict):
-        ruleset = document.get("ruleset")
+        # a new database: the ruleset the document carries (else its bundled name)
+        toml = document.get("ruleset_toml")
+        ruleset = (
+            loads_ruleset(toml, source=f"the ruleset in {args.file!r}")
+            if isinstance(toml, str)
+            else document.get("ruleset")
+        )
     with creating(db) as creation, League.open(creation.target, ruleset) as league:
         count = league.import_state(document)
     if args.json:

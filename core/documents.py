@@ -222,11 +222,14 @@ def parse_export(document: Any, ruleset_name: str, codec: Codec) -> list[PlayerR
     """
     if not isinstance(document, Mapping):
         raise StateError(f"a state document must be an object, got {type(document).__name__}")
-    extra = set(document) - {"ruleset", "rankcraft", "players"}
+    extra = set(document) - {"ruleset", "rankcraft", "ruleset_toml", "schedule", "players"}
     if extra:
         raise StateError(
             f"unknown key(s) {', '.join(map(repr, sorted(extra)))} in the state document"
         )
+    toml = document.get("ruleset_toml")
+    if toml is not None and not isinstance(toml, str):
+        raise StateError(f"'ruleset_toml' must be the ruleset's TOML text: {toml!r}"[:300])
     name = document.get("ruleset")
     if name is not None and name != ruleset_name:
         raise StateError(

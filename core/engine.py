@@ -455,26 +455,35 @@ class League:
     # -- state documents -------------------------------------------------------------------
 
     def export(self) -> dict[str, Any]:
-        """Every player's state as the export document (docs/design.md), ordered by id."""
+        """The state document (docs/design.md): every player's state, ordered by id, with
+        the ruleset's TOML and the season schedule, so that importing it into a new
+        database needs nothing else and continues as this league would."""
         from . import __version__
 
         to_dict = self.codec.record_to_dict
-        return {
+        document: dict[str, Any] = {
             "ruleset": self.ruleset.name,
             "rankcraft": __version__,
-            "players": [to_dict(r) for r in self.players()],
+            "ruleset_toml": dumps(self.ruleset),
         }
+        if self._seasons.events:
+            document["schedule"] = self._seasons.to_texts()
+        document["players"] = [to_dict(r) for r in self.players()]
+        return document
 
     def import_state(self, document: Mapping[str, Any]) -> int:
         """Load players from an export document (all of them, or none on any error).
 
-        Players in the document replace records of the same id.
+        Players in the document replace records of the same id; its ``schedule`` (when
+        each season event runs next) replaces the league's.
 
         :returns: the number of players imported.
         :raises StateError: the document does not fit this league's ruleset.
         """
         records = parse_export(document, self.ruleset.name, self.codec)
         with self.batch():
+            if document.get("schedule") is not None:
+                self._seasons.adopt(document["schedule"])
             for record in records:
                 self._unit.put_record(record)
         return len(records)

@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import Any
 
+from .errors import MatchError, StateError
 from .io import parse_time
 from .model import format_time
 from .ruleset import Ruleset
@@ -64,9 +66,34 @@ class Seasons:
     def save(self, store: Store) -> None:
         """Write the schedule into the open transaction, if it changed."""
         if self.dirty:
-            texts = [None if t is None else format_time(t) for t in self.moments]
-            store.set_meta(_KEY, json.dumps(texts))
+            store.set_meta(_KEY, json.dumps(self.to_texts()))
             self.dirty = False
+
+    # -- the state document ---------------------------------------------------------------
+
+    def to_texts(self) -> list[str | None]:
+        """When each event runs next, as the state document writes it (None: when the
+        league's first match comes)."""
+        return [None if t is None else format_time(t) for t in self.moments]
+
+    def adopt(self, texts: Any) -> None:
+        """Take the schedule of a state document (``schedule``), validated.
+
+        :raises StateError: not one time (or null) per ``[[resets]]`` entry.
+        """
+        if not isinstance(texts, list) or len(texts) != len(self.events):
+            raise StateError(
+                f"'schedule' must list one time (or null) per [[resets]] entry of the "
+                f"ruleset ({len(self.events)}): {texts!r}"[:300]
+            )
+        moments = []
+        for i, text in enumerate(texts):
+            try:
+                moments.append(None if text is None else parse_time(text, field=f"schedule[{i}]"))
+            except MatchError as exc:
+                raise StateError(exc.reason) from None
+        self.moments = moments
+        self.dirty = True
 
     # -- events -------------------------------------------------------------------------
 
