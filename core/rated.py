@@ -135,6 +135,7 @@ class ReportWriter:
 
     def __init__(self, skill_names: tuple[str, ...], rank_names: tuple[str, ...]) -> None:
         self._memo: dict[int, tuple[State, str]] = {}
+        self._factors: tuple[dict[str, float], str] | None = None
         self.skill_text = self._object_writer(skill_names)
         self.rank_text = self._object_writer(rank_names)
         self._skill_names = skill_names
@@ -193,7 +194,10 @@ class ReportWriter:
             if rank_after is not None:
                 text += f',"rank_before":{rank(rank_before)},"rank_after":{rank(rank_after)}'
             if factors:
-                text += f',"factors":{compact_json(factors)}'
+                known = self._factors
+                if known is None or known[0] is not factors:  # (equal factors share a dict)
+                    known = self._factors = (factors, compact_json(factors))
+                text += f',"factors":{known[1]}'
             parts.append(text + "}")
         return (
             f'{{"match_id":{_text(match_id)},"played_at":{_text(format_time(played_at))},'
