@@ -126,6 +126,7 @@ def _build_match(
 
 
 _SIDES: dict[tuple[str, ...], tuple[str, ...]] = {}
+_SCORES: dict[tuple[Any, ...], tuple[float, ...]] = {}
 _PLACES_OF_TWO = {1: (1, 2), 0: (1, 1), -1: (2, 1)}
 
 
@@ -136,6 +137,13 @@ def _keep(cache: dict[Any, Any], value: Any, most: int) -> Any:
         cache.clear()
     cache[value] = value
     return value
+
+
+def _remember_scores(key: tuple[int, ...]) -> tuple[float, ...]:
+    if len(_SCORES) >= 10_000:
+        _SCORES.clear()
+    scores = _SCORES[key] = tuple(map(float, key))
+    return scores
 
 
 class _Fail:
@@ -198,7 +206,11 @@ def _outcome(
         for value in scores_raw:
             if not _number(value):
                 raise fail(f"'scores' must hold finite numbers: {value!r} in {scores_raw!r}")
-        scores = tuple(map(float, scores_raw))
+        if all(type(v) is int for v in scores_raw):  # (floats: -0.0 would equal 0.0)
+            key = tuple(scores_raw)  # whole-number scores repeat: share their tuple
+            scores = _SCORES.get(key) or _remember_scores(key)
+        else:
+            scores = tuple(map(float, scores_raw))
         if n == 2:
             a, b = scores
             return scores, None, _PLACES_OF_TWO[(a > b) - (a < b)]

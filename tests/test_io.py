@@ -194,3 +194,12 @@ def test_times_beyond_utcs_range_are_refused(when: str) -> None:
     data = {"id": "m1", "played_at": when, "teams": [["a"], ["b"]], "scores": [1, 0]}
     with pytest.raises(rankcraft.MatchError, match=r"'played_at' is out of range in UTC"):
         parse_match(data)
+
+
+def test_shared_score_tuples_keep_the_sign_of_zero() -> None:
+    base = {"id": "m1", "played_at": "2024-05-01", "teams": [["a"], ["b"]]}
+    whole = parse_match({**base, "scores": [1, 0]})
+    again = parse_match({**base, "id": "m2", "scores": [1, 0]})
+    negative_zero = parse_match({**base, "id": "m3", "scores": [1.0, -0.0]})
+    assert whole.scores is again.scores == (1.0, 0.0)
+    assert str(negative_zero.scores) == "(1.0, -0.0)"
