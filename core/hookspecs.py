@@ -50,7 +50,9 @@ def rankcraft_needs(slot: str) -> Needs | None:
     """Declare what the plugin reads from the skill states it is handed in ``slot``.
 
     Loading a ruleset whose skill plugin's state class lacks a needed field or role is an
-    error naming both plugins, raised before any match is rated.
+    error naming both plugins, raised before any match is rated. For the update slot,
+    ``opponents_at_onset`` asks for the opponents at the rating period's onset in
+    ``batch`` and ``live`` modes (see :class:`rankcraft.Needs`).
 
     :param slot: the slot being loaded (see :func:`rankcraft_params`).
     :returns: a :class:`rankcraft.Needs`, or ``None`` when the plugin reads nothing.

@@ -56,10 +56,16 @@ class Needs:
     Attributes:
         fields: state field names that must exist (e.g. ``("mu", "phi")``).
         roles: field roles that must exist (``"location"``, ``"spread"``).
+        opponents_at_onset: (the update slot, ``batch`` and ``live`` modes) hand the
+            update the opponents as they stand at the rating period's onset: an opponent
+            who competed before the period is grown by one period with the skill
+            plugin's ``rankcraft_decay``, as Glickman's Glicko-1 grows every RD before it
+            rates anyone (default false: opponents as they stood when the match began).
     """
 
     fields: tuple[str, ...] = ()
     roles: tuple[Role, ...] = ()
+    opponents_at_onset: bool = False
 
 
 class Pairing(NamedTuple):

@@ -115,6 +115,13 @@ class Steps:
         if pl.implements(update.plugin, "rankcraft_decay"):
             self.skill_decay = pl.decay(update.plugin, update.params)
         self.skill_params = update.params
+        needs = pl.needs(update.plugin, "update")
+        # batch/live: opponents seen at the period's onset (the skill's decay, one period)
+        self.onset = (
+            self.skill_decay
+            if needs is not None and needs.opponents_at_onset and rs.period.mode != "match"
+            else None
+        )
         self.team = pl.team(rs.team.plugin, rs.team.params)
         self.aggregate = pl.aggregate(rs.team.plugin, rs.team.params)
         self.rank: Callable[[State, State, State, PlayerContext], State] | None = None
@@ -254,7 +261,10 @@ class Steps:
                 side_rows.append(row)
                 # live mode: the open period is rated from its start, against opponents as
                 # they stood at its start (Glickman's math), whatever is displayed now
-                side_states.append(row[SKILL] if row[BASE] is None else row[BASE])
+                state = row[SKILL] if row[BASE] is None else row[BASE]
+                if self.onset is not None and row[MATCHES] - row[PERIOD_MATCHES] > 0:
+                    state = self.onset(state, 1.0)  # as opponents see it (Needs)
+                side_states.append(state)
             befores.append(side_before)
             rows.append(side_rows)
             sides.append(side_states)

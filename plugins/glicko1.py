@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 
 import attrs
 
-from rankcraft import Pairing, PlayerContext, hookimpl, state_field
+from rankcraft import Needs, Pairing, PlayerContext, hookimpl, state_field
 from rankcraft.validators import RATING_LIMIT, limit, state_within, within
 
 from ._matchup import (
@@ -217,6 +217,14 @@ class Glicko1Skill:
 @hookimpl
 def rankcraft_params(slot: str) -> type | None:
     return Glicko1Params if slot in ("initial", "decay", "expectation", "update") else None
+
+
+@hookimpl
+def rankcraft_needs(slot: str) -> Needs | None:
+    # Glickman's step 1 grows every RD at the period's onset before anyone is rated: in
+    # batch and live periods the opponents come at their onset RD (the update grows the
+    # player's own RD, t = 1, itself)
+    return Needs(opponents_at_onset=True) if slot == "update" else None
 
 
 @hookimpl

@@ -153,9 +153,11 @@ def test_glicko1_batch_counts_the_current_period_as_glickmans_step_1() -> None:
     assert (lg.player("a").skill.rating, lg.player("a").skill.deviation) == pytest.approx(
         a_expected
     )
-    # b's opponent in the pairing is a's stored (period-start) state, RD 100:
+    # Glickman's order: b meets a at a's onset RD (grown first), not at a's stored 100
     b_plain = g1_rate(1500.0, 100.0, [(1500.0, 100.0, 0.0, 1.0)])
-    assert lg.player("b").skill.rating == pytest.approx(b_plain[0])
+    assert (lg.player("b").skill.rating, lg.player("b").skill.deviation) == pytest.approx(
+        b_expected
+    )
     assert b_expected != b_plain
 
 
@@ -221,3 +223,40 @@ def test_imported_players_decay_for_idle_periods_in_batch_mode() -> None:
     )
     report = lg.record(game("m1", "a", "b", 30))  # period 4; a last played in period 0
     assert report.change("a").skill_used.phi == pytest.approx(math.sqrt(0.09 + 3 * 0.06**2))
+
+
+G1 = """name = "g1"
+[period]
+mode = "{mode}"
+length_days = 7.0
+origin = "2024-01-01"
+[update]
+plugin = "glicko1"
+[update.params]
+c = 34.6
+"""
+
+
+@pytest.mark.parametrize("mode", ["batch", "live"])
+def test_glicko1_periods_grow_every_rd_before_rating(mode: str) -> None:
+    # Glickman's order: at the period's onset every RD grows (the opponent's too), then
+    # each player is rated against the opponents' grown RDs.
+    lg = league(mode, G1)
+    lg.import_state(
+        {
+            "players": [
+                {
+                    "id": pid,
+                    "skill": {"rating": 1500.0, "deviation": rd},
+                    "matches": 5,
+                    "last_played": "2024-01-03T12:00:00Z",
+                }
+                for pid, rd in (("a", 100.0), ("c", 60.0))
+            ]
+        }
+    )
+    lg.record(game("m1", "a", "c", 9))
+    lg.close_period()
+    a, c = lg.player("a").skill, lg.player("c").skill
+    assert (round(a.rating, 4), round(a.deviation, 4)) == (1528.9178, 101.4245)
+    assert (round(c.rating, 4), round(c.deviation, 4)) == (1487.3624, 68.0569)
