@@ -679,6 +679,7 @@ def cmd_plugins(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                     "distribution": i.distribution,
                     "version": i.version,
                     "slots": list(i.slots),
+                    "error": i.error,
                 }
                 for i in infos
             ],
@@ -686,7 +687,11 @@ def cmd_plugins(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         )
     else:
         rows = [
-            [i.name, f"{i.distribution or '-'} {i.version or ''}".strip(), ", ".join(i.slots)]
+            [
+                i.name,
+                f"{i.distribution or '-'} {i.version or ''}".strip(),
+                ", ".join(i.slots) if i.error is None else f"failed to load: {i.error}",
+            ]
             for i in infos
         ]
         _print_table(rows, ["plugin", "distribution", "slots"], out)

@@ -58,6 +58,7 @@ class PluginInfo:
         name: the entry-point name a ruleset writes. module: the module registered.
         distribution: the distribution that provides it (None for ad-hoc registration).
         version: that distribution's version. slots: the slots it can fill.
+        error: why it failed to load (then it fills no slot), or None.
     """
 
     name: str
@@ -65,6 +66,7 @@ class PluginInfo:
     distribution: str | None
     version: str | None
     slots: tuple[str, ...]
+    error: str | None = None
 
 
 class PluginManager(pluggy.PluginManager):
@@ -74,6 +76,9 @@ class PluginManager(pluggy.PluginManager):
         super().__init__(PROJECT)
         self.add_hookspecs(hookspecs)
         self.origins: dict[str, tuple[str, str]] = {}
+        # plugins that failed to load: name -> (source, where, error); a ruleset naming
+        # one is refused with the error, and every other command runs
+        self.failed: dict[str, tuple[str, str, str]] = {}
 
 
 def blocked_from_env(environ: dict[str, str] | None = None) -> set[str]:
@@ -189,9 +194,14 @@ def _register(pm: PluginManager, found: dict[str, dict[str, _Source]], blocked: 
         ((origin, source),) = usable.items()
         try:
             module = source.load()
-        except Exception as exc:  # a broken third-party plugin must name itself
-            raise PluginError(f"plugin {name!r} from {origin} failed to load: {exc}") from exc
-        pm.register(module, name=name)
+            pm.register(module, name=name)
+            pm.check_pending()  # (an implementation of a hook rankcraft does not have)
+        except Exception as exc:  # a broken plugin names itself, and breaks nothing else
+            if pm.has_plugin(name):
+                pm.unregister(name=name)
+            error = f"plugin {name!r} from {origin} failed to load: {type(exc).__name__}: {exc}"
+            pm.failed[name] = (origin, source.where, error)
+            continue
         pm.origins[name] = (origin, source.version or source.where)
 
 
@@ -263,8 +273,14 @@ class Plugins:
             served.discard("initial")  # its rankcraft_initial gives rank states
         return tuple(s for s in SLOTS if s in served)
 
+    def failure(self, plugin: str) -> str | None:
+        """Why ``plugin`` failed to load, or None (loaded, or not installed)."""
+        failed = getattr(self.pm, "failed", {}).get(plugin)
+        return None if failed is None else failed[2]
+
     def info(self) -> list[PluginInfo]:
-        """Every registered plugin with its distribution, version and slots."""
+        """Every plugin with its distribution, version and slots, and those that failed
+        to load with their error, ordered by name."""
         out = []
         origins = getattr(self.pm, "origins", {})
         for name in self.names():
@@ -279,7 +295,18 @@ class Plugins:
                     slots=self.slots(name),
                 )
             )
-        return out
+        for name, (origin, where, error) in getattr(self.pm, "failed", {}).items():
+            out.append(
+                PluginInfo(
+                    name=name,
+                    module=where,
+                    distribution=origin,
+                    version=None,
+                    slots=(),
+                    error=error,
+                )
+            )
+        return sorted(out, key=lambda i: i.name)
 
     def _bind(self, plugin: str, hook: str, **fixed: Any) -> Any:
         impl = self._impl(plugin, hook)

@@ -386,6 +386,9 @@ def _structure_slot(raw: Any, slot: str, plugins: Plugins, source: str) -> SlotS
     plugin = raw.get("plugin")
     if not isinstance(plugin, str):
         raise RulesetError(f"{source}: 'plugin' must name a plugin: {plugin!r} @ {where}")
+    failure = plugins.failure(plugin)
+    if failure is not None:
+        raise RulesetError(f"{source}: {failure} @ {where}.plugin")
     if not plugins.has(plugin):
         raise RulesetError(
             f"{source}: unknown plugin {plugin!r} @ {where}.plugin "

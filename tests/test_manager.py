@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import textwrap
 from pathlib import Path
 
 import pytest
 
 import rankcraft
+from rankcraft.cli import main
 from rankcraft.manager import DISABLE_ENV, PLUGINS_DIR_ENV, get_plugin_manager
 
 FIRST_PARTY = {"elo", "mean", "individual"}
@@ -160,11 +162,11 @@ def test_plugins_folder_errors_name_the_folder_and_the_file(tmp_path, monkeypatc
     folder = tmp_path / "plugins"
     folder.mkdir()
     (folder / "broken.py").write_text("import no_such_module_here\n")
-    with pytest.raises(
-        rankcraft.PluginError,
-        match=r"plugin 'broken' from plugins-dir failed to load: No module named",
-    ):
-        get_plugin_manager(plugin_dirs=[folder])
+    pm = get_plugin_manager(plugin_dirs=[folder])
+    assert pm.get_plugin("broken") is None
+    assert pm.failed["broken"][2].startswith(
+        "plugin 'broken' from plugins-dir failed to load: ModuleNotFoundError: No module named"
+    )
 
 
 def test_a_plugins_folder_obeys_the_conflict_and_block_rules(tmp_path, monkeypatch) -> None:
@@ -236,8 +238,22 @@ def test_broken_third_party_plugin_names_itself(tmp_path, monkeypatch) -> None:
         {"broken_mod": "raise ImportError('no numpy here')\n"},
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    with pytest.raises(rankcraft.PluginError, match="plugin 'broken' from rankcraft-broken failed"):
-        get_plugin_manager()
+    # it breaks nothing else: the plugin list shows it with its error, other rulesets load
+    plugins = rankcraft.Plugins()
+    (info,) = [i for i in plugins.info() if i.name == "broken"]
+    assert info.distribution == "rankcraft-broken" and info.slots == ()
+    assert info.error == (
+        "plugin 'broken' from rankcraft-broken failed to load: ImportError: no numpy here"
+    )
+    assert rankcraft.load_ruleset("elo", plugins=plugins).name == "elo"
+    with pytest.raises(
+        rankcraft.RulesetError,
+        match=r"plugin 'broken' from rankcraft-broken failed to load: ImportError: no numpy "
+        r"here @ ruleset.update.plugin",
+    ):
+        rankcraft.loads_ruleset('name = "b"\n[update]\nplugin = "broken"\n', plugins=plugins)
+    code = main(["plugins"], out=(out := io.StringIO()), err=io.StringIO())
+    assert code == 0 and "failed to load: plugin 'broken'" in out.getvalue()
 
 
 def test_impl_may_take_fewer_arguments(pm, match) -> None:
@@ -257,3 +273,17 @@ def test_impl_may_take_fewer_arguments(pm, match) -> None:
     league = rankcraft.League(ruleset)
     report = league.record(match("m1", "a", "b", "c", ranks=[1, 2, 3]))
     assert report.expected == pytest.approx((1 / 3, 1 / 3, 1 / 3))
+
+
+def test_a_plugin_that_still_offers_kernels_is_refused_with_the_hook_named(tmp_path) -> None:
+    # the kernel hook is gone (one path): such a plugin fails to load, naming the hook
+    folder = tmp_path / "plugins"
+    folder.mkdir()
+    (folder / "old_elo.py").write_text(
+        textwrap.dedent(THIRD_PARTY)
+        + "\n@rankcraft.hookimpl\ndef rankcraft_kernel(slot):\n    return None\n"
+    )
+    plugins = rankcraft.Plugins(get_plugin_manager(plugin_dirs=[folder]))
+    assert not plugins.has("old_elo")
+    with pytest.raises(rankcraft.RulesetError, match="unknown hook 'rankcraft_kernel'"):
+        rankcraft.loads_ruleset('name = "o"\n[update]\nplugin = "old_elo"\n', plugins=plugins)
