@@ -55,6 +55,8 @@ _FLOAT_MAX = sys.float_info.max
 _BRACKETS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
 # an escape that could decode to NUL or a surrogate (a cheap test before walking values)
 _RISKY_ESCAPE = re.compile(r"\\u(?:0000|[dD][89a-fA-F])")
+# a number a double may not hold: an exponent of 3 digits or more, or 300 digits in a row
+_BIG_NUMBER = re.compile(r"[eE][+-]?\d{3}|\d{300}")
 
 
 class JSONTextError(InputError):
@@ -128,12 +130,17 @@ def loads_strict(
         return out
 
     refused: JSONTextError | None = None
+    # numbers are checked one by one only where one could be too large (a 3-digit
+    # exponent, or a run of 300 digits): elsewhere the decoder's own C parsing is exact
+    checked = _BIG_NUMBER.search(text) is not None or (
+        max_digits < 300 and re.search(rf"\d{{{max_digits + 1}}}", text) is not None
+    )
     try:
         value = json.loads(
             text,
             parse_constant=parse_constant,
-            parse_float=parse_float,
-            parse_int=parse_int,
+            parse_float=parse_float if checked else None,
+            parse_int=parse_int if checked else None,
             object_pairs_hook=pairs,
         )
     except _Refused as exc:
