@@ -507,19 +507,32 @@ class League:
         with self.batch():
             return self._run_reset(kind, when)
 
-    def _run_reset(self, kind: str, when: datetime | None) -> int:
+    def _run_reset(self, kind: str, when: datetime | None, since: datetime | None = None) -> int:
+        """Run one season event; returns the number of records it changed.
+
+        The plugin returns only the records it changes (or any superset); a returned
+        record that is the one it was given, or equal to it, is not written."""
         steps = self._steps
         assert steps.reset is not None
         context = ResetContext(
-            kind=kind, at=when, skill_params=steps.skill_params, decay=steps.skill_decay
+            kind=kind,
+            at=when,
+            skill_params=steps.skill_params,
+            decay=steps.skill_decay,
+            since=since,
         )
-        before = {r.id: r for r in self.players()}
+        rows = self._unit.rows
+        players = [record_of(p, rows[p]) for p in sorted(rows)]
+        returned = steps.reset(players, kind, context)
+        if not returned:
+            return 0
+        given = {r.id: r for r in players}
         changed = 0
-        for record in steps.reset(list(before.values()), kind, context):
-            old = before.get(record.id)
+        for record in returned:
+            old = given.get(record.id)
             if old is None:
                 raise PluginError(f"reset plugin returned unknown player {record.id!r}")
-            if record != old:
+            if record is not old and record != old:
                 self._unit.put_record(record)
                 changed += 1
         return changed

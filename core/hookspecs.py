@@ -196,14 +196,23 @@ def rankcraft_reset(
 ) -> Sequence[PlayerRecord]:
     """Apply a season event (soft or hard reset, migration) to every player.
 
-    The engine commits the returned records in one transaction.
+    The engine commits the returned records in one transaction. Return only the records
+    the event changes: the engine writes those alone, so an event costs in proportion to
+    the players it changes (returning a record unchanged is allowed, and not written).
+
+    An event must be a function of the records, its kind and which players played since
+    the previous event (``context.played``): when a scheduled catch-up finds that the
+    latest run of every ``[[resets]]`` entry changed no record, it skips the remaining
+    due events (a match dated years ahead does not run every weekly event in between).
 
     :param params: the reset slot's params.
     :param players: every player's record, ordered by id.
     :param kind: the event, e.g. ``"soft"`` or ``"hard"``; raise
         :class:`rankcraft.InputError` for a kind the plugin does not offer.
-    :param context: the event's time and the ruleset's skill params.
-    :returns: the new records (same ids; players left out are unchanged).
+    :param context: the event's time, the previous event's (``since``) and the
+        ruleset's skill params.
+    :returns: the new records of the players the event changes (same ids; players left
+        out are unchanged).
 
     .. versionadded:: 0.1
     """

@@ -261,12 +261,26 @@ class ResetContext:
         skill_params: params of the ruleset's skill (update) slot.
         decay: the skill plugin's decay, ``(state, periods) -> state``, or None when the
             skill does not decay (a reset may add rating periods of uncertainty).
+        since: when the previous event of this schedule entry was due (a scheduled event:
+            its moment less ``every_days``, or the schedule's start); None for an event run
+            by hand, which knows no previous one. A player whose ``last_played`` is at or
+            after ``since`` played in the period the event closes.
     """
 
     kind: str
     at: datetime | None = None
     skill_params: Any = None
     decay: Callable[[Any, float], Any] | None = None
+    since: datetime | None = None
+
+    def played(self, record: PlayerRecord) -> bool:
+        """Whether ``record``'s player played in the period this event closes (always
+        True without ``since``: an event run by hand counts every player)."""
+        since = self.since
+        if since is None:
+            return True
+        last = record.last_played
+        return last is not None and last >= since
 
 
 @attrs.frozen(kw_only=True)

@@ -102,8 +102,17 @@ class Seasons:
         match takes the league-wide path, which runs the event first)."""
         return bool(self.events) and any(m is None or m <= at for m in self._stored(store))
 
-    def run_due(self, at: datetime, run: Callable[[str, datetime], object]) -> None:
-        """Run, in time order, every event due at or before ``at``: ``run(kind, moment)``."""
+    def run_due(self, at: datetime, run: Callable[[str, datetime, datetime], int]) -> None:
+        """Run, in time order, every event due at or before ``at``:
+        ``run(kind, moment, since) -> records changed``, ``since`` being the event's
+        previous moment (``moment`` less ``every_days``).
+
+        Catch-up is cheap: once every entry's latest run changed no record (and nothing
+        changed since), no later run can change one before the next match, so the
+        schedule jumps past ``at`` without running them (the contract of
+        ``rankcraft_reset``: an event is a function of the records, its kind, and which
+        players played since the previous event).
+        """
         if not self.events:
             return
         moments = self.moments
@@ -111,6 +120,7 @@ class Seasons:
             if moment is None:  # anchored at the league's first match
                 moments[i] = at + timedelta(days=self.events[i].every_days)
                 self.dirty = True
+        quiet: set[int] = set()
         while True:
             due = min(
                 ((m, i) for i, m in enumerate(moments) if m is not None and m <= at),
@@ -119,6 +129,29 @@ class Seasons:
             if due is None:
                 return
             moment, i = due
-            run(self.events[i].kind, moment)
-            moments[i] = moment + timedelta(days=self.events[i].every_days)
+            step = timedelta(days=self.events[i].every_days)
             self.dirty = True
+            if len(quiet) == len(self.events):  # at rest: skip to the first moment after at
+                moments[i] = _later(moment, step, (at - moment) // step + 1, at)
+                continue
+            changed = run(self.events[i].kind, moment, moment - step)
+            moments[i] = _later(moment, step, 1, at)
+            if changed:
+                quiet.clear()
+            else:
+                quiet.add(i)
+
+
+def _later(moment: datetime, step: timedelta, times: int, at: datetime) -> datetime:
+    """``moment`` plus ``times`` steps (the schedule's next moment after a match at ``at``).
+
+    :raises MatchError: the moment is past the last time a date holds (year 9999): the
+        match leaves the schedule no room (nothing is changed).
+    """
+    try:
+        return moment + step * times
+    except OverflowError:
+        raise MatchError(
+            f"'played_at' {format_time(at)} leaves no room for the season schedule: its next "
+            "event would fall after the year 9999"
+        ) from None

@@ -17,11 +17,13 @@ RP by Δr·F only. Tiers follow Table 1 (Wanderer 200 … Master 1200; Grandweav
 
 Season events (``League.reset(kind)``):
 
-- ``"soft"`` (weekly): end-of-week RP is recorded; Grandweavers are capped at 1400 RP and
+- ``"soft"`` (weekly): end-of-week RP is recorded for the players of the season (those who
+  have played since the last hard reset); Grandweavers are capped at 1400 RP and
   other Masters at 1300, by rank at the week's end; every player's RD grows by one rating
   period (RD grows once a week).
-- ``"hard"`` (monthly): the season is archived (end-of-season rank; Masters and above are
-  scored by the mean of their end-of-week RP); RP is set from the end-of-season rank by
+- ``"hard"`` (monthly): the season of each player who played in it is archived
+  (end-of-season rank; Masters and above are scored by the mean of their end-of-week RP;
+  a player idle all season gets no entry); RP is set from the end-of-season rank by
   Table 1 (Wanderers stay at 200); MMR is rescaled by eq. 5, r' = 1500 + (r − r_low) /
   (r_high − r_low) · span (span 750 by default, as the equation), RD back to 350; floors are
   recomputed from the new RP.
@@ -298,33 +300,50 @@ def rankcraft_reset(
     if kind == "soft":
         return _soft_reset(params, players, context)
     if kind == "hard":
-        return _hard_reset(params, players)
+        return _hard_reset(params, players, context)
     raise InputError(f"skyweaver-rp has no {kind!r} reset (it has 'soft' and 'hard')")
 
 
 def _soft_reset(
     params: SkyweaverParams, players: Sequence[PlayerRecord], context: ResetContext
 ) -> list[PlayerRecord]:
+    """Caps, end-of-week RP and a week of RD growth; returns the changed records only.
+
+    End-of-week RP is recorded for the players of the season: those with a week recorded
+    already, and those who played this week (``context.played``). A player who has not
+    played since the last hard reset has no week of the season to record."""
     top = grandweavers(params, players)
+    decay = context.decay if params.soft_reset_periods > 0 else None
+    periods = params.soft_reset_periods
     out = []
     for p in players:
         rank = _rank_of(p)
         points = rank.points
-        if p.id in top:
-            points = min(points, params.grandweaver_cap)
-        elif points >= 1200:
-            points = min(points, params.master_cap)
-        rank = attrs.evolve(
-            rank, points=points, tier=tier_of(points), weekly=(*rank.weekly, rank.points)
-        )
+        capped = points
+        if points >= 1200:
+            capped = min(points, params.grandweaver_cap if p.id in top else params.master_cap)
         skill = p.skill
-        if context.decay is not None and params.soft_reset_periods > 0:
-            skill = context.decay(skill, params.soft_reset_periods)
+        if decay is not None:
+            grown = decay(skill, periods)
+            if grown != skill:
+                skill = grown
+        if rank.weekly or context.played(p):
+            rank = attrs.evolve(
+                rank, points=capped, tier=tier_of(capped), weekly=(*rank.weekly, points)
+            )
+        elif capped != points:
+            rank = attrs.evolve(rank, points=capped, tier=tier_of(capped))
+        elif skill is p.skill:
+            continue  # idle all season, nothing to cap, RD at its limit: unchanged
         out.append(attrs.evolve(p, rank=rank, skill=skill))
     return out
 
 
-def _hard_reset(params: SkyweaverParams, players: Sequence[PlayerRecord]) -> list[PlayerRecord]:
+def _hard_reset(
+    params: SkyweaverParams, players: Sequence[PlayerRecord], context: ResetContext
+) -> list[PlayerRecord]:
+    """The season's end; only a player who played in the season (``context.played``)
+    gets a season in the archive. Returns the changed records only."""
     if not players:
         return []
     top = grandweavers(params, players)
@@ -339,22 +358,27 @@ def _hard_reset(params: SkyweaverParams, players: Sequence[PlayerRecord]) -> lis
     for p in players:
         rank = _rank_of(p)
         season_rank = _season_rank(p, top)
-        if season_rank in (MASTER, GRANDWEAVER) and rank.weekly:
-            score = math.fsum(rank.weekly) / len(rank.weekly)
-        else:
-            score = float(rank.points)
+        seasons = rank.seasons
+        if context.played(p):
+            if season_rank in (MASTER, GRANDWEAVER) and rank.weekly:
+                score = math.fsum(rank.weekly) / len(rank.weekly)
+            else:
+                score = float(rank.points)
+            seasons = (*seasons, (season_rank, score))
         points = HARD_RESET[season_rank]
-        rank = SkyweaverRp(
-            points,
-            tier_of(points),
-            hard_floor(points),
-            rank.streak,
-            (),
-            (*rank.seasons, (season_rank, score)),
-        )
+        tier, floor = tier_of(points), hard_floor(points)
         share = (p.skill.rating - low) / (high - low) if high > low else 0.0
         rating = params.reset_rating + share * params.span
-        skill = attrs.evolve(p.skill, rating=rating, deviation=params.reset_deviation)
+        skill = p.skill
+        if rating != skill.rating or params.reset_deviation != skill.deviation:
+            skill = attrs.evolve(skill, rating=rating, deviation=params.reset_deviation)
+        elif (
+            seasons is rank.seasons
+            and not rank.weekly
+            and (points, tier, floor) == (rank.points, rank.tier, rank.floor)
+        ):
+            continue  # idle, and at the fixed point of the resets: unchanged
+        rank = SkyweaverRp(points, tier, floor, rank.streak, (), seasons)
         out.append(attrs.evolve(p, rank=rank, skill=skill))
     return out
 

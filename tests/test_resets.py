@@ -50,7 +50,8 @@ def test_a_long_gap_runs_every_missed_event_in_order() -> None:
     league = schedule_league()
     league.record(game("m1", "2024-01-02"))
     league.record(game("m2", "2024-03-01"))  # 8 soft resets and 4 hard resets in between
-    assert len(league.player("a").rank.seasons) == 4
+    # a played in the first season only: the three idle seasons archive nothing
+    assert [s for s, _ in league.player("a").rank.seasons] == ["Wanderer"]
 
 
 def test_a_refused_match_rolls_its_resets_back(match) -> None:
@@ -114,3 +115,66 @@ def test_reset_command(tmp_path: Path) -> None:
     assert main(["player", "a", "--db", str(db)], out=out, err=io.StringIO()) == 0
     text = out.getvalue()
     assert "standing: Wanderer" in text and "points 200 -> " in text and "why: mmr_change" in text
+
+
+def test_an_idle_players_archive_does_not_grow() -> None:
+    league = schedule_league()  # soft every week, hard every two weeks, from 2024-01-01
+    league.record(game("m0", "2024-01-02", "a", "idle"))
+    days = [f"2024-{1 + d // 28:02d}-{1 + d % 28:02d}" for d in range(7, 7 * 40, 7)]
+    league.record_many(game(f"m{i + 1}", day, "a", "b", i % 2) for i, day in enumerate(days))
+    idle, a = league.player("idle").rank, league.player("a").rank
+    assert len(idle.seasons) == 1  # the season of its one match, not the ~20 since
+    assert len(a.seasons) >= 15 and idle.weekly == ()
+    # an idle player's RP, MMR and RD still follow every season end (Table 1, eq. 5)
+    assert league.player("idle").skill.deviation == 350.0
+
+
+def _counted(league: rankcraft.League) -> list[int]:
+    calls = [0]
+    reset = league._steps.reset
+    assert reset is not None
+
+    def counting(players, kind, context):  # type: ignore[no-untyped-def]
+        calls[0] += 1
+        return reset(players, kind, context)
+
+    league._steps.reset = counting
+    return calls
+
+
+def _players(n: int = 60) -> list[dict[str, object]]:
+    return [game(f"p{i}", f"2024-01-{2 + i % 20:02d}", f"x{i}", f"y{i % 7}") for i in range(n)]
+
+
+def test_a_far_future_match_runs_no_event_after_the_league_is_at_rest() -> None:
+    league = schedule_league()
+    league.record_many(sorted(_players(), key=lambda m: str(m["played_at"])))
+    calls = _counted(league)
+    league.record(game("far", "9000-06-01", "x1", "y1"))  # ~365,000 weekly events due
+    assert calls[0] < 60
+    # the first moments after the match, 2024-01-01 plus whole weeks (and fortnights)
+    assert league.export()["schedule"] == ["9000-06-02T00:00:00Z", "9000-06-02T00:00:00Z"]
+
+
+def test_skipping_quiet_events_changes_no_result() -> None:
+    matches = sorted(_players(), key=lambda m: str(m["played_at"]))
+    later = [game("late", "2027-03-10", "x1", "y2"), game("later", "2027-03-30", "y2", "z")]
+    fast, slow = schedule_league(), schedule_league()
+    run = slow._run_reset
+    slow._run_reset = lambda *args: run(*args) or 1  # type: ignore[method-assign]
+    calls = _counted(fast), _counted(slow)
+    for league in (fast, slow):
+        league.record_many(matches)
+        league.record_many(later)
+    assert fast.export() == slow.export()
+    assert calls[0][0] < 40 < 150 < calls[1][0]
+
+
+def test_a_match_after_the_last_representable_event_is_refused_at_once() -> None:
+    league = schedule_league()
+    league.record(game("m1", "2024-01-02"))
+    before = league.export()
+    calls = _counted(league)
+    with pytest.raises(rankcraft.MatchError, match="no room for the season schedule"):
+        league.record(game("m2", "9999-12-31"))
+    assert league.export() == before and calls[0] < 60
