@@ -35,6 +35,7 @@ teams[0][0] | match: 'teams[0][0]' holds a NUL character (\\u0000): 'a\\x00'
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -95,40 +96,6 @@ def loads_strict(
             ) from None
     _check_depth(text, what, max_depth)
 
-    def parse_constant(name: str) -> NoReturn:
-        raise _Refused(f"{name} is not a JSON number", literal=name)
-
-    def parse_float(literal: str) -> float:
-        value = float(literal)
-        if not math.isfinite(value):
-            raise _Refused(
-                f"the number {_short(literal)} is too large for a double", literal=literal
-            )
-        return value
-
-    def parse_int(literal: str) -> int:
-        digits = len(literal) - literal.startswith("-")
-        if digits > max_digits:
-            raise _Refused(
-                f"an integer of {digits} digits is longer than {max_digits}", literal=literal
-            )
-        value = int(literal)
-        if abs(value) > _FLOAT_MAX:
-            raise _Refused(
-                f"the integer {_short(literal)} is too large for a double", literal=literal
-            )
-        return value
-
-    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        out = dict(items)
-        if len(out) != len(items):
-            seen: set[str] = set()
-            for key, _ in items:
-                if key in seen:
-                    raise _Refused(f"the key {key!r} appears twice in one object", where=False)
-                seen.add(key)
-        return out
-
     refused: JSONTextError | None = None
     # numbers are checked one by one only where one could be too large (a 3-digit
     # exponent, or a run of 300 digits): elsewhere the decoder's own C parsing is exact
@@ -138,10 +105,10 @@ def loads_strict(
     try:
         value = json.loads(
             text,
-            parse_constant=parse_constant,
-            parse_float=parse_float if checked else None,
-            parse_int=parse_int if checked else None,
-            object_pairs_hook=pairs,
+            parse_constant=_parse_constant,
+            parse_float=_parse_float if checked else None,
+            parse_int=functools.partial(_parse_int, max_digits=max_digits) if checked else None,
+            object_pairs_hook=_pairs,
         )
     except _Refused as exc:
         position = exc.position_in(text)
@@ -159,6 +126,43 @@ def loads_strict(
     if _RISKY_ESCAPE.search(text):
         _check_strings(value, what)
     return value
+
+
+# -- the decoder's hooks: each refuses what the module docstring lists ---------------------
+
+
+def _parse_constant(name: str) -> NoReturn:
+    raise _Refused(f"{name} is not a JSON number", literal=name)
+
+
+def _parse_float(literal: str) -> float:
+    value = float(literal)
+    if not math.isfinite(value):
+        raise _Refused(f"the number {_short(literal)} is too large for a double", literal=literal)
+    return value
+
+
+def _parse_int(literal: str, *, max_digits: int) -> int:
+    digits = len(literal) - literal.startswith("-")
+    if digits > max_digits:
+        raise _Refused(
+            f"an integer of {digits} digits is longer than {max_digits}", literal=literal
+        )
+    value = int(literal)
+    if abs(value) > _FLOAT_MAX:
+        raise _Refused(f"the integer {_short(literal)} is too large for a double", literal=literal)
+    return value
+
+
+def _pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(items)
+    if len(out) != len(items):
+        seen: set[str] = set()
+        for key, _ in items:
+            if key in seen:
+                raise _Refused(f"the key {key!r} appears twice in one object", where=False)
+            seen.add(key)
+    return out
 
 
 class _Refused(ValueError):
