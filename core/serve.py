@@ -57,11 +57,16 @@ answers as one would (docs/deploy.md).
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
 import json
 import os
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
+from functools import cache
+from importlib import resources
 from typing import Any
 
 import attrs
@@ -89,7 +94,7 @@ try:
     from starlette.middleware import Middleware
     from starlette.middleware.cors import CORSMiddleware
     from starlette.requests import ClientDisconnect, Request
-    from starlette.responses import JSONResponse
+    from starlette.responses import HTMLResponse, JSONResponse
     from starlette.routing import Route
     from uvicorn.protocols.http.h11_impl import H11Protocol
 except ImportError:  # pragma: no cover - checked by cli.cmd_serve before use
@@ -563,7 +568,7 @@ OPERATIONS = (
     ),
 )
 """The service's endpoints: they build its routes and token checks (:func:`create_app`)
-and its document (:func:`openapi_document`). ``/openapi.json`` is served
+and its document (:func:`openapi_document`). ``/openapi.json`` and ``/docs`` are served
 besides, open to all."""
 
 
@@ -695,6 +700,29 @@ class _Handlers:
         return JSONResponse(openapi_document(self.league, self.settings))
 
 
+@cache
+def _docs_page() -> tuple[str, str]:
+    """The page at ``/docs`` (core/docs.html, shipped in the package) and the
+    Content-Security-Policy that lets only its own script run and fetch only this site."""
+    page = resources.files("rankcraft").joinpath("docs.html").read_text("utf-8")
+    scripts = re.findall(r"<script>(.*?)</script>", page, flags=re.DOTALL)
+    hashes = " ".join(
+        f"'sha256-{base64.b64encode(hashlib.sha256(s.encode()).digest()).decode()}'"
+        for s in scripts
+    )
+    policy = (
+        f"default-src 'none'; script-src {hashes}; style-src 'unsafe-inline'; "
+        "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    )
+    return page, policy
+
+
+async def docs_page(request: Request) -> HTMLResponse:
+    """A small page that reads ``/openapi.json`` and can send requests (no CDN)."""
+    page, policy = _docs_page()
+    return HTMLResponse(page, headers={"Content-Security-Policy": policy})
+
+
 def create_app(league: League, settings: Settings | None = None) -> Starlette:
     """The HTTP application over ``league`` (which it closes at shutdown)."""
     settings = settings or Settings()
@@ -715,6 +743,7 @@ def create_app(league: League, settings: Settings | None = None) -> Starlette:
         for op in OPERATIONS
     ] + [
         Route("/openapi.json", h.openapi, methods=["GET"]),
+        Route("/docs", docs_page, methods=["GET"]),
     ]
 
     async def as_json(request: Request, exc: Exception) -> JSONResponse:

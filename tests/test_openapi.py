@@ -4,6 +4,8 @@ state classes and the table of operations (rankcraft.openapi, rankcraft.fields).
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -374,3 +376,22 @@ def test_token_errors_are_listed_where_a_token_is_needed(auth_reads: bool) -> No
         assert ("security" in document["paths"][op.path][op.method.lower()]) == needs
         if op.body is not None:
             assert {400, 408, 413, 415} <= codes, op.path
+
+
+# -- /docs -------------------------------------------------------------------------------
+
+
+def test_the_docs_page_is_served_from_the_package() -> None:
+    with TestClient(create_app(rankcraft.League("elo"))) as client:
+        answer = client.get("/docs")
+    assert answer.status_code == 200
+    assert answer.headers["content-type"].startswith("text/html")
+    page = answer.text
+    assert 'fetch("openapi.json")' in page
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)  # nothing from elsewhere
+    policy = answer.headers["content-security-policy"]
+    script = re.search(r"<script>(.*?)</script>", page, flags=re.DOTALL)
+    assert script is not None
+    digest = base64.b64encode(hashlib.sha256(script.group(1).encode()).digest()).decode()
+    assert f"script-src 'sha256-{digest}'" in policy
+    assert "connect-src 'self'" in policy
