@@ -16,6 +16,7 @@ GET      ``/ruleset``            (read)       the league's ruleset, as a table a
 POST     ``/reset``              admin        ``{"kind", "at"}``: a season event
 GET      ``/health``                          ``{"ok": true, "matches": N}``
 GET      ``/openapi.json``                    the OpenAPI 3.1 description of all of the above
+GET      ``/docs``                            a page that shows it and can send requests
 =======  ======================  ===========  ==========================================
 
 Writes need a token (``Authorization: Bearer rk_...``, :mod:`rankcraft.tokens`) of the
@@ -34,6 +35,10 @@ Each worker process opens the league itself and handles one request at a time (t
 league is not shared between threads). Several workers over one PostgreSQL database
 record in parallel; each read first takes what the others committed, so any worker
 answers as one would (docs/deploy.md).
+
+The OpenAPI document is generated (:mod:`rankcraft.openapi`): the routes, their token
+checks and the document's paths all come from :data:`OPERATIONS`; the request bodies are
+checked by the field specs their schemas are written from (:func:`request_bodies`).
 
 >>> import rankcraft.tokens
 >>> from starlette.testclient import TestClient
