@@ -395,3 +395,19 @@ def test_the_docs_page_is_served_from_the_package() -> None:
     digest = base64.b64encode(hashlib.sha256(script.group(1).encode()).digest()).decode()
     assert f"script-src 'sha256-{digest}'" in policy
     assert "connect-src 'self'" in policy
+
+
+def test_an_open_rating_period_fits_the_player_schema(tmp_path: Path) -> None:
+    ruleset = tmp_path / "g1.toml"
+    ruleset.write_text(
+        'name = "g1"\n[period]\nmode = "batch"\nlength_days = 7.0\norigin = "2024-01-01"\n'
+        '[update]\nplugin = "glicko1"\n'
+    )
+    with token_client(rankcraft.League(str(ruleset))) as client:
+        document = client.get("/openapi.json").json()
+        assert client.post("/matches", json=game("m1", "a", "b")).status_code == 201
+        player = client.get("/players/a").json()
+        assert player["player"]["open"]["pending"]  # the period is open, a pairing waits
+        conforms(player, {"$ref": "#/components/schemas/Standing"}, document)
+        board = client.get("/leaderboard").json()
+        conforms(board, {"$ref": "#/components/schemas/Leaderboard"}, document)
