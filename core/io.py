@@ -24,24 +24,103 @@ from types import MappingProxyType
 from typing import IO, Any, BinaryIO, cast
 
 from .errors import InputError, MatchError
+from .fields import Body, Field
 from .jsontext import JSONTextError, loads_strict
 from .model import Match
 
-MATCH_KEYS = frozenset(
-    {
-        "id",
-        "played_at",
-        "teams",
-        "scores",
-        "ranks",
-        "seconds_played",
-        "quit",
-        "weight",
-        "meta",
-        "forecast",
-        "home",
-    }
+_PLAYER = Field("player", "string", min_length=1, description="a player id")
+MATCH = Body(
+    "a match",
+    (
+        Field(
+            "id",
+            "string",
+            required=True,
+            min_length=1,
+            description="unique in a league (no NUL character, no lone surrogate)",
+        ),
+        Field(
+            "played_at",
+            "string",
+            required=True,
+            description="an ISO-8601 date or date-time; no zone means UTC; not earlier "
+            "than the latest match of any of its players",
+        ),
+        Field(
+            "teams",
+            "array",
+            required=True,
+            min_items=2,
+            items=Field("side", "array", min_items=1, items=_PLAYER),
+            description="the sides, each a non-empty list of player ids; no player twice",
+        ),
+        Field(
+            "scores",
+            ("array", "null"),
+            items=Field("score", "number"),
+            description="one finite number per side, higher is better (give exactly one "
+            "of scores and ranks)",
+        ),
+        Field(
+            "ranks",
+            ("array", "null"),
+            items=Field("rank", "integer", minimum=1),
+            description="one place per side, 1 is best (give exactly one of scores and ranks)",
+        ),
+        Field(
+            "seconds_played",
+            ("array", "null"),
+            items=Field("side", "array", items=Field("seconds", "integer", minimum=0)),
+            description="the seconds each player played, shaped exactly like teams",
+        ),
+        Field(
+            "quit",
+            ("array", "null"),
+            unique=True,
+            items=Field("player", "string"),
+            description="players (each in teams) who left before the end",
+        ),
+        Field(
+            "weight",
+            "number",
+            exclusive_minimum=0,
+            maximum=1,
+            default=1,
+            description="how much the whole match counts",
+        ),
+        Field(
+            "home",
+            ("integer", "null"),
+            minimum=0,
+            description="the index of the side at home (below the number of sides); "
+            "null: a neutral venue or unknown",
+        ),
+        Field(
+            "meta",
+            ("object", "null"),
+            description="free data, kept with the match, never read by the math",
+        ),
+        Field(
+            "forecast",
+            ("object", "null"),
+            description="an outside forecast, kept as meta.forecast, never read by the math",
+        ),
+    ),
+    description="one match: the match document of docs/design.md",
+    schema_extra={
+        "anyOf": [
+            {"required": [key], "properties": {key: {"type": "array"}}}
+            for key in ("scores", "ranks")
+        ]
+    },
 )
+"""The match document's keys, their JSON types and the constraints of each value alone:
+the source of the service's match schema (``/openapi.json``). :func:`parse_match` is the
+one validator of matches (and also checks the rules across keys: one score or rank per
+side, ``seconds_played`` shaped like ``teams``, ``quit`` players in ``teams``, ``home``
+a side); tests/test_openapi.py probes that the two agree."""
+
+MATCH_KEYS = MATCH.keys
 """Keys a match line may have. ``forecast`` (an outside forecast) is carried like ``meta``."""
 
 _time_cache: dict[str, datetime] = {}

@@ -16,6 +16,7 @@ GET      ``/ruleset``            (read)       the league's ruleset, as a table a
 POST     ``/reset``              admin        ``{"kind", "at"}``: a season event
 GET      ``/health``                          ``{"ok": true, "matches": N}``
 GET      ``/openapi.json``                    the OpenAPI 3.1 description of all of the above
+GET      ``/docs``                            a page that shows it and can send requests
 =======  ======================  ===========  ==========================================
 
 Writes need a token (``Authorization: Bearer rk_...``, :mod:`rankcraft.tokens`) of the
@@ -34,6 +35,10 @@ Each worker process opens the league itself and handles one request at a time (t
 league is not shared between threads). Several workers over one PostgreSQL database
 record in parallel; each read first takes what the others committed, so any worker
 answers as one would (docs/deploy.md).
+
+The OpenAPI document is generated (:mod:`rankcraft.openapi`): the routes, their token
+checks and the document's paths all come from :data:`OPERATIONS`; the request bodies are
+checked by the field specs their schemas are written from (:func:`request_bodies`).
 
 >>> import rankcraft.tokens
 >>> from starlette.testclient import TestClient
@@ -57,11 +62,16 @@ answers as one would (docs/deploy.md).
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
 import json
 import os
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
+from functools import cache
+from importlib import resources
 from typing import Any
 
 import attrs
@@ -74,9 +84,11 @@ from .errors import (
     LateMatchError,
     RankcraftError,
 )
-from .io import parse_match
+from .fields import Body, Field
+from .io import MATCH, parse_match
 from .jsontext import loads_strict
 from .model import format_time
+from .openapi import Operation, build_document
 from .ruleset import dumps, to_dict
 from .tokens import authenticate
 
@@ -87,7 +99,7 @@ try:
     from starlette.middleware import Middleware
     from starlette.middleware.cors import CORSMiddleware
     from starlette.requests import ClientDisconnect, Request
-    from starlette.responses import JSONResponse
+    from starlette.responses import HTMLResponse, JSONResponse
     from starlette.routing import Route
     from uvicorn.protocols.http.h11_impl import H11Protocol
 except ImportError:  # pragma: no cover - checked by cli.cmd_serve before use
@@ -375,6 +387,210 @@ def _bearer(request: Request, league: League, scope: str) -> None:
 Handler = Callable[[Request], Awaitable[JSONResponse]]
 
 
+def _sides(name: str, settings: Settings) -> Field:
+    """The sides of a prediction: lists of player ids, within the service's limits."""
+    player = Field("player", "string", min_length=1, must="a player id (a non-empty string)")
+    return Field(
+        name,
+        "array",
+        required=True,
+        min_items=2,
+        max_items=settings.max_sides,
+        must="a list of at least two sides",
+        items=Field("side", "array", min_items=1, must="a list of player ids", items=player),
+        limit=lambda value, path: _check_sides(value, path, settings),
+        description=f"one list of player ids per side; at most {settings.max_sides} sides "
+        f"(--max-sides) and {settings.max_players} players in all (--max-players)",
+    )
+
+
+def _at(what: str, kinds: tuple[str, ...] = ("string", "null")) -> Field:
+    return Field(
+        "at",
+        kinds,
+        must="an ISO-8601 time",
+        description=f"{what} (an ISO-8601 date or date-time; no zone means UTC)",
+    )
+
+
+def request_bodies(settings: Settings) -> dict[str, Body]:
+    """The request bodies, by their schema's name: each checks a body (``Body.check``)
+    and describes it (``Body.schema``). ``Match`` only describes: :func:`parse_match`
+    checks matches, after :func:`_check_sides` has applied the limits."""
+    teams = MATCH.field("teams")
+    played_at = MATCH.field("played_at")
+    match_fields = {
+        "teams": attrs.evolve(
+            teams,
+            max_items=settings.max_sides,
+            description=f"{teams.description}; at most {settings.max_sides} sides "
+            f"(--max-sides) and {settings.max_players} players in all (--max-players)",
+        ),
+        "played_at": attrs.evolve(
+            played_at,
+            description=f"{played_at.description}; at most {settings.max_future:g} s past "
+            "the server's clock (--max-future)",
+        ),
+    }
+    return {
+        "Match": attrs.evolve(MATCH, fields=[match_fields.get(f.name, f) for f in MATCH.fields]),
+        "Prediction": Body(
+            "a prediction",
+            (
+                _sides("sides", settings),
+                _at("predict for this time (decays idle players); default: now"),
+                Field(
+                    "home",
+                    ("integer", "null"),
+                    minimum=0,
+                    must="the index of a side",
+                    description="the index of the side at home (below the number of sides)",
+                ),
+            ),
+            description="the sides to predict (player ids may hold commas here)",
+            unknown_error=RequestError,
+        ),
+        "SeasonEvent": Body(
+            "a season event",
+            (
+                Field(
+                    "kind",
+                    "string",
+                    required=True,
+                    must="the name of a season event such as 'soft'",
+                    description="a season event of the ruleset's reset plugin, e.g. soft or hard",
+                ),
+                _at("run it as of this time; default: now"),
+            ),
+            closed=False,
+            description="a season event to run now",
+        ),
+    }
+
+
+def query_parameters(settings: Settings) -> dict[str, Field]:
+    """The query parameters of the GET endpoints, by name (the handlers parse them from
+    text: see ``_int_param`` and ``_Handlers.predict``)."""
+    return {
+        "top": Field("top", "integer", minimum=1, description="only the first N players"),
+        "side": Field(
+            "side",
+            "array",
+            required=True,
+            min_items=2,
+            max_items=settings.max_sides,
+            items=Field("side", "string", description="a side's player ids, comma-separated"),
+            description=f"once per side: ?side=a,b&side=c; at most {settings.max_sides} "
+            f"sides and {settings.max_players} players in all",
+        ),
+        "at": _at("predict for this time (decays idle players); default: now", ("string",)),
+        "home": Field("home", "integer", minimum=0, description="the index of the side at home"),
+    }
+
+
+OPERATIONS = (
+    Operation(
+        method="POST",
+        path="/matches",
+        handler="post_match",
+        scope="record",
+        summary="Record one match",
+        answer=(201, "the match as stored, with its report", "Recorded"),
+        body="Match",
+        errors=(409,),
+    ),
+    Operation(
+        method="GET",
+        path="/matches/{match_id}",
+        handler="get_match",
+        scope="read",
+        summary="A recorded match with its report",
+        answer=(200, "the match", "Recorded"),
+        errors=(404,),
+    ),
+    Operation(
+        method="GET",
+        path="/players/{player_id}",
+        handler="get_player",
+        scope="read",
+        summary="A player's state",
+        answer=(200, "the player (state export format) and league-wide label", "Standing"),
+        errors=(404,),
+    ),
+    Operation(
+        method="GET",
+        path="/leaderboard",
+        handler="leaderboard",
+        scope="read",
+        summary="Players best first",
+        answer=(200, "place, standing and state per player", "Leaderboard"),
+        query=("top",),
+        errors=(400,),
+    ),
+    Operation(
+        method="GET",
+        path="/predict",
+        handler="predict",
+        scope="read",
+        summary="Win probability of each side",
+        answer=(200, "one probability per side, summing to 1", "Predicted"),
+        query=("side", "at", "home"),
+        errors=(400,),
+    ),
+    Operation(
+        method="POST",
+        path="/predict",
+        handler="post_predict",
+        scope="read",
+        summary="Win probability of each side (player ids may hold commas)",
+        answer=(200, "one probability per side, summing to 1", "Predicted"),
+        body="Prediction",
+    ),
+    Operation(
+        method="GET",
+        path="/ruleset",
+        handler="ruleset",
+        scope="read",
+        summary="The league's ruleset",
+        answer=(200, "name, description, the ruleset as a table and as TOML", "Ruleset"),
+    ),
+    Operation(
+        method="POST",
+        path="/reset",
+        handler="reset",
+        scope="admin",
+        summary="A season event of the ruleset's reset plugin",
+        answer=(200, "the event and how many players it changed", "SeasonEventDone"),
+        body="SeasonEvent",
+    ),
+    Operation(
+        method="GET",
+        path="/health",
+        handler="health",
+        scope=None,
+        summary="Liveness and the count of matches",
+        answer=(200, "ok", "Health"),
+    ),
+)
+"""The service's endpoints: they build its routes and token checks (:func:`create_app`)
+and its document (:func:`openapi_document`). ``/openapi.json`` and ``/docs`` are served
+besides, open to all."""
+
+
+def openapi_document(league: League, settings: Settings | None = None) -> dict[str, Any]:
+    """The OpenAPI 3.1 description of the service (served at ``/openapi.json``), made from
+    :data:`OPERATIONS`, the request bodies' specs, the league's state classes and the
+    settings (:mod:`rankcraft.openapi`)."""
+    settings = settings or Settings()
+    return build_document(
+        league,
+        OPERATIONS,
+        request_bodies(settings),
+        query_parameters(settings),
+        settings.auth_reads,
+    )
+
+
 class _Handlers:
     """The endpoints of one application, over one league."""
 
@@ -382,29 +598,14 @@ class _Handlers:
         self.league = league
         self.settings = settings
         self.codec = league.codec
+        self.bodies = request_bodies(settings)
 
-    def predict_sides(self, sides: Any, at: Any, home: Any, field: str) -> JSONResponse:
-        _check_sides(sides, field, self.settings)
-        if not isinstance(sides, list) or len(sides) < 2:
-            raise InputError(f"'{field}' must list at least two sides: {sides!r}"[:300])
-        for i, side in enumerate(sides):
-            if not isinstance(side, list) or not side:
-                raise InputError(f"'{field}[{i}]' must be a list of player ids: {side!r}")
-            for j, player in enumerate(side):
-                if not isinstance(player, str) or not player:
-                    raise InputError(
-                        f"'{field}[{i}][{j}]' must be a player id (a non-empty string): {player!r}"[
-                            :300
-                        ]
-                    )
-        if at is not None and not isinstance(at, str):
-            raise InputError(f"'at' must be an ISO-8601 time: {at!r}"[:300])
-        if home is not None and (
-            not isinstance(home, int) or isinstance(home, bool) or not 0 <= home < len(sides)
-        ):
+    def predict_sides(self, body: dict[str, Any]) -> JSONResponse:
+        sides, home = body["sides"], body.get("home")
+        if home is not None and home >= len(sides):
             raise InputError(f"'home' must be the index of a side: {home!r}"[:300])
         self.league.refresh([p for side in sides for p in side])
-        probabilities = self.league.predict(sides, at=at, home=home)
+        probabilities = self.league.predict(sides, at=body.get("at"), home=home)
         return JSONResponse({"sides": sides, "probabilities": probabilities})
 
     async def post_match(self, request: Request) -> JSONResponse:
@@ -476,24 +677,12 @@ class _Handlers:
         return JSONResponse({"sides": sides, "probabilities": probabilities})
 
     async def post_predict(self, request: Request) -> JSONResponse:
-        body = await _json_body(request, self.settings)
-        if not isinstance(body, dict):
-            raise InputError(f"a prediction must be a JSON object, got {type(body).__name__}")
-        unknown = sorted(set(body) - {"sides", "at", "home"})
-        if unknown:
-            raise RequestError(
-                f"{unknown[0][:40]!r} is not a field of a prediction", field=unknown[0][:40]
-            )
-        return self.predict_sides(body.get("sides"), body.get("at"), body.get("home"), "sides")
+        body = self.bodies["Prediction"].check(await _json_body(request, self.settings))
+        return self.predict_sides(body)
 
     async def reset(self, request: Request) -> JSONResponse:
-        body = await _json_body(request, self.settings)
-        if not isinstance(body, dict) or not isinstance(body.get("kind"), str):
-            raise InputError(f"'kind' must name a season event such as 'soft': {body!r}"[:300])
-        at = body.get("at")
-        if at is not None and not isinstance(at, str):
-            raise InputError(f"'at' must be an ISO-8601 time: {at!r}"[:300])
-        changed = self.league.reset(body["kind"], at=at)
+        body = self.bodies["SeasonEvent"].check(await _json_body(request, self.settings))
+        changed = self.league.reset(body["kind"], at=body.get("at"))
         return JSONResponse({"kind": body["kind"], "changed": changed})
 
     async def ruleset(self, request: Request) -> JSONResponse:
@@ -516,6 +705,29 @@ class _Handlers:
         return JSONResponse(openapi_document(self.league, self.settings))
 
 
+@cache
+def _docs_page() -> tuple[str, str]:
+    """The page at ``/docs`` (core/docs.html, shipped in the package) and the
+    Content-Security-Policy that lets only its own script run and fetch only this site."""
+    page = resources.files("rankcraft").joinpath("docs.html").read_text("utf-8")
+    scripts = re.findall(r"<script>(.*?)</script>", page, flags=re.DOTALL)
+    hashes = " ".join(
+        f"'sha256-{base64.b64encode(hashlib.sha256(s.encode()).digest()).decode()}'"
+        for s in scripts
+    )
+    policy = (
+        f"default-src 'none'; script-src {hashes}; style-src 'unsafe-inline'; "
+        "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    )
+    return page, policy
+
+
+async def docs_page(request: Request) -> HTMLResponse:
+    """A small page that reads ``/openapi.json`` and can send requests (no CDN)."""
+    page, policy = _docs_page()
+    return HTMLResponse(page, headers={"Content-Security-Policy": policy})
+
+
 def create_app(league: League, settings: Settings | None = None) -> Starlette:
     """The HTTP application over ``league`` (which it closes at shutdown)."""
     settings = settings or Settings()
@@ -532,19 +744,11 @@ def create_app(league: League, settings: Settings | None = None) -> Starlette:
         return endpoint
 
     routes = [
-        Route(path, guarded(handler, scope), methods=[method])
-        for method, path, handler, scope in (
-            ("POST", "/matches", h.post_match, "record"),
-            ("GET", "/matches/{match_id:path}", h.get_match, "read"),
-            ("GET", "/players/{player_id:path}", h.get_player, "read"),
-            ("GET", "/leaderboard", h.leaderboard, "read"),
-            ("GET", "/predict", h.predict, "read"),
-            ("POST", "/predict", h.post_predict, "read"),
-            ("GET", "/ruleset", h.ruleset, "read"),
-            ("POST", "/reset", h.reset, "admin"),
-            ("GET", "/health", h.health, None),
-            ("GET", "/openapi.json", h.openapi, None),
-        )
+        Route(op.route_path, guarded(getattr(h, op.handler), op.scope), methods=[op.method])
+        for op in OPERATIONS
+    ] + [
+        Route("/openapi.json", h.openapi, methods=["GET"]),
+        Route("/docs", docs_page, methods=["GET"]),
     ]
 
     async def as_json(request: Request, exc: Exception) -> JSONResponse:
@@ -641,354 +845,3 @@ class GuardedH11Protocol(H11Protocol):
         self._deadline = None
         if not self.transport.is_closing():
             self.transport.close()
-
-
-def _schema_ref(name: str) -> dict[str, str]:
-    return {"$ref": f"#/components/schemas/{name}"}
-
-
-_ERROR_TEXT = {
-    400: "bad input or a limit passed; `field` names what was wrong",
-    401: "no token, or one that is malformed, unknown or revoked",
-    403: "the token's scope does not allow this",
-    404: "unknown player, match or path",
-    405: "this method is not served on this path",
-    408: "the request body did not arrive in time",
-    409: "the match id is already recorded, or the match is earlier than one of "
-    "its players' last match",
-    413: "the request body is larger than the limit",
-    415: "the request body is not declared application/json",
-    500: "an error of the service itself",
-}
-
-
-def openapi_document(league: League, settings: Settings | None = None) -> dict[str, Any]:
-    """The OpenAPI 3.1 description of the service (served at ``/openapi.json``)."""
-    settings = settings or Settings()
-
-    def answer(description: str, schema: dict[str, Any]) -> dict[str, Any]:
-        return {"description": description, "content": {"application/json": {"schema": schema}}}
-
-    def op(
-        summary: str,
-        ok: tuple[str, str, dict[str, Any]],
-        *codes: int,
-        scope: str | None = None,
-        body: dict[str, Any] | None = None,
-        parameters: list[dict[str, Any]] | None = None,
-    ) -> dict[str, Any]:
-        """One operation: its success answer, its errors, its token and body if any."""
-        out: dict[str, Any] = {"summary": summary}
-        errors = {*codes, 405, 500}
-        if scope == "read" and not settings.auth_reads:
-            scope = None
-        if scope is not None:
-            out["summary"] += f" (token scope: {scope})"
-            out["security"] = [{"bearer": [scope]}]
-            errors |= {401, 403}
-        if parameters:
-            out["parameters"] = parameters
-        if body is not None:
-            out["requestBody"] = {
-                "required": True,
-                "content": {"application/json": {"schema": body}},
-            }
-            errors |= {400, 408, 413, 415}
-        status, description, schema = ok
-        out["responses"] = {
-            status: answer(description, schema),
-            **{str(c): answer(_ERROR_TEXT[c], _schema_ref("Error")) for c in sorted(errors)},
-        }
-        return out
-
-    string_list = {"type": "array", "items": {"type": "string"}}
-    # a state's fields: numbers, strings, and lists (Skyweaver's weekly and seasons)
-    state = {
-        "type": "object",
-        "additionalProperties": {"type": ["number", "string", "boolean", "null", "array"]},
-    }
-    sides = {
-        "type": "array",
-        "minItems": 2,
-        "maxItems": settings.max_sides,
-        "items": {**string_list, "minItems": 1},
-        "description": f"at most {settings.max_sides} sides and {settings.max_players} "
-        "players in all",
-    }
-    prediction = {
-        "type": "object",
-        "required": ["sides", "probabilities"],
-        "properties": {
-            "sides": {"type": "array", "items": string_list},
-            "probabilities": {
-                "type": "array",
-                "items": {"type": "number", "minimum": 0, "maximum": 1},
-            },
-        },
-    }
-    return {
-        "openapi": "3.1.0",
-        "info": {
-            "title": "rankcraft",
-            "version": __version__,
-            "description": f"A league rated by the ruleset {league.ruleset.name!r}.",
-        },
-        "paths": {
-            "/matches": {
-                "post": op(
-                    "Record one match",
-                    ("201", "the match as stored, with its report", _schema_ref("Recorded")),
-                    400,
-                    409,
-                    scope="record",
-                    body=_schema_ref("Match"),
-                )
-            },
-            "/matches/{match_id}": {
-                "get": op(
-                    "A recorded match with its report",
-                    ("200", "the match", _schema_ref("Recorded")),
-                    404,
-                    scope="read",
-                    parameters=[_path_param("match_id")],
-                )
-            },
-            "/players/{player_id}": {
-                "get": op(
-                    "A player's state",
-                    (
-                        "200",
-                        "the player (state export format) and league-wide label",
-                        {
-                            "type": "object",
-                            "required": ["player", "standing"],
-                            "properties": {
-                                "player": _schema_ref("Player"),
-                                "standing": {"type": ["string", "null"]},
-                            },
-                        },
-                    ),
-                    404,
-                    scope="read",
-                    parameters=[_path_param("player_id")],
-                )
-            },
-            "/leaderboard": {
-                "get": op(
-                    "Players best first",
-                    (
-                        "200",
-                        "place, standing and state per player",
-                        {"type": "array", "items": _schema_ref("Place")},
-                    ),
-                    400,
-                    scope="read",
-                    parameters=[
-                        {
-                            "name": "top",
-                            "in": "query",
-                            "schema": {"type": "integer", "minimum": 1},
-                            "description": "only the first N players",
-                        }
-                    ],
-                )
-            },
-            "/predict": {
-                "get": op(
-                    "Win probability of each side",
-                    ("200", "one probability per side, summing to 1", prediction),
-                    400,
-                    scope="read",
-                    parameters=[
-                        {
-                            "name": "side",
-                            "in": "query",
-                            "required": True,
-                            "schema": {**string_list, "minItems": 2},
-                            "description": "one per side, comma-separated player ids",
-                        },
-                        {
-                            "name": "at",
-                            "in": "query",
-                            "schema": {"type": "string", "format": "date-time"},
-                            "description": "predict for this time (decays idle players)",
-                        },
-                        {
-                            "name": "home",
-                            "in": "query",
-                            "schema": {"type": "integer", "minimum": 0},
-                            "description": "index of the side at home",
-                        },
-                    ],
-                ),
-                "post": op(
-                    "Win probability of each side (player ids may hold commas)",
-                    ("200", "one probability per side, summing to 1", prediction),
-                    scope="read",
-                    body={
-                        "type": "object",
-                        "required": ["sides"],
-                        "additionalProperties": False,
-                        "properties": {
-                            "sides": sides,
-                            "at": {"type": ["string", "null"], "format": "date-time"},
-                            "home": {"type": ["integer", "null"], "minimum": 0},
-                        },
-                    },
-                ),
-            },
-            "/ruleset": {
-                "get": op(
-                    "The league's ruleset",
-                    (
-                        "200",
-                        "name, description, the ruleset as a table and as TOML",
-                        {
-                            "type": "object",
-                            "required": ["name", "description", "ruleset", "toml"],
-                            "properties": {
-                                "name": {"type": "string"},
-                                "description": {"type": "string"},
-                                "ruleset": {"type": "object"},
-                                "toml": {"type": "string"},
-                            },
-                        },
-                    ),
-                    scope="read",
-                )
-            },
-            "/reset": {
-                "post": op(
-                    "A season event of the ruleset's reset plugin",
-                    (
-                        "200",
-                        "the event and how many players it changed",
-                        {
-                            "type": "object",
-                            "required": ["kind", "changed"],
-                            "properties": {
-                                "kind": {"type": "string"},
-                                "changed": {"type": "integer", "minimum": 0},
-                            },
-                        },
-                    ),
-                    scope="admin",
-                    body={
-                        "type": "object",
-                        "required": ["kind"],
-                        "properties": {
-                            "kind": {"type": "string", "description": "e.g. soft or hard"},
-                            "at": {"type": ["string", "null"], "format": "date-time"},
-                        },
-                    },
-                )
-            },
-            "/health": {
-                "get": op(
-                    "Liveness and the count of matches",
-                    (
-                        "200",
-                        "ok",
-                        {
-                            "type": "object",
-                            "required": ["ok", "rankcraft", "matches"],
-                            "properties": {
-                                "ok": {"type": "boolean"},
-                                "rankcraft": {"type": "string"},
-                                "matches": {"type": "integer", "minimum": 0},
-                            },
-                        },
-                    ),
-                )
-            },
-        },
-        "components": {
-            "securitySchemes": {
-                "bearer": {
-                    "type": "http",
-                    "scheme": "bearer",
-                    "description": "an API token of the league (`rankcraft token create "
-                    "--scope read|record|admin`); scopes nest: read < record < admin",
-                }
-            },
-            "schemas": {
-                "Match": {
-                    "type": "object",
-                    "description": "one match, in the match format of docs/design.md",
-                    "required": ["id", "played_at", "teams"],
-                    "properties": {
-                        "id": {"type": "string", "minLength": 1},
-                        "played_at": {
-                            "type": "string",
-                            "description": "ISO-8601; no zone = UTC; at most "
-                            f"{settings.max_future:g} s past the server's clock",
-                        },
-                        "teams": sides,
-                        "scores": {"type": "array", "items": {"type": "number"}},
-                        "ranks": {"type": "array", "items": {"type": "integer", "minimum": 1}},
-                        "seconds_played": {"type": "array"},
-                        "quit": string_list,
-                        "home": {"type": ["integer", "null"]},
-                        "weight": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
-                        "meta": {"type": "object"},
-                        "forecast": {"type": "object", "description": "an outside forecast"},
-                    },
-                },
-                "Player": {
-                    "type": "object",
-                    "description": "a player's entry of the state document of docs/design.md",
-                    "required": ["id", "skill", "rank", "matches", "last_played"],
-                    "properties": {
-                        "id": {"type": "string"},
-                        "skill": state,
-                        "rank": {"oneOf": [state, {"type": "null"}]},
-                        "matches": {"type": "integer"},
-                        "last_played": {"type": ["string", "null"]},
-                        "open": {"type": "object", "description": "an open rating period"},
-                    },
-                },
-                "Place": {
-                    "allOf": [
-                        _schema_ref("Player"),
-                        {
-                            "type": "object",
-                            "required": ["place", "standing"],
-                            "properties": {
-                                "place": {"type": "integer", "minimum": 1},
-                                "standing": {"type": ["string", "null"]},
-                            },
-                        },
-                    ]
-                },
-                "Recorded": {
-                    "type": "object",
-                    "required": ["match", "report"],
-                    "properties": {
-                        "seq": {"type": "integer"},
-                        "match": _schema_ref("Match"),
-                        "report": {"type": "object", "description": "expectation and changes"},
-                    },
-                },
-                "Error": {
-                    "type": "object",
-                    "required": ["error"],
-                    "properties": {
-                        "error": {
-                            "type": "object",
-                            "required": ["status", "type", "message", "field"],
-                            "properties": {
-                                "status": {"type": "integer"},
-                                "type": {"type": "string"},
-                                "message": {"type": "string"},
-                                "field": {"type": ["string", "null"]},
-                            },
-                        }
-                    },
-                },
-            },
-        },
-    }
-
-
-def _path_param(name: str) -> dict[str, Any]:
-    return {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}

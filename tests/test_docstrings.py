@@ -10,6 +10,7 @@ import pytest
 MODULES = [
     "rankcraft",
     "rankcraft.engine",
+    "rankcraft.fields",
     "rankcraft.io",
     "rankcraft.jsontext",
     "rankcraft.model",

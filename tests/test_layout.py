@@ -13,8 +13,9 @@ CORE = ROOT / "core"
 pytestmark = pytest.mark.source_tree
 
 LONGEST = 85
-DATA_LITERALS = {("serve.py", "openapi_document")}
-"""Functions that are one data literal (the OpenAPI document), exempt from the length."""
+DATA_LITERALS: set[tuple[str, str]] = set()
+"""Functions that are one data literal, exempt from the length (none since the OpenAPI
+document is generated: rankcraft.openapi)."""
 
 
 def module_name(path: Path) -> str:
