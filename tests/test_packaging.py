@@ -93,6 +93,7 @@ def test_wheel_installs_runs_the_demo_and_a_smoke_subset(tmp_path: Path) -> None
     (wheel,) = dist.glob("rankcraft-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert "rankcraft/py.typed" in names
+    assert "rankcraft/docs.html" in names  # the service's /docs page ships in the package
     assert "rankcraft/rulesets/elo.toml" in names
     assert "rankcraft/data/intl_football_1872_2026.jsonl.gz" in names
     assert "rankcraft/plugins/elo.py" in names
