@@ -347,12 +347,41 @@ def _extras(
         meta = _NO_META
     elif not isinstance(meta, Mapping):
         raise fail(f"'meta' must be an object: {meta!r}")
+    elif meta:
+        _check_json(meta, "meta", 0, fail)
     forecast = data.get("forecast")
     if forecast is not None:
         if not isinstance(forecast, Mapping):
             raise fail(f"'forecast' must be an object: {forecast!r}")
+        _check_json(forecast, "forecast", 0, fail)
         meta = {**meta, "forecast": forecast}
     return quit, home, float(weight), meta
+
+
+def _check_json(value: Any, path: str, depth: int, fail: _Fail) -> None:
+    """Refuse what no store can keep in free data (``meta``, ``forecast``): values that
+    are not JSON (NaN, infinity, numbers beyond a float, other types), keys that are not
+    strings, text that is not UTF-8 or holds NUL, nesting deeper than 64."""
+    if depth > 64:
+        raise fail(f"'{path}' nests deeper than 64", path)
+    kind = type(value)
+    if kind is str:
+        bad = _bad_text(value)
+        if bad is not None:
+            raise fail(f"'{path}' {bad}: {value[:40]!r}", path)
+    elif kind is float or kind is int:
+        if not _number(value):
+            raise fail(f"'{path}' must be a finite number: {value!r}"[:300], path)
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            if type(key) is not str or _bad_text(key) is not None:
+                raise fail(f"'{path}' has a key that is not text: {key!r}"[:300], path)
+            _check_json(item, f"{path}.{key}", depth + 1, fail)
+    elif kind is list or kind is tuple:
+        for i, item in enumerate(value):
+            _check_json(item, f"{path}[{i}]", depth + 1, fail)
+    elif value is not None and kind is not bool:
+        raise fail(f"'{path}' must hold JSON values: {value!r}"[:300], path)
 
 
 def parse_match(data: Any, *, line: int | None = None) -> Match:

@@ -294,6 +294,8 @@ def _parse_toml(text: str, source: str) -> dict[str, Any]:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise RulesetError(f"{source}: malformed TOML: {exc}") from None
+    except RecursionError:  # (tomllib recurses once per nested array or table)
+        raise RulesetError(f"{source}: malformed TOML: arrays or tables nest too deeply") from None
 
 
 def _read_source(source: str | Path) -> tuple[str, str, Path | None]:

@@ -203,3 +203,27 @@ def test_shared_score_tuples_keep_the_sign_of_zero() -> None:
     negative_zero = parse_match({**base, "id": "m3", "scores": [1.0, -0.0]})
     assert whole.scores is again.scores == (1.0, 0.0)
     assert str(negative_zero.scores) == "(1.0, -0.0)"
+
+
+@pytest.mark.parametrize(
+    ("meta", "message"),
+    [
+        ({"x": float("nan")}, r"'meta.x' must be a finite number: nan"),
+        ({"x": [1, float("inf")]}, r"'meta.x\[1\]' must be a finite number: inf"),
+        ({"x": 10**400}, r"'meta.x' must be a finite number"),
+        ({"x": {1: "a"}}, r"'meta.x' has a key that is not text: 1"),
+        ({"x": "a\x00"}, r"'meta.x' holds a NUL character"),
+        ({"x": {"when": datetime(2024, 1, 1, tzinfo=UTC)}}, r"'meta.x.when' must hold JSON"),
+    ],
+)
+def test_free_data_must_be_json_a_store_can_keep(meta: Any, message: str) -> None:
+    data = {"id": "m1", "played_at": "2024-05-01", "teams": [["a"], ["b"]], "scores": [1, 0]}
+    with pytest.raises(rankcraft.MatchError, match=message):
+        parse_match({**data, "meta": meta})
+    with pytest.raises(rankcraft.MatchError, match=message.replace("meta", "forecast", 1)):
+        parse_match({**data, "forecast": meta})
+    nested: Any = 1
+    for _ in range(70):
+        nested = [nested]
+    with pytest.raises(rankcraft.MatchError, match="nests deeper than 64"):
+        parse_match({**data, "meta": {"deep": nested}})

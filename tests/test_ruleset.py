@@ -201,3 +201,9 @@ def test_rulesets_never_import_code(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.raises(rankcraft.RulesetError, match="unknown plugin 'evil'"):
         rankcraft.loads_ruleset('name = "x"\n[update]\nplugin = "evil"\n')
+
+
+def test_toml_nested_too_deeply_is_a_ruleset_error() -> None:
+    text = 'name = "x"\na = ' + "[" * 3000 + "]" * 3000 + "\n"
+    with pytest.raises(rankcraft.RulesetError, match="arrays or tables nest too deeply"):
+        rankcraft.loads_ruleset(text)
