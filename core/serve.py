@@ -319,16 +319,25 @@ async def _json_body(request: Request, settings: Settings) -> Any:
     return loads_strict(await _read_body(request, settings), what="the request body")
 
 
-def _int_param(request: Request, name: str) -> int | None:
-    text = request.query_params.get(name)
-    if text is None:
+def _query(request: Request, spec: Field) -> Any:
+    """A query parameter read as its spec's JSON type and checked by the spec (the same
+    spec the OpenAPI document lists): an ``array`` is the repeated parameter, an
+    ``integer`` whole-number text; absent: None (the spec says whether that is allowed)."""
+    name = spec.name
+    if "array" in spec.type:
+        value: Any = request.query_params.getlist(name) or None
+    else:
+        value = request.query_params.get(name)
+        if value is not None and "integer" in spec.type:
+            digits = value[1:] if value.startswith("-") else value
+            if not (digits.isascii() and digits.isdigit()) or len(digits) > 18:
+                raise InputError(f"'{name}' must be {spec.wanted}: {value!r}"[:300])
+            value = int(value)
+    if value is None:
+        if spec.required:
+            raise InputError(f"'{name}' must be given: it is required")
         return None
-    try:
-        value = int(text)
-    except ValueError:
-        raise InputError(f"'{name}' must be a whole number >= 1: {text!r}") from None
-    if value < 1:
-        raise InputError(f"'{name}' must be a whole number >= 1: {text!r}")
+    spec.check(value, name)
     return value
 
 
@@ -469,10 +478,16 @@ def request_bodies(settings: Settings) -> dict[str, Body]:
 
 
 def query_parameters(settings: Settings) -> dict[str, Field]:
-    """The query parameters of the GET endpoints, by name (the handlers parse them from
-    text: see ``_int_param`` and ``_Handlers.predict``)."""
+    """The query parameters of the GET endpoints, by name: the handlers read and check
+    them with these specs (``_query``), and the OpenAPI document lists them."""
     return {
-        "top": Field("top", "integer", minimum=1, description="only the first N players"),
+        "top": Field(
+            "top",
+            "integer",
+            minimum=1,
+            must="a whole number >= 1",
+            description="only the first N players",
+        ),
         "side": Field(
             "side",
             "array",
@@ -484,7 +499,13 @@ def query_parameters(settings: Settings) -> dict[str, Field]:
             f"sides and {settings.max_players} players in all",
         ),
         "at": _at("predict for this time (decays idle players); default: now", ("string",)),
-        "home": Field("home", "integer", minimum=0, description="the index of the side at home"),
+        "home": Field(
+            "home",
+            "integer",
+            minimum=0,
+            must="the index of a side",
+            description="the index of the side at home",
+        ),
     }
 
 
@@ -599,6 +620,7 @@ class _Handlers:
         self.settings = settings
         self.codec = league.codec
         self.bodies = request_bodies(settings)
+        self.query = query_parameters(settings)
 
     def predict_sides(self, body: dict[str, Any]) -> JSONResponse:
         sides, home = body["sides"], body.get("home")
@@ -651,7 +673,7 @@ class _Handlers:
         return JSONResponse({"player": self.codec.record_to_dict(record), "standing": standing})
 
     async def leaderboard(self, request: Request) -> JSONResponse:
-        top = _int_param(request, "top")
+        top = _query(request, self.query["top"])
         self.league.refresh()
         standings = self.league.standings()
         return JSONResponse(
@@ -662,18 +684,17 @@ class _Handlers:
         )
 
     async def predict(self, request: Request) -> JSONResponse:
-        sides = [[p for p in s.split(",") if p] for s in request.query_params.getlist("side")]
+        query = self.query
+        texts = request.query_params.getlist("side")
+        sides = [[p for p in s.split(",") if p] for s in texts]
         _check_sides(sides, "side", self.settings)
         if len(sides) < 2:
             raise InputError(f"'side' must be given once per side, at least twice: {sides!r}")
-        players = [p for side in sides for p in side]
-        self.league.refresh(players)
-        home = request.query_params.get("home")
-        if home is not None and not (home.isascii() and home.isdigit()):
-            raise InputError(f"'home' must be the index of a side: {home!r}")
-        probabilities = self.league.predict(
-            sides, at=request.query_params.get("at"), home=None if home is None else int(home)
-        )
+        _query(request, query["side"])
+        at = _query(request, query["at"])
+        home = _query(request, query["home"])
+        self.league.refresh([p for side in sides for p in side])
+        probabilities = self.league.predict(sides, at=at, home=home)
         return JSONResponse({"sides": sides, "probabilities": probabilities})
 
     async def post_predict(self, request: Request) -> JSONResponse:

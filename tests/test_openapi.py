@@ -411,3 +411,40 @@ def test_an_open_rating_period_fits_the_player_schema(tmp_path: Path) -> None:
         conforms(player, {"$ref": "#/components/schemas/Standing"}, document)
         board = client.get("/leaderboard").json()
         conforms(board, {"$ref": "#/components/schemas/Leaderboard"}, document)
+
+
+def test_a_query_parameter_spec_changes_validation_and_schema(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    original = serve.query_parameters
+
+    def top_at_most_two(settings: Settings) -> dict[str, Field]:
+        params = original(settings)
+        params["top"] = attrs.evolve(params["top"], maximum=2)
+        return params
+
+    league = rankcraft.League("elo")
+    league.record_many(
+        [
+            {
+                "id": f"m{i}",
+                "played_at": "2024-01-01",
+                "teams": [["a"], [f"b{i}"]],
+                "scores": [1, 0],
+            }
+            for i in range(3)
+        ]
+    )
+    with token_client(league, "read") as client:
+        assert client.get("/leaderboard?top=3").status_code == 200
+    monkeypatch.setattr(serve, "query_parameters", top_at_most_two)
+    with token_client(league, "read") as client:
+        refused = client.get("/leaderboard?top=3")
+        assert refused.status_code == 400
+        assert refused.json()["error"]["message"] == "'top' must be a whole number >= 1: 3"
+        assert len(client.get("/leaderboard?top=2").json()) == 2
+        parameters = client.get("/openapi.json").json()["paths"]["/leaderboard"]["get"][
+            "parameters"
+        ]
+        (top,) = [p for p in parameters if p["name"] == "top"]
+        assert top["schema"]["maximum"] == 2

@@ -239,6 +239,8 @@ def test_the_service_answers_as_the_league_does(db_url: str) -> None:
         (("get", "/predict?side=a&side=a", {}), 400, "InputError", None),
         (("get", "/predict?side=a&side=b&at=yesterday", {}), 400, "MatchError", "at"),
         (("get", "/predict?side=a&side=b&home=²", {}), 400, "InputError", "home"),
+        (("get", "/leaderboard?top=" + "9" * 5000, {}), 400, "InputError", "top"),
+        (("get", "/leaderboard?top=-2", {}), 400, "InputError", "top"),
         (("delete", "/matches", {}), 405, "HTTPException", None),
     ],
 )
