@@ -46,7 +46,7 @@ from .ruleset import Ruleset, dumps, load_ruleset, loads_ruleset
 from .seasons import Seasons
 from .steps import PENDING, SKILL, Steps, record_of
 from .store import MatchRow, MemoryStore, Store, mask_url, open_store
-from .unit import UnitOfWork
+from .unit import FLUSH_EVERY, UnitOfWork
 
 CHUNK = 2000
 """record_many reads this many matches ahead, to ask the store which it has already."""
@@ -215,11 +215,13 @@ class League:
             if m.id in unit.seen or (not one_match and self.store.recorded((m.id,))):
                 raise DuplicateMatchError(f"match id {m.id!r} is already recorded", match_id=m.id)
             entry = self._rate(m)
+            if len(unit.pending) >= FLUSH_EVERY:  # (many records in one batch)
+                unit.flush()
         return entry.report
 
     def _rate(self, match: Match) -> Rated:
         """Run due season events, rate ``match`` and keep the result in the open
-        transaction (the one loop every match goes through)."""
+        transaction (what ``record`` and ``record_many`` do for every match)."""
         if self._seasons.events:
             self._seasons.run_due(match.played_at, self._run_reset)
         unit = self._unit
@@ -291,9 +293,7 @@ class League:
         of the first item in the caller's sequence."""
         unit = self._unit
         store = self.store
-        rate = self._steps.rate
         seen = unit.seen
-        events = bool(self._seasons.events)
         recorded = skipped = 0
         position = base
         last: Rated | None = None
@@ -308,9 +308,6 @@ class League:
                         unit.pending = []
                 seen.clear()
                 seen.update(store.recorded([i for i in map(_id_of, chunk) if i is not None]))
-                # (UnitOfWork.put, inlined: the loop runs once per match)
-                pending, rows, undo, dirty = unit.pending, unit.rows, unit.undo, unit.dirty
-                stored = rows.get
                 for item in chunk:
                     m = item if isinstance(item, Match) else parse_match(item)
                     if m.id in seen:
@@ -320,16 +317,7 @@ class League:
                             )
                         skipped += 1
                     else:
-                        if events:
-                            self._seasons.run_due(m.played_at, self._run_reset)
-                        changes, entry = rate(m, stored)
-                        for pid, row in changes:
-                            if pid not in undo:
-                                undo[pid] = stored(pid)
-                            rows[pid] = row
-                            dirty.add(pid)
-                        seen.add(m.id)
-                        pending.append(entry)
+                        self._rate(m)
                         recorded += 1
                     position += 1
                     if progress is not None and (recorded + skipped) % 1000 == 0:

@@ -272,8 +272,6 @@ class Steps:
             shown.append(aggregate([r[SKILL] for r in side_rows]))
         expected = _checked(self.expect(shown, match.home), len(sides))
         pairings = self.team(sides, match.places, match.weight)
-        if self.mode == "match" and not match.quit:
-            return self._rate_results(match, expected, befores, rows, pairings)
         out: list[tuple[str, Row]] = []
         changes = []
         for i, side in enumerate(match.teams):
@@ -284,72 +282,6 @@ class Steps:
                 )
                 out.append((pid, new))
                 changes.append(change)
-        return out, Rated((match, expected, tuple(changes)))
-
-    def _rate_results(
-        self,
-        match: Match,
-        expected: tuple[float, ...],
-        befores: list[list[Row]],
-        rows: list[list[Row]],
-        pairings: Sequence[Sequence[Sequence[Pairing]]],
-    ) -> tuple[list[tuple[str, Row]], Rated]:
-        """The update and rank steps of a ``match``-mode match without quitters (every
-        participant's result counts as played): the common case, in one loop."""
-        update, rank = self.update, self.rank
-        at = match.played_at
-        places = match.places
-        out: list[tuple[str, Row]] = []
-        changes = []
-        for i, side in enumerate(match.teams):
-            score = _side_score(places, i)
-            p = expected[i]
-            side_rows, side_pairs, side_before = rows[i], pairings[i], befores[i]
-            for j, pid in enumerate(side):
-                row = side_rows[j]
-                used = row[SKILL]
-                context = PlayerContext(
-                    match,
-                    pid,
-                    i,
-                    row[MATCHES] - row[PERIOD_MATCHES],
-                    p,
-                    score,
-                    side_pairs[j],
-                    "match",
-                )
-                before = side_before[j]
-                if before[PENDING]:  # a deferred loss (INVERSUS quit) rated as this began
-                    context.explain("deferred_loss", float(len(before[PENDING])))
-                after = update(used, side_pairs[j], context)
-                rank_after = row[RANK] if rank is None else rank(row[RANK], used, after, context)
-                out.append(
-                    (
-                        pid,
-                        [
-                            after,
-                            rank_after,
-                            row[MATCHES] + 1,
-                            at,
-                            row[PENDING],
-                            row[PERIOD],
-                            row[PERIOD_MATCHES],
-                            row[BASE],
-                        ],
-                    )
-                )
-                changes.append(
-                    (
-                        pid,
-                        i,
-                        before[SKILL],
-                        used,
-                        after,
-                        row[RANK],
-                        rank_after,
-                        self._shared(context.factors),
-                    )
-                )
         return out, Rated((match, expected, tuple(changes)))
 
     def _shared(self, factors: dict[str, float]) -> dict[str, float] | None:

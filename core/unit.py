@@ -65,11 +65,6 @@ class UnitOfWork:
 
     # -- players ----------------------------------------------------------------------
 
-    def record(self, player: str) -> PlayerRecord | None:
-        """A player's record, or None when unknown."""
-        row = self.rows.get(player)
-        return None if row is None else record_of(player, row)
-
     def put(self, player: str, row: Row) -> None:
         """Replace a player's row in the open transaction (undo-logged)."""
         if player not in self.undo:
@@ -82,11 +77,10 @@ class UnitOfWork:
         self.put(record.id, row_of(record))
 
     def add(self, entry: Rated) -> None:
-        """Keep a rated match; the store gets it with the next flush."""
+        """Keep a rated match; the store gets it with the next flush (the caller says
+        when: ``record_many`` every chunk, ``record`` every ``FLUSH_EVERY`` matches)."""
         self.seen.add(entry.id)
         self.pending.append(entry)
-        if len(self.pending) >= FLUSH_EVERY:
-            self.flush()
 
     def flush(self) -> None:
         """Hand the changed players and the rated matches to the store (in the open
