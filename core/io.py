@@ -209,20 +209,14 @@ _SCORES: dict[tuple[Any, ...], tuple[float, ...]] = {}
 _PLACES_OF_TWO = {1: (1, 2), 0: (1, 1), -1: (2, 1)}
 
 
-def _keep(cache: dict[Any, Any], value: Any, most: int) -> Any:
-    """Remember ``value`` (an immutable tuple) so that equal ones share one object: a
-    history repeats its sides, and a league in memory keeps every match."""
+def _keep(cache: dict[Any, Any], key: Any, value: Any, most: int) -> Any:
+    """Remember ``value`` (an immutable tuple) under ``key`` so that equal matches share
+    one object: a history repeats its sides and scores, and a league in memory keeps
+    every match. The cache is emptied when it holds ``most``."""
     if len(cache) >= most:
         cache.clear()
-    cache[value] = value
+    cache[key] = value
     return value
-
-
-def _remember_scores(key: tuple[int, ...]) -> tuple[float, ...]:
-    if len(_SCORES) >= 10_000:
-        _SCORES.clear()
-    scores = _SCORES[key] = tuple(map(float, key))
-    return scores
 
 
 class _Fail:
@@ -257,7 +251,7 @@ def _teams(raw: Any, fail: _Fail) -> tuple[tuple[str, ...], ...]:
                     raise fail(f"'teams[{i}]' has a player id that {bad}: {player!r}", "teams")
         count += len(side)
         key = tuple(side)
-        teams.append(_SIDES.get(key) or _keep(_SIDES, key, 200_000))
+        teams.append(_SIDES.get(key) or _keep(_SIDES, key, key, 200_000))
     if (count > 2 and len({p for side in teams for p in side}) != count) or (
         count == 2 and teams[0][0] == teams[1][0]
     ):
@@ -287,7 +281,7 @@ def _outcome(
                 raise fail(f"'scores' must hold finite numbers: {value!r} in {scores_raw!r}")
         if all(type(v) is int for v in scores_raw):  # (floats: -0.0 would equal 0.0)
             key = tuple(scores_raw)  # whole-number scores repeat: share their tuple
-            scores = _SCORES.get(key) or _remember_scores(key)
+            scores = _SCORES.get(key) or _keep(_SCORES, key, tuple(map(float, key)), 10_000)
         else:
             scores = tuple(map(float, scores_raw))
         if n == 2:
