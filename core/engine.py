@@ -44,7 +44,7 @@ from .model import Match, PlayerRecord, Report, ResetContext
 from .rated import Rated, ReportWriter
 from .ruleset import Ruleset, dumps, load_ruleset, loads_ruleset
 from .seasons import Seasons
-from .steps import PENDING, SKILL, Steps, record_of
+from .steps import PENDING, RANK, SKILL, Steps, record_of
 from .store import MatchRow, MemoryStore, Store, mask_url, open_store
 from .unit import FLUSH_EVERY, UnitOfWork
 
@@ -400,7 +400,7 @@ class League:
         if field is None:
             ids.sort()
         else:
-            slot = 1 if self._steps.sort_on_rank else SKILL
+            slot = RANK if self._steps.sort_on_rank else SKILL
             ids.sort(key=lambda p: (-getattr(rows[p][slot], field), p))
         return [record_of(p, rows[p]) for p in (ids if top is None else ids[:top])]
 

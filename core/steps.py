@@ -194,14 +194,11 @@ class Steps:
         if period is None:  # match mode
             if row[PENDING]:
                 row = self.commit_pending(player, row)
-            last = row[LAST]
-            if last is not None and decay is not None and last != at:
-                periods = spec.periods((at - last).total_seconds() / 86400.0)
-                if periods > 0:
-                    state = decay(row[SKILL], periods)
-                    if state is not row[SKILL]:
-                        row = row.copy()
-                        row[SKILL] = state
+            if row[LAST] != at:
+                state = self.decayed(row, at)
+                if state is not row[SKILL]:
+                    row = row.copy()
+                    row[SKILL] = state
             return row
         last_period = row[PERIOD]
         if last_period is not None and last_period >= period:
