@@ -520,7 +520,8 @@ def test_invariants_over_random_results(
                 assert new.rank.score <= rank.score
                 check(params, new.rank)
                 rank = new.rank
-                floor = min(floor, rank.step)  # decay may pass a floor
+                # decay may pass a floor: the one that holds now is the highest below
+                floor = max(f for f in range(rank.step + 1) if f == 0 or params.floor_at[f])
 
 
 # -- through the League ---------------------------------------------------------------------------
@@ -608,3 +609,26 @@ def test_the_bundled_ruleset_replays_and_orders_its_tiers() -> None:
             check(params, p.rank)
         else:
             assert p.rank.games < params.placement_matches
+
+
+def test_a_catch_up_decays_players_who_played_in_its_first_period() -> None:
+    ruleset = small(
+        "decay_from = 'Silver'\ndecay_points = 30",
+        "[[resets]]\nkind = 'decay'\nevery_days = 7.0\nstart = '2024-01-01'\n",
+    )
+    league = rankcraft.League(ruleset)
+    league.import_state(
+        {
+            "players": [
+                {
+                    "id": "ann",
+                    "skill": {"rating": 1500.0},
+                    "rank": attrs.asdict(rank_at(ruleset.rank.params, 3, 20)),
+                }
+            ]
+        }
+    )
+    league.record(game(0, "ann", "x", day=3))  # ann plays in the week the first event closes
+    league.record(game(1, "bo", "y", day=30))  # events of Jan 8 (ann active), 15, 22, 29
+    # Jan 15: 40 -> 10, Jan 22: Silver II 80, Jan 29: 50
+    assert (league.player("ann").rank.step, league.player("ann").rank.points) == (2, 50)
