@@ -12,6 +12,7 @@ mean result against every other side, a win when above ½):
     change = (2s − 1) · (win_points if s > ½ else loss_points)   scale = "none"
              + draw_points on a draw
     times provisional_multiplier while provisional, times the match's weight,
+    plus pull x (the step the skill rating points to - the player's step),
     then bounded: a win gains [min_gain, max_gain], a loss loses [min_loss, max_loss];
     rounded half away from zero to whole points
 
