@@ -739,9 +739,9 @@ def decay(
         return []
     ppd = params.points_per_division
     out = []
-    for p in players:
-        rank = _rank_of(p)
-        if rank.step < bottom or context.played(p):
+    for p in players:  # (every player, every week: the cheap tests first)
+        rank = p.rank
+        if rank is None or rank.step < bottom or context.played(p):
             continue
         if rank.idle < params.decay_grace:
             out.append(attrs.evolve(p, rank=attrs.evolve(rank, idle=rank.idle + 1)))
