@@ -506,6 +506,7 @@ class League:
             kind=kind,
             at=when,
             skill_params=steps.skill_params,
+            rank_params=None if self.ruleset.rank is None else self.ruleset.rank.params,
             decay=steps.skill_decay,
             since=since,
         )

@@ -210,7 +210,7 @@ def rankcraft_reset(
     :param kind: the event, e.g. ``"soft"`` or ``"hard"``; raise
         :class:`rankcraft.InputError` for a kind the plugin does not offer.
     :param context: the event's time, the previous event's (``since``) and the
-        ruleset's skill params.
+        ruleset's skill params (``skill_params``) and rank params (``rank_params``).
     :returns: the new records of the players the event changes (same ids; players left
         out are unchanged).
 

@@ -259,6 +259,9 @@ class ResetContext:
         kind: the event, e.g. ``"soft"`` or ``"hard"``; plugins refuse kinds they lack.
         at: when the event happens (UTC), or None for "now, outside time".
         skill_params: params of the ruleset's skill (update) slot.
+        rank_params: params of the ruleset's rank slot, or None without one (a reset
+            plugin that moves ranks reads the rank layer's own table, e.g. the ladder's
+            tiers, instead of repeating it in ``[reset.params]``).
         decay: the skill plugin's decay, ``(state, periods) -> state``, or None when the
             skill does not decay (a reset may add rating periods of uncertainty).
         since: when the previous event of this schedule entry was due (a scheduled event:
@@ -270,6 +273,7 @@ class ResetContext:
     kind: str
     at: datetime | None = None
     skill_params: Any = None
+    rank_params: Any = None
     decay: Callable[[Any, float], Any] | None = None
     since: datetime | None = None
 
