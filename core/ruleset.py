@@ -417,6 +417,22 @@ def _structure_slot(raw: Any, slot: str, plugins: Plugins, source: str) -> SlotS
     return SlotSpec(plugin=plugin, params=params)
 
 
+def _share_update_params(slots: dict[str, SlotSpec], data: Mapping[str, Any]) -> None:
+    """A ``[team]`` slot naming the update slot's plugin, without a params table of its
+    own, uses the update slot's params when the plugin validates both slots with the same
+    class (a joint model's team step and update read one set of constants)."""
+    team, update = slots["team"], slots["update"]
+    raw = data["team"]
+    if (
+        team.plugin == update.plugin
+        and isinstance(raw, Mapping)
+        and "params" not in raw
+        and team.params is not None
+        and type(team.params) is type(update.params)
+    ):
+        slots["team"] = SlotSpec(plugin=team.plugin, params=update.params)
+
+
 def from_dict(
     raw: Mapping[str, Any],
     *,
@@ -447,6 +463,7 @@ def from_dict(
     slots = {
         slot: _structure_slot(data[slot], slot, plugins, source) for slot in SLOTS if slot in data
     }
+    _share_update_params(slots, data)
     if period.mode == "batch" and "rank" in slots:
         raise RulesetError(
             f"{source}: a [rank] slot needs [period] mode 'match' or 'live' (ranks move after "
