@@ -28,7 +28,7 @@ this plugin) computes every player's new belief and hands it, as a
 
 >>> new = rate(WengLinParams(tau=0.0), [[(25.0, 25 / 3)], [(25.0, 25 / 3)]], [1, 2])
 >>> [(round(mu, 6), round(sigma, 6)) for (mu, sigma), in new]
-[(27.635278, 8.065203), (22.364722, 8.065203)]
+[(27.635231, 8.065506), (22.364769, 8.065506)]
 """
 
 from __future__ import annotations
