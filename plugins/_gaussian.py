@@ -69,10 +69,7 @@ def v_draw(x: float, t: float) -> float:
     ax = abs(x)
     a, b = t - ax, -t - ax
     denominator = cdf(a) - cdf(b)
-    if denominator < 1e-300:
-        value = a
-    else:
-        value = (pdf(b) - pdf(a)) / denominator
+    value = a if denominator < 1e-300 else (pdf(b) - pdf(a)) / denominator
     return -value if x < 0 else value
 
 

@@ -159,9 +159,7 @@ def _mean(pi: float, tau: float) -> float:
     return tau / pi if pi else 0.0
 
 
-def _sum(
-    factor: int, target: _Var, terms: Sequence[_Var], coeffs: Sequence[float]
-) -> float:
+def _sum(factor: int, target: _Var, terms: Sequence[_Var], coeffs: Sequence[float]) -> float:
     """A sum factor's message to ``target`` = Σ coeff · term (the terms' cavities)."""
     mu = 0.0
     pi_inv = 0.0
@@ -281,7 +279,7 @@ def rate_messages(
         for index in range(len(members)):
             _sum_up(f, team_vars[x], members, coeffs, index)
     out_sorted: list[TrueSkillMessage] = []
-    for skill, perf, f in zip(skills, perfs, lik, strict=True):
+    for perf, f in zip(perfs, lik, strict=True):
         pi, tau = perf.cavity(f)
         a = 1.0 / (1.0 + beta2 * pi)
         out_sorted.append(TrueSkillMessage(a * pi, a * tau))  # likelihood, up
@@ -294,7 +292,10 @@ def rate_messages(
 
 
 def posterior(
-    params: TrueSkillParams, mu: float, sigma: float, messages: Sequence[tuple[TrueSkillMessage, float]]
+    params: TrueSkillParams,
+    mu: float,
+    sigma: float,
+    messages: Sequence[tuple[TrueSkillMessage, float]],
 ) -> tuple[float, float]:
     """(μ, σ) of the prior N(μ, σ² + τ²) times the messages, each raised to its weight."""
     variance = sigma * sigma + params.tau * params.tau
@@ -314,7 +315,10 @@ def rate(
     """Every player's new (μ, σ) after one match (arguments as :func:`rate_messages`)."""
     messages = rate_messages(params, teams, places, weights)
     return [
-        [posterior(params, mu, sigma, [(m, 1.0)]) for (mu, sigma), m in zip(team, msgs, strict=True)]
+        [
+            posterior(params, mu, sigma, [(m, 1.0)])
+            for (mu, sigma), m in zip(team, msgs, strict=True)
+        ]
         for team, msgs in zip(teams, messages, strict=True)
     ]
 
@@ -388,7 +392,9 @@ def rankcraft_initial(slot: str, params: TrueSkillParams) -> TrueSkillSkill:
 
 
 @hookimpl
-def rankcraft_aggregate(params: TrueSkillParams, members: Sequence[TrueSkillSkill]) -> TrueSkillSide:
+def rankcraft_aggregate(
+    params: TrueSkillParams, members: Sequence[TrueSkillSkill]
+) -> TrueSkillSide:
     return _side(
         math.fsum(m.mu for m in members),
         math.sqrt(math.fsum(m.sigma * m.sigma for m in members)),

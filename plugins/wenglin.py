@@ -139,7 +139,7 @@ def _logistic(x: float) -> float:
 def _omega_delta(
     params: WengLinParams, mus: Sequence[float], vars_: Sequence[float], places: Sequence[int]
 ) -> list[tuple[float, float]]:
-    """(Ω_i, Δ_i) of every team, from team sums μ_i and σ_i² (γ = σ_i / c, the paper's)."""
+    """(Ω_i, Δ_i) of every team, from team sums μ_i and σ_i² (gamma = σ_i / c, the paper's)."""
     k = len(mus)
     beta2 = params.beta * params.beta
     model = params.model
@@ -318,10 +318,7 @@ def rankcraft_team(
     for i, side in enumerate(sides):
         score = side_score(places, i)
         out.append(
-            [
-                [Pairing(_step(state, *new[i][j]), score, weight)]
-                for j, state in enumerate(side)
-            ]
+            [[Pairing(_step(state, *new[i][j]), score, weight)] for j, state in enumerate(side)]
         )
     return out
 

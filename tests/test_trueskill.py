@@ -83,8 +83,12 @@ def test_agrees_with_other_constants() -> None:
         mu=1500.0, sigma=300.0, beta=150.0, tau=5.0, draw_probability=0.3, backend="mpmath"
     )
     params = TrueSkillParams(mu=1500.0, sigma=300.0, beta=150.0, tau=5.0, draw_probability=0.3)
-    teams = [[(1500.0, 300.0), (1600.0, 120.0)], [(1450.0, 200.0)], [(1700.0, 80.0)] * 2,
-             [(1400.0, 250.0)]]
+    teams = [
+        [(1500.0, 300.0), (1600.0, 120.0)],
+        [(1450.0, 200.0)],
+        [(1700.0, 80.0)] * 2,
+        [(1400.0, 250.0)],
+    ]
     for places in ([1, 2, 3, 4], [2, 1, 1, 3], [4, 3, 2, 1], [1, 1, 1, 1]):
         assert _flat(rate(params, teams, places)) == pytest.approx(
             _flat(_peer(teams, places, env=env)), abs=1e-8
@@ -115,7 +119,9 @@ def test_two_sides_win_probability_is_the_documented_formula() -> None:
     params = TrueSkillParams()
     a = [TrueSkillSkill(30.0, 4.0), TrueSkillSkill(20.0, 6.0)]
     b = [TrueSkillSkill(28.0, 2.0)]
-    p = rankcraft_expectation(params, [rankcraft_aggregate(params, a), rankcraft_aggregate(params, b)])
+    p = rankcraft_expectation(
+        params, [rankcraft_aggregate(params, a), rankcraft_aggregate(params, b)]
+    )
     denominator = math.sqrt(3 * params.beta**2 + 16.0 + 36.0 + 4.0)
     assert p[0] == pytest.approx(cdf((50.0 - 28.0) / denominator), abs=1e-15)
 
@@ -133,7 +139,9 @@ def test_three_sides_are_the_chance_of_the_best_performance() -> None:
     for g in range(int(140 / h)):
         x = -35.0 + g * h
         for i in range(3):
-            density = math.exp(-0.5 * ((x - means[i]) / sds[i]) ** 2) / (sds[i] * math.sqrt(2 * math.pi))
+            density = math.exp(-0.5 * ((x - means[i]) / sds[i]) ** 2) / (
+                sds[i] * math.sqrt(2 * math.pi)
+            )
             others = math.prod(cdf((x - means[j]) / sds[j]) for j in range(3) if j != i)
             want[i] += density * others * h
     assert got == pytest.approx(want, abs=1e-6)
@@ -164,7 +172,9 @@ def test_a_league_rates_teams_with_partial_play() -> None:
     solo = rankcraft.League(rankcraft.loads_ruleset('name = "x"\n[update]\nplugin = "trueskill"\n'))
     solo.record({"id": "g", "played_at": "2024-01-01", "teams": [["a"], ["b"]], "scores": [1, 0]})
     (want,), _ = _peer([[(25.0, 25 / 3)], [(25.0, 25 / 3)]], [1, 2])
-    assert (solo.player("a").skill.mu, solo.player("a").skill.sigma) == pytest.approx(want, abs=1e-9)
+    assert (solo.player("a").skill.mu, solo.player("a").skill.sigma) == pytest.approx(
+        want, abs=1e-9
+    )
 
 
 def test_match_weight_tempers_the_message() -> None:
@@ -182,7 +192,11 @@ def test_match_weight_tempers_the_message() -> None:
 @pytest.mark.parametrize(
     ("key", "value", "message"),
     [
-        ("draw_probability", "1.0", "'draw_probability' must be a finite number in [0.0, 0.999999]: 1.0"),
+        (
+            "draw_probability",
+            "1.0",
+            "'draw_probability' must be a finite number in [0.0, 0.999999]: 1.0",
+        ),
         ("beta", "0.0", "'beta' must be a finite number in [1e-06, 1000000.0]: 0.0"),
         ("min_delta", "0.0", "'min_delta' must be a finite number in [1e-12, 1.0]: 0.0"),
         ("sigma", "inf", "'sigma' must be a finite number in [1e-06, 1000000.0]: inf"),
