@@ -512,6 +512,15 @@ def _check_fit(ruleset: Ruleset, source: str) -> None:
         needs = plugins.needs(spec.plugin, slot)
         if needs is None:
             continue
+        if needs.whole_match and (ruleset.period.mode, ruleset.quits.quitter) != (
+            "match",
+            "result",
+        ):
+            raise RulesetError(
+                f"{source}: plugin {spec.plugin!r} in slot {slot!r} rates each match as a "
+                f"whole: it needs [period] mode 'match' and [quits] quitter 'result', not "
+                f"{ruleset.period.mode!r} and {ruleset.quits.quitter!r} @ ruleset.period.mode"
+            )
         missing = [f for f in needs.fields if f not in names]
         missing += [f"a {r} field" for r in needs.roles if field_of_role(state_class, r) is None]
         if missing:

@@ -381,7 +381,9 @@ def rankcraft_params(slot: str) -> type | None:
 
 @hookimpl
 def rankcraft_needs(slot: str) -> Needs | None:
-    return Needs(fields=("mu", "sigma")) if slot in ("team", "expectation", "update") else None
+    if slot == "team":  # (the pairings are a whole match's outcome: match mode only)
+        return Needs(fields=("mu", "sigma"), whole_match=True)
+    return Needs(fields=("mu", "sigma")) if slot in ("expectation", "update") else None
 
 
 @hookimpl

@@ -293,3 +293,21 @@ def test_f1_prefix_replays_without_nan(shared_data: Path) -> None:
     assert len(players) > 100
     for record in players:
         assert math.isfinite(record.skill.mu) and 0 < record.skill.sigma <= 25 / 3 + 0.1
+
+
+@pytest.mark.parametrize(
+    ("table", "refused"),
+    [
+        ('[period]\nmode = "batch"\nlength_days = 7.0\n', "not 'batch' and 'result'"),
+        ('[period]\nmode = "live"\nlength_days = 7.0\n', "not 'live' and 'result'"),
+        ('[quits]\nquitter = "loss"\n', "not 'match' and 'loss'"),
+    ],
+)
+@pytest.mark.parametrize("plugin", ["wenglin", "trueskill"])
+def test_the_joint_team_step_needs_whole_matches(plugin: str, table: str, refused: str) -> None:
+    text = f'name = "x"\n{table}[update]\nplugin = "{plugin}"\n[team]\nplugin = "{plugin}"\n'
+    with pytest.raises(rankcraft.RulesetError, match="rates each match as a whole") as error:
+        rankcraft.loads_ruleset(text)
+    assert refused in str(error.value)
+    # the update alone, with a pairwise team plugin, rates rating periods
+    rankcraft.loads_ruleset(f'name = "x"\n{table}[update]\nplugin = "{plugin}"\n')
