@@ -562,7 +562,8 @@ def to_dict(ruleset: Ruleset) -> dict[str, Any]:
         if spec is None:
             continue
         table: dict[str, Any] = {"plugin": spec.plugin}
-        if spec.params is not None:
+        shared = slot == "team" and spec.params is ruleset.update.params  # (see from_dict)
+        if spec.params is not None and not shared:
             table["params"] = _drop_none(converter.unstructure(spec.params))
         out[slot] = table
     if ruleset.resets:

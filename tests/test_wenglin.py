@@ -311,3 +311,18 @@ def test_the_joint_team_step_needs_whole_matches(plugin: str, table: str, refuse
     assert refused in str(error.value)
     # the update alone, with a pairwise team plugin, rates rating periods
     rankcraft.loads_ruleset(f'name = "x"\n{table}[update]\nplugin = "{plugin}"\n')
+
+
+def test_the_shared_team_params_follow_the_update_through_a_round_trip() -> None:
+    from rankcraft.tune import apply, parse_param
+
+    ruleset = rankcraft.load_ruleset("openskill")
+    assert rankcraft.loads_ruleset(rankcraft.dumps(ruleset)) == ruleset
+    tuned = apply(ruleset, [parse_param("update.beta=1:10", ruleset)], [6.0])
+    assert tuned.team.params is tuned.update.params and tuned.team.params.beta == 6.0
+    # a team table of its own is kept as written
+    own = rankcraft.loads_ruleset(
+        'name = "x"\n[update]\nplugin = "wenglin"\n[team]\nplugin = "wenglin"\n'
+        "[team.params]\nbeta = 2.0\n"
+    )
+    assert own.team.params.beta == 2.0 and own.update.params.beta == 25 / 6
