@@ -146,15 +146,19 @@ def _omega_delta(
     out: list[tuple[float, float]] = []
     if model == "plackett-luce":
         c = math.sqrt(math.fsum(v + beta2 for v in vars_))
-        top = max(mus)
-        e = [math.exp((m - top) / c) for m in mus]  # (shifted: only ratios matter)
-        sum_q = [math.fsum(e[s] for s in range(k) if places[s] >= places[q]) for q in range(k)]
+        # exp(μ_i / c) over the sums for each q, in logarithms (no overflow, no 0 / 0)
+        log_e = [m / c for m in mus]
+        log_sum_q = []
+        for q in range(k):
+            terms = [log_e[s] for s in range(k) if places[s] >= places[q]]
+            top = max(terms)
+            log_sum_q.append(top + math.log(math.fsum(math.exp(t - top) for t in terms)))
         a = [sum(1 for s in range(k) if places[s] == places[q]) for q in range(k)]
         for i in range(k):
             omega = delta = 0.0
             for q in range(k):
                 if places[q] <= places[i]:
-                    r = e[i] / sum_q[q]
+                    r = math.exp(log_e[i] - log_sum_q[q])
                     delta += r * (1.0 - r) / a[q]
                     omega += ((1.0 - r) if q == i else -r) / a[q]
             gamma = math.sqrt(vars_[i]) / c

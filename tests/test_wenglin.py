@@ -122,7 +122,7 @@ def test_a_1v1_between_newcomers() -> None:
 
 
 teams_strategy = st.lists(
-    st.lists(st.tuples(st.floats(0.0, 50.0), st.floats(0.5, 12.0)), min_size=1, max_size=3),
+    st.lists(st.tuples(st.floats(10.0, 40.0), st.floats(0.5, 12.0)), min_size=1, max_size=3),
     min_size=2,
     max_size=5,
 )
@@ -139,22 +139,30 @@ def _peer_rate(model: str, teams, places, weights=None, **kw):  # type: ignore[n
 
 
 def _openskill_tail(model: str, teams, places, beta: float, epsilon: float) -> bool:  # type: ignore[no-untyped-def]
-    """Whether a tied pair of a Thurstone-Mosteller match falls where openskill switches
-    to its approximation of Ṽ (the two-sided normal mass below 1e-5)."""
+    """Whether a Thurstone-Mosteller comparison falls in a far tail, where openskill's
+    normal distribution (from ``erf``) keeps few digits and its V, W, Ṽ, W̃ switch to
+    approximations: an upset beyond 5 standard deviations, or a draw whose two-sided
+    mass is below 1e-4 (rankcraft evaluates the exact expressions there)."""
     if not model.startswith("thurstone"):
         return False
-    grown = [(sum(m for m, _ in t), sum(s * s + (25 / 300) ** 2 for _, s in t)) for t in teams]
+    tau2 = (25 / 300) ** 2
+    grown = [(sum(m for m, _ in t), sum(s * s + tau2 for _, s in t)) for t in teams]
     for (i, a), (j, b) in itertools.combinations(enumerate(grown), 2):
-        if places[i] != places[j]:
-            continue
         c = math.sqrt(a[1] + b[1] + 2 * beta * beta) * (2 if model.endswith("part") else 1)
         x, t = abs(a[0] - b[0]) / c, epsilon / c
-        if cdf(t - x) - cdf(-t - x) < 1e-4:
+        if places[i] == places[j]:
+            if cdf(t - x) - cdf(-t - x) < 1e-4:
+                return True
+        elif x + t > 5.0:
             return True
     return False
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=20,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
 @given(model=st.sampled_from(MODELS), teams=teams_strategy, data=st.data())
 def test_agrees_with_the_openskill_package(model: str, teams, data) -> None:  # type: ignore[no-untyped-def]
     places = data.draw(
