@@ -329,8 +329,9 @@ def win_probabilities(
     """The probability that each side performs best, from (Σμ, Σσ², players) per side.
 
     A side's performance is N(Σμ, Σσ² + players·β²). Two sides: ``Φ((μ₁ - μ₂) / sqrt(σ₁² +
-    σ₂² + n·β²))``. More: ``∫ f_i(x) Π_{j≠i} F_j(x) dx`` by Simpson's rule on a grid over
-    ±9 standard deviations, normalized to sum to 1. Draws are not a separate outcome.
+    σ₂² + n·β²))``. More: ``∫ f_i(x) Π_{j≠i} F_j(x) dx`` by Simpson's rule, from where
+    all but one side lie 9 standard deviations above to where every side lies 9 below,
+    normalized to sum to 1. Draws are not a separate outcome.
     """
     beta2 = params.beta * params.beta
     means = [s[0] for s in sides]
@@ -338,7 +339,9 @@ def win_probabilities(
     if len(sides) == 2:
         p = cdf((means[0] - means[1]) / math.sqrt(sds[0] ** 2 + sds[1] ** 2))
         return [p, 1.0 - p]
-    lo = min(m - 9.0 * s for m, s in zip(means, sds, strict=True))
+    # below the second-highest of the sides' μ - 9σ, every product Π F_j has a factor
+    # under Φ(-9) ≈ 1e-19: the grid starts there
+    lo = sorted(m - 9.0 * s for m, s in zip(means, sds, strict=True))[-2]
     hi = max(m + 9.0 * s for m, s in zip(means, sds, strict=True))
     steps = math.ceil((hi - lo) / min(sds) * params.points_per_sd)
     steps = min(max(steps + steps % 2, 64), 20000)
