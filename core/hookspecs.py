@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ._markers import hookspec
-from .model import Needs, Pairing, PlayerContext, PlayerRecord, ResetContext, State
+from .model import Match, Needs, Pairing, PlayerContext, PlayerRecord, ResetContext, State
 
 # ---------------------------------------------------------------------------------------
 # Declarations: called once, when a ruleset is loaded
@@ -116,7 +116,11 @@ def rankcraft_aggregate(params: Any, members: Sequence[State]) -> State:
 
 @hookspec
 def rankcraft_team(
-    params: Any, sides: Sequence[Sequence[State]], places: Sequence[int], weight: float
+    params: Any,
+    sides: Sequence[Sequence[State]],
+    places: Sequence[int],
+    weight: float,
+    match: Match,
 ) -> Sequence[Sequence[Sequence[Pairing]]]:
     """Turn the sides of a match into the results each player's update digests.
 
@@ -125,6 +129,11 @@ def rankcraft_team(
         ``match.teams``.
     :param places: the outcome, one place per side: 1 is best, equal places tie.
     :param weight: the match's weight in (0, 1]; multiply it into each pairing's weight.
+    :param match: the match itself, for what else it carries (``seconds_played`` for
+        partial play, ``scores``); most team plugins leave it out of their signature.
+
+    .. versionchanged:: 0.2
+       ``match`` added (joint models weigh partial play inside the team computation).
     :returns: for each side, for each player, a sequence of :class:`rankcraft.Pairing`
         ``(opponent_state, score, weight)``; the same shape as ``sides``.
 

@@ -61,11 +61,18 @@ class Needs:
             who competed before the period is grown by one period with the skill
             plugin's ``rankcraft_decay``, as Glickman's Glicko-1 grows every RD before it
             rates anyone (default false: opponents as they stood when the match began).
+        whole_match: (the team slot) the pairings carry a whole match's outcome, computed
+            at once by a joint model (Weng-Lin, TrueSkill): they cannot be kept for a
+            later rating period nor rescored for a quitter, so the ruleset must rate match
+            by match (``[period] mode = "match"``) and let results stand (``[quits]
+            quitter = "result"``); any other ruleset is refused when loaded (default
+            false).
     """
 
     fields: tuple[str, ...] = ()
     roles: tuple[Role, ...] = ()
     opponents_at_onset: bool = False
+    whole_match: bool = False
 
 
 class Pairing(NamedTuple):
