@@ -20,8 +20,8 @@ in [0, 100), over the N active players: those with a match within ``active_days`
 the league's latest match. The sort value is the leaderboard's (the rank state's
 location, else the skill's), read once per call through :meth:`League.active_players`.
 
->>> closeness([0.5, 0.5]), closeness([0.9, 0.1]), round(closeness([0.5, 0.25, 0.25]), 4)
-(1.0, 0.2, 0.9464)
+>>> closeness([0.5, 0.5]), closeness([0.75, 0.25]), round(closeness([0.5, 0.25, 0.25]), 4)
+(1.0, 0.5, 0.9464)
 >>> round(gaussian_quality([[(25.0, 25 / 3)], [(25.0, 25 / 3)]], beta=25 / 6), 4)
 0.4472
 """
