@@ -483,7 +483,10 @@ class League:
             when = max((r[LAST] for r in rows.values() if r[LAST] is not None), default=None)
         if when is None:
             return []
-        since = when - timedelta(days=min(float(days), 3e6))
+        try:
+            since = when - timedelta(days=float(days))
+        except OverflowError:  # (a window reaching before the year 1: everyone)
+            since = datetime.min.replace(tzinfo=when.tzinfo)
         out = [
             (p, float(getattr(r[slot], field)))
             for p, r in rows.items()

@@ -240,8 +240,14 @@ def find_opponents(
         percentiles = [0.0] * len(party)
     else:
         percentiles = [100.0 * bisect.bisect_left(sorted_values, v) / n for v in values]
-    # every active player's percentile, in sorted order: nondecreasing, so a band is a slice
-    ranked = [100.0 * bisect.bisect_left(sorted_values, v) / n for v in sorted_values]
+    # every active player's percentile, in sorted order (one pass: a value equal to the
+    # previous one shares its count of lower players): nondecreasing, so a band is a slice
+    ranked: list[float] = []
+    lower = 0
+    for i, v in enumerate(sorted_values):
+        if i and v != sorted_values[i - 1]:
+            lower = i
+        ranked.append(100.0 * lower / n)
     members = set(party)
     bottom, top = min(percentiles), max(percentiles)
     widths = rank_filter.widths(waited)

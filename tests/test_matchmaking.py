@@ -89,6 +89,26 @@ def test_percentiles_count_strictly_lower_players_and_ties_share() -> None:
     assert wide.active == 4 and wide.found == 3
 
 
+def test_the_wager_s_standing_is_the_percentile_s_bucket() -> None:
+    league = rankcraft.League("team-wager")
+    ranks = [1.0, 2.5, 2.5, 3.0, 7.25, 7.25, 7.25, 12.0, 20.0, 31.5, 31.5]
+    league.import_state(
+        {
+            "players": [
+                {"id": f"w{i}", "skill": {"rank": r}, "matches": 12, "last_played": ACTIVE_AT}
+                for i, r in enumerate(ranks)
+            ]
+        }
+    )
+    standings = league.standings()
+    everyone = league.find_opponents("w0", RankFilter(width=100, strict=True))
+    for c in [
+        *everyone.candidates,
+        rankcraft.matchmaking.Candidate(id="w0", value=1.0, percentile=0.0),
+    ]:
+        assert standings[c.id] == f"percentile {1 + math.floor(c.percentile)}", c
+
+
 # -- rank filters --------------------------------------------------------------------------
 
 
