@@ -499,12 +499,24 @@ class League:
         self,
         players: str | Sequence[str],
         rank_filter: RankFilter | None = None,
-        **options: Any,
+        *,
+        needed: int = 1,
+        waited: float = 0.0,
+        limit: int | None = None,
+        active_days: float | None = None,
     ) -> Opponents:
-        """The active players a rank filter lets in with ``players``: see
-        :func:`rankcraft.matchmaking.find_opponents` (``needed``, ``waited``, ``limit``,
-        ``active_days``)."""
-        return matchmaking.find_opponents(self, players, rank_filter, **options)
+        """The active players a rank filter lets in with ``players`` (a player or a
+        party), ``needed`` of them after ``waited`` seconds: see
+        :func:`rankcraft.matchmaking.find_opponents`."""
+        return matchmaking.find_opponents(
+            self,
+            players,
+            rank_filter,
+            needed=needed,
+            waited=waited,
+            limit=limit,
+            active_days=active_days,
+        )
 
     def quality(
         self,
