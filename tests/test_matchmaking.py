@@ -429,3 +429,70 @@ def test_the_match_endpoints_round_trip(ladder: rankcraft.League) -> None:
             answer = client.post(path, json=body)
             assert answer.status_code == status, (path, body, answer.text)
             assert answer.json()["error"]["field"] == field, answer.text
+
+
+# -- the hook ------------------------------------------------------------------------------
+
+
+def hook_league(answer: float) -> tuple[rankcraft.League, list[Any]]:
+    """A league whose expectation plugin implements ``rankcraft_quality`` with ``answer``,
+    recording what the hook was handed."""
+    import attrs
+
+    calls: list[Any] = []
+
+    @attrs.frozen
+    class Points:
+        points: float = rankcraft.state_field(role="location")
+
+    class Sums:
+        @rankcraft.hookimpl
+        def rankcraft_initial(self) -> Points:
+            return Points(10.0)
+
+        @rankcraft.hookimpl
+        def rankcraft_expectation(self, side_states: Any) -> list[float]:
+            total = sum(s.points for s in side_states)
+            return [s.points / total for s in side_states]
+
+        @rankcraft.hookimpl
+        def rankcraft_update(self, state: Points, pairings: Any) -> Points:
+            return Points(state.points + sum(p.score for p in pairings))
+
+        @rankcraft.hookimpl
+        def rankcraft_quality(self, sides: Any, side_states: Any, home: Any) -> float:
+            calls.append(
+                (
+                    [[s.points for s in side] for side in sides],
+                    [s.points for s in side_states],
+                    home,
+                )
+            )
+            return answer
+
+    pm = rankcraft.get_plugin_manager()
+    pm.register(Sums(), name="sums")
+    plugins = rankcraft.Plugins(pm)
+    text = 'name = "sums"\n[update]\nplugin = "sums"\n'
+    league = rankcraft.League(rankcraft.loads_ruleset(text, plugins=plugins))
+    for i, (a, b) in enumerate([("a", "b"), ("c", "d"), ("a", "c")]):
+        league.record(
+            {"id": f"m{i}", "played_at": "2024-01-01", "teams": [[a], [b]], "scores": [1, 0]}
+        )
+    return league, calls
+
+
+def test_the_quality_hook_gets_players_per_side_and_the_aggregates() -> None:
+    league, calls = hook_league(0.25)
+    value, judged_by = matchmaking.quality(league, [["a", "b"], ["c", "d"]], home=1)
+    assert (value, judged_by) == (0.25, "sums")
+    # a won twice (12), b lost (10), c won and lost (11), d lost (10); the mean team plugin
+    assert calls == [([[12.0, 10.0], [11.0, 10.0]], [11.0, 10.5], 1)]
+    assert league.balance(["a", "b", "c", "d"]).judged_by == "sums"
+
+
+@pytest.mark.parametrize("answer", [1.5, -0.1, float("nan")])
+def test_a_quality_outside_the_unit_interval_is_the_plugin_s_error(answer: float) -> None:
+    league, _ = hook_league(answer)
+    with pytest.raises(rankcraft.PluginError, match="quality plugin 'sums' returned"):
+        league.quality([["a"], ["b"]])
