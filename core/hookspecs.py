@@ -159,6 +159,35 @@ def rankcraft_expectation(
 
 
 @hookspec
+def rankcraft_quality(
+    params: Any,
+    sides: Sequence[Sequence[State]],
+    side_states: Sequence[State],
+    home: int | None,
+) -> float:
+    """Return how good a match the proposed sides would make, in [0, 1] (1 is best).
+
+    Optional; asked of the expectation slot's plugin by matchmaking
+    (:mod:`rankcraft.matchmaking`), never while rating. A model with Gaussian uncertainty
+    answers the draw-probability quality of Herbrich, Minka and Graepel ("TrueSkill: A
+    Bayesian Skill Rating System", 2006; :func:`rankcraft.matchmaking.gaussian_quality`
+    computes it). Without this hook matchmaking uses the closeness of the expectation:
+    1 - |p0 - p1| for two sides, the normalised entropy of the win probabilities for more.
+
+    :param params: the expectation slot's params.
+    :param sides: the skill states per side, per player (decayed to the time asked about),
+        in the order of the proposed sides; two or more sides, none empty.
+    :param side_states: one state per side, from the team slot's
+        :func:`rankcraft_aggregate`.
+    :param home: index of the side playing at home, or None (a neutral venue).
+    :returns: a finite number in [0, 1]; equal sides of certain skill should give values
+        near the model's best, a foregone result near 0.
+
+    .. versionadded:: 0.2
+    """
+
+
+@hookspec
 def rankcraft_update(
     params: Any, state: State, pairings: Sequence[Pairing], context: PlayerContext
 ) -> State:

@@ -46,6 +46,7 @@ TeamFn = Callable[
     Sequence[Sequence[Sequence[Pairing]]],
 ]
 ExpectationFn = Callable[[Sequence[State], int | None], Sequence[float]]
+QualityFn = Callable[[Sequence[Sequence[State]], Sequence[State], int | None], float]
 UpdateFn = Callable[[State, Sequence[Pairing], PlayerContext], State]
 RankFn = Callable[[State, State, State, PlayerContext], State]
 ResetFn = Callable[[Sequence[PlayerRecord], str, ResetContext], Sequence[PlayerRecord]]
@@ -360,6 +361,10 @@ class Plugins:
     def expectation(self, plugin: str, params: Any) -> ExpectationFn:
         """``(side_states) -> probabilities``."""
         return cast(ExpectationFn, self._bind(plugin, "rankcraft_expectation", params=params))
+
+    def quality(self, plugin: str, params: Any) -> QualityFn:
+        """``(sides, side_states, home) -> quality in [0, 1]`` (matchmaking only)."""
+        return cast(QualityFn, self._bind(plugin, "rankcraft_quality", params=params))
 
     def update(self, plugin: str, params: Any) -> UpdateFn:
         """``(state, pairings, context) -> state``."""
