@@ -116,7 +116,11 @@ def rankcraft_aggregate(params: Any, members: Sequence[State]) -> State:
 
 @hookspec
 def rankcraft_team(
-    params: Any, sides: Sequence[Sequence[State]], places: Sequence[int], weight: float
+    params: Any,
+    sides: Sequence[Sequence[State]],
+    places: Sequence[int],
+    weight: float,
+    seconds: Sequence[Sequence[int]] | None,
 ) -> Sequence[Sequence[Sequence[Pairing]]]:
     """Turn the sides of a match into the results each player's update digests.
 
@@ -125,10 +129,14 @@ def rankcraft_team(
         ``match.teams``.
     :param places: the outcome, one place per side: 1 is best, equal places tie.
     :param weight: the match's weight in (0, 1]; multiply it into each pairing's weight.
+    :param seconds: the match's ``seconds_played`` (whole seconds ≥ 0 per side, per
+        player, shaped like ``sides``), or None when the match does not say; the bundled
+        team plugins scale each player's pairings by their share of play.
     :returns: for each side, for each player, a sequence of :class:`rankcraft.Pairing`
         ``(opponent_state, score, weight)``; the same shape as ``sides``.
 
     .. versionadded:: 0.1
+    .. versionchanged:: 0.1 ``seconds`` (partial play).
     """
 
 

@@ -42,7 +42,8 @@ DIR_SOURCE = "plugins-dir"
 SLOTS = ("initial", "decay", "team", "expectation", "update", "rank", "reset")
 
 TeamFn = Callable[
-    [Sequence[Sequence[State]], Sequence[int], float], Sequence[Sequence[Sequence[Pairing]]]
+    [Sequence[Sequence[State]], Sequence[int], float, Sequence[Sequence[int]] | None],
+    Sequence[Sequence[Sequence[Pairing]]],
 ]
 ExpectationFn = Callable[[Sequence[State], int | None], Sequence[float]]
 UpdateFn = Callable[[State, Sequence[Pairing], PlayerContext], State]
@@ -353,7 +354,7 @@ class Plugins:
         )
 
     def team(self, plugin: str, params: Any) -> TeamFn:
-        """``(sides, places, weight) -> pairings per side per player``."""
+        """``(sides, places, weight, seconds) -> pairings per side per player``."""
         return cast(TeamFn, self._bind(plugin, "rankcraft_team", params=params))
 
     def expectation(self, plugin: str, params: Any) -> ExpectationFn:
