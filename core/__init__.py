@@ -16,7 +16,7 @@ from __future__ import annotations
 from importlib import metadata
 
 from ._markers import hookimpl
-from .engine import League, RecordSummary, UnknownPlayerError
+from .engine import League, RecordSummary, Shown, UnknownPlayerError
 from .errors import (
     DuplicateMatchError,
     InputError,
@@ -46,7 +46,16 @@ from .model import (
     pair_score,
     state_field,
 )
-from .ruleset import PeriodSpec, Ruleset, SlotSpec, dumps, load_ruleset, loads_ruleset
+from .ruleset import (
+    Display,
+    DisplaySpec,
+    PeriodSpec,
+    Ruleset,
+    SlotSpec,
+    dumps,
+    load_ruleset,
+    loads_ruleset,
+)
 
 try:
     __version__ = metadata.version("rankcraft")
@@ -56,6 +65,8 @@ except metadata.PackageNotFoundError:  # pragma: no cover - running from a bare 
 dumps_ruleset = dumps
 
 __all__ = [
+    "Display",
+    "DisplaySpec",
     "DuplicateMatchError",
     "InputError",
     "LateMatchError",
@@ -79,6 +90,7 @@ __all__ = [
     "ResetContext",
     "Ruleset",
     "RulesetError",
+    "Shown",
     "SlotSpec",
     "State",
     "StateError",

@@ -161,7 +161,18 @@ def _leaderboard_rows(
     rank_cols = _rank_columns(league)
     standings = league.standings()
     extra = ["standing"] if standings else []
-    headers = ["#", "player", *extra, *rank_cols, *skill_cols, "matches", "last played"]
+    # [display] conservative: the value the table is sorted by, beside the skill
+    conservative = ["conservative"] if league.ruleset.display.conservative else []
+    headers = [
+        "#",
+        "player",
+        *extra,
+        *rank_cols,
+        *conservative,
+        *skill_cols,
+        "matches",
+        "last played",
+    ]
     rows = []
     for place, r in enumerate(records, 1):
         rows.append(
@@ -170,6 +181,7 @@ def _leaderboard_rows(
                 r.id,
                 *([standings.get(r.id, "-")] if standings else []),
                 *(_num(getattr(r.rank, c)) for c in rank_cols),
+                *([_num(league.shown(r).value or 0.0)] if conservative else []),
                 *(_num(getattr(r.skill, c)) for c in skill_cols),
                 str(r.matches),
                 r.last_played.date().isoformat() if r.last_played else "-",
@@ -325,12 +337,17 @@ def _check_top(top: int | None) -> None:
 def cmd_leaderboard(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     _check_top(args.top)
     with _open_existing(args, read_only=True) as league:
-        top = league.leaderboard(args.top)
+        top = league.leaderboard(args.top, everyone=args.all)
         if args.json:
             standings = league.standings()
             _emit_json(
                 [
-                    {"place": i, "standing": standings.get(r.id), **_record_json(league, r)}
+                    {
+                        "place": i,
+                        "standing": standings.get(r.id),
+                        "display": league.shown(r).to_dict(),
+                        **_record_json(league, r),
+                    }
                     for i, r in enumerate(top, 1)
                 ],
                 out,
@@ -374,6 +391,7 @@ def cmd_player(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 {
                     "player": _record_json(league, record),
                     "standing": standing,
+                    "display": league.shown(record).to_dict(),
                     "history": [
                         {
                             "seq": row.seq,
@@ -393,6 +411,11 @@ def cmd_player(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             out.write(f"  rank:  {_fmt_state(record.rank)}\n")
         if standing is not None:
             out.write(f"  standing: {standing}\n")
+        shown = league.shown(record)
+        if shown.interval is not None:
+            low, high = shown.interval
+            value = "" if shown.value is None else f"{_num(shown.value)}; "
+            out.write(f"  shown: {value}95% interval {_num(low)} to {_num(high)}\n")
         if rows:
             out.write(f"\nlast {len(rows)} matches, newest first:\n")
         loc = _skill_columns(league)[:1]
@@ -1035,6 +1058,11 @@ def _read_commands(c: _Commands) -> None:
     """leaderboard, player, predict, export, import, reset."""
     p = c.add("leaderboard", cmd_leaderboard, "list players best first")
     p.add_argument("--top", type=int, default=None, help="only the first N players")
+    p.add_argument(
+        "--all",
+        action="store_true",
+        help="list inactive players too (rulesets with [display] active_days)",
+    )
     c.db(p)
 
     p = c.add("player", cmd_player, "one player's state and latest matches, explained")

@@ -44,7 +44,7 @@ from .manager import Plugins
 from .matchmaking import Balanced, Opponents, RankFilter
 from .model import Match, PlayerRecord, Report, ResetContext
 from .rated import Rated, ReportWriter
-from .ruleset import Ruleset, dumps, load_ruleset, loads_ruleset
+from .ruleset import Display, Ruleset, dumps, load_ruleset, loads_ruleset
 from .seasons import Seasons
 from .steps import LAST, PENDING, RANK, SKILL, Steps, record_of
 from .store import MatchRow, MemoryStore, Store, mask_url, open_store
@@ -61,6 +61,29 @@ class UnknownPlayerError(InputError, KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0])
+
+
+@attrs.frozen(kw_only=True)
+class Shown:
+    """How a player is shown (:meth:`League.shown`; the ruleset's ``[display]`` table).
+
+    Attributes:
+        value: the number leaderboards sort by: rank points with a rank layer, else the
+            skill's location − k * spread (``conservative`` k, 0 by default), in the
+            skill's units; None when the states have no location field.
+        interval: the skill's 95% interval, location ± 1.96 * spread (skill units), or
+            None when the skill has no spread.
+    """
+
+    value: float | None
+    interval: tuple[float, float] | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"value": ..., "interval": [low, high] or null}``."""
+        return {
+            "value": self.value,
+            "interval": None if self.interval is None else list(self.interval),
+        }
 
 
 @attrs.frozen(kw_only=True)
@@ -110,6 +133,7 @@ class League:
         self.plugins = plugins if plugins is not None else ruleset.plugins
         self.store: Store = store if store is not None else MemoryStore()
         self._steps = steps = Steps(ruleset, self.plugins)
+        self._display = Display(ruleset.display, steps.skill_class, steps.rank_class)
         self.skill_class: type = steps.skill_class
         self.rank_class: type | None = steps.rank_class
         self.codec = make_codec(
@@ -166,8 +190,10 @@ class League:
             raise LeagueMismatchError(
                 f"the store was created with ruleset {name!r}, which no longer loads: {exc}"
             ) from None
-        # a description is for people: editing it does not change the ruleset's meaning
-        if attrs.evolve(theirs, description=self.ruleset.description) != self.ruleset:
+        # a description and the [display] table are for people: editing them does not
+        # change the ruleset's meaning (the league shows players as the given ruleset says)
+        mine = self.ruleset
+        if attrs.evolve(theirs, description=mine.description, display=mine.display) != mine:
             detail = (
                 "same name, different parameters"
                 if name == self.ruleset.name
@@ -393,18 +419,39 @@ class League:
         """How many matches the league has recorded."""
         return self.store.count_matches()
 
-    def leaderboard(self, top: int | None = None) -> list[PlayerRecord]:
-        """Players ordered best first: by rank points when the ruleset has a rank layer,
-        else by the skill's location field (e.g. Elo ``rating``); ties by id."""
-        field = self._steps.sort_field
+    def leaderboard(self, top: int | None = None, *, everyone: bool = False) -> list[PlayerRecord]:
+        """Players ordered best first by their display value (:meth:`shown`): rank points
+        when the ruleset has a rank layer, else the skill's location (e.g. Elo
+        ``rating``), less ``[display] conservative`` times its spread; ties by id.
+
+        With ``[display] active_days``, only players whose latest match is that recent
+        (counted back from the league's latest match) are listed, unless ``everyone``.
+        """
+        display = self._display
         rows = self._unit.rows
         ids = list(rows)
-        if field is None:
-            ids.sort()
+        if not everyone and display.spec.active_days is not None:
+            latest = max((r[LAST] for r in rows.values() if r[LAST] is not None), default=None)
+            ids = [p for p in ids if display.active(rows[p][LAST], latest)]
+        if display.orders:
+            value = display.value
+            ids.sort(key=lambda p: (-value(rows[p][SKILL], rows[p][RANK]), p))  # type: ignore[operator]
         else:
-            slot = RANK if self._steps.sort_on_rank else SKILL
-            ids.sort(key=lambda p: (-getattr(rows[p][slot], field), p))
+            ids.sort()
         return [record_of(p, rows[p]) for p in (ids if top is None else ids[:top])]
+
+    def shown(self, player: str | PlayerRecord) -> Shown:
+        """How a player is shown: their display value (what leaderboards sort by) and
+        their skill's 95% interval (see :class:`Shown` and the ruleset's ``[display]``).
+
+        :raises UnknownPlayerError: the league has never seen ``player``.
+        """
+        record = self.player(player) if isinstance(player, str) else player
+        display = self._display
+        return Shown(
+            value=display.value(record.skill, record.rank),
+            interval=display.interval(record.skill),
+        )
 
     def predict(
         self,

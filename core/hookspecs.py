@@ -138,6 +138,7 @@ def rankcraft_team(
         ``(opponent_state, score, weight)``; the same shape as ``sides``.
 
     .. versionadded:: 0.1
+    .. versionchanged:: 0.1 ``seconds`` (partial play).
     """
 
 

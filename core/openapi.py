@@ -228,9 +228,33 @@ def _answers() -> dict[str, dict[str, Any]]:
             {"seq": {"type": "integer"}, "match": _ref("Match"), "report": _ref("Report")},
         ),
         "Standing": _closed(
-            "the player and their league-wide label (null without standings)",
-            ["player", "standing"],
-            {"player": _ref("Player"), "standing": {"type": ["string", "null"]}},
+            "the player, their league-wide label (null without standings) and how they are shown",
+            ["player", "standing", "display"],
+            {
+                "player": _ref("Player"),
+                "standing": {"type": ["string", "null"]},
+                "display": _ref("Shown"),
+            },
+        ),
+        "Shown": _closed(
+            "the value leaderboards sort by (rank points, else skill location less the "
+            "ruleset's [display] conservative times spread; null without a location) and "
+            "the skill's 95% interval, location ± 1.96 spread (null without a spread)",
+            ["value", "interval"],
+            {
+                "value": {"type": ["number", "null"]},
+                "interval": {
+                    "oneOf": [
+                        {
+                            "type": "array",
+                            "items": {"type": "number"},
+                            "minItems": 2,
+                            "maxItems": 2,
+                        },
+                        {"type": "null"},
+                    ]
+                },
+            },
         ),
         "Leaderboard": {"type": "array", "items": _ref("Place")},
         "Predicted": _closed(
@@ -352,9 +376,13 @@ def _place(player: Mapping[str, Any]) -> dict[str, Any]:
     place = {"type": "integer", "minimum": 1}
     return {
         **player,
-        "description": "a player's place, standing and state",
-        "required": ["place", "standing", *player["required"]],
-        "properties": {"place": place, "standing": {"type": ["string", "null"]}}
+        "description": "a player's place, standing, display value and state",
+        "required": ["place", "standing", "display", *player["required"]],
+        "properties": {
+            "place": place,
+            "standing": {"type": ["string", "null"]},
+            "display": _ref("Shown"),
+        }
         | player["properties"],
     }
 

@@ -173,6 +173,98 @@ class QuitSpec:
 
 
 @attrs.frozen(kw_only=True)
+class DisplaySpec:
+    """How leaderboards and player views show players (``[display]``). Display only: no
+    rating, export or match report depends on it.
+
+    Attributes:
+        conservative: k in [0, 10] (default 0): show and sort players by their skill's
+            location − k * spread (TrueSkill's "μ − 3σ", Glicko's "r − 2RD"), so that a
+            player the system knows little about does not top the table on luck. Needs a
+            skill state with a ``spread`` field and a ruleset without a ``[rank]`` slot
+            (rank points order those).
+        active_days: leaderboards list only the players whose latest match is within this
+            many days of the league's latest match, in [1e-6, 1e6] (default: no limit;
+            a retired driver keeps their rating but leaves the table).
+    """
+
+    conservative: float = attrs.field(default=0.0, validator=within(0.0, 10.0))
+    active_days: float | None = attrs.field(
+        default=None, validator=attrs.validators.optional(within(1e-6, 1e6))
+    )
+
+
+INTERVAL_Z = 1.959963984540054
+"""The normal quantile of a 95% interval: location ± 1.96 * spread."""
+
+
+class Display:
+    """What leaderboards sort by and player views show, from one player's states.
+
+    :param spec: the ruleset's ``[display]`` table.
+    :param skill_class, rank_class: the plugins' state classes (``rank_class`` None
+        without a rank slot).
+
+    :meth:`value` is the one sort key of every leaderboard (the library's, the command
+    line's, the HTTP service's): a store that keeps it in an indexed column computes it
+    with this method.
+    """
+
+    def __init__(self, spec: DisplaySpec, skill_class: type, rank_class: type | None) -> None:
+        self.spec = spec
+        self.k = spec.conservative
+        self.location = field_of_role(skill_class, "location")
+        self.spread = field_of_role(skill_class, "spread")
+        self.rank_location = (
+            field_of_role(rank_class, "location") if rank_class is not None else None
+        )
+
+    @property
+    def orders(self) -> bool:
+        """Whether players have a display value (False: leaderboards order by id)."""
+        return self.rank_location is not None or self.location is not None
+
+    def value(self, skill: Any, rank: Any) -> float | None:
+        """The display value of a player: their rank points (the rank state's location)
+        when the ruleset has a rank layer, else the skill's location − k * spread (k the
+        ``conservative`` setting, 0 by default), in the skill's own units; None when
+        neither state has a location field.
+
+        >>> from rankcraft.plugins.glicko1 import Glicko1Skill
+        >>> shown = Display(DisplaySpec(conservative=2.0), Glicko1Skill, None)
+        >>> shown.value(Glicko1Skill(1700.0, 120.0), None)
+        1460.0
+        """
+        if self.rank_location is not None:
+            return float(getattr(rank, self.rank_location))
+        if self.location is None:
+            return None
+        value = float(getattr(skill, self.location))
+        if self.k:
+            value -= self.k * float(getattr(skill, self.spread))  # type: ignore[arg-type]
+        return value
+
+    def interval(self, skill: Any) -> tuple[float, float] | None:
+        """The skill's 95% interval, location ± 1.96 * spread (skill units), or None
+        when the skill has no spread field."""
+        if self.location is None or self.spread is None:
+            return None
+        centre = float(getattr(skill, self.location))
+        half = INTERVAL_Z * float(getattr(skill, self.spread))
+        return (centre - half, centre + half)
+
+    def active(self, last_played: datetime | None, latest: datetime | None) -> bool:
+        """Whether a player whose latest match is ``last_played`` is listed, when the
+        league's latest match is ``latest`` (always, without ``active_days``)."""
+        days = self.spec.active_days
+        if days is None:
+            return True
+        if last_played is None or latest is None:
+            return False
+        return (latest - last_played).total_seconds() <= days * 86400.0
+
+
+@attrs.frozen(kw_only=True)
 class ResetSchedule:
     """A season event that a replay runs by itself, every ``every_days`` from ``start``.
 
@@ -237,6 +329,7 @@ class Ruleset:
         rank: the visible rank layer, optional.
         reset: season events, optional.
         resets: season events run by themselves during replays (``[[resets]]``).
+        display: how leaderboards and player views show players (:class:`DisplaySpec`).
     """
 
     name: str
@@ -251,6 +344,7 @@ class Ruleset:
     rank: SlotSpec | None = None
     reset: SlotSpec | None = None
     resets: tuple[ResetSchedule, ...] = ()
+    display: DisplaySpec = attrs.field(factory=DisplaySpec)
     plugins: Plugins = attrs.field(eq=False, repr=False, factory=Plugins)
 
     def slot(self, name: str) -> SlotSpec | None:
@@ -262,7 +356,7 @@ class Ruleset:
         return spec
 
 
-_TOP_KEYS = ("name", "description", "extends", "period", "quits", "resets", *SLOTS)
+_TOP_KEYS = ("name", "description", "extends", "period", "quits", "resets", "display", *SLOTS)
 _SLOT_HOOKS = {
     "initial": "rankcraft_initial",
     "decay": "rankcraft_decay",
@@ -477,6 +571,13 @@ def from_dict(
         raise RulesetError(
             f"{source}: [[resets]] needs a [reset] slot to run them @ ruleset.resets"
         )
+    display = structure(data.get("display", {}), DisplaySpec, path="ruleset.display", source=source)
+    if display.conservative and "rank" in slots:
+        raise RulesetError(
+            f"{source}: 'conservative' orders players by skill, but the [rank] slot's rank "
+            f"points order this ruleset's leaderboards: {display.conservative!r} @ "
+            "ruleset.display.conservative"
+        )
     ruleset = Ruleset(
         name=name,
         description=description,
@@ -484,6 +585,7 @@ def from_dict(
         quits=quits,
         plugins=plugins,
         resets=resets,
+        display=display,
         **slots,
     )
     _check_fit(ruleset, source)
@@ -505,6 +607,13 @@ def _check_fit(ruleset: Ruleset, source: str) -> None:
         )
     state_class = type(state)
     names = {f.name for f in attrs.fields(state_class)}
+    conservative = ruleset.display.conservative
+    if conservative and field_of_role(state_class, "spread") is None:
+        raise RulesetError(
+            f"{source}: 'conservative' needs a skill with an uncertainty (a field of role "
+            f"'spread'), but {initial.plugin!r} keeps {', '.join(sorted(names))}: "
+            f"{conservative!r} @ ruleset.display.conservative"
+        )
     for slot in SLOTS:
         spec = ruleset.slot(slot)
         if spec is None:
@@ -568,6 +677,8 @@ def to_dict(ruleset: Ruleset) -> dict[str, Any]:
         out[slot] = table
     if ruleset.resets:
         out["resets"] = [_drop_none(converter.unstructure(r)) for r in ruleset.resets]
+    if ruleset.display != DisplaySpec():
+        out["display"] = _drop_none(converter.unstructure(ruleset.display))
     return out
 
 

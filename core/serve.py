@@ -852,7 +852,13 @@ class _Handlers:
         if self.league.has_standings:
             self.league.refresh()
             standing = self.league.standings().get(player)
-        return JSONResponse({"player": self.codec.record_to_dict(record), "standing": standing})
+        return JSONResponse(
+            {
+                "player": self.codec.record_to_dict(record),
+                "standing": standing,
+                "display": self.league.shown(record).to_dict(),
+            }
+        )
 
     async def leaderboard(self, request: Request) -> JSONResponse:
         top = _query(request, self.query["top"])
@@ -860,7 +866,12 @@ class _Handlers:
         standings = self.league.standings()
         return JSONResponse(
             [
-                {"place": i, "standing": standings.get(r.id), **self.codec.record_to_dict(r)}
+                {
+                    "place": i,
+                    "standing": standings.get(r.id),
+                    "display": self.league.shown(r).to_dict(),
+                    **self.codec.record_to_dict(r),
+                }
                 for i, r in enumerate(self.league.leaderboard(top), 1)
             ]
         )

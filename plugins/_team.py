@@ -1,4 +1,4 @@
-"""Shared arithmetic for the team plugins: averaging states by field role."""
+"""Shared arithmetic for the team plugins: averaging states by field role, partial play."""
 
 from __future__ import annotations
 
@@ -12,6 +12,13 @@ import attrs
 from rankcraft import Pairing, State, field_of_role, pair_score
 
 SPREAD_MODES: tuple[str, ...] = ("mean", "rms", "max")
+
+MIN_SHARE = 1e-4
+"""The smallest share of play a pairing weight is scaled by: a player listed with 0
+seconds (a substitute who came on in stoppage time) moves by a ten-thousandth of a
+full player's change, and pairing weights stay in (0, 1] as updates expect."""
+
+Shares = list[list[float]]
 
 
 _layouts: dict[type, tuple[str, str | None, tuple[str, ...]]] = {}
@@ -74,16 +81,94 @@ def shifted(state: State, location: str, value: float) -> State:
     return out
 
 
+def play_shares(seconds: Sequence[Sequence[int]] | None) -> Shares | None:
+    """Each player's share of play: their ``seconds_played`` divided by the longest any
+    player of the match played, in [``MIN_SHARE``, 1]; None when the match carries no
+    times, when nobody played a second, or when everyone played the whole match (every
+    share 1: nothing to scale).
+
+    The longest time stands for the match's length (a 90-minute match: a starter who
+    played it all has share 1, a substitute on for 18 minutes 0.2), as the partial-play
+    weights of TrueSkill ("TrueSkill: A Bayesian Skill Rating System", Herbrich, Minka
+    and Graepel) and openskill's ``weights`` scale a player's update.
+
+    >>> play_shares([[5400, 1080], [5400]])
+    [[1.0, 0.2], [1.0]]
+    >>> play_shares([[600], [600]]) is None
+    True
+    """
+    if seconds is None:
+        return None
+    longest = 0
+    full = True
+    first = -1
+    for side in seconds:
+        for value in side:
+            if first < 0:
+                first = value
+            elif value != first:
+                full = False
+            if value > longest:
+                longest = value
+    if full or longest <= 0:
+        return None
+    return [[max(value / longest, MIN_SHARE) for value in side] for side in seconds]
+
+
+def scaled(pairs: Sequence[Pairing], share: float) -> list[Pairing]:
+    """``pairs`` with every weight multiplied by ``share`` (a player's share of play)."""
+    if share == 1.0:
+        return list(pairs)
+    return [Pairing(p.opponent, p.score, p.weight * share) for p in pairs]
+
+
+def weigh_play(
+    pairings: list[list[list[Pairing]]], shares: Shares | None
+) -> list[list[list[Pairing]]]:
+    """Scale each player's pairings by their share of play (:func:`play_shares`); the
+    pairings unchanged when ``shares`` is None."""
+    if shares is None:
+        return pairings
+    return [
+        [scaled(pairs, share) for pairs, share in zip(side, side_shares, strict=True)]
+        for side, side_shares in zip(pairings, shares, strict=True)
+    ]
+
+
 def one_on_one(
-    sides: Sequence[Sequence[State]], places: Sequence[int], weight: float
+    sides: Sequence[Sequence[State]],
+    places: Sequence[int],
+    weight: float,
+    shares: Shares | None = None,
 ) -> list[list[list[Pairing]]] | None:
     """The pairings of two one-player sides (each player against the other, at the
-    match's weight), which every team plugin gives a 1-v-1 alike; None for any other
-    shape. The team plugins answer a 1-v-1 with it before their general case."""
+    match's weight times the player's share of play), which every team plugin gives a
+    1-v-1 alike; None for any other shape. The team plugins answer a 1-v-1 with it
+    before their general case."""
     if len(sides) != 2:
         return None
     side_a, side_b = sides
     if len(side_a) != 1 or len(side_b) != 1:
         return None
     score = pair_score(places, 0, 1)
-    return [[[Pairing(side_b[0], score, weight)]], [[Pairing(side_a[0], 1.0 - score, weight)]]]
+    if shares is None:
+        return [
+            [[Pairing(side_b[0], score, weight)]],
+            [[Pairing(side_a[0], 1.0 - score, weight)]],
+        ]
+    return [
+        [[Pairing(side_b[0], score, weight * shares[0][0])]],
+        [[Pairing(side_a[0], 1.0 - score, weight * shares[1][0])]],
+    ]
+
+
+def opponent_share(opposing: int, power: float) -> float:
+    """The weight of one opposing side (or player) among ``opposing`` of them:
+    ``opposing ** -power``. ``power`` 0 counts each as a whole game (a 20-car race moves
+    a rating as far as 19 duels), 1 shares one game among them (as far as one duel), and
+    values in between scale one event's total change as ``opposing ** (1 - power)``."""
+    if power == 0.0 or opposing <= 1:
+        return 1.0
+    if power == 1.0:
+        return 1.0 / opposing
+    return float(opposing**-power)

@@ -7,16 +7,17 @@ opponent's location is the player's own plus (the opposing side's mean minus the
 player's side's mean), its spread the *mean* of the opposing side's spreads. The player's
 own state (including their own spread) is what gets updated; the own team's spreads are
 not used. rankcraft computes in doubles (the listing uses 32-bit floats). Predictions use
-each side's mean (spreads averaged).
+each side's mean (spreads averaged). A match that carries ``seconds_played`` scales each
+player's pairings by their share of play (an extension: INVERSUS records no times).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rankcraft import Needs, Pairing, State, hookimpl, pair_score
+from rankcraft import Match, Needs, Pairing, State, hookimpl, pair_score
 
-from ._team import mean_state, one_on_one, shifted
+from ._team import layout, mean_state, one_on_one, play_shares, shifted, weigh_play
 
 _SPREAD = "mean"
 
@@ -33,13 +34,15 @@ def rankcraft_aggregate(members: Sequence[State]) -> State:
 
 @hookimpl
 def rankcraft_team(
-    sides: Sequence[Sequence[State]], places: Sequence[int], weight: float
+    sides: Sequence[Sequence[State]],
+    places: Sequence[int],
+    weight: float,
+    match: Match | None,
 ) -> list[list[list[Pairing]]]:
-    solo = one_on_one(sides, places, weight)
+    shares = play_shares(None if match is None else match.seconds_played)
+    solo = one_on_one(sides, places, weight, shares)
     if solo is not None:
         return solo
-    from ._team import layout
-
     virtual = [mean_state(side, _SPREAD) for side in sides]
     location = layout(type(virtual[0]))[0]
     out = []
@@ -62,4 +65,4 @@ def rankcraft_team(
                 ]
             )
         out.append(side_out)
-    return out
+    return weigh_play(out, shares)

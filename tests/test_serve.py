@@ -73,6 +73,7 @@ def test_the_service_answers_as_the_league_does(db_url: str) -> None:
         assert player == {
             "player": reference.codec.record_to_dict(reference.player("p1")),
             "standing": None,
+            "display": reference.shown("p1").to_dict(),
         }
         board = client.get("/leaderboard", params={"top": 3}).json()
         assert [row["id"] for row in board] == [r.id for r in reference.leaderboard(3)]

@@ -22,7 +22,7 @@ def inversus_virtual_opponent(
 def test_virtual_opponent_is_the_shipped_codes() -> None:
     alice, alex = Glicko2Skill(0.8, 0.4, 0.06), Glicko2Skill(-0.3, 1.5, 0.05)
     betty, bill = Glicko2Skill(0.1, 0.9, 0.06), Glicko2Skill(0.5, 0.3, 0.07)
-    pairings = rankcraft_team([[alice, alex], [betty, bill]], [1, 2], 1.0)
+    pairings = rankcraft_team([[alice, alex], [betty, bill]], [1, 2], 1.0, None)
     for member, (pairing,) in zip([alice, alex], pairings[0], strict=True):
         mu, phi = inversus_virtual_opponent(
             member.mu, [alice.mu, alex.mu], [(betty.mu, betty.phi), (bill.mu, bill.phi)]
