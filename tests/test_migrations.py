@@ -109,9 +109,10 @@ def test_a_version_1_database_is_migrated_and_reads_the_same(db_url: str, tmp_pa
     assert layout(db_url) != fresh
     with rankcraft.League.open(db_url) as league:  # migrated on open
         assert league.export() == before
-        assert league.leaderboard(3) == sorted(
-            league.players(), key=lambda r: (-r.skill.rating, r.id)
-        )[:3]
+        assert (
+            league.leaderboard(3)
+            == sorted(league.players(), key=lambda r: (-r.skill.rating, r.id))[:3]
+        )
         league.record_many(games(10, day=2))  # and it keeps recording, in order
         after = league.export()
         history = [row.match.id for row in league.history("p1", limit=2)]
@@ -158,8 +159,6 @@ def test_a_version_4_database_gets_its_sort_keys_on_open(db_url: str) -> None:
     reference.record_many(games(40))
     assert page == [(r.id, r.rank.points) for r in reference.leaderboard()[1:4]]
     keys = sql_rows(db_url, "SELECT id, sort_key, tier FROM players ORDER BY id")
-    assert keys == [
-        (r.id, float(r.rank.points), r.rank.tier) for r in reference.players()
-    ]
+    assert keys == [(r.id, float(r.rank.points), r.rank.tier) for r in reference.players()]
     meta = dict(sql_rows(db_url, "SELECT key, value FROM meta"))
     assert meta["schema_version"] == "5" and meta["sort_key"] == "rank.points"

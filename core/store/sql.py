@@ -249,9 +249,7 @@ class SQLStore:
         }
 
     def count_players(self) -> int:
-        return int(
-            self._execute("SELECT count(*) FROM players WHERE matches >= 0").fetchone()[0]
-        )
+        return int(self._execute("SELECT count(*) FROM players WHERE matches >= 0").fetchone()[0])
 
     def _id_order(self) -> str:
         # Python's str order is by code point: PostgreSQL's "C" collation, SQLite's BINARY
