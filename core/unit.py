@@ -1,8 +1,9 @@
 """The unit of work: a league's players in memory, and the transactions that keep them.
 
 :class:`UnitOfWork` holds player rows (see :mod:`rankcraft.steps`), the rows changed and
-the matches rated in the open transaction, and an undo log: a transaction that fails puts
-every row back and leaves the store as it was. Matches are handed to the store every few
+the matches rated in the open transaction, and (in memory) an undo log: a transaction
+that fails puts every row back (over a database it empties the cache) and leaves the
+store as it was. Matches are handed to the store every few
 thousand, inside the transaction; changed players once, when it commits.
 
 Over a store in memory the rows are every player's. Over a database (``store.shared``)
@@ -26,6 +27,9 @@ from .store import Store
 
 FLUSH_EVERY = 2000
 """Matches kept in memory before they are written into the open transaction."""
+WRITE_SLICE = 10_000
+"""Changed players handed to the store per call when a transaction writes them (each
+player is written once per transaction; slices bound the memory the writing takes)."""
 
 
 class Schedule(Protocol):
@@ -53,6 +57,8 @@ class UnitOfWork:
         self.rows: dict[str, Row | None] = {}
         # over a database, rows are read on demand; in memory, every row is here
         self.lazy = store.shared
+        if self.lazy:  # a failed transaction empties the cache: no undo log to keep
+            self.put = self._put_cached  # type: ignore[method-assign]
         self.load()
         self.in_transaction = False
         self.undo: dict[str, Row | None] = {}
@@ -68,6 +74,7 @@ class UnitOfWork:
     def load(self) -> None:
         """Start again from the store: the schedule and the generation (and, in memory,
         every player; over a database the cache of rows is emptied)."""
+        self.complete = not self.lazy  # whether every stored player's row is cached
         if self.lazy:
             self.rows = {}
         else:
@@ -77,7 +84,7 @@ class UnitOfWork:
 
     def fetch(self, players: Iterable[str]) -> None:
         """Read the rows of those of ``players`` not in the cache, in one query."""
-        if not self.lazy:
+        if self.complete:
             return
         rows = self.rows
         wanted = {p for p in players if p not in rows}
@@ -90,15 +97,15 @@ class UnitOfWork:
 
     def fetch_all(self) -> None:
         """Read every player's row (what a league-wide step needs: a season event, the
-        close of a period, an export)."""
-        if not self.lazy:
+        close of a period, an export); the cache then holds every player until another
+        process's commit empties it."""
+        if self.complete:  # (once: until another process's commit empties the cache)
             return
-        if self.in_transaction:
-            self.flush()
         rows = self.rows
         for pid, record in self.store.load_players().items():
             if rows.get(pid) is None:
                 rows[pid] = row_of(record)
+        self.complete = True
 
     def row(self, player: str) -> Row | None:
         """A player's row (read from the store when not cached), or None if unknown."""
@@ -133,6 +140,11 @@ class UnitOfWork:
         self.rows[player] = row
         self.dirty.add(player)
 
+    def _put_cached(self, player: str, row: Row) -> None:
+        """:meth:`put` over a database: the store is the undo log."""
+        self.rows[player] = row
+        self.dirty.add(player)
+
     def put_record(self, record: PlayerRecord) -> None:
         """Replace a player's record in the open transaction."""
         self.put(record.id, row_of(record))
@@ -147,9 +159,12 @@ class UnitOfWork:
         """Hand the changed players and the rated matches to the store (in the open
         transaction)."""
         rows = self.rows
-        self.store.write(
-            [record_of(p, row) for p in self.dirty if (row := rows[p]) is not None], self.pending
-        )
+        dirty = list(self.dirty)
+        write = self.store.write
+        for start in range(0, len(dirty), WRITE_SLICE):
+            chosen = dirty[start : start + WRITE_SLICE]
+            write([record_of(p, row) for p in chosen if (row := rows[p]) is not None], ())
+        write((), self.pending)
         self.dirty = set()
         self.pending = []
 
@@ -197,6 +212,9 @@ class UnitOfWork:
         except BaseException:
             store.rollback()
             self.schedule.restore(schedule_before)
+            if self.lazy:  # the store has what was committed: read it again when needed
+                self.rows = {}
+                self.complete = False
             rows = self.rows
             for pid, old in self.undo.items():
                 if old is None:
