@@ -112,9 +112,29 @@ def reads(args: argparse.Namespace) -> None:
     print(f"{db}: {players:,} players")
     print("| command | wall s | CPU s | peak RSS MB |")
     print("|---|---|---|---|")
-    for name, argv in commands.items():
-        best = min((run([*argv, "--db", db]) for _ in range(args.rounds)), key=lambda r: r[0])
+    for name, argv in {"--help (start-up alone)": ["--help"], **commands}.items():
+        db_args = [] if argv == ["--help"] else ["--db", db]
+        best = min((run([*argv, *db_args]) for _ in range(args.rounds)), key=lambda r: r[0])
         print(f"| `{name}` | {best[0]:.2f} | {best[1]:.2f} | {best[2]:.0f} |")
+    calls = {
+        "League.open": lambda league: None,
+        "+ leaderboard(10)": lambda league: league.leaderboard(10),
+        "+ leaderboard(10, offset=500000)": lambda league: league.leaderboard(10, offset=500_000),
+        "+ player(ID) and history(ID)": lambda league: league.history(top[0]),
+        "+ predict([[A], [B]])": lambda league: league.predict([[top[0]], [top[1]]]),
+    }
+    print("\nIn one process (the league opened afresh each time), best of rounds:\n")
+    print("| call | wall ms | CPU ms |")
+    print("|---|---|---|")
+    for name, call in calls.items():
+        samples = []
+        for _ in range(args.rounds):
+            wall, cpu = time.perf_counter(), time.process_time()
+            with rankcraft.League.open(db, create=False) as league:
+                call(league)
+            samples.append((time.perf_counter() - wall, time.process_time() - cpu))
+        best = min(samples)
+        print(f"| `{name}` | {best[0] * 1e3:.1f} | {best[1] * 1e3:.1f} |")
 
 
 def ratio(args: argparse.Namespace) -> None:

@@ -262,8 +262,10 @@ class SQLStore:
         since: datetime | None = None,
         tier: str | None = None,
     ) -> list[PlayerRecord]:
-        """A page of the leaderboard, read along the ``players_by_key`` index."""
-        where = ["matches >= 0"]
+        """A page of the leaderboard, read along the ``players_by_key`` index: the page's
+        ids first (the places skipped are read from the index alone), then their rows."""
+        # (PostgreSQL: a one-match transaction's placeholder rows have matches -1)
+        where = ["matches >= 0"] if self.dialect == "postgres" else []
         args: list[Any] = []
         if since is not None:
             where.append("last_epoch >= ?")
@@ -271,12 +273,15 @@ class SQLStore:
         if tier is not None:
             where.append("tier = ?")
             args.append(tier)
-        sql = (
-            f"SELECT {_PLAYER_COLUMNS} FROM players WHERE {' AND '.join(where)} "
-            f"ORDER BY sort_key DESC, {self._id_order()}"
-        )
-        if limit is not None or offset:
-            sql += " LIMIT ? OFFSET ?"
+        order = f"ORDER BY sort_key DESC, {self._id_order()}"
+        condition = f"WHERE {' AND '.join(where)} " if where else ""
+        if limit is None and not offset:
+            sql = f"SELECT {_PLAYER_COLUMNS} FROM players {condition}{order}"
+        else:
+            sql = (
+                f"SELECT {_PLAYER_COLUMNS} FROM players WHERE id IN (SELECT id FROM players "
+                f"{condition}{order} LIMIT ? OFFSET ?) {order}"
+            )
             args += [-1 if limit is None and self.dialect == "sqlite" else limit, offset]
         decode = self._decode
         return [decode(row) for row in self._execute(sql, args)]
@@ -285,7 +290,7 @@ class SQLStore:
         """The latest ``last_played`` of any player (along the ``last_epoch`` index)."""
         row = self._execute(
             "SELECT last_played FROM players WHERE last_epoch = "
-            "(SELECT max(last_epoch) FROM players WHERE matches >= 0) LIMIT 1"
+            "(SELECT max(last_epoch) FROM players) LIMIT 1"  # (placeholders have none)
         ).fetchone()
         return None if row is None or row[0] is None else parse_time(row[0], field="last_played")
 
