@@ -9,6 +9,8 @@ Measures what users run, as they run it:
 * ``reads``: ``rankcraft leaderboard --top 10``, ``player ID``, ``predict A B`` (and a
   page deep in the leaderboard, and ``--active-days``) on that database, each a child
   process: wall time, CPU time and peak RSS, best of ``--rounds``.
+* ``cost``: ``League.record_many`` of ``--games`` more games into a built league (CPU
+  per match, the commit's writes included, then rolled back): 10k players against 864k.
 * ``ratio``: ``League.record_many`` of the same games in memory and into SQLite
   (CPU time, best of ``--rounds``): the store's speed relative to memory.
 
@@ -96,6 +98,7 @@ def reads(args: argparse.Namespace) -> None:
     with rankcraft.League.open(db, create=False) as league:
         top = [r.id for r in league.leaderboard(2)]
         players = len(league)
+    half = str(players // 2)
     commands = {
         "leaderboard --top 10": ["leaderboard", "--top", "10"],
         "leaderboard --top 10 --offset 500000": [
@@ -119,7 +122,7 @@ def reads(args: argparse.Namespace) -> None:
     calls = {
         "League.open": lambda league: None,
         "+ leaderboard(10)": lambda league: league.leaderboard(10),
-        "+ leaderboard(10, offset=500000)": lambda league: league.leaderboard(10, offset=500_000),
+        "+ leaderboard(10, offset=N/2)": lambda league: league.leaderboard(10, offset=players // 2),
         "+ player(ID) and history(ID)": lambda league: league.history(top[0]),
         "+ predict([[A], [B]])": lambda league: league.predict([[top[0]], [top[1]]]),
     }
@@ -135,6 +138,35 @@ def reads(args: argparse.Namespace) -> None:
             samples.append((time.perf_counter() - wall, time.process_time() - cpu))
         best = min(samples)
         print(f"| `{name}` | {best[0] * 1e3:.1f} | {best[1] * 1e3:.1f} |")
+
+
+class _Undo(Exception):
+    """Raised to roll a measuring batch back."""
+
+
+def cost(args: argparse.Namespace) -> None:
+    """CPU per match of ``League.record_many`` into an existing league (its players'
+    rows read from the database, every touched player written), rolled back after."""
+    later = [
+        {**g, "id": f"c{g['id']}", "played_at": g["played_at"].replace("20", "30", 1)}
+        for g in games(args.games, args.ids, seed=7)
+    ]
+    with rankcraft.League.open(args.db, create=False) as league:
+        players = len(league)
+        try:
+            with league.batch():
+                start = time.process_time()
+                league.record_many(later)
+                league._unit.flush()  # what the commit writes, on the clock
+                spent = time.process_time() - start
+                raise _Undo
+        except _Undo:
+            pass
+        assert len(league) == players
+    print(
+        f"{args.db}: {players:,} players, {args.games:,} more games among {args.ids:,} ids: "
+        f"{spent / args.games * 1e6:.1f} us CPU per match (rolled back)"
+    )
 
 
 def ratio(args: argparse.Namespace) -> None:
@@ -172,13 +204,17 @@ def main() -> None:
     p = sub.add_parser("reads")
     p.add_argument("--db", required=True)
     p.add_argument("--rounds", type=int, default=3)
+    p = sub.add_parser("cost")
+    p.add_argument("--db", required=True)
+    p.add_argument("--games", type=int, default=20_000)
+    p.add_argument("--ids", type=int, default=1_000_000)
     p = sub.add_parser("ratio")
     p.add_argument("--games", type=int, default=100_000)
     p.add_argument("--ids", type=int, default=10_000)
     p.add_argument("--ruleset", default="elo")
     p.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    {"build": build, "reads": reads, "ratio": ratio}[args.what](args)
+    {"build": build, "reads": reads, "cost": cost, "ratio": ratio}[args.what](args)
 
 
 if __name__ == "__main__":
