@@ -101,13 +101,7 @@ def reads(args: argparse.Namespace) -> None:
     half = str(players // 2)
     commands = {
         "leaderboard --top 10": ["leaderboard", "--top", "10"],
-        "leaderboard --top 10 --offset 500000": [
-            "leaderboard",
-            "--top",
-            "10",
-            "--offset",
-            "500000",
-        ],
+        "leaderboard --top 10 --offset N/2": ["leaderboard", "--top", "10", "--offset", half],
         "leaderboard --top 10 --active-days 7": ["leaderboard", "--top", "10", "--active-days=7"],
         "player ID": ["player", top[0]],
         "predict A B": ["predict", top[0], top[1]],
