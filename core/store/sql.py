@@ -264,8 +264,9 @@ class SQLStore:
     ) -> list[PlayerRecord]:
         """A page of the leaderboard, read along the ``players_by_key`` index: the page's
         ids first (the places skipped are read from the index alone), then their rows."""
-        # (PostgreSQL: a one-match transaction's placeholder rows have matches -1)
-        where = ["matches >= 0"] if self.dialect == "postgres" else []
+        # (PostgreSQL: a one-match transaction's placeholder rows have no key; a condition
+        # on the index's own column keeps the skipped places an index-only scan)
+        where = ["sort_key IS NOT NULL"] if self.dialect == "postgres" else []
         args: list[Any] = []
         if since is not None:
             where.append("last_epoch >= ?")
