@@ -17,9 +17,6 @@ from typing import Any
 from ..errors import InputError, RankcraftError, StoreError
 from .sql import SQLStore
 
-CACHE_KB = 65_536
-"""The page cache of a connection that writes, in KiB (only what is read fills it)."""
-
 # SQLite's primary result codes (https://sqlite.org/rescode.html)
 _CORRUPT, _FULL, _CANTOPEN, _NOTADB = 11, 13, 14, 26
 _READONLY, _BUSY, _LOCKED, _IOERR = 8, 5, 6, 10
@@ -112,9 +109,6 @@ class SQLiteStore(SQLStore):
                 self.path, isolation_level=None, check_same_thread=False, timeout=timeout
             )
             db.execute("PRAGMA foreign_keys = ON")
-            # a batch touches players all over a large league's tables and indexes: keep
-            # up to 64 MB of pages (the default 2 MB reads most of them twice)
-            db.execute(f"PRAGMA cache_size = -{CACHE_KB}")
             return db
         # a command that only reads opens the file read-only, so that it works on a file
         # or folder it cannot write; in a read-only folder SQLite cannot make the WAL
