@@ -179,6 +179,8 @@ def test_pages_and_filters_on_each_store(db_url: str) -> None:
         for tier in tiers:
             assert league.leaderboard(None, tier=tier) == [r for r in full if r.rank.tier == tier]
         assert league.leaderboard(3, tier="Nonesuch") == []
+        assert [league.store.rank_of(r) for r in full[::7]] == list(range(0, 30, 7))
+        assert [memory.store.rank_of(r) for r in full[::7]] == list(range(0, 30, 7))
         assert league.latest_played() == max(r.last_played for r in full)
         with league.batch():  # inside a batch the page shows the batch's matches
             league.record_many(games(4, ids=6, start_day=25))
