@@ -28,6 +28,7 @@ from typing import Any
 
 import attrs
 
+from . import matchmaking
 from .documents import make_codec, parse_export
 from .errors import (
     DuplicateMatchError,
@@ -40,11 +41,12 @@ from .errors import (
 )
 from .io import parse_match, parse_time
 from .manager import Plugins
+from .matchmaking import Balanced, Opponents, RankFilter
 from .model import Match, PlayerRecord, Report, ResetContext
 from .rated import Rated, ReportWriter
 from .ruleset import Ruleset, dumps, load_ruleset, loads_ruleset
 from .seasons import Seasons
-from .steps import LAST, PENDING, SKILL, Steps, record_of
+from .steps import LAST, PENDING, RANK, SKILL, Steps, record_of
 from .store import MatchRow, MemoryStore, Store, mask_url, open_store
 from .unit import FLUSH_EVERY, UnitOfWork
 
@@ -535,6 +537,97 @@ class League:
             states.append(steps.aggregate(members))
         return [float(p) for p in steps.expect(states, home)]
 
+    # -- matchmaking (rankcraft.matchmaking; docs/matchmaking.md) ----------------------------
+
+    def sort_value(self, player: str) -> float:
+        """The value the leaderboard sorts ``player`` by (rank points with a rank layer,
+        else the skill's location field).
+
+        :raises UnknownPlayerError: the league has never seen ``player``.
+        :raises InputError: the ruleset's states have no location field.
+        """
+        record = self.player(player)
+        if self._steps.sort_field is None:
+            raise InputError(f"ruleset {self.ruleset.name!r} has no sort value (no location field)")
+        return self._sort_key(record)
+
+    def active_players(
+        self, active_days: float | None = None, at: datetime | str | None = None
+    ) -> list[tuple[str, float]]:
+        """The active players with their sort value (:meth:`sort_value`), lowest value
+        first (ties by id): those with a match no more than ``active_days`` before ``at``
+        (default: the league's latest match). The one read percentiles are counted from.
+
+        :param active_days: default: the ruleset's standings plugin's ``active_days``
+            param, else 30 (:func:`rankcraft.matchmaking.active_days_of`).
+        """
+        from .matchmaking import active_days_of
+
+        days = active_days_of(self) if active_days is None else active_days
+        if isinstance(days, bool) or not isinstance(days, int | float) or not days >= 0:
+            raise InputError(f"'active_days' must be a number of days >= 0: {days!r}")
+        field = self._steps.sort_field
+        if field is None:
+            raise InputError(f"ruleset {self.ruleset.name!r} has no sort value (no location field)")
+        slot = RANK if self._steps.sort_on_rank else SKILL
+        rows = self._unit.known()  # (on a database: every row, read once per cache)
+        when = parse_time(at, field="at") if isinstance(at, str) else at
+        if when is None:
+            when = max((r[LAST] for r in rows.values() if r[LAST] is not None), default=None)
+        if when is None:
+            return []
+        try:
+            since = when - timedelta(days=float(days))
+        except OverflowError:  # (a window reaching before the year 1: everyone)
+            since = datetime.min.replace(tzinfo=when.tzinfo)
+        out = [
+            (p, float(getattr(r[slot], field)))
+            for p, r in rows.items()
+            if r[LAST] is not None and since <= r[LAST] <= when
+        ]
+        out.sort(key=lambda item: (item[1], item[0]))
+        return out
+
+    def find_opponents(
+        self,
+        players: str | Sequence[str],
+        rank_filter: RankFilter | None = None,
+        *,
+        needed: int = 1,
+        waited: float = 0.0,
+        limit: int | None = None,
+        active_days: float | None = None,
+    ) -> Opponents:
+        """The active players a rank filter lets in with ``players`` (a player or a
+        party), ``needed`` of them after ``waited`` seconds: see
+        :func:`rankcraft.matchmaking.find_opponents`."""
+        return matchmaking.find_opponents(
+            self,
+            players,
+            rank_filter,
+            needed=needed,
+            waited=waited,
+            limit=limit,
+            active_days=active_days,
+        )
+
+    def quality(
+        self,
+        sides: Sequence[Sequence[str]],
+        at: datetime | str | None = None,
+        home: int | None = None,
+    ) -> float:
+        """How good a match ``sides`` would make, in [0, 1]: the expectation plugin's
+        ``rankcraft_quality``, else the closeness of the win probabilities
+        (:func:`rankcraft.matchmaking.quality`)."""
+        return matchmaking.quality(self, sides, at=at, home=home)[0]
+
+    def balance(
+        self, players: Sequence[str], teams: int = 2, at: datetime | str | None = None
+    ) -> Balanced:
+        """``players`` split into ``teams`` fair teams (:func:`rankcraft.matchmaking.balance`)."""
+        return matchmaking.balance(self, players, teams, at=at)
+
     # -- state documents -------------------------------------------------------------------
 
     def export(self) -> dict[str, Any]:
@@ -601,6 +694,7 @@ class League:
             kind=kind,
             at=when,
             skill_params=steps.skill_params,
+            rank_params=None if self.ruleset.rank is None else self.ruleset.rank.params,
             decay=steps.skill_decay,
             since=since,
         )

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ._markers import hookspec
-from .model import Needs, Pairing, PlayerContext, PlayerRecord, ResetContext, State
+from .model import Match, Needs, Pairing, PlayerContext, PlayerRecord, ResetContext, State
 
 # ---------------------------------------------------------------------------------------
 # Declarations: called once, when a ruleset is loaded
@@ -116,7 +116,11 @@ def rankcraft_aggregate(params: Any, members: Sequence[State]) -> State:
 
 @hookspec
 def rankcraft_team(
-    params: Any, sides: Sequence[Sequence[State]], places: Sequence[int], weight: float
+    params: Any,
+    sides: Sequence[Sequence[State]],
+    places: Sequence[int],
+    weight: float,
+    match: Match,
 ) -> Sequence[Sequence[Sequence[Pairing]]]:
     """Turn the sides of a match into the results each player's update digests.
 
@@ -125,6 +129,11 @@ def rankcraft_team(
         ``match.teams``.
     :param places: the outcome, one place per side: 1 is best, equal places tie.
     :param weight: the match's weight in (0, 1]; multiply it into each pairing's weight.
+    :param match: the match itself, for what else it carries (``seconds_played`` for
+        partial play, ``scores``); most team plugins leave it out of their signature.
+
+    .. versionchanged:: 0.2
+       ``match`` added (joint models weigh partial play inside the team computation).
     :returns: for each side, for each player, a sequence of :class:`rankcraft.Pairing`
         ``(opponent_state, score, weight)``; the same shape as ``sides``.
 
@@ -146,6 +155,35 @@ def rankcraft_expectation(
         sides, the share of the side in the round robin of every pair is a good reading.
 
     .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def rankcraft_quality(
+    params: Any,
+    sides: Sequence[Sequence[State]],
+    side_states: Sequence[State],
+    home: int | None,
+) -> float:
+    """Return how good a match the proposed sides would make, in [0, 1] (1 is best).
+
+    Optional; asked of the expectation slot's plugin by matchmaking
+    (:mod:`rankcraft.matchmaking`), never while rating. A model with Gaussian uncertainty
+    answers the draw-probability quality of Herbrich, Minka and Graepel ("TrueSkill: A
+    Bayesian Skill Rating System", 2006; :func:`rankcraft.matchmaking.gaussian_quality`
+    computes it). Without this hook matchmaking uses the closeness of the expectation:
+    1 - |p0 - p1| for two sides, the normalised entropy of the win probabilities for more.
+
+    :param params: the expectation slot's params.
+    :param sides: the skill states per side, per player (decayed to the time asked about),
+        in the order of the proposed sides; two or more sides, none empty.
+    :param side_states: one state per side, from the team slot's
+        :func:`rankcraft_aggregate`.
+    :param home: index of the side playing at home, or None (a neutral venue).
+    :returns: a finite number in [0, 1]; equal sides of certain skill should give values
+        near the model's best, a foregone result near 0.
+
+    .. versionadded:: 0.2
     """
 
 
@@ -210,7 +248,7 @@ def rankcraft_reset(
     :param kind: the event, e.g. ``"soft"`` or ``"hard"``; raise
         :class:`rankcraft.InputError` for a kind the plugin does not offer.
     :param context: the event's time, the previous event's (``since``) and the
-        ruleset's skill params.
+        ruleset's skill params (``skill_params``) and rank params (``rank_params``).
     :returns: the new records of the players the event changes (same ids; players left
         out are unchanged).
 

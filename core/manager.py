@@ -26,7 +26,7 @@ import pluggy
 from . import hookspecs
 from ._markers import PROJECT
 from .errors import PluginConflictError, PluginError
-from .model import Needs, Pairing, PlayerContext, PlayerRecord, ResetContext, State
+from .model import Match, Needs, Pairing, PlayerContext, PlayerRecord, ResetContext, State
 
 ENTRY_POINT_GROUP = "rankcraft"
 DISABLE_ENV = "RANKCRAFT_DISABLE_PLUGINS"
@@ -42,9 +42,11 @@ DIR_SOURCE = "plugins-dir"
 SLOTS = ("initial", "decay", "team", "expectation", "update", "rank", "reset")
 
 TeamFn = Callable[
-    [Sequence[Sequence[State]], Sequence[int], float], Sequence[Sequence[Sequence[Pairing]]]
+    [Sequence[Sequence[State]], Sequence[int], float, Match],
+    Sequence[Sequence[Sequence[Pairing]]],
 ]
 ExpectationFn = Callable[[Sequence[State], int | None], Sequence[float]]
+QualityFn = Callable[[Sequence[Sequence[State]], Sequence[State], int | None], float]
 UpdateFn = Callable[[State, Sequence[Pairing], PlayerContext], State]
 RankFn = Callable[[State, State, State, PlayerContext], State]
 ResetFn = Callable[[Sequence[PlayerRecord], str, ResetContext], Sequence[PlayerRecord]]
@@ -353,12 +355,16 @@ class Plugins:
         )
 
     def team(self, plugin: str, params: Any) -> TeamFn:
-        """``(sides, places, weight) -> pairings per side per player``."""
+        """``(sides, places, weight, match) -> pairings per side per player``."""
         return cast(TeamFn, self._bind(plugin, "rankcraft_team", params=params))
 
     def expectation(self, plugin: str, params: Any) -> ExpectationFn:
         """``(side_states) -> probabilities``."""
         return cast(ExpectationFn, self._bind(plugin, "rankcraft_expectation", params=params))
+
+    def quality(self, plugin: str, params: Any) -> QualityFn:
+        """``(sides, side_states, home) -> quality in [0, 1]`` (matchmaking only)."""
+        return cast(QualityFn, self._bind(plugin, "rankcraft_quality", params=params))
 
     def update(self, plugin: str, params: Any) -> UpdateFn:
         """``(state, pairings, context) -> state``."""

@@ -61,11 +61,18 @@ class Needs:
             who competed before the period is grown by one period with the skill
             plugin's ``rankcraft_decay``, as Glickman's Glicko-1 grows every RD before it
             rates anyone (default false: opponents as they stood when the match began).
+        whole_match: (the team slot) the pairings carry a whole match's outcome, computed
+            at once by a joint model (Weng-Lin, TrueSkill): they cannot be kept for a
+            later rating period nor rescored for a quitter, so the ruleset must rate match
+            by match (``[period] mode = "match"``) and let results stand (``[quits]
+            quitter = "result"``); any other ruleset is refused when loaded (default
+            false).
     """
 
     fields: tuple[str, ...] = ()
     roles: tuple[Role, ...] = ()
     opponents_at_onset: bool = False
+    whole_match: bool = False
 
 
 class Pairing(NamedTuple):
@@ -259,6 +266,9 @@ class ResetContext:
         kind: the event, e.g. ``"soft"`` or ``"hard"``; plugins refuse kinds they lack.
         at: when the event happens (UTC), or None for "now, outside time".
         skill_params: params of the ruleset's skill (update) slot.
+        rank_params: params of the ruleset's rank slot, or None without one (a reset
+            plugin that moves ranks reads the rank layer's own table, e.g. the ladder's
+            tiers, instead of repeating it in ``[reset.params]``).
         decay: the skill plugin's decay, ``(state, periods) -> state``, or None when the
             skill does not decay (a reset may add rating periods of uncertainty).
         since: when the previous event of this schedule entry was due (a scheduled event:
@@ -270,6 +280,7 @@ class ResetContext:
     kind: str
     at: datetime | None = None
     skill_params: Any = None
+    rank_params: Any = None
     decay: Callable[[Any, float], Any] | None = None
     since: datetime | None = None
 

@@ -244,6 +244,7 @@ def _answers() -> dict[str, dict[str, Any]]:
                 },
             },
         ),
+        **_matchmaking_answers(string_list),
         "Ruleset": _closed(
             "name, description, the ruleset as a table and as TOML",
             ["name", "description", "ruleset", "toml"],
@@ -282,6 +283,65 @@ def _answers() -> dict[str, dict[str, Any]]:
                         "field": {"type": ["string", "null"]},
                     },
                 )
+            },
+        ),
+    }
+
+
+def _matchmaking_answers(string_list: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The answers of the ``/match/...`` endpoints (:mod:`rankcraft.matchmaking`)."""
+    unit = {"type": "number", "minimum": 0, "maximum": 1}
+    percentile = {"type": "number", "description": "100 x (active players lower) / N"}
+    candidate = _closed(
+        "an active player the filter lets in",
+        ["id", "value", "percentile"],
+        {"id": {"type": "string"}, "value": {"type": "number"}, "percentile": percentile},
+    )
+    return {
+        "Opponents": _closed(
+            "the band of percentiles a rank filter lets in, and the players in it",
+            [
+                "party",
+                "percentiles",
+                "width",
+                "low",
+                "high",
+                "candidates",
+                "found",
+                "enough",
+                "active",
+            ],
+            {
+                "party": string_list,
+                "percentiles": {"type": "array", "items": percentile},
+                "width": {"type": "number", "description": "the width used, percentiles"},
+                "low": {"type": "number"},
+                "high": {"type": "number"},
+                "candidates": {"type": "array", "items": candidate},
+                "found": {"type": "integer", "minimum": 0},
+                "enough": {"type": "boolean"},
+                "active": {"type": "integer", "minimum": 0},
+            },
+        ),
+        "Quality": _closed(
+            "the match quality of the sides, how it was judged, and the win probabilities",
+            ["sides", "quality", "judged_by", "probabilities"],
+            {
+                "sides": {"type": "array", "items": string_list},
+                "quality": unit,
+                "judged_by": {"type": "string", "description": "a plugin, or closeness"},
+                "probabilities": {"type": "array", "items": unit},
+            },
+        ),
+        "Balanced": _closed(
+            "fair teams and their quality",
+            ["teams", "quality", "method", "judged_by", "splits"],
+            {
+                "teams": {"type": "array", "items": string_list},
+                "quality": unit,
+                "method": {"type": "string", "enum": ["exact", "swaps"]},
+                "judged_by": {"type": "string"},
+                "splits": {"type": "integer", "minimum": 1},
             },
         ),
     }

@@ -417,6 +417,22 @@ def _structure_slot(raw: Any, slot: str, plugins: Plugins, source: str) -> SlotS
     return SlotSpec(plugin=plugin, params=params)
 
 
+def _share_update_params(slots: dict[str, SlotSpec], data: Mapping[str, Any]) -> None:
+    """A ``[team]`` slot naming the update slot's plugin, without a params table of its
+    own, uses the update slot's params when the plugin validates both slots with the same
+    class (a joint model's team step and update read one set of constants)."""
+    team, update = slots["team"], slots["update"]
+    raw = data["team"]
+    if (
+        team.plugin == update.plugin
+        and isinstance(raw, Mapping)
+        and "params" not in raw
+        and team.params is not None
+        and type(team.params) is type(update.params)
+    ):
+        slots["team"] = SlotSpec(plugin=team.plugin, params=update.params)
+
+
 def from_dict(
     raw: Mapping[str, Any],
     *,
@@ -447,6 +463,7 @@ def from_dict(
     slots = {
         slot: _structure_slot(data[slot], slot, plugins, source) for slot in SLOTS if slot in data
     }
+    _share_update_params(slots, data)
     if period.mode == "batch" and "rank" in slots:
         raise RulesetError(
             f"{source}: a [rank] slot needs [period] mode 'match' or 'live' (ranks move after "
@@ -495,6 +512,15 @@ def _check_fit(ruleset: Ruleset, source: str) -> None:
         needs = plugins.needs(spec.plugin, slot)
         if needs is None:
             continue
+        if needs.whole_match and (ruleset.period.mode, ruleset.quits.quitter) != (
+            "match",
+            "result",
+        ):
+            raise RulesetError(
+                f"{source}: plugin {spec.plugin!r} in slot {slot!r} rates each match as a "
+                f"whole: it needs [period] mode 'match' and [quits] quitter 'result', not "
+                f"{ruleset.period.mode!r} and {ruleset.quits.quitter!r} @ ruleset.period.mode"
+            )
         missing = [f for f in needs.fields if f not in names]
         missing += [f"a {r} field" for r in needs.roles if field_of_role(state_class, r) is None]
         if missing:
@@ -536,7 +562,8 @@ def to_dict(ruleset: Ruleset) -> dict[str, Any]:
         if spec is None:
             continue
         table: dict[str, Any] = {"plugin": spec.plugin}
-        if spec.params is not None:
+        shared = slot == "team" and spec.params is ruleset.update.params  # (see from_dict)
+        if spec.params is not None and not shared:
             table["params"] = _drop_none(converter.unstructure(spec.params))
         out[slot] = table
     if ruleset.resets:

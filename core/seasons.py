@@ -111,7 +111,10 @@ class Seasons:
         changed since), no later run can change one before the next match, so the
         schedule jumps past ``at`` without running them (the contract of
         ``rankcraft_reset``: an event is a function of the records, its kind, and which
-        players played since the previous event).
+        players played since the previous event). An entry's first run in a catch-up
+        does not count as quiet: the period it closes may hold the latest matches, while
+        every later run closes a period nobody played in (a decay that spares the players
+        of the first period still has work in the second).
         """
         if not self.events:
             return
@@ -121,6 +124,7 @@ class Seasons:
                 moments[i] = at + timedelta(days=self.events[i].every_days)
                 self.dirty = True
         quiet: set[int] = set()
+        ran: set[int] = set()
         while True:
             due = min(
                 ((m, i) for i, m in enumerate(moments) if m is not None and m <= at),
@@ -138,8 +142,9 @@ class Seasons:
             moments[i] = _later(moment, step, 1, at)
             if changed:
                 quiet.clear()
-            else:
-                quiet.add(i)
+            elif i in ran:  # (an entry's first run may close a period with play in it: only
+                quiet.add(i)  # a run over a period nobody played in proves the league at rest)
+            ran.add(i)
 
 
 def _later(moment: datetime, step: timedelta, times: int, at: datetime) -> datetime:

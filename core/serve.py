@@ -12,6 +12,9 @@ GET      ``/players/{id}``       (read)       ``{"player", "standing"}``
 GET      ``/leaderboard``        (read)       ``?top=N``: players best first
 GET      ``/predict``            (read)       ``?side=a,b&side=c[&at=ISO]``: win probabilities
 POST     ``/predict``            (read)       the same for ``{"sides", "at", "home"}``
+POST     ``/match/opponents``    (read)       ``{"players", "width", ...}``: a rank filter's players
+POST     ``/match/quality``      (read)       ``{"sides", "at", "home"}``: quality in [0, 1]
+POST     ``/match/balance``      (read)       ``{"players", "teams", "at"}``: fair teams
 GET      ``/ruleset``            (read)       the league's ruleset, as a table and as TOML
 POST     ``/reset``              admin        ``{"kind", "at"}``: a season event
 GET      ``/health``                          ``{"ok": true, "matches": N}``
@@ -76,7 +79,7 @@ from typing import Any
 
 import attrs
 
-from . import __version__
+from . import __version__, matchmaking
 from .engine import League, UnknownPlayerError
 from .errors import (
     DuplicateMatchError,
@@ -87,6 +90,7 @@ from .errors import (
 from .fields import Body, Field
 from .io import MATCH, parse_match
 from .jsontext import loads_strict
+from .matchmaking import RankFilter
 from .model import format_time
 from .openapi import Operation, build_document
 from .ruleset import dumps, to_dict
@@ -459,6 +463,7 @@ def request_bodies(settings: Settings) -> dict[str, Body]:
             description="the sides to predict (player ids may hold commas here)",
             unknown_error=RequestError,
         ),
+        **matchmaking_bodies(settings),
         "SeasonEvent": Body(
             "a season event",
             (
@@ -473,6 +478,153 @@ def request_bodies(settings: Settings) -> dict[str, Body]:
             ),
             closed=False,
             description="a season event to run now",
+        ),
+    }
+
+
+BALANCE_PLAYERS = 64
+"""The most players ``POST /match/balance`` splits (its swaps grow with the square of the
+players; a service answers in well under a second up to this)."""
+
+
+def _players(name: str, most: int, fewest: int, description: str) -> Field:
+    player = Field("player", "string", min_length=1, must="a player id (a non-empty string)")
+    return Field(
+        name,
+        "array",
+        required=True,
+        min_items=fewest,
+        max_items=most,
+        unique=True,
+        must=f"a list of {fewest} to {most} distinct player ids",
+        items=player,
+        description=description,
+    )
+
+
+def _opponents_body(settings: Settings) -> Body:
+    """The body of ``POST /match/opponents``: a rank filter and the party it is for."""
+    number = ("number", "null")
+    step = Field(
+        "step",
+        "array",
+        min_items=2,
+        max_items=2,
+        items=Field("value", "number", minimum=0),
+        must="a pair [seconds waited, width]",
+    )
+    return Body(
+        "an opponents query",
+        (
+            _players(
+                "players",
+                settings.max_players,
+                1,
+                "the player, or every player of the party (known to the league)",
+            ),
+            Field(
+                "width",
+                number,
+                minimum=0,
+                maximum=100,
+                default=2.0,
+                must="a number of percentiles in [0, 100]",
+                description="percentiles either side of the party's span",
+            ),
+            Field(
+                "strict",
+                ("boolean", "null"),
+                default=False,
+                description="true: never widen; false: a loose filter",
+            ),
+            Field(
+                "widen",
+                ("array", "null"),
+                items=step,
+                max_items=32,
+                description="a loose filter's steps [seconds waited, width], both "
+                "growing; default [[30, 5], [60, 10]]",
+            ),
+            Field(
+                "waited",
+                number,
+                minimum=0,
+                default=0.0,
+                must="seconds >= 0",
+                description="seconds the party has waited",
+            ),
+            Field(
+                "needed",
+                ("integer", "null"),
+                minimum=1,
+                default=1,
+                must="a whole number >= 1",
+                description="how many other players make enough",
+            ),
+            Field(
+                "limit",
+                ("integer", "null"),
+                minimum=0,
+                maximum=10_000,
+                default=100,
+                must="a whole number in [0, 10000]",
+                description="the most players in the answer",
+            ),
+            Field(
+                "active_days",
+                number,
+                minimum=0,
+                must="a number of days >= 0",
+                description="who is active; default: the ruleset's (else 30 days)",
+            ),
+        ),
+        description="a rank filter: the active players within some percentiles of a "
+        "player or party",
+        unknown_error=RequestError,
+    )
+
+
+def matchmaking_bodies(settings: Settings) -> dict[str, Body]:
+    """The request bodies of the ``/match/...`` endpoints (:mod:`rankcraft.matchmaking`)."""
+    return {
+        "OpponentsQuery": _opponents_body(settings),
+        "QualityQuery": Body(
+            "a quality query",
+            (
+                _sides("sides", settings),
+                _at("as of this time (decays idle players); default: now"),
+                Field(
+                    "home",
+                    ("integer", "null"),
+                    minimum=0,
+                    must="the index of a side",
+                    description="the index of the side at home (below the number of sides)",
+                ),
+            ),
+            description="proposed sides, whose match quality is asked",
+            unknown_error=RequestError,
+        ),
+        "BalanceQuery": Body(
+            "a balance query",
+            (
+                _players(
+                    "players",
+                    min(BALANCE_PLAYERS, settings.max_players),
+                    2,
+                    f"the players to split; at most {BALANCE_PLAYERS}",
+                ),
+                Field(
+                    "teams",
+                    ("integer", "null"),
+                    minimum=2,
+                    default=2,
+                    must="a whole number >= 2",
+                    description="how many teams (at most the number of players)",
+                ),
+                _at("as of this time (decays idle players); default: now"),
+            ),
+            description="players to split into fair teams",
+            unknown_error=RequestError,
         ),
     }
 
@@ -566,6 +718,36 @@ OPERATIONS = (
         summary="Win probability of each side (player ids may hold commas)",
         answer=(200, "one probability per side, summing to 1", "Predicted"),
         body="Prediction",
+    ),
+    Operation(
+        method="POST",
+        path="/match/opponents",
+        handler="match_opponents",
+        scope="read",
+        summary="The active players a rank filter lets in with a player or party",
+        answer=(200, "the band of percentiles and the players in it", "Opponents"),
+        body="OpponentsQuery",
+        errors=(404,),
+    ),
+    Operation(
+        method="POST",
+        path="/match/quality",
+        handler="match_quality",
+        scope="read",
+        summary="How good a match proposed sides would make, in [0, 1]",
+        answer=(200, "the quality and the win probabilities", "Quality"),
+        body="QualityQuery",
+        errors=(404,),
+    ),
+    Operation(
+        method="POST",
+        path="/match/balance",
+        handler="match_balance",
+        scope="read",
+        summary="Players split into fair teams",
+        answer=(200, "the teams and their quality", "Balanced"),
+        body="BalanceQuery",
+        errors=(404,),
     ),
     Operation(
         method="GET",
@@ -700,6 +882,44 @@ class _Handlers:
     async def post_predict(self, request: Request) -> JSONResponse:
         body = self.bodies["Prediction"].check(await _json_body(request, self.settings))
         return self.predict_sides(body)
+
+    async def match_opponents(self, request: Request) -> JSONResponse:
+        body = self.bodies["OpponentsQuery"].check(await _json_body(request, self.settings))
+        options = {k: body[k] for k in ("width", "strict", "widen") if body.get(k) is not None}
+        rank_filter = RankFilter(**options)
+        self.league.refresh()
+        found = self.league.find_opponents(
+            body["players"],
+            rank_filter,
+            needed=body.get("needed") or 1,
+            waited=body.get("waited") or 0.0,
+            limit=100 if body.get("limit") is None else body["limit"],
+            active_days=body.get("active_days"),
+        )
+        return JSONResponse(found.to_dict())
+
+    async def match_quality(self, request: Request) -> JSONResponse:
+        body = self.bodies["QualityQuery"].check(await _json_body(request, self.settings))
+        sides, home = body["sides"], body.get("home")
+        if home is not None and home >= len(sides):
+            raise InputError(f"'home' must be the index of a side: {home!r}"[:300])
+        self.league.refresh([p for side in sides for p in side])
+        value, judged_by = matchmaking.quality(self.league, sides, at=body.get("at"), home=home)
+        probabilities = self.league.predict(sides, at=body.get("at"), home=home)
+        return JSONResponse(
+            {
+                "sides": sides,
+                "quality": value,
+                "judged_by": judged_by,
+                "probabilities": probabilities,
+            }
+        )
+
+    async def match_balance(self, request: Request) -> JSONResponse:
+        body = self.bodies["BalanceQuery"].check(await _json_body(request, self.settings))
+        self.league.refresh(body["players"])
+        teams = self.league.balance(body["players"], body.get("teams") or 2, at=body.get("at"))
+        return JSONResponse(teams.to_dict())
 
     async def reset(self, request: Request) -> JSONResponse:
         body = self.bodies["SeasonEvent"].check(await _json_body(request, self.settings))

@@ -268,7 +268,7 @@ class Steps:
             # the forecast uses what players see now (in live mode, the re-rated period)
             shown.append(aggregate([r[SKILL] for r in side_rows]))
         expected = _checked(self.expect(shown, match.home), len(sides))
-        pairings = self.team(sides, match.places, match.weight)
+        pairings = self.team(sides, match.places, match.weight, match)
         out: list[tuple[str, Row]] = []
         changes = []
         for i, side in enumerate(match.teams):

@@ -128,8 +128,13 @@ def state_within(low: float, high: float) -> Validator:
     rankcraft.errors.StateError: 'rating' must be a finite number in [-1000000.0, 1000000.0]: 1e+308
     """
 
+    bounded = math.isfinite(low) and math.isfinite(high)
+
     def check(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
-        if value is not None and not _in_range(value, low, high):
+        # (the common case first: a float between finite bounds is finite)
+        if value is None or (bounded and type(value) is float and low <= value <= high):
+            return
+        if not _in_range(value, low, high):
             raise StateError(
                 f"{attribute.name!r} must be a finite number in [{low!r}, {high!r}]: {value!r}"
             )

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 import attrs
 
 from rankcraft import Needs, Pairing, PlayerContext, hookimpl, state_field
+from rankcraft.matchmaking import gaussian_quality
 from rankcraft.validators import RATING_LIMIT, limit, state_within, within
 
 from ._matchup import (
@@ -259,6 +260,28 @@ def rankcraft_expectation(
         side_states,
         lambda a, b, edge: win_probability((a.rating + edge, a.deviation), (b.rating, b.deviation)),
         home_edge(params.home_advantage, home, 0),
+    )
+
+
+BETA = math.pi / (Q * math.sqrt(6.0))
+"""The performance deviation, rating points (≈ 222.8), with which Gaussian performances
+give Glicko's logistic win probability: 2β² = π²/(3q²), the normal approximation to the
+logistic that Glickman's g(RD) rests on. Used by the match quality only."""
+
+
+@hookimpl
+def rankcraft_quality(
+    params: Glicko1Params, side_states: Sequence[Glicko1Skill], home: int | None
+) -> float:
+    """Herbrich et al.'s draw-probability quality (:func:`gaussian_quality`): each side a
+    Gaussian of its rating and RD, the home side's rating raised by ``home_advantage``."""
+    edge = params.home_advantage
+    return gaussian_quality(
+        [
+            [(s.rating + (edge if i == home else 0.0), s.deviation)]
+            for i, s in enumerate(side_states)
+        ],
+        BETA,
     )
 
 

@@ -40,6 +40,7 @@ from collections.abc import Callable, Iterable, Sequence
 import attrs
 
 from rankcraft import Pairing, PlayerContext, hookimpl, state_field
+from rankcraft.matchmaking import gaussian_quality
 from rankcraft.validators import RATING_LIMIT, interval, limit, pair, state_within, within
 
 from ._matchup import (
@@ -288,6 +289,24 @@ def rankcraft_expectation(
         side_states,
         lambda a, b, e: logistic(-g(math.sqrt(a.phi * a.phi + b.phi * b.phi)) * (a.mu + e - b.mu)),
         edge,
+    )
+
+
+BETA = math.pi / math.sqrt(6.0)
+"""The performance deviation on the Glicko-2 scale (≈ 1.2825; 222.8 Glicko points) with
+which Gaussian performances give the logistic win probability: 2β² = π²/3, the normal
+approximation to the logistic behind g(φ). Used by the match quality only."""
+
+
+@hookimpl
+def rankcraft_quality(
+    params: Glicko2Params, side_states: Sequence[Glicko2Skill], home: int | None
+) -> float:
+    """Herbrich et al.'s draw-probability quality (:func:`gaussian_quality`): each side a
+    Gaussian of its μ and φ, the home side's μ raised by ``home_advantage``."""
+    edge = params.home_advantage
+    return gaussian_quality(
+        [[(s.mu + (edge if i == home else 0.0), s.phi)] for i, s in enumerate(side_states)], BETA
     )
 
 

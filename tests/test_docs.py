@@ -75,10 +75,10 @@ def test_readme_opens_with_the_two_commands() -> None:
     blocks = re.findall(r"```bash\n(.*?)```", readme, flags=re.S)
     first, second = blocks[0].strip(), blocks[1].strip()
     assert first.startswith("python3 -m venv .venv") and first.endswith("rankcraft demo")
-    assert "pip install -e '.[test]'" in second and second.endswith("python -m pytest")
+    assert "pip install -e '.[test]'" in second and second.endswith("python -m pytest -n auto")
     ci = (ROOT / ".ci" / "run").read_text("utf-8")
     assert "grep -m1 -E '^python3 -m venv .*pytest' README.md" in ci
-    assert re.search(r"^python3 -m venv .*pytest", readme, flags=re.M).group(0) == second
+    assert re.search(r"^python3 -m venv .*pytest.*$", readme, flags=re.M).group(0) == second
 
 
 def test_pages_link_to_existing_pages() -> None:

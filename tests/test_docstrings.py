@@ -13,6 +13,7 @@ MODULES = [
     "rankcraft.fields",
     "rankcraft.io",
     "rankcraft.jsontext",
+    "rankcraft.matchmaking",
     "rankcraft.model",
     "rankcraft.ruleset",
     "rankcraft.rulesets",

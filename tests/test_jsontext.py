@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from typing import Any
 
 import pytest
@@ -75,11 +74,10 @@ def test_the_limits_can_be_changed() -> None:
         loads_strict("[1234]", what="x", max_digits=3)
 
 
-def test_a_mebibyte_of_brackets_is_checked_quickly() -> None:
+def test_a_mebibyte_of_brackets_is_read_whole() -> None:
+    # Its speed is a benchmark's business (benchmarks/serve.py), not a timed assertion.
     flat = "[" + ",".join(["[]"] * 300_000) + "]"  # ~900 KB, depth 2
-    start = time.perf_counter()
-    assert len(loads_strict(flat, what="x")) == 300_000
-    assert time.perf_counter() - start < 2.0
+    assert loads_strict(flat, what="x") == [[]] * 300_000
 
 
 VALUES = st.recursive(

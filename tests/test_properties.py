@@ -104,7 +104,14 @@ def check_season_events(league: rankcraft.League) -> None:
         assert p.rank.weekly == () and p.rank.seasons
 
 
-LOCATION = {"elo": "rating", "glicko1": "rating", "glicko2": "mu", "wager": "rank"}
+LOCATION = {
+    "elo": "rating",
+    "glicko1": "rating",
+    "glicko2": "mu",
+    "wager": "rank",
+    "wenglin": "mu",
+    "trueskill": "mu",
+}
 
 
 def check_rank(

@@ -1,0 +1,762 @@
+"""``ladder`` rank and reset plugin: a tiered ladder configured entirely in ``[rank.params]``.
+
+The ladder is a list of tiers, each cut into divisions (Bronze IV … Bronze I, …, Master);
+a player climbs it with points: ``points_per_division`` points to the next division. Read
+from the bottom, the divisions are the ladder's *steps*; a player's rank is a step and the
+points in it.
+
+After a match (the side's result s: 1 win, ½ draw, 0 loss; in a match of more sides the
+mean result against every other side, a win when above ½):
+
+    change = 2(s − E) · (win_points if s > E else loss_points)   scale = "expectation"
+    change = (2s − 1) · (win_points if s > ½ else loss_points)   scale = "none"
+             + draw_points on a draw
+    times provisional_multiplier while provisional, times the match's weight,
+    plus pull x (the step the skill rating points to - the player's step),
+    then bounded: a win gains [min_gain, max_gain], a loss loses [min_loss, max_loss];
+    rounded half away from zero to whole points
+
+E is the skill model's pre-match probability that the side wins (two-sided matches only;
+with more sides the change is not scaled). Reaching ``points_per_division`` promotes to the
+next step with the extra points carried, unless that step opens with a promotion series
+(best of N: points stay at the top of the division, wins and losses count towards the
+series, draws do not). Falling below 0 demotes, carrying the deficit (or to
+``demotion_points``), unless the player is on the ladder's bottom step, still has grace
+games after a promotion, or stands on the first step of a tier with a floor. The top step
+has no ceiling.
+
+The first ``placement_matches`` matches show no rank; the last of them places the player
+from the skill model's rating (its ``location`` field) by the ``placement`` table.
+``provisional`` is shown until ``provisional_matches`` matches.
+
+Season events (``League.reset(kind)`` or ``[[resets]]``), all read from ``[rank.params]``:
+``"decay"`` (players at or above ``decay_from`` who did not play since the previous event
+lose ``decay_points``, after ``decay_grace`` idle events, never below the tier's first
+step), ``"soft"`` (each ranked player drops ``soft_drop`` steps, or goes to the step
+``soft_map`` gives their tier; never up) and ``"hard"`` (everyone back to the initial rank:
+placement again). A title (``title``) goes to the best ``title_top`` players from
+``title_from`` up in ``League.standings()``.
+
+>>> params = LadderParams()
+>>> params.label(0), params.label(5), params.label(params.top)
+('Bronze IV', 'Silver III', 'Master')
+>>> rank_at(params, 5, 40).score, rank_at(params, 5, 40).tier
+(545, 'Silver')
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from rankcraft import InputError, Needs, PlayerContext, PlayerRecord, ResetContext, hookimpl
+from rankcraft import state_field as _state_field
+from rankcraft.model import field_of_role
+from rankcraft.validators import RATING_LIMIT, interval, pair, state_within, within
+
+POINTS_LIMIT = 1_000_000
+"""The most points a player holds on the top step (whole points)."""
+SCORE_LIMIT = 1_000_000_000
+"""The largest ladder position (``score``)."""
+_ge0 = attrs.validators.ge(0)
+_amount = within(0.0, 1e4)
+
+_ROMAN = (
+    (10, "X"),
+    (9, "IX"),
+    (5, "V"),
+    (4, "IV"),
+    (1, "I"),
+)
+
+
+def roman(number: int) -> str:
+    """``number`` (1 to 20) in Roman numerals, as divisions are shown (``roman(4)`` is IV)."""
+    out = ""
+    for value, letters in _ROMAN:
+        while number >= value:
+            out += letters
+            number -= value
+    return out
+
+
+def _name(instance: object, attribute: attrs.Attribute[Any], value: str) -> None:
+    if not value.strip() or len(value) > 100:
+        raise ValueError(
+            f"{attribute.name!r} must be a non-empty name of at most 100 characters: {value!r}"
+        )
+
+
+def _best_of(instance: object, attribute: attrs.Attribute[Any], value: int) -> None:
+    if not (value == 0 or (1 <= value <= 99 and value % 2 == 1)):
+        raise ValueError(
+            f"{attribute.name!r} must be 0 (no series) or an odd best-of from 1 to 99: {value!r}"
+        )
+
+
+@attrs.frozen(kw_only=True)
+class Tier:
+    """One tier of the ladder (a ``[[rank.params.tiers]]`` table), listed bottom first.
+
+    Attributes:
+        name: shown name, non-empty, unique in the ladder.
+        divisions: divisions in the tier, 1 to 20 (default 1: no division shown); shown as
+            Roman numerals from the lowest (IV of 4) to I.
+        series: best-of-N promotion series to enter the tier, odd, 1 to 99, or 0 for none
+            (default 0).
+        division_series: best-of-N series between the tier's own divisions (default 0).
+        floor: a floor at the tier's bottom: a player in the tier is never demoted out of
+            it by a loss (default false; resets and decay still move them).
+    """
+
+    name: str = attrs.field(validator=_name)
+    divisions: int = attrs.field(
+        default=1, validator=[attrs.validators.ge(1), attrs.validators.le(20)]
+    )
+    series: int = attrs.field(default=0, validator=_best_of)
+    division_series: int = attrs.field(default=0, validator=_best_of)
+    floor: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class Placement:
+    """A ``[[rank.params.placement]]`` rule: players whose skill rating (the skill state's
+    ``location`` field) is at least ``rating_at_least`` (|x| ≤ 1e6) are placed in ``tier``,
+    division ``division`` (0, the default: the tier's lowest division)."""
+
+    rating_at_least: float = attrs.field(validator=within(-RATING_LIMIT, RATING_LIMIT))
+    tier: str = attrs.field(validator=_name)
+    division: int = attrs.field(default=0, validator=[_ge0, attrs.validators.le(20)])
+
+
+@attrs.frozen(kw_only=True)
+class SoftMap:
+    """A ``[[rank.params.soft_map]]`` rule of the soft reset: players in ``tier`` go to
+    ``to``, division ``division`` (0, the default: the lowest), never higher than they
+    were."""
+
+    tier: str = attrs.field(validator=_name)
+    to: str = attrs.field(validator=_name)
+    division: int = attrs.field(default=0, validator=[_ge0, attrs.validators.le(20)])
+
+
+DEFAULT_TIERS = (
+    Tier(name="Bronze", divisions=4),
+    Tier(name="Silver", divisions=4),
+    Tier(name="Gold", divisions=4),
+    Tier(name="Platinum", divisions=4),
+    Tier(name="Diamond", divisions=4),
+    Tier(name="Master"),
+)
+
+
+def _tiers(value: Sequence[Tier]) -> tuple[Tier, ...]:
+    return tuple(value)
+
+
+def _sorted_placement(value: Sequence[Placement]) -> tuple[Placement, ...]:
+    return tuple(sorted(value, key=lambda p: -p.rating_at_least))
+
+
+def _rules(value: Sequence[SoftMap]) -> tuple[SoftMap, ...]:
+    return tuple(value)
+
+
+def _optional_points(instance: object, attribute: attrs.Attribute[Any], value: int | None) -> None:
+    if value is not None and not 0 <= value <= 100_000:
+        raise ValueError(f"{attribute.name!r} must be whole points in [0, 100000]: {value!r}")
+
+
+_points_param = [_ge0, attrs.validators.le(100_000)]
+
+
+def _rating_interval(
+    instance: object, attribute: attrs.Attribute[Any], value: tuple[float, ...]
+) -> None:
+    interval(instance, attribute, value)
+    if not all(abs(x) <= RATING_LIMIT for x in value):
+        raise ValueError(f"{attribute.name!r} must lie within +-{RATING_LIMIT!r}: {list(value)!r}")
+
+
+@attrs.frozen(kw_only=True, slots=False)
+class LadderParams:
+    """Params of ``ladder`` (the rank slot; the reset slot reads the same table).
+
+    Attributes:
+        tiers: the tiers, bottom first, at least one (default Bronze, Silver, Gold,
+            Platinum, Diamond of 4 divisions, then Master).
+        points_per_division: points from a division's bottom to the next, 1 to 100000
+            (default 100).
+        win_points, loss_points: points won on a win, lost on a loss, at an even match
+            (expectation ½) or unscaled, each in [0, 1e4] (default 20, 20).
+        draw_points: points added on a draw, in [-1e4, 1e4] (default 0).
+        scale: ``"none"`` (default) or ``"expectation"``: scale by 2(s − E) (an upset wins
+            more, an expected win less).
+        min_gain, max_gain: bounds of a win's gain, in [0, 1e4], min ≤ max (default 0, 1e4).
+        min_loss, max_loss: bounds of a loss's cost, in [0, 1e4], min ≤ max (default 0, 1e4).
+        pull: points added per division between the player's step and the step their
+            skill rating points to, in [0, 1e3] (default 0: none); it draws the visible rank
+            towards the skill (a player ranked below their skill gains more and loses less).
+        pull_range: [low, high] skill ratings mapped linearly onto the ladder's bottom and
+            top steps for ``pull`` (default [1000, 2000]; |x| ≤ 1e6).
+        placement_matches: matches without a visible rank before placement, 0 to 1000
+            (default 0: new players start on the bottom step).
+        placement: the rules placing a player after the last placement match (the
+            highest ``rating_at_least`` reached applies; no rule: the bottom step).
+        provisional_matches: ``provisional`` is shown until this many matches, 0 to 1e6
+            (default 0).
+        provisional_multiplier: points changes are multiplied by this while provisional,
+            in [0, 100] (default 1).
+        grace_games: matches after a promotion in which a loss cannot demote, 0 to 1000
+            (default 0).
+        demotion_points: points after a demotion, in [0, points_per_division); left out
+            (the default): the deficit is carried (80 points on a 20-point loss from 0).
+        series_fail_points: points after a lost promotion series, in [0,
+            points_per_division) (default 0).
+        decay_from: the lowest tier that decays ("": no decay, the default).
+        decay_points: points lost per idle ``"decay"`` event, 0 to 100000 (default 0).
+        decay_grace: idle ``"decay"`` events before decay starts, 0 to 1000 (default 0).
+        soft_drop: steps (divisions) a ``"soft"`` reset drops, 0 to 1000 (default 0).
+        soft_map: per-tier targets of the soft reset (they take precedence over
+            ``soft_drop``); a target above the tier's own top step is refused.
+        soft_points: points after a soft reset that moved the player, in [0,
+            points_per_division) (default 0).
+        title, title_top, title_from: the standings title given to the best
+            ``title_top`` (≥ 1, default 200) players in tier ``title_from`` (default the
+            top tier) or above, by ladder position, ties by id; "" (default): no title.
+        unranked: the tier shown during placement (default "Unranked"; not a tier name).
+    """
+
+    tiers: tuple[Tier, ...] = attrs.field(default=DEFAULT_TIERS, converter=_tiers)
+    points_per_division: int = attrs.field(
+        default=100, validator=[attrs.validators.ge(1), attrs.validators.le(100_000)]
+    )
+    win_points: float = attrs.field(default=20.0, validator=_amount)
+    loss_points: float = attrs.field(default=20.0, validator=_amount)
+    draw_points: float = attrs.field(default=0.0, validator=within(-1e4, 1e4))
+    scale: str = attrs.field(
+        default="none", validator=attrs.validators.in_(("none", "expectation"))
+    )
+    min_gain: float = attrs.field(default=0.0, validator=_amount)
+    max_gain: float = attrs.field(default=1e4, validator=_amount)
+    min_loss: float = attrs.field(default=0.0, validator=_amount)
+    max_loss: float = attrs.field(default=1e4, validator=_amount)
+    pull: float = attrs.field(default=0.0, validator=within(0.0, 1e3))
+    pull_range: tuple[float, ...] = attrs.field(
+        default=(1000.0, 2000.0), converter=pair, validator=_rating_interval
+    )
+    placement_matches: int = attrs.field(default=0, validator=[_ge0, attrs.validators.le(1000)])
+    placement: tuple[Placement, ...] = attrs.field(default=(), converter=_sorted_placement)
+    provisional_matches: int = attrs.field(
+        default=0, validator=[_ge0, attrs.validators.le(1_000_000)]
+    )
+    provisional_multiplier: float = attrs.field(default=1.0, validator=within(0.0, 100.0))
+    grace_games: int = attrs.field(default=0, validator=[_ge0, attrs.validators.le(1000)])
+    demotion_points: int | None = attrs.field(default=None, validator=_optional_points)
+    series_fail_points: int = attrs.field(default=0, validator=_points_param)
+    decay_from: str = ""
+    decay_points: int = attrs.field(default=0, validator=_points_param)
+    decay_grace: int = attrs.field(default=0, validator=[_ge0, attrs.validators.le(1000)])
+    soft_drop: int = attrs.field(default=0, validator=[_ge0, attrs.validators.le(1000)])
+    soft_map: tuple[SoftMap, ...] = attrs.field(default=(), converter=_rules)
+    soft_points: int = attrs.field(default=0, validator=_points_param)
+    title: str = ""
+    title_top: int = attrs.field(
+        default=200, validator=[attrs.validators.ge(1), attrs.validators.le(1_000_000)]
+    )
+    title_from: str = ""
+    unranked: str = attrs.field(default="Unranked", validator=_name)
+
+    def __attrs_post_init__(self) -> None:
+        if not self.tiers:
+            raise ValueError("'tiers' must list at least one tier: []")
+        names = [t.name for t in self.tiers]
+        for name in names:
+            if names.count(name) > 1:
+                raise ValueError(f"'tiers' names each tier once: {name!r} appears twice")
+        if self.unranked in names:
+            raise ValueError(f"'unranked' must not be a tier's name: {self.unranked!r}")
+        for low, high in (("min_gain", "max_gain"), ("min_loss", "max_loss")):
+            if getattr(self, low) > getattr(self, high):
+                raise ValueError(
+                    f"{low!r} must be <= {high!r} ({getattr(self, high)!r}): {getattr(self, low)!r}"
+                )
+        ppd = self.points_per_division
+        for field in ("demotion_points", "series_fail_points", "soft_points"):
+            value = getattr(self, field)
+            if value is not None and value >= ppd:
+                raise ValueError(
+                    f"{field!r} must be below 'points_per_division' ({ppd}): {value!r}"
+                )
+        # the steps, bottom first: (tier index, division shown; 0 when the tier has one)
+        steps: list[tuple[int, int]] = []
+        first: list[int] = []
+        for t, tier in enumerate(self.tiers):
+            first.append(len(steps))
+            for k in range(tier.divisions):
+                steps.append((t, tier.divisions - k if tier.divisions > 1 else 0))
+        top = len(steps) - 1
+        if (top + 1) * (ppd + 1) + POINTS_LIMIT > SCORE_LIMIT:
+            raise ValueError(
+                f"'points_per_division' times the ladder's {top + 1} steps must stay below "
+                f"{SCORE_LIMIT - POINTS_LIMIT}: {ppd!r}"
+            )
+        # best-of-N to reach each step (0: none), and the floors
+        series = [0] * len(steps)
+        floors = [False] * len(steps)
+        for s, (t, _) in enumerate(steps):
+            tier = self.tiers[t]
+            series[s] = tier.series if s == first[t] else tier.division_series
+            floors[s] = tier.floor and s == first[t]
+        series[0] = 0
+        index = {name: t for t, name in enumerate(names)}
+
+        def step_of(field: str, tier: str, division: int) -> int:
+            if tier not in index:
+                raise ValueError(f"{field!r} names no tier of the ladder: {tier!r}")
+            t = index[tier]
+            count = self.tiers[t].divisions
+            if division > count:
+                raise ValueError(
+                    f"{field!r}: tier {tier!r} has {count} division(s), not {division!r}"
+                )
+            return first[t] if division == 0 else first[t] + count - division
+
+        placement = tuple(
+            (p.rating_at_least, step_of("placement", p.tier, p.division)) for p in self.placement
+        )
+        soft: dict[int, int] = {}
+        for rule in self.soft_map:
+            target = step_of("soft_map", rule.to, rule.division)
+            source = step_of("soft_map", rule.tier, 0)
+            last = source + self.tiers[index[rule.tier]].divisions - 1
+            if target > last:
+                raise ValueError(
+                    f"'soft_map' would raise tier {rule.tier!r} to {rule.to!r}: a reset never "
+                    "raises anyone"
+                )
+            if source in soft:
+                raise ValueError(f"'soft_map' maps tier {rule.tier!r} twice")
+            soft[source] = target
+        decay_step = step_of("decay_from", self.decay_from, 0) if self.decay_from else -1
+        title_step = step_of("title_from", self.title_from, 0) if self.title_from else first[-1]
+        object.__setattr__(self, "steps", tuple(steps))
+        object.__setattr__(self, "first", tuple(first))
+        object.__setattr__(self, "top", top)
+        object.__setattr__(self, "series_at", tuple(series))
+        object.__setattr__(self, "floor_at", tuple(floors))
+        object.__setattr__(self, "placement_steps", placement)
+        soft_steps = {}
+        for source, target in soft.items():
+            for s in range(source, source + self.tiers[steps[source][0]].divisions):
+                soft_steps[s] = min(target, s)
+        object.__setattr__(self, "soft_steps", soft_steps)
+        object.__setattr__(self, "decay_step", decay_step)
+        object.__setattr__(self, "title_step", title_step)
+
+    # derived from the fields when the params are built (not fields: never written back)
+    steps: tuple[tuple[int, int], ...] = attrs.field(init=False, eq=False, repr=False)
+    first: tuple[int, ...] = attrs.field(init=False, eq=False, repr=False)
+    top: int = attrs.field(init=False, eq=False, repr=False)
+    series_at: tuple[int, ...] = attrs.field(init=False, eq=False, repr=False)
+    floor_at: tuple[bool, ...] = attrs.field(init=False, eq=False, repr=False)
+    placement_steps: tuple[tuple[float, int], ...] = attrs.field(init=False, eq=False, repr=False)
+    soft_steps: dict[int, int] = attrs.field(init=False, eq=False, repr=False)
+    decay_step: int = attrs.field(init=False, eq=False, repr=False)
+    title_step: int = attrs.field(init=False, eq=False, repr=False)
+
+    def label(self, step: int) -> str:
+        """The shown name of a step ("Gold II", "Master"; ``unranked`` for -1)."""
+        if step < 0:
+            return self.unranked
+        t, division = self.steps[step]
+        name = self.tiers[t].name
+        return f"{name} {roman(division)}" if division else name
+
+    def in_series(self, step: int, points: int) -> bool:
+        """Whether a player at ``step`` with ``points`` plays a promotion series."""
+        return (
+            0 <= step < self.top
+            and points >= self.points_per_division
+            and self.series_at[step + 1] > 0
+        )
+
+
+@attrs.frozen(slots=True)
+class LadderRank:
+    """A player's place on the ladder.
+
+    ``step`` and ``points`` are the rank; ``tier``, ``division`` and ``score`` are written
+    from them for display and sorting (a state document's are taken as given and written
+    again at the player's next match).
+
+    Attributes:
+        tier: the tier's name, or the ``unranked`` label during placement.
+        division: the division shown (4 … 1 for IV … I), 0 in a tier of one division and
+            during placement.
+        points: points in the division, whole, ≥ 0: below ``points_per_division``, equal
+            to it while a promotion series is played; up to 1e6 on the top step.
+        step: the division counted from the ladder's bottom (0), or -1 during placement.
+        score: the ladder position, step * (points_per_division + 1) + points, or -1
+            during placement (role ``location``: leaderboards sort by it).
+        games: matches rated since the player's start or last hard reset, ≥ 0.
+        provisional: shown until ``provisional_matches`` games.
+        series_wins, series_losses: the promotion series so far (both 0 outside one).
+        grace: matches left in which a loss cannot demote, ≥ 0.
+        idle: ``"decay"`` events in a row without play, counted up to ``decay_grace``.
+    """
+
+    tier: str
+    division: int = attrs.field(validator=state_within(0, 20))
+    points: int = attrs.field(validator=state_within(0, POINTS_LIMIT))
+    step: int = attrs.field(validator=state_within(-1, 20 * 1000))
+    score: int = _state_field(role="location", validator=state_within(-1, SCORE_LIMIT))
+    games: int = attrs.field(default=0, validator=state_within(0, 2**53))
+    provisional: bool = False
+    series_wins: int = attrs.field(default=0, validator=state_within(0, 99))
+    series_losses: int = attrs.field(default=0, validator=state_within(0, 99))
+    grace: int = attrs.field(default=0, validator=state_within(0, 1000))
+    idle: int = attrs.field(default=0, validator=state_within(0, 1000))
+
+
+def rank_at(
+    params: LadderParams,
+    step: int,
+    points: int,
+    games: int = 0,
+    *,
+    series: tuple[int, int] = (0, 0),
+    grace: int = 0,
+    idle: int = 0,
+) -> LadderRank:
+    """The rank state at ``step`` (-1: placement) with ``points``, its display fields
+    written from them; ``provisional`` from ``games``."""
+    provisional = games < params.provisional_matches
+    if step < 0:
+        return LadderRank(params.unranked, 0, 0, -1, -1, games, provisional, 0, 0, 0, idle)
+    t, division = params.steps[step]
+    return LadderRank(
+        params.tiers[t].name,
+        division,
+        points,
+        step,
+        step * (params.points_per_division + 1) + points,
+        games,
+        provisional,
+        series[0],
+        series[1],
+        grace,
+        idle,
+    )
+
+
+def _round(value: float) -> int:
+    """Whole points, halves away from zero (a 2.5 gain and a 2.5 loss both count 3)."""
+    return int(math.copysign(math.floor(abs(value) + 0.5), value))
+
+
+def points_change(
+    params: LadderParams,
+    score: float,
+    expected: float | None,
+    multiplier: float = 1.0,
+    gap: float = 0.0,
+) -> int:
+    """The points a result moves (before promotion and demotion): ``score`` the side's
+    result in [0, 1], ``expected`` its pre-match win probability (None: unscaled), the
+    ``multiplier`` (provisional, the match's weight), plus ``pull`` times ``gap`` (steps
+    from the player's step up to their skill's); bounded by the caps and rounded."""
+    if params.scale == "expectation" and expected is not None:
+        d = 2.0 * (score - expected)
+        raw = d * (params.win_points if d > 0 else params.loss_points)
+    else:
+        d = 2.0 * score - 1.0
+        raw = d * (params.win_points if d > 0 else params.loss_points)
+    if score == 0.5:
+        raw += params.draw_points
+    raw = raw * multiplier + params.pull * gap
+    if score > 0.5:
+        raw = min(max(raw, params.min_gain), params.max_gain)
+    elif score < 0.5:
+        raw = -min(max(-raw, params.min_loss), params.max_loss)
+    else:
+        raw = min(max(raw, -params.max_loss), params.max_gain)
+    return _round(raw)
+
+
+def place(params: LadderParams, rating: float) -> int:
+    """The step a player with skill ``rating`` is placed on (the highest rule reached)."""
+    for at_least, step in params.placement_steps:
+        if rating >= at_least:
+            return step
+    return 0
+
+
+def skill_step(params: LadderParams, rating: float) -> float:
+    """The (real) step a skill ``rating`` points to: ``pull_range`` mapped linearly onto
+    the ladder's steps, clamped to it."""
+    low, high = params.pull_range
+    return min(max((rating - low) / (high - low), 0.0), 1.0) * params.top
+
+
+def _normal(params: LadderParams, rank: LadderRank) -> tuple[int, int, int, int]:
+    """(step, points, series wins, series losses) of a rank, brought inside the ladder
+    (an imported state may name a step or points the ladder does not have)."""
+    step = min(max(rank.step, -1), params.top)
+    points = rank.points
+    ppd = params.points_per_division
+    if step < params.top and points >= ppd:
+        points = ppd if params.series_at[step + 1] > 0 else ppd - 1
+    if step >= 0 and params.in_series(step, points):
+        best_of = params.series_at[step + 1]
+        need = best_of // 2 + 1
+        return (
+            step,
+            points,
+            min(rank.series_wins, need - 1),
+            min(rank.series_losses, best_of - need),
+        )
+    return step, points, 0, 0
+
+
+def climb(
+    params: LadderParams,
+    rank: LadderRank,
+    score: float,
+    change: int,
+    factors: dict[str, float] | None = None,
+) -> LadderRank:
+    """The rank after one rated match of a ranked player: a series game, or ``change``
+    points with promotions, demotions, floors and grace (``factors`` gets the report's
+    explanations). ``games`` counts the match."""
+    if factors is None:
+        factors = {}
+    step, points, wins, losses = _normal(params, rank)
+    games = rank.games + 1
+    grace = rank.grace
+    ppd = params.points_per_division
+    if params.in_series(step, points):
+        best_of = params.series_at[step + 1]
+        need = best_of // 2 + 1
+        wins += score > 0.5
+        losses += score < 0.5
+        factors["series_wins"], factors["series_losses"] = float(wins), float(losses)
+        if wins >= need:
+            factors["promoted"] = 1.0
+            return rank_at(params, step + 1, 0, games, grace=params.grace_games)
+        if losses > best_of - need:
+            factors["series_lost"] = 1.0
+            return rank_at(params, step, params.series_fail_points, games, grace=max(grace - 1, 0))
+        return rank_at(params, step, points, games, series=(wins, losses), grace=max(grace - 1, 0))
+    factors["change"] = float(change)
+    points += change
+    promoted = False
+    while points >= ppd and step < params.top:
+        if params.series_at[step + 1] > 0:
+            points = ppd  # the series starts at 0-0
+            factors["series"] = float(params.series_at[step + 1])
+            break
+        points -= ppd
+        step += 1
+        promoted = True
+    if step == params.top:
+        points = min(points, POINTS_LIMIT)
+    while points < 0:
+        if step == 0:
+            points = 0
+        elif grace > 0:
+            factors["grace"] = float(grace)
+            points = 0
+        elif params.floor_at[step]:
+            factors["floor"] = 1.0
+            points = 0
+        else:
+            step -= 1
+            factors["demoted"] = factors.get("demoted", 0.0) + 1.0
+            if params.demotion_points is not None:
+                points = params.demotion_points
+            else:
+                points += ppd
+    if promoted:
+        factors["promoted"] = 1.0
+        grace = params.grace_games
+    else:
+        grace = max(grace - 1, 0)
+    return rank_at(params, step, points, games, grace=grace)
+
+
+@hookimpl
+def rankcraft_params(slot: str) -> type | None:
+    return LadderParams if slot == "rank" else None
+
+
+@hookimpl
+def rankcraft_needs(slot: str) -> Needs | None:
+    return Needs(roles=("location",)) if slot == "rank" else None
+
+
+@hookimpl
+def rankcraft_initial(slot: str, params: LadderParams) -> LadderRank:
+    return rank_at(params, -1 if params.placement_matches > 0 else 0, 0)
+
+
+_location: dict[type, str | None] = {}
+
+
+def _rating(state: Any) -> float:
+    """The skill state's ``location`` field (the rating placement reads)."""
+    cls = type(state)
+    name = _location.get(cls)
+    if name is None:
+        name = _location[cls] = field_of_role(cls, "location")
+    return float(getattr(state, name)) if name is not None else 0.0
+
+
+@hookimpl
+def rankcraft_rank(
+    params: LadderParams,
+    rank_state: LadderRank,
+    after: Any,
+    context: PlayerContext,
+) -> LadderRank:
+    score = context.score
+    if rank_state.step < 0:  # placement
+        games = rank_state.games + 1
+        if games < params.placement_matches:
+            context.explain("placement", float(games))
+            return rank_at(params, -1, 0, games)
+        step = place(params, _rating(after))
+        context.explain("placed", float(step))
+        return rank_at(params, step, 0, games)
+    match = context.match
+    multiplier = 1.0
+    if rank_state.provisional:
+        multiplier = params.provisional_multiplier
+    if match is not None:
+        multiplier *= match.weight
+    two_sided = match is not None and len(match.teams) == 2
+    gap = 0.0
+    if params.pull:
+        gap = skill_step(params, _rating(after)) - rank_state.step
+        context.explain("gap", gap)
+    change = points_change(params, score, context.expected if two_sided else None, multiplier, gap)
+    return climb(params, rank_state, score, change, context.factors)
+
+
+def _rank_of(record: PlayerRecord) -> LadderRank:
+    rank = record.rank
+    if not isinstance(rank, LadderRank):
+        raise InputError(f"player {record.id!r} has no ladder rank state")
+    return rank
+
+
+def label(params: LadderParams, rank: LadderRank) -> str:
+    """The rank as shown: "Gold II", "Master", or the ``unranked`` label."""
+    return params.label(min(rank.step, params.top))
+
+
+@hookimpl
+def rankcraft_standings(params: LadderParams, players: Sequence[PlayerRecord]) -> Mapping[str, str]:
+    ranked = [(p.id, _rank_of(p)) for p in players if p.rank is not None]
+    out = {pid: label(params, rank) for pid, rank in ranked}
+    if params.title:
+        eligible = sorted(
+            ((rank.score, pid) for pid, rank in ranked if rank.step >= params.title_step),
+            key=lambda item: (-item[0], item[1]),
+        )
+        for _, pid in eligible[: params.title_top]:
+            out[pid] = params.title
+    return out
+
+
+def _params(context: ResetContext) -> LadderParams:
+    params = context.rank_params
+    if not isinstance(params, LadderParams):
+        raise InputError(
+            "the ladder's season events read the [rank] slot's params: the ruleset's [rank] "
+            "slot must name the 'ladder' plugin"
+        )
+    return params
+
+
+@hookimpl
+def rankcraft_reset(
+    players: Sequence[PlayerRecord], kind: str, context: ResetContext
+) -> list[PlayerRecord]:
+    params = _params(context)
+    if kind == "soft":
+        return soft_reset(params, players)
+    if kind == "hard":
+        return hard_reset(params, players)
+    if kind == "decay":
+        return decay(params, players, context)
+    raise InputError(f"ladder has no {kind!r} event (it has 'soft', 'hard' and 'decay')")
+
+
+def soft_reset(params: LadderParams, players: Sequence[PlayerRecord]) -> list[PlayerRecord]:
+    """Each ranked player drops ``soft_drop`` steps, or goes where ``soft_map`` sends their
+    tier (never up); a player who moves keeps ``soft_points`` points and no series.
+    Returns the changed records only.
+
+    :raises InputError: the ladder configures no soft reset.
+    """
+    if not params.soft_drop and not params.soft_map:
+        raise InputError("ladder: a 'soft' reset needs 'soft_drop' or 'soft_map' in [rank.params]")
+    out = []
+    for p in players:
+        rank = _rank_of(p)
+        step = min(rank.step, params.top)
+        if step < 0:
+            continue
+        target = params.soft_steps.get(step, max(step - params.soft_drop, 0))
+        if target >= step:
+            continue
+        new = rank_at(params, target, params.soft_points, rank.games, idle=rank.idle)
+        out.append(attrs.evolve(p, rank=new))
+    return out
+
+
+def hard_reset(params: LadderParams, players: Sequence[PlayerRecord]) -> list[PlayerRecord]:
+    """Everyone back to a new player's rank (placement again, when the ladder has it).
+    Returns the changed records only."""
+    initial = rankcraft_initial("rank", params)
+    return [attrs.evolve(p, rank=initial) for p in players if _rank_of(p) != initial]
+
+
+def decay(
+    params: LadderParams, players: Sequence[PlayerRecord], context: ResetContext
+) -> list[PlayerRecord]:
+    """Players at or above ``decay_from`` who did not play since the previous event lose
+    ``decay_points`` (after ``decay_grace`` such events in a row), carried down through
+    the divisions, never below ``decay_from``'s first step; a series in progress ends.
+    An event run by hand (no previous event) counts every player as active. Returns the
+    changed records only."""
+    bottom = params.decay_step
+    if bottom < 0 or params.decay_points == 0:
+        return []
+    ppd = params.points_per_division
+    out = []
+    for p in players:  # (every player, every week: the cheap tests first)
+        rank = p.rank
+        if rank is None or rank.step < bottom or context.played(p):
+            continue
+        if rank.idle < params.decay_grace:
+            out.append(attrs.evolve(p, rank=attrs.evolve(rank, idle=rank.idle + 1)))
+            continue
+        step, points, wins, losses = _normal(params, rank)
+        if step == bottom and points == 0:
+            continue
+        points -= params.decay_points
+        while points < 0 and step > bottom:
+            step -= 1
+            points += ppd
+        points = max(points, 0)
+        series = (wins, losses) if params.in_series(step, points) else (0, 0)
+        new = rank_at(
+            params, step, points, rank.games, series=series, grace=rank.grace, idle=rank.idle
+        )
+        out.append(attrs.evolve(p, rank=new))
+    return out

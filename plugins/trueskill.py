@@ -1,0 +1,470 @@
+"""``trueskill`` plugin: Herbrich, Minka and Graepel's TrueSkill.
+
+Ralf Herbrich, Tom Minka and Thore Graepel, "TrueSkill™: A Bayesian Skill Rating System"
+(NIPS 2006). TrueSkill is patented by Microsoft and the name is Microsoft's trademark
+(the ``trueskill`` Python package says the same); commercial use may need Microsoft's
+permission: see docs/trueskill.md.
+
+A player is a Gaussian belief N(μ, σ²). In a match, each player performs p ~ N(s, β²)
+around their skill s; a team performs t = Σ w·p (w: partial play); the teams, in the
+order of the result, are compared neighbour to neighbour: a win means t_i - t_{i+1} > ε,
+a draw |t_i - t_{i+1}| ≤ ε, where the draw margin ε comes from the draw probability:
+``ε = Φ⁻¹((p_draw + 1) / 2) · sqrt(n₁ + n₂) · β``. The posterior is approximated by
+expectation propagation on that factor graph: the chain of team differences is swept
+forward and back until no message moves by more than ``min_delta`` (at most
+``max_passes`` sweeps), with the schedule of the ``trueskill`` package, which it is
+tested against. Before a match every σ² grows by τ².
+
+The team step (``rankcraft_team``, the ``[team]`` slot naming this plugin) runs the graph
+and hands each player, as a :class:`TrueSkillMessage`, the message the match sends up to
+their skill; ``rankcraft_update`` multiplies it into the prior.
+
+>>> (a,), (b,) = rate(TrueSkillParams(), [[(25.0, 25 / 3)], [(25.0, 25 / 3)]], [1, 2])
+>>> [round(x, 6) for x in (*a, *b)]
+[29.395832, 7.17121, 20.604168, 7.17121]
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Sequence
+
+import attrs
+
+from rankcraft import Match, Needs, Pairing, PlayerContext, State, hookimpl, state_field
+from rankcraft.errors import PluginError
+from rankcraft.validators import RATING_LIMIT, limit, state_within, within
+
+from ._gaussian import cdf, pdf, ppf, v_draw, v_win, w_draw, w_win
+from .wenglin import SIGMA_RANGE, play_weights, side_score
+
+_mu = within(-RATING_LIMIT, RATING_LIMIT)
+_sigma = within(*SIGMA_RANGE)
+_INF = math.inf
+
+
+@attrs.frozen(kw_only=True)
+class TrueSkillParams:
+    """Params of the ``trueskill`` plugin (slots initial, expectation, update and team; a
+    ``[team]`` slot naming ``trueskill`` without its own params table shares the
+    update's).
+
+    Attributes:
+        mu: a new player's μ, skill units, |x| ≤ 1e6 (default 25).
+        sigma: a new player's σ, in [1e-6, 1e6] (default 25/3).
+        beta: the performance noise β of one player, in [1e-6, 1e6] (default 25/6).
+        tau: the dynamics τ added to every σ (as σ² + τ²) before a match, in [0, 1e6]
+            (default 25/300).
+        draw_probability: the chance that two evenly matched teams draw, in [0, 1)
+            (default 0.10); it sets the draw margin ε.
+        min_delta: the sweeps stop when no message moves by more than this, in
+            [1e-12, 1] (default 0.0001).
+        max_passes: at most this many sweeps of the chain of team differences, in
+            [1, 1000] (default 10).
+        points_per_sd: predictions for 3+ sides integrate on a grid with this many points
+            per standard deviation of the narrowest side's performance, in [2, 64]
+            (default 8).
+    """
+
+    mu: float = attrs.field(default=25.0, validator=_mu)
+    sigma: float = attrs.field(default=25.0 / 3.0, validator=_sigma)
+    beta: float = attrs.field(default=25.0 / 6.0, validator=_sigma)
+    tau: float = attrs.field(default=25.0 / 300.0, validator=within(0.0, 1e6))
+    draw_probability: float = attrs.field(default=0.10, validator=within(0.0, 0.999999))
+    min_delta: float = attrs.field(default=0.0001, validator=within(1e-12, 1.0))
+    max_passes: int = attrs.field(default=10, validator=within(1, 1000))
+    points_per_sd: int = attrs.field(default=8, validator=within(2, 64))
+
+    def draw_margin(self, players: int) -> float:
+        """ε for a comparison of two teams with ``players`` players between them."""
+        if self.draw_probability == 0.0:
+            return 0.0
+        return ppf((self.draw_probability + 1.0) / 2.0) * math.sqrt(players) * self.beta
+
+
+@attrs.frozen(slots=True)
+class TrueSkillSkill:
+    """A TrueSkill player: the belief N(μ, σ²) about their skill.
+
+    Attributes:
+        mu: the mean μ, skill units, |mu| ≤ 1e6 (role ``location``).
+        sigma: the standard deviation σ, in [1e-6, 1e6] (role ``spread``).
+    """
+
+    mu: float = state_field(role="location", validator=state_within(-RATING_LIMIT, RATING_LIMIT))
+    sigma: float = state_field(role="spread", validator=state_within(*SIGMA_RANGE))
+
+
+@attrs.frozen(slots=True)
+class TrueSkillSide(TrueSkillSkill):
+    """A side in predictions (from ``rankcraft_aggregate``): the sums of its members' μ
+    and σ², and how many they are (each adds β² of performance noise). Never stored.
+
+    Attributes:
+        players: the side's number of players, ≥ 1.
+    """
+
+    players: int = 1
+
+
+@attrs.frozen(slots=True)
+class TrueSkillMessage:
+    """A virtual opponent: the Gaussian message one match sends up to a player's skill,
+    in natural parameters (precision π = 1/σ², precision-adjusted mean τ = μ/σ²).
+
+    Attributes:
+        pi: precision, ≥ 0. tau: precision times mean.
+    """
+
+    pi: float
+    tau: float
+
+
+class _Var:
+    """A variable of the factor graph: its value (π, τ) and one message per factor."""
+
+    __slots__ = ("msgs", "pi", "tau")
+
+    def __init__(self) -> None:
+        self.pi = 0.0
+        self.tau = 0.0
+        self.msgs: dict[int, tuple[float, float]] = {}
+
+    def _set(self, pi: float, tau: float) -> float:
+        d_pi = abs(self.pi - pi)
+        delta = 0.0 if d_pi == _INF else max(abs(self.tau - tau), math.sqrt(d_pi))
+        self.pi, self.tau = pi, tau
+        return delta
+
+    def send(self, factor: int, pi: float, tau: float) -> float:
+        """Replace ``factor``'s message by (pi, tau); returns how far the value moved."""
+        old_pi, old_tau = self.msgs.get(factor, (0.0, 0.0))
+        self.msgs[factor] = (pi, tau)
+        return self._set(self.pi - old_pi + pi, self.tau - old_tau + tau)
+
+    def become(self, factor: int, pi: float, tau: float) -> float:
+        """Set the value to (pi, tau), with the message of ``factor`` that makes it so."""
+        old_pi, old_tau = self.msgs.get(factor, (0.0, 0.0))
+        self.msgs[factor] = (pi + old_pi - self.pi, tau + old_tau - self.tau)
+        return self._set(pi, tau)
+
+    def cavity(self, factor: int) -> tuple[float, float]:
+        """The value without ``factor``'s message."""
+        pi, tau = self.msgs.get(factor, (0.0, 0.0))
+        return self.pi - pi, self.tau - tau
+
+
+def _mean(pi: float, tau: float) -> float:
+    return tau / pi if pi else 0.0
+
+
+def _sum(factor: int, target: _Var, terms: Sequence[_Var], coeffs: Sequence[float]) -> float:
+    """A sum factor's message to ``target`` = Σ coeff · term (the terms' cavities)."""
+    mu = 0.0
+    pi_inv = 0.0
+    for var, coeff in zip(terms, coeffs, strict=True):
+        pi, tau = var.cavity(factor)
+        mu += coeff * _mean(pi, tau)
+        if pi_inv == _INF:
+            continue
+        pi_inv = pi_inv + coeff * coeff / pi if pi else _INF
+    pi = 1.0 / pi_inv if pi_inv else _INF
+    return target.send(factor, pi, pi * mu)
+
+
+def _sum_up(
+    factor: int, total: _Var, terms: Sequence[_Var], coeffs: Sequence[float], index: int
+) -> float:
+    """A sum factor ``total = Σ coeffs · terms`` solved for ``terms[index]``."""
+    c = coeffs[index]
+    solved = [(1.0 / c) if x == index else (-k / c) for x, k in enumerate(coeffs)]
+    others = list(terms)
+    others[index] = total
+    return _sum(factor, terms[index], others, solved)
+
+
+def rate_messages(
+    params: TrueSkillParams,
+    teams: Sequence[Sequence[tuple[float, float]]],
+    places: Sequence[int],
+    weights: Sequence[Sequence[float]] | None = None,
+) -> list[list[TrueSkillMessage]]:
+    """The message one match sends to each player's skill (per team, per player).
+
+    :param teams: per team, per player, (μ, σ) before the match (τ not yet added).
+    :param places: one place per team, 1 is best, equal places draw.
+    :param weights: per team, per player, the partial-play weight (default 1); a weight
+        below ``min_delta`` counts as ``min_delta`` (as the trueskill package).
+    """
+    k = len(teams)
+    order = sorted(range(k), key=lambda i: places[i])
+    beta2 = params.beta * params.beta
+    tau2 = params.tau * params.tau
+    floor = params.min_delta
+    ids = iter(range(1 << 30))  # factor ids
+    skills: list[_Var] = []
+    perfs: list[_Var] = []
+    team_vars: list[_Var] = []
+    team_terms: list[tuple[int, list[_Var], list[float]]] = []
+    lik: list[int] = []
+    for i in order:
+        members: list[_Var] = []
+        coeffs: list[float] = []
+        for j, (mu, sigma) in enumerate(teams[i]):
+            skill, perf = _Var(), _Var()
+            variance = sigma * sigma + tau2
+            skill.become(next(ids), 1.0 / variance, mu / variance)  # prior
+            f = next(ids)
+            lik.append(f)
+            pi, tau = skill.cavity(f)
+            a = 1.0 / (1.0 + beta2 * pi)
+            perf.send(f, a * pi, a * tau)  # likelihood, down
+            skills.append(skill)
+            perfs.append(perf)
+            members.append(perf)
+            coeffs.append(max(floor, 1.0 if weights is None else weights[i][j]))
+        team = _Var()
+        f = next(ids)
+        _sum(f, team, members, coeffs)  # team performance, down
+        team_vars.append(team)
+        team_terms.append((f, members, coeffs))
+    diffs = [_Var() for _ in range(k - 1)]
+    diff_f = [next(ids) for _ in range(k - 1)]
+    trunc_f = [next(ids) for _ in range(k - 1)]
+    margins = []
+    draws = []
+    for x in range(k - 1):
+        a, b = order[x], order[x + 1]
+        margins.append(params.draw_margin(len(teams[a]) + len(teams[b])))
+        draws.append(places[a] == places[b])
+
+    def diff_down(x: int) -> float:
+        return _sum(diff_f[x], diffs[x], team_vars[x : x + 2], (1.0, -1.0))
+
+    def diff_up(x: int, index: int) -> float:
+        return _sum_up(diff_f[x], diffs[x], team_vars[x : x + 2], (1.0, -1.0), index)
+
+    def trunc_up(x: int) -> float:
+        var = diffs[x]
+        pi, tau = var.cavity(trunc_f[x])
+        sqrt_pi = math.sqrt(pi)
+        z, t = tau / sqrt_pi, margins[x] * sqrt_pi
+        if draws[x]:
+            v, w = v_draw(z, t), w_draw(z, t)
+        else:
+            v, w = v_win(z, t), w_win(z, t)
+        return var.become(trunc_f[x], pi / (1.0 - w), (tau + sqrt_pi * v) / (1.0 - w))
+
+    last = k - 2
+    for _ in range(params.max_passes):
+        if last == 0:
+            diff_down(0)
+            delta = trunc_up(0)
+        else:
+            delta = 0.0
+            for x in range(last):
+                diff_down(x)
+                delta = max(delta, trunc_up(x))
+                diff_up(x, 1)
+            for x in range(last, 0, -1):
+                diff_down(x)
+                delta = max(delta, trunc_up(x))
+                diff_up(x, 0)
+        if delta <= params.min_delta:
+            break
+    diff_up(0, 0)
+    diff_up(last, 1)
+    for x, (f, members, coeffs) in enumerate(team_terms):
+        for index in range(len(members)):
+            _sum_up(f, team_vars[x], members, coeffs, index)
+    out_sorted: list[TrueSkillMessage] = []
+    for perf, f in zip(perfs, lik, strict=True):
+        pi, tau = perf.cavity(f)
+        a = 1.0 / (1.0 + beta2 * pi)
+        out_sorted.append(TrueSkillMessage(a * pi, a * tau))  # likelihood, up
+    out: list[list[TrueSkillMessage]] = [[] for _ in range(k)]
+    at = 0
+    for i in order:
+        out[i] = out_sorted[at : at + len(teams[i])]
+        at += len(teams[i])
+    return out
+
+
+def posterior(
+    params: TrueSkillParams,
+    mu: float,
+    sigma: float,
+    messages: Sequence[tuple[TrueSkillMessage, float]],
+) -> tuple[float, float]:
+    """(μ, σ) of the prior N(μ, σ² + τ²) times the messages, each raised to its weight."""
+    variance = sigma * sigma + params.tau * params.tau
+    pi, tau = 1.0 / variance, mu / variance
+    for message, weight in messages:
+        pi += message.pi * weight
+        tau += message.tau * weight
+    return tau / pi, math.sqrt(1.0 / pi)
+
+
+def rate(
+    params: TrueSkillParams,
+    teams: Sequence[Sequence[tuple[float, float]]],
+    places: Sequence[int],
+    weights: Sequence[Sequence[float]] | None = None,
+) -> list[list[tuple[float, float]]]:
+    """Every player's new (μ, σ) after one match (arguments as :func:`rate_messages`)."""
+    messages = rate_messages(params, teams, places, weights)
+    return [
+        [
+            posterior(params, mu, sigma, [(m, 1.0)])
+            for (mu, sigma), m in zip(team, msgs, strict=True)
+        ]
+        for team, msgs in zip(teams, messages, strict=True)
+    ]
+
+
+def win_probabilities(
+    params: TrueSkillParams, sides: Sequence[tuple[float, float, int]]
+) -> list[float]:
+    """The probability that each side performs best, from (Σμ, Σσ², players) per side.
+
+    A side's performance is N(Σμ, Σσ² + players·β²). Two sides: ``Φ((μ₁ - μ₂) / sqrt(σ₁² +
+    σ₂² + n·β²))``. More: ``∫ f_i(x) Π_{j≠i} F_j(x) dx`` by Simpson's rule, from where
+    all but one side lie 9 standard deviations above to where every side lies 9 below,
+    normalized to sum to 1. Draws are not a separate outcome.
+    """
+    beta2 = params.beta * params.beta
+    means = [s[0] for s in sides]
+    sds = [math.sqrt(s[1] + s[2] * beta2) for s in sides]
+    if len(sides) == 2:
+        p = cdf((means[0] - means[1]) / math.sqrt(sds[0] ** 2 + sds[1] ** 2))
+        return [p, 1.0 - p]
+    # below the second-highest of the sides' μ - 9σ, every product Π F_j has a factor
+    # under Φ(-9) ≈ 1e-19: the grid starts there
+    lo = sorted(m - 9.0 * s for m, s in zip(means, sds, strict=True))[-2]
+    hi = max(m + 9.0 * s for m, s in zip(means, sds, strict=True))
+    steps = math.ceil((hi - lo) / min(sds) * params.points_per_sd)
+    steps = min(max(steps + steps % 2, 64), 20000)
+    h = (hi - lo) / steps
+    n = len(sides)
+    totals = [0.0] * n
+    for g in range(steps + 1):
+        x = lo + g * h
+        weight = 1.0 if g in (0, steps) else (4.0 if g % 2 else 2.0)
+        cdfs = [cdf((x - m) / s) for m, s in zip(means, sds, strict=True)]
+        prefix = [1.0] * (n + 1)
+        for j in range(n):
+            prefix[j + 1] = prefix[j] * cdfs[j]
+        suffix = 1.0
+        for i in range(n - 1, -1, -1):
+            rest = prefix[i] * suffix
+            if rest > 0.0:
+                totals[i] += weight * pdf((x - means[i]) / sds[i]) / sds[i] * rest
+            suffix *= cdfs[i]
+    total = math.fsum(totals)
+    return [t / total for t in totals]
+
+
+_TEMPLATE = TrueSkillSide(0.0, 1.0, 1)
+
+
+def _side(mu: float, sigma: float, players: int) -> TrueSkillSide:
+    """A side state built without the range validators (sums may pass a player's range)."""
+    out = copy.copy(_TEMPLATE)
+    object.__setattr__(out, "mu", mu)
+    object.__setattr__(out, "sigma", sigma)
+    object.__setattr__(out, "players", players)
+    return out
+
+
+@hookimpl
+def rankcraft_params(slot: str) -> type | None:
+    return TrueSkillParams if slot in ("initial", "expectation", "update", "team") else None
+
+
+@hookimpl
+def rankcraft_needs(slot: str) -> Needs | None:
+    if slot == "team":  # (the pairings are a whole match's outcome: match mode only)
+        return Needs(fields=("mu", "sigma"), whole_match=True)
+    return Needs(fields=("mu", "sigma")) if slot in ("expectation", "update") else None
+
+
+@hookimpl
+def rankcraft_initial(slot: str, params: TrueSkillParams) -> TrueSkillSkill:
+    if slot != "initial":
+        raise ValueError(f"the trueskill plugin has no {slot!r} state")
+    return TrueSkillSkill(params.mu, params.sigma)
+
+
+@hookimpl
+def rankcraft_aggregate(
+    params: TrueSkillParams, members: Sequence[TrueSkillSkill]
+) -> TrueSkillSide:
+    return _side(
+        math.fsum(m.mu for m in members),
+        math.sqrt(math.fsum(m.sigma * m.sigma for m in members)),
+        len(members),
+    )
+
+
+@hookimpl
+def rankcraft_team(
+    params: TrueSkillParams,
+    sides: Sequence[Sequence[TrueSkillSkill]],
+    places: Sequence[int],
+    weight: float,
+    match: Match,
+) -> list[list[list[Pairing]]]:
+    shares = play_weights(match, sides, 1.0)
+    messages = rate_messages(
+        params, [[(s.mu, s.sigma) for s in side] for side in sides], places, shares
+    )
+    return [
+        [[Pairing(m, side_score(places, i), weight)] for m in messages[i]]
+        for i in range(len(sides))
+    ]
+
+
+@hookimpl
+def rankcraft_expectation(
+    params: TrueSkillParams, side_states: Sequence[TrueSkillSkill]
+) -> list[float]:
+    return win_probabilities(
+        params,
+        [(s.mu, s.sigma * s.sigma, getattr(s, "players", 1)) for s in side_states],
+    )
+
+
+@hookimpl
+def rankcraft_update(
+    params: TrueSkillParams,
+    state: TrueSkillSkill,
+    pairings: Sequence[Pairing],
+    context: PlayerContext,
+) -> TrueSkillSkill:
+    messages = []
+    for pairing in pairings:
+        message = pairing.opponent
+        if not isinstance(message, TrueSkillMessage):
+            message = _pair_message(params, state, pairing.opponent, pairing.score)
+        messages.append((message, pairing.weight))
+    mu, sigma = posterior(params, state.mu, state.sigma, messages)
+    if not math.isfinite(mu) or not math.isfinite(sigma):
+        raise PluginError(f"trueskill update gave a non-finite state: mu {mu!r}, sigma {sigma!r}")
+    if len(pairings) == 1:
+        context.explain("mu_change", mu - state.mu)
+    return TrueSkillSkill(
+        limit(mu, -RATING_LIMIT, RATING_LIMIT), limit(sigma, SIGMA_RANGE[0], SIGMA_RANGE[1])
+    )
+
+
+def _pair_message(
+    params: TrueSkillParams, state: TrueSkillSkill, opponent: State, score: float
+) -> TrueSkillMessage:
+    """A pairing from another team plugin: a 1-v-1 against that (real or virtual)
+    opponent state."""
+    places = [1, 1] if score == 0.5 else [1, 2] if score > 0.5 else [2, 1]
+    ((mine,), _) = rate_messages(
+        params, [[(state.mu, state.sigma)], [(opponent.mu, opponent.sigma)]], places
+    )
+    return mine
