@@ -155,7 +155,7 @@ def _is_number(text: str) -> bool:
 
 
 def _leaderboard_rows(
-    league: League, records: Sequence[PlayerRecord]
+    league: League, records: Sequence[PlayerRecord], first: int = 1
 ) -> tuple[list[str], list[list[str]]]:
     skill_cols = _skill_columns(league)
     rank_cols = _rank_columns(league)
@@ -174,7 +174,7 @@ def _leaderboard_rows(
         "last played",
     ]
     rows = []
-    for place, r in enumerate(records, 1):
+    for place, r in enumerate(records, first):
         rows.append(
             [
                 str(place),
@@ -336,8 +336,18 @@ def _check_top(top: int | None) -> None:
 
 def cmd_leaderboard(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     _check_top(args.top)
+    if args.offset < 0:
+        raise InputError(f"'--offset' must be a whole number >= 0: {args.offset}")
+    if args.active_days is not None and not args.active_days >= 0:
+        raise InputError(f"'--active-days' must be a number of days >= 0: {args.active_days}")
     with _open_existing(args, read_only=True) as league:
-        top = league.leaderboard(args.top, everyone=args.all)
+        top = league.leaderboard(
+            args.top,
+            offset=args.offset,
+            active_days=args.active_days,
+            tier=args.tier,
+            everyone=args.all,
+        )
         if args.json:
             standings = league.standings()
             _emit_json(
@@ -348,12 +358,12 @@ def cmd_leaderboard(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                         "display": league.shown(r).to_dict(),
                         **_record_json(league, r),
                     }
-                    for i, r in enumerate(top, 1)
+                    for i, r in enumerate(top, args.offset + 1)
                 ],
                 out,
             )
         else:
-            headers, rows = _leaderboard_rows(league, top)
+            headers, rows = _leaderboard_rows(league, top, args.offset + 1)
             _print_table(rows, headers, out)
     return 0
 
@@ -524,7 +534,7 @@ def cmd_reset(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if args.at is not None:
             # a season event dated before the last match would rewrite what came after it
             when = parse_time(args.at, field="at")
-            last = max((p.last_played for p in league.players() if p.last_played), default=None)
+            last = league.latest_played()
             if last is not None and when < last:
                 raise InputError(
                     f"'--at' {args.at} is earlier than the league's last match "
@@ -1062,6 +1072,23 @@ def _read_commands(c: _Commands) -> None:
         "--all",
         action="store_true",
         help="list inactive players too (rulesets with [display] active_days)",
+    )
+    p.add_argument(
+        "--offset",
+        type=int,
+        default=0,
+        metavar="N",
+        help="skip the first N places (a page: --offset 100 --top 50 lists places 101-150)",
+    )
+    p.add_argument(
+        "--active-days",
+        type=float,
+        default=None,
+        metavar="DAYS",
+        help="only players whose last match is at most DAYS before the league's latest",
+    )
+    p.add_argument(
+        "--tier", default=None, help="only players of this tier (a rank layer's tier, e.g. Gold)"
     )
     c.db(p)
 

@@ -176,8 +176,14 @@ def make_codec(
     skill_class: type,
     rank_class: type | None,
     initial_rank: Callable[[], State] | None,
+    *,
+    sort_key: tuple[str, Callable[[PlayerRecord], float]] = ("id", lambda record: 0.0),
+    tier: Callable[[PlayerRecord], str | None] = lambda record: None,
 ) -> Codec:
-    """The codec of a ruleset's state classes: records and reports to dicts and back."""
+    """The codec of a ruleset's state classes: records and reports to dicts and back.
+
+    ``sort_key``: (its name, the leaderboard's key of a record); ``tier``: a record's tier
+    or None (what a store on disk keeps in indexed columns)."""
     states = _States(skill_class, rank_class, initial_rank)
     skill_dict, rank_dict = writer.skill_dict, writer.rank_dict
 
@@ -212,6 +218,9 @@ def make_codec(
         report_from_dict=states.report,
         entry_texts=writer.texts,
         parse_record=states.record,
+        sort_key=sort_key[1],
+        sort_key_name=sort_key[0],
+        tier=tier,
     )
 
 

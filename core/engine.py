@@ -46,14 +46,52 @@ from .model import Match, PlayerRecord, Report, ResetContext
 from .rated import Rated, ReportWriter
 from .ruleset import Display, Ruleset, dumps, load_ruleset, loads_ruleset
 from .seasons import Seasons
-from .steps import LAST, PENDING, RANK, SKILL, Steps, record_of
+from .steps import LAST, PENDING, SKILL, Steps, record_of
 from .store import MatchRow, MemoryStore, Store, mask_url, open_store
 from .unit import FLUSH_EVERY, UnitOfWork
 
 CHUNK = 2000
-"""record_many reads this many matches ahead, to ask the store which it has already."""
-WRITE_PLAYERS_AT = 20_000
-"""Players touched in a batch before record_many writes them out (else once, at the end)."""
+"""record_many reads this many matches ahead, to ask the store which it has already and
+to read their players' rows in one query."""
+
+
+def leaderboard_key(display: Display) -> tuple[str, Callable[[PlayerRecord], float]]:
+    """The one function that orders a leaderboard: (its name, ``record -> key``), best
+    first by descending key, ties by id. The key is :meth:`Display.value`: the rank
+    state's location field when the ruleset has a rank layer with one, else the skill
+    state's (e.g. Elo ``rating``) less ``[display] conservative`` times its spread; 0 for
+    every player when neither has one (then the order is by id alone).
+
+    Any per-record float fits: a store on disk keeps it in an indexed column and
+    computes it again, once, when the name changes (the name says the field and k)."""
+    if not display.orders:
+        return "id", lambda record: 0.0
+    value = display.value
+    if display.rank_location is not None:
+        name = f"rank.{display.rank_location}"
+
+        def rank_key(record: PlayerRecord) -> float:
+            if record.rank is None:
+                return float("-inf")
+            return value(record.skill, record.rank)  # type: ignore[return-value]
+
+        return name, rank_key
+    name = f"skill.{display.location}"
+    if display.k:
+        name += f"-{display.k!r}*{display.spread}"
+    return name, lambda record: value(record.skill, None)  # type: ignore[return-value]
+
+
+def tier_function(steps: Steps) -> Callable[[PlayerRecord], str | None]:
+    """A record's tier: the rank state's ``tier`` field when it has one, else None."""
+    if "tier" not in steps.rank_names:
+        return lambda record: None
+
+    def tier(record: PlayerRecord) -> str | None:
+        value = getattr(record.rank, "tier", None)
+        return None if value is None else str(value)
+
+    return tier
 
 
 class UnknownPlayerError(InputError, KeyError):
@@ -141,10 +179,16 @@ class League:
             steps.skill_class,
             steps.rank_class,
             steps.initial_rank,
+            sort_key=leaderboard_key(self._display),
+            tier=tier_function(steps),
         )
-        stored = self.store.attach(ruleset.name, dumps(ruleset), self.codec)
+        self._sort_key = self.codec.sort_key
+        # refuse another ruleset's store before attaching, which may recompute every
+        # player's sort key with this ruleset's codec
+        stored = self.store.stored_ruleset()
         if stored is not None:
             self._check_same_ruleset(stored)
+        self.store.attach(ruleset.name, dumps(ruleset), self.codec)
         self._seasons = Seasons(ruleset)
         self._unit = UnitOfWork(self.store, self._seasons)
 
@@ -242,6 +286,7 @@ class League:
             # path's lock_players has checked already)
             if m.id in unit.seen or (not one_match and self.store.recorded((m.id,))):
                 raise DuplicateMatchError(f"match id {m.id!r} is already recorded", match_id=m.id)
+            unit.fetch(players)
             entry = self._rate(m)
             if len(unit.pending) >= FLUSH_EVERY:  # (many records in one batch)
                 unit.flush()
@@ -322,6 +367,7 @@ class League:
         unit = self._unit
         store = self.store
         seen = unit.seen
+        lazy = unit.lazy
         recorded = skipped = 0
         position = base
         last: Rated | None = None
@@ -329,15 +375,21 @@ class League:
             while chunk := list(itertools.islice(iterator, CHUNK)):
                 if unit.pending:  # hand the matches over: the store answers for their ids
                     last = unit.pending[-1]
-                    if len(unit.dirty) >= WRITE_PLAYERS_AT:
-                        unit.flush()  # many players touched: write them too (bounded memory)
-                    else:
-                        store.write((), unit.pending)
-                        unit.pending = []
+                    store.write((), unit.pending)  # (players: once, at the commit)
+                    unit.pending = []
                 seen.clear()
                 seen.update(store.recorded([i for i in map(_id_of, chunk) if i is not None]))
+                parsed: list[Match] = []
+                failure: MatchError | None = None
                 for item in chunk:
-                    m = item if isinstance(item, Match) else parse_match(item)
+                    try:
+                        parsed.append(item if isinstance(item, Match) else parse_match(item))
+                    except MatchError as exc:  # raised in its turn, after those before it
+                        failure = exc
+                        break
+                if lazy:  # the chunk's players, in one query
+                    unit.fetch({p for m in parsed for side in m.teams for p in side})
+                for m in parsed:
                     if m.id in seen:
                         if not skip_seen:
                             raise DuplicateMatchError(
@@ -350,6 +402,8 @@ class League:
                     position += 1
                     if progress is not None and (recorded + skipped) % 1000 == 0:
                         progress(recorded + skipped)
+                if failure is not None:
+                    raise failure
         except MatchError as exc:
             if exc.item is None:
                 exc.item = position
@@ -370,33 +424,34 @@ class League:
         if self.ruleset.period.mode == "match":
             return 0
         unit = self._unit
-        waiting = [pid for pid, row in unit.rows.items() if row[PENDING]]
         with self.batch():
+            known = unit.known()
+            waiting = [pid for pid, row in known.items() if row[PENDING]]
             for pid in waiting:
-                unit.put(pid, self._steps.commit_pending(pid, unit.rows[pid]))
+                unit.put(pid, self._steps.commit_pending(pid, known[pid]))
         return len(waiting)
 
     # -- reading --------------------------------------------------------------------------
 
     def __contains__(self, player: object) -> bool:
-        return player in self._unit.rows
+        return isinstance(player, str) and self._unit.row(player) is not None
 
     def __len__(self) -> int:
-        return len(self._unit.rows)
+        return self._unit.count()
 
     def player(self, player: str) -> PlayerRecord:
         """A player's record.
 
         :raises UnknownPlayerError: the league has never seen ``player``.
         """
-        row = self._unit.rows.get(player)
+        row = self._unit.row(player)
         if row is None:
             raise UnknownPlayerError(f"unknown player {player!r}")
         return record_of(player, row)
 
     def players(self) -> list[PlayerRecord]:
-        """Every player's record, ordered by id."""
-        rows = self._unit.rows
+        """Every player's record, ordered by id (on a database, reads every row)."""
+        rows = self._unit.known()
         return [record_of(p, rows[p]) for p in sorted(rows)]
 
     def history(self, player: str, limit: int | None = 10) -> list[MatchRow]:
@@ -419,26 +474,73 @@ class League:
         """How many matches the league has recorded."""
         return self.store.count_matches()
 
-    def leaderboard(self, top: int | None = None, *, everyone: bool = False) -> list[PlayerRecord]:
-        """Players ordered best first by their display value (:meth:`shown`): rank points
-        when the ruleset has a rank layer, else the skill's location (e.g. Elo
-        ``rating``), less ``[display] conservative`` times its spread; ties by id.
+    def leaderboard(
+        self,
+        top: int | None = None,
+        *,
+        offset: int = 0,
+        active_days: float | None = None,
+        tier: str | None = None,
+        everyone: bool = False,
+    ) -> list[PlayerRecord]:
+        """Players ordered best first by their display value (:meth:`shown`, the one key
+        of :func:`leaderboard_key`): rank points when the ruleset has a rank layer, else
+        the skill's location (e.g. Elo ``rating``) less ``[display] conservative`` times
+        its spread; ties by id. A page of them.
 
-        With ``[display] active_days``, only players whose latest match is that recent
-        (counted back from the league's latest match) are listed, unless ``everyone``.
+        :param top: at most this many players (None: all).
+        :param offset: skip the first ``offset`` places (0-based; the page's first
+            place is ``offset + 1``).
+        :param active_days: only players whose last match is at most this many days
+            before the league's latest match (>= 0); default: the ruleset's
+            ``[display] active_days`` (no limit without it).
+        :param tier: only players of this tier (the rank state's ``tier`` field, e.g.
+            Skyweaver's ``Master``).
+        :param everyone: ignore the ruleset's ``[display] active_days`` (an explicit
+            ``active_days`` still applies).
+
+        On a database the page is read along an index: its cost does not grow with the
+        number of players.
         """
-        display = self._display
-        rows = self._unit.rows
-        ids = list(rows)
-        if not everyone and display.spec.active_days is not None:
-            latest = max((r[LAST] for r in rows.values() if r[LAST] is not None), default=None)
-            ids = [p for p in ids if display.active(rows[p][LAST], latest)]
-        if display.orders:
-            value = display.value
-            ids.sort(key=lambda p: (-value(rows[p][SKILL], rows[p][RANK]), p))  # type: ignore[operator]
-        else:
-            ids.sort()
-        return [record_of(p, rows[p]) for p in (ids if top is None else ids[:top])]
+        if top is not None and (type(top) is not int or top < 0):
+            raise InputError(f"'top' must be a whole number >= 0: {top!r}")
+        if type(offset) is not int or offset < 0:
+            raise InputError(f"'offset' must be a whole number >= 0: {offset!r}")
+        if active_days is None and not everyone:
+            active_days = self._display.spec.active_days
+        since = None
+        if active_days is not None:
+            if not isinstance(active_days, int | float) or not active_days >= 0:
+                raise InputError(f"'active_days' must be a number of days >= 0: {active_days!r}")
+            latest = self.latest_played()
+            if latest is None:
+                return []
+            since = latest - timedelta(days=active_days)
+        unit = self._unit
+        if unit.lazy:
+            unit.written()
+            return self.store.leaderboard(top, offset, since, tier)
+        key = self._sort_key
+        tier_of = self.codec.tier
+        records = []
+        for p, row in unit.rows.items():
+            if row is None or (since is not None and (row[LAST] is None or row[LAST] < since)):
+                continue
+            record = record_of(p, row)
+            if tier is None or tier_of(record) == tier:
+                records.append(record)
+        records.sort(key=lambda r: (-key(r), r.id))
+        return records[offset:] if top is None else records[offset : offset + top]
+
+    def latest_played(self) -> datetime | None:
+        """When the league's latest match was played (the latest ``last_played``), or
+        None before any match."""
+        unit = self._unit
+        if unit.lazy:
+            unit.written()
+            return self.store.latest_played()
+        lasts = [row[LAST] for row in unit.rows.values() if row is not None and row[LAST]]
+        return max(lasts, default=None)
 
     def shown(self, player: str | PlayerRecord) -> Shown:
         """How a player is shown: their display value (what leaderboards sort by) and
@@ -479,6 +581,7 @@ class League:
             raise InputError(f"'home' must be a side index (0 to {len(sides) - 1}): {home!r}")
         when = parse_time(at, field="at") if isinstance(at, str) else at
         steps = self._steps
+        self._unit.fetch(flat)
         rows = self._unit.rows
         states = []
         for side in sides:
@@ -492,18 +595,17 @@ class League:
     # -- matchmaking (rankcraft.matchmaking; docs/matchmaking.md) ----------------------------
 
     def sort_value(self, player: str) -> float:
-        """The value the leaderboard sorts ``player`` by (rank points with a rank layer,
-        else the skill's location field).
+        """The value the leaderboard sorts ``player`` by (:meth:`shown`'s value: rank
+        points with a rank layer, else the skill's location less ``[display]
+        conservative`` times its spread).
 
         :raises UnknownPlayerError: the league has never seen ``player``.
         :raises InputError: the ruleset's states have no location field.
         """
-        self.player(player)
-        field = self._steps.sort_field
-        if field is None:
+        record = self.player(player)
+        if not self._display.orders:
             raise InputError(f"ruleset {self.ruleset.name!r} has no sort value (no location field)")
-        slot = RANK if self._steps.sort_on_rank else SKILL
-        return float(getattr(self._unit.rows[player][slot], field))
+        return self._sort_key(record)
 
     def active_players(
         self, active_days: float | None = None, at: datetime | str | None = None
@@ -520,11 +622,10 @@ class League:
         days = active_days_of(self) if active_days is None else active_days
         if isinstance(days, bool) or not isinstance(days, int | float) or not days >= 0:
             raise InputError(f"'active_days' must be a number of days >= 0: {days!r}")
-        field = self._steps.sort_field
-        if field is None:
+        if not self._display.orders:
             raise InputError(f"ruleset {self.ruleset.name!r} has no sort value (no location field)")
-        slot = RANK if self._steps.sort_on_rank else SKILL
-        rows = self._unit.rows
+        key = self._sort_key
+        rows = self._unit.known()  # (on a database: every row, read once per cache)
         when = parse_time(at, field="at") if isinstance(at, str) else at
         if when is None:
             when = max((r[LAST] for r in rows.values() if r[LAST] is not None), default=None)
@@ -535,7 +636,7 @@ class League:
         except OverflowError:  # (a window reaching before the year 1: everyone)
             since = datetime.min.replace(tzinfo=when.tzinfo)
         out = [
-            (p, float(getattr(r[slot], field)))
+            (p, key(record_of(p, r)))
             for p, r in rows.items()
             if r[LAST] is not None and since <= r[LAST] <= when
         ]
@@ -652,7 +753,7 @@ class League:
             decay=steps.skill_decay,
             since=since,
         )
-        rows = self._unit.rows
+        rows = self._unit.known()
         players = [record_of(p, rows[p]) for p in sorted(rows)]
         returned = steps.reset(players, kind, context)
         if not returned:

@@ -387,7 +387,8 @@ class _Judge:
         out = []
         for pid in players:
             self.league.player(pid)  # (UnknownPlayerError)
-            row = self.league._unit.rows[pid]
+            row = self.league._unit.row(pid)  # (cached by player(): a database's too)
+            assert row is not None
             out.append(row[SKILL] if self.at is None else steps.decayed(row, self.at))
         return out
 

@@ -29,7 +29,6 @@ from .model import (
     PlayerContext,
     PlayerRecord,
     State,
-    field_of_role,
     format_time,
     pair_score,
 )
@@ -91,8 +90,6 @@ class Steps:
     Attributes:
         skill_class, rank_class: the state classes of the skill and rank plugins (None
             without a rank slot). skill_names, rank_names: their field names, in order.
-        sort_field, sort_on_rank: the field leaderboards sort by, and whether it is a
-            rank-state field.
     """
 
     def __init__(self, ruleset: Ruleset, plugins: Plugins) -> None:
@@ -142,9 +139,6 @@ class Steps:
         self._initial_rank = None if self.initial_rank is None else self.initial_rank()
         self.skill_names = _state_names(self.skill_class)
         self.rank_names = _state_names(self.rank_class)
-        rank_sort = field_of_role(self.rank_class, "location") if self.rank_class else None
-        self.sort_on_rank = rank_sort is not None
-        self.sort_field = rank_sort or field_of_role(self.skill_class, "location")
 
     # -- players ----------------------------------------------------------------------
 

@@ -1,9 +1,16 @@
 """The unit of work: a league's players in memory, and the transactions that keep them.
 
-:class:`UnitOfWork` holds every known player's row (see :mod:`rankcraft.steps`), the
-rows changed and the matches rated in the open transaction, and an undo log: a
-transaction that fails puts every row back and leaves the store as it was. Matches are
-handed to the store every few thousand, inside the transaction.
+:class:`UnitOfWork` holds player rows (see :mod:`rankcraft.steps`), the rows changed and
+the matches rated in the open transaction, and (in memory) an undo log: a transaction
+that fails puts every row back (over a database it empties the cache) and leaves the
+store as it was. Matches are handed to the store every few
+thousand, inside the transaction; changed players once, when it commits.
+
+Over a store in memory the rows are every player's. Over a database (``store.shared``)
+they are a cache: a player's row is read when first needed (:meth:`UnitOfWork.fetch`
+reads a chunk's players in one query), so opening a league reads no player at all and a
+read of one player reads one row. ``rows[id] is None`` there records that the store has
+no such player.
 """
 
 from __future__ import annotations
@@ -20,6 +27,9 @@ from .store import Store
 
 FLUSH_EVERY = 2000
 """Matches kept in memory before they are written into the open transaction."""
+WRITE_SLICE = 10_000
+"""Changed players handed to the store per call when a transaction writes them (each
+player is written once per transaction; slices bound the memory the writing takes)."""
 
 
 class Schedule(Protocol):
@@ -44,7 +54,11 @@ class UnitOfWork:
     def __init__(self, store: Store, schedule: Schedule) -> None:
         self.store = store
         self.schedule = schedule
-        self.rows: dict[str, Row] = {}
+        self.rows: dict[str, Row | None] = {}
+        # over a database, rows are read on demand; in memory, every row is here
+        self.lazy = store.shared
+        if self.lazy:  # a failed transaction empties the cache: no undo log to keep
+            self.put = self._put_cached  # type: ignore[method-assign]
         self.load()
         self.in_transaction = False
         self.undo: dict[str, Row | None] = {}
@@ -58,10 +72,64 @@ class UnitOfWork:
         self.row_locks = store.parallel_writers
 
     def load(self) -> None:
-        """Read every player, the schedule and the generation from the store."""
-        self.rows = {pid: row_of(r) for pid, r in self.store.load_players().items()}
+        """Start again from the store: the schedule and the generation (and, in memory,
+        every player; over a database the cache of rows is emptied)."""
+        self.complete = not self.lazy  # whether every stored player's row is cached
+        if self.lazy:
+            self.rows = {}
+        else:
+            self.rows = {pid: row_of(r) for pid, r in self.store.load_players().items()}
         self.schedule.load(self.store)
         self.generation = self.store.generation()
+
+    def fetch(self, players: Iterable[str]) -> None:
+        """Read the rows of those of ``players`` not in the cache, in one query."""
+        if self.complete:
+            return
+        rows = self.rows
+        wanted = {p for p in players if p not in rows}
+        if not wanted:
+            return
+        found = self.store.load_many(wanted)
+        for pid in wanted:
+            record = found.get(pid)
+            rows[pid] = None if record is None else row_of(record)
+
+    def fetch_all(self) -> None:
+        """Read every player's row (what a league-wide step needs: a season event, the
+        close of a period, an export); the cache then holds every player until another
+        process's commit empties it."""
+        if self.complete:  # (once: until another process's commit empties the cache)
+            return
+        rows = self.rows
+        for pid, record in self.store.load_players().items():
+            if rows.get(pid) is None:
+                rows[pid] = row_of(record)
+        self.complete = True
+
+    def row(self, player: str) -> Row | None:
+        """A player's row (read from the store when not cached), or None if unknown."""
+        if player not in self.rows:
+            self.fetch((player,))
+        return self.rows.get(player)
+
+    def known(self) -> dict[str, Row]:
+        """Every player's row (all of them read from the store first)."""
+        self.fetch_all()
+        return {pid: row for pid, row in self.rows.items() if row is not None}
+
+    def count(self) -> int:
+        """How many players the league has."""
+        if not self.lazy:
+            return len(self.rows)
+        if self.in_transaction:
+            self.flush()
+        return self.store.count_players()
+
+    def written(self) -> None:
+        """Make the store show the open transaction's players (before a query on it)."""
+        if self.in_transaction:
+            self.flush()
 
     # -- players ----------------------------------------------------------------------
 
@@ -69,6 +137,11 @@ class UnitOfWork:
         """Replace a player's row in the open transaction (undo-logged)."""
         if player not in self.undo:
             self.undo[player] = self.rows.get(player)
+        self.rows[player] = row
+        self.dirty.add(player)
+
+    def _put_cached(self, player: str, row: Row) -> None:
+        """:meth:`put` over a database: the store is the undo log."""
         self.rows[player] = row
         self.dirty.add(player)
 
@@ -86,7 +159,12 @@ class UnitOfWork:
         """Hand the changed players and the rated matches to the store (in the open
         transaction)."""
         rows = self.rows
-        self.store.write([record_of(p, rows[p]) for p in self.dirty], self.pending)
+        dirty = list(self.dirty)
+        write = self.store.write
+        for start in range(0, len(dirty), WRITE_SLICE):
+            chosen = dirty[start : start + WRITE_SLICE]
+            write([record_of(p, row) for p in chosen if (row := rows[p]) is not None], ())
+        write((), self.pending)
         self.dirty = set()
         self.pending = []
 
@@ -134,6 +212,9 @@ class UnitOfWork:
         except BaseException:
             store.rollback()
             self.schedule.restore(schedule_before)
+            if self.lazy:  # the store has what was committed: read it again when needed
+                self.rows = {}
+                self.complete = False
             rows = self.rows
             for pid, old in self.undo.items():
                 if old is None:
@@ -157,12 +238,15 @@ class UnitOfWork:
     def adopt(self, stored: Mapping[str, PlayerRecord], players: Iterable[str]) -> None:
         """Take these players' records as the store has them (absent: not yet played)."""
         rows = self.rows
+        lazy = self.lazy
         for pid in players:
             record = stored.get(pid)
-            if record is None:
-                rows.pop(pid, None)
-            else:
+            if record is not None:
                 rows[pid] = row_of(record)
+            elif lazy:
+                rows[pid] = None  # (known absent: not read again)
+            else:
+                rows.pop(pid, None)
 
     def refresh(self, players: Iterable[str] | None = None) -> None:
         """Read again what other processes committed (see :meth:`League.refresh`)."""
@@ -170,7 +254,6 @@ class UnitOfWork:
             return
         if players is not None:
             wanted = list(players)
-            load = self.store.load_player
-            self.adopt({p: r for p in wanted if (r := load(p)) is not None}, wanted)
+            self.adopt(self.store.load_many(wanted), wanted)
         elif self.store.generation() != self.generation:
             self.load()

@@ -49,9 +49,29 @@ def layout(url: str) -> dict[str, Any]:
     return {t: [r[1:4] for r in sql_rows(url, f"PRAGMA table_info({t})")] for t in sorted(tables)}
 
 
+TO_VERSION_4 = [
+    "DROP INDEX players_by_key",
+    "DROP INDEX players_by_last_epoch",
+    "ALTER TABLE players DROP COLUMN sort_key",
+    "ALTER TABLE players DROP COLUMN tier",
+    "ALTER TABLE players DROP COLUMN last_epoch",
+]
+
+
+def age_to_version_4(url: str) -> None:
+    """Turn a current database into what rankcraft wrote at schema version 4."""
+    sql_run(
+        url,
+        *TO_VERSION_4,
+        "DELETE FROM schema_history WHERE version = 5",
+        "UPDATE meta SET value = '4' WHERE key = 'schema_version'",
+    )
+
+
 def age_to_version_1(url: str) -> None:
     """Turn a current database into what rankcraft wrote at schema version 1."""
     statements = [
+        *TO_VERSION_4,
         "DROP TABLE schema_history",
         "DROP TABLE api_tokens",
         "ALTER TABLE players DROP COLUMN open",
@@ -72,9 +92,10 @@ def age_to_version_1(url: str) -> None:
 def test_a_new_database_has_the_current_version_and_its_history(db_url: str) -> None:
     rankcraft.League.open(db_url, "elo").close()
     meta = dict(sql_rows(db_url, "SELECT key, value FROM meta"))
-    assert meta["schema_version"] == str(SCHEMA_VERSION) == "4"
+    assert meta["schema_version"] == str(SCHEMA_VERSION) == "5"
+    assert meta["sort_key"] == "skill.rating"
     history = sql_rows(db_url, "SELECT version, summary FROM schema_history ORDER BY version")
-    assert [v for v, _ in history] == [1, 2, 3, 4]
+    assert [v for v, _ in history] == [1, 2, 3, 4, 5]
     assert history[0][1] == "created"
     assert [s for _, s in history[1:]] == [step.summary for step in STEPS]
 
@@ -88,12 +109,16 @@ def test_a_version_1_database_is_migrated_and_reads_the_same(db_url: str, tmp_pa
     assert layout(db_url) != fresh
     with rankcraft.League.open(db_url) as league:  # migrated on open
         assert league.export() == before
+        assert (
+            league.leaderboard(3)
+            == sorted(league.players(), key=lambda r: (-r.skill.rating, r.id))[:3]
+        )
         league.record_many(games(10, day=2))  # and it keeps recording, in order
         after = league.export()
         history = [row.match.id for row in league.history("p1", limit=2)]
     assert layout(db_url) == fresh
     rows = sql_rows(db_url, "SELECT version FROM schema_history ORDER BY version")
-    assert rows == [(2,), (3,), (4,)]
+    assert rows == [(2,), (3,), (4,), (5,)]
     seqs = [r[0] for r in sql_rows(db_url, "SELECT seq FROM matches ORDER BY seq")]
     assert seqs == sorted(set(seqs)) and len(seqs) == 40 and seqs[:30] == list(range(1, 31))
     reference = rankcraft.League("glicko1")
@@ -118,3 +143,22 @@ def test_an_unknown_version_is_refused(db_url: str, value: str) -> None:
     sql_run(db_url, f"UPDATE meta SET value = '{value}' WHERE key = 'schema_version'")
     with pytest.raises(rankcraft.StateError, match=f"schema version '{value}', which no"):
         rankcraft.League.open(db_url)
+
+
+def test_a_version_4_database_gets_its_sort_keys_on_open(db_url: str) -> None:
+    """Schema 5 adds the leaderboard's indexed columns; opening a version-4 league fills
+    them once, and the leaderboard read from the index is the in-memory one."""
+    with rankcraft.League.open(db_url, "skyweaver") as league:
+        league.record_many(games(40))
+        before = league.export()
+    age_to_version_4(db_url)
+    with rankcraft.League.open(db_url) as league:
+        assert league.export() == before
+        page = [(r.id, r.rank.points) for r in league.leaderboard(3, offset=1)]
+    reference = rankcraft.League("skyweaver")
+    reference.record_many(games(40))
+    assert page == [(r.id, r.rank.points) for r in reference.leaderboard()[1:4]]
+    keys = sql_rows(db_url, "SELECT id, sort_key, tier FROM players ORDER BY id")
+    assert keys == [(r.id, float(r.rank.points), r.rank.tier) for r in reference.players()]
+    meta = dict(sql_rows(db_url, "SELECT key, value FROM meta"))
+    assert meta["schema_version"] == "5" and meta["sort_key"] == "rank.points"

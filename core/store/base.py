@@ -63,6 +63,16 @@ class Codec:
     """``(entry) -> (match text, report text)``: what a store on disk writes per match."""
     parse_record: Callable[[Any, str], PlayerRecord]
     """``(data, path) -> record``: a record document validated, errors naming ``path``."""
+    sort_key: Callable[[PlayerRecord], float] = lambda record: 0.0
+    """``(record) -> key``: the leaderboard's order, best first by descending key then by
+    id (:func:`rankcraft.engine.leaderboard_key`); a store on disk keeps it in an indexed
+    column."""
+    sort_key_name: str = "id"
+    """Names what :attr:`sort_key` computes (e.g. ``"skill.rating"``); a store whose kept
+    keys were computed under another name computes them again when opened."""
+    tier: Callable[[PlayerRecord], str | None] = lambda record: None
+    """``(record) -> tier``: the rank state's ``tier`` field, or None (a filter of the
+    leaderboard)."""
 
 
 class Store(Protocol):
@@ -93,6 +103,34 @@ class Store(Protocol):
 
     def load_player(self, player: str) -> PlayerRecord | None:
         """One player's record as committed, or None."""
+        ...
+
+    def load_many(self, players: Collection[str]) -> dict[str, PlayerRecord]:
+        """The records of those of ``players`` the store has (one query)."""
+        ...
+
+    def count_players(self) -> int:
+        """How many players the store has (those written in the open batch included)."""
+        ...
+
+    def leaderboard(
+        self,
+        limit: int | None,
+        offset: int = 0,
+        since: datetime | None = None,
+        tier: str | None = None,
+    ) -> list[PlayerRecord]:
+        """Players best first (descending :attr:`Codec.sort_key`, then id), from the
+        ``offset``-th (0-based), at most ``limit``; only those who played at or after
+        ``since`` and whose tier is ``tier``, when given."""
+        ...
+
+    def latest_played(self) -> datetime | None:
+        """The latest ``last_played`` of any player, or None."""
+        ...
+
+    def rank_of(self, record: PlayerRecord) -> int:
+        """How many players the leaderboard puts before ``record`` (its place - 1)."""
         ...
 
     def recorded(self, ids: Collection[str]) -> set[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
+from datetime import datetime
 
 from ..errors import DuplicateMatchError
 from ..model import PlayerRecord
@@ -18,6 +19,7 @@ class MemoryStore:
 
     def __init__(self) -> None:
         self._ruleset: tuple[str, str] | None = None
+        self._codec: Codec | None = None
         self._players: dict[str, PlayerRecord] = {}
         self._rows: list[Entry] = []
         self._by_id: dict[str, int] = {}
@@ -31,6 +33,7 @@ class MemoryStore:
         self._tokens: dict[str, tuple[str, str, str, str]] = {}  # name: key, digest, scope, at
 
     def attach(self, ruleset_name: str, ruleset_toml: str, codec: Codec) -> tuple[str, str] | None:
+        self._codec = codec
         if self._ruleset is None:
             self._ruleset = (ruleset_name, ruleset_toml)
             return None
@@ -47,6 +50,45 @@ class MemoryStore:
 
     def load_player(self, player: str) -> PlayerRecord | None:
         return self._players.get(player)
+
+    def load_many(self, players: Collection[str]) -> dict[str, PlayerRecord]:
+        known = self._players
+        return {p: r for p in players if (r := known.get(p)) is not None}
+
+    def count_players(self) -> int:
+        return len(self._players)
+
+    def _key(self, record: PlayerRecord) -> tuple[float, str]:
+        assert self._codec is not None, "attach() first"
+        return (-self._codec.sort_key(record), record.id)
+
+    def leaderboard(
+        self,
+        limit: int | None,
+        offset: int = 0,
+        since: datetime | None = None,
+        tier: str | None = None,
+    ) -> list[PlayerRecord]:
+        """The committed players, sorted on each call (a league in memory sorts its own
+        rows instead: see :meth:`rankcraft.League.leaderboard`)."""
+        assert self._codec is not None, "attach() first"
+        tier_of = self._codec.tier
+        chosen = [
+            r
+            for r in self._players.values()
+            if (since is None or (r.last_played is not None and r.last_played >= since))
+            and (tier is None or tier_of(r) == tier)
+        ]
+        chosen.sort(key=self._key)
+        return chosen[offset:] if limit is None else chosen[offset : offset + limit]
+
+    def latest_played(self) -> datetime | None:
+        lasts = [r.last_played for r in self._players.values() if r.last_played is not None]
+        return max(lasts, default=None)
+
+    def rank_of(self, record: PlayerRecord) -> int:
+        key = self._key(record)
+        return sum(1 for r in self._players.values() if self._key(r) < key)
 
     def begin_shared(self) -> None:
         self.begin()

@@ -81,6 +81,28 @@ STEPS: tuple[Step, ...] = (
             "digest TEXT NOT NULL, scope TEXT NOT NULL, created_at TEXT NOT NULL)",
         ),
     ),
+    Step(
+        5,
+        "players.sort_key, players.tier, players.last_epoch: each player's leaderboard "
+        "key, tier and last match time (epoch seconds) in indexed columns, so that a "
+        "leaderboard page is read from an index; filled in when the league is next opened",
+        both=(
+            "ALTER TABLE players ADD COLUMN tier TEXT",
+            "DELETE FROM meta WHERE key = 'sort_key'",  # (the keys are computed on open)
+        ),
+        sqlite=(
+            "ALTER TABLE players ADD COLUMN sort_key REAL",
+            "ALTER TABLE players ADD COLUMN last_epoch REAL",
+            "CREATE INDEX players_by_key ON players (sort_key DESC, id)",
+            "CREATE INDEX players_by_last_epoch ON players (last_epoch)",
+        ),
+        postgres=(
+            "ALTER TABLE players ADD COLUMN sort_key DOUBLE PRECISION",
+            "ALTER TABLE players ADD COLUMN last_epoch DOUBLE PRECISION",
+            'CREATE INDEX players_by_key ON players (sort_key DESC, id COLLATE "C")',
+            "CREATE INDEX players_by_last_epoch ON players (last_epoch)",
+        ),
+    ),
 )
 
 SCHEMA_VERSION = STEPS[-1].version

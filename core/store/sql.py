@@ -1,9 +1,11 @@
 """What the SQLite and PostgreSQL stores share: the tables, the statements, the codec.
 
-Layout (schema version 4; :mod:`rankcraft.store.migrations` builds and migrates it)::
+Layout (schema version 5; :mod:`rankcraft.store.migrations` builds and migrates it)::
 
     meta(key, value)                      schema_version, ruleset_name, ruleset_toml, ...
-    players(id, skill, rank, matches, last_played, open) skill/rank/open as JSON objects
+    players(id, skill, rank, matches, last_played, open, tier, sort_key)
+                                          skill/rank/open as JSON objects; sort_key: the
+                                          leaderboard's key, indexed with id
     matches(seq, id, played_at, match, report)           match/report as JSON objects
     participants(player, seq)                            index of who played which match
     schema_history(version, applied_at, rankcraft, summary)   one row per version applied
@@ -21,15 +23,26 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Iterable, Sequence
+from datetime import datetime
 from typing import Any
 
 from ..errors import DuplicateMatchError, StateError
-from ..io import parse_match
+from ..io import parse_match, parse_time
 from ..model import PlayerRecord, format_time
 from .base import Codec, Entry, MatchRow, compact_json
 from .migrations import SCHEMA_VERSION, Dialect, upgrade
 
 _PLAYER_COLUMNS = "id, skill, rank, matches, last_played, open"
+_SORT_KEY_META = "sort_key"
+"""meta key naming the function the kept ``players.sort_key`` values were computed by."""
+_FILL_EVERY = 5000
+"""Players whose sort key is computed again per statement when a league is opened."""
+
+
+def _epoch(record: PlayerRecord) -> float | None:
+    """A record's last match time in seconds since 1970 (UTC), or None."""
+    last = record.last_played
+    return None if last is None else last.timestamp()
 
 
 class SQLStore:
@@ -148,6 +161,7 @@ class SQLStore:
                         ("ruleset_name", ruleset_name),
                         ("ruleset_toml", ruleset_toml),
                         ("created_with", __version__),
+                        (_SORT_KEY_META, codec.sort_key_name),
                     ],
                 )
                 self._execute("COMMIT")
@@ -158,7 +172,41 @@ class SQLStore:
             return None
         row = self._execute("SELECT max(seq) FROM matches").fetchone()
         self._next_seq = (row[0] or 0) + 1
+        if self._meta(_SORT_KEY_META) != codec.sort_key_name:
+            self._fill_sort_keys()
         return (self._meta("ruleset_name") or "", self._meta("ruleset_toml") or "")
+
+    def _fill_sort_keys(self) -> None:
+        """Compute every player's ``sort_key`` and ``tier`` again (a database migrated
+        from before schema 5, or kept under another key function): once, under the
+        writer lock. A store opened read-only leaves them and sorts in SQL by what is
+        kept (the league then orders as when they were written)."""
+        if getattr(self, "read_only", False):
+            return
+        codec = self.codec
+        self._begin_write()
+        try:
+            if self._meta(_SORT_KEY_META) != codec.sort_key_name:  # (another process?)
+                decode, key, tier = self._decode, codec.sort_key, codec.tier
+                after = ""
+                while rows := self._execute(
+                    f"SELECT {_PLAYER_COLUMNS} FROM players WHERE {self._id_order()} > ? "
+                    f"AND matches >= 0 ORDER BY {self._id_order()} LIMIT {_FILL_EVERY}",
+                    (after,),
+                ).fetchall():
+                    records = [decode(row) for row in rows]
+                    self._update_keys([(key(r), tier(r), _epoch(r), r.id) for r in records])
+                    after = records[-1].id
+                self.set_meta(_SORT_KEY_META, codec.sort_key_name)
+            self._execute("COMMIT")
+        except BaseException:
+            self.rollback()
+            raise
+
+    def _update_keys(self, rows: list[tuple[Any, ...]]) -> None:
+        self._executemany(
+            "UPDATE players SET sort_key = ?, tier = ?, last_epoch = ? WHERE id = ?", rows
+        )
 
     def stored_ruleset(self) -> tuple[str, str] | None:
         """(name, toml) of the ruleset the database was created with, or None if new."""
@@ -179,16 +227,89 @@ class SQLStore:
         ).fetchone()
         return None if row is None else self._decode(row)
 
+    def _in_list(self, column: str, ids: Collection[str]) -> tuple[str, Any]:
+        """A condition ``column`` is one of ``ids``, with its one parameter."""
+        if self.dialect == "postgres":
+            return f"{column} = ANY(?)", list(ids)
+        # one parameter whatever the number of ids: a JSON array
+        return f"{column} IN (SELECT value FROM json_each(?))", compact_json(list(ids))
+
+    def load_many(self, players: Collection[str]) -> dict[str, PlayerRecord]:
+        """The stored records of those of ``players`` the database has, in one query."""
+        if not players:
+            return {}
+        condition, arg = self._in_list("id", players)
+        decode = self._decode
+        return {
+            row[0]: decode(row)
+            for row in self._execute(
+                f"SELECT {_PLAYER_COLUMNS} FROM players WHERE {condition} AND matches >= 0",
+                (arg,),
+            )
+        }
+
+    def count_players(self) -> int:
+        return int(self._execute("SELECT count(*) FROM players WHERE matches >= 0").fetchone()[0])
+
+    def _id_order(self) -> str:
+        # Python's str order is by code point: PostgreSQL's "C" collation, SQLite's BINARY
+        return 'id COLLATE "C"' if self.dialect == "postgres" else "id"
+
+    def leaderboard(
+        self,
+        limit: int | None,
+        offset: int = 0,
+        since: datetime | None = None,
+        tier: str | None = None,
+    ) -> list[PlayerRecord]:
+        """A page of the leaderboard, read along the ``players_by_key`` index: the page's
+        ids first (the places skipped are read from the index alone), then their rows."""
+        # (PostgreSQL: a one-match transaction's placeholder rows have no key; a condition
+        # on the index's own column keeps the skipped places an index-only scan)
+        where = ["sort_key IS NOT NULL"] if self.dialect == "postgres" else []
+        args: list[Any] = []
+        if since is not None:
+            where.append("last_epoch >= ?")
+            args.append(since.timestamp())
+        if tier is not None:
+            where.append("tier = ?")
+            args.append(tier)
+        order = f"ORDER BY sort_key DESC, {self._id_order()}"
+        condition = f"WHERE {' AND '.join(where)} " if where else ""
+        if limit is None and not offset:
+            sql = f"SELECT {_PLAYER_COLUMNS} FROM players {condition}{order}"
+        else:
+            sql = (
+                f"SELECT {_PLAYER_COLUMNS} FROM players WHERE id IN (SELECT id FROM players "
+                f"{condition}{order} LIMIT ? OFFSET ?) {order}"
+            )
+            args += [-1 if limit is None and self.dialect == "sqlite" else limit, offset]
+        decode = self._decode
+        return [decode(row) for row in self._execute(sql, args)]
+
+    def latest_played(self) -> datetime | None:
+        """The latest ``last_played`` of any player (along the ``last_epoch`` index)."""
+        row = self._execute(
+            "SELECT last_played FROM players WHERE last_epoch = "
+            "(SELECT max(last_epoch) FROM players) LIMIT 1"  # (placeholders have none)
+        ).fetchone()
+        return None if row is None or row[0] is None else parse_time(row[0], field="last_played")
+
+    def rank_of(self, record: PlayerRecord) -> int:
+        """Players before ``record`` on the leaderboard (counted along the index)."""
+        key = self.codec.sort_key(record)
+        row = self._execute(
+            "SELECT count(*) FROM players WHERE matches >= 0 AND "
+            f"(sort_key > ? OR (sort_key = ? AND {self._id_order()} < ?))",
+            (key, key, record.id),
+        ).fetchone()
+        return int(row[0])
+
     def recorded(self, ids: Collection[str]) -> set[str]:
         if not ids:
             return set()
-        if self.dialect == "postgres":
-            sql = "SELECT id FROM matches WHERE id = ANY(?)"
-            arg: Any = list(ids)
-        else:  # one parameter whatever the number of ids: a JSON array
-            sql = "SELECT id FROM matches WHERE id IN (SELECT value FROM json_each(?))"
-            arg = compact_json(list(ids))
-        return {r[0] for r in self._execute(sql, (arg,))}
+        condition, arg = self._in_list("id", ids)
+        return {r[0] for r in self._execute(f"SELECT id FROM matches WHERE {condition}", (arg,))}
 
     def count_matches(self) -> int:
         return int(self._execute("SELECT count(*) FROM matches").fetchone()[0])
@@ -226,6 +347,7 @@ class SQLStore:
     def write(self, players: Iterable[PlayerRecord], matches: Iterable[Entry]) -> None:
         encode = self.codec.record_to_dict
         codec = self.codec
+        key, tier = codec.sort_key, codec.tier
         rows = []
         for record in players:
             data = encode(record)
@@ -239,14 +361,19 @@ class SQLStore:
                     record.matches,
                     data["last_played"],
                     None if open_ is None else compact_json(open_),
+                    key(record),
+                    tier(record),
+                    _epoch(record),
                 )
             )
         self._executemany(
-            "INSERT INTO players (id, skill, rank, matches, last_played, open) "
-            "VALUES (?, ?, ?, ?, ?, ?) "
+            "INSERT INTO players "
+            "(id, skill, rank, matches, last_played, open, sort_key, tier, last_epoch) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (id) DO UPDATE SET skill = excluded.skill, rank = excluded.rank, "
             "matches = excluded.matches, last_played = excluded.last_played, "
-            "open = excluded.open",
+            "open = excluded.open, sort_key = excluded.sort_key, tier = excluded.tier, "
+            "last_epoch = excluded.last_epoch",
             rows,
         )
         entries = matches if isinstance(matches, list) else list(matches)

@@ -1,0 +1,215 @@
+"""What a large league costs: the reads users run on it, and replays into it.
+
+Measures what users run, as they run it:
+
+* ``build``: write a match file of random one-on-one games among ``--ids`` player ids
+  (1,000,000 games among 1,000,000 ids give ~864k players), then ``rankcraft replay`` it
+  into a new SQLite league (a child process: CPU time and peak RSS from ``wait4``).
+  Prints the cost per match. Run once; the database is kept for ``reads``.
+* ``reads``: ``rankcraft leaderboard --top 10``, ``player ID``, ``predict A B`` (and a
+  page deep in the leaderboard, and ``--active-days``) on that database, each a child
+  process: wall time, CPU time and peak RSS, best of ``--rounds``.
+* ``cost``: ``League.record_many`` of ``--games`` more games into a built league (CPU
+  per match, the commit's writes included, then rolled back): 10k players against 864k.
+* ``ratio``: ``League.record_many`` of the same games in memory and into SQLite
+  (CPU time, best of ``--rounds``): the store's speed relative to memory.
+
+Nothing here is asserted by the tests (speed is never asserted in unit tests).
+
+    python benchmarks/scale.py build --db /tmp/scale-1m.sqlite --games 1000000 --ids 1000000
+    python benchmarks/scale.py build --db /tmp/scale-10k.sqlite --games 200000 --ids 10000
+    python benchmarks/scale.py reads --db /tmp/scale-1m.sqlite
+    python benchmarks/scale.py ratio --games 100000 --ids 10000
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import rankcraft
+
+START = datetime(2020, 1, 1, tzinfo=UTC)
+
+
+def games(n: int, ids: int, seed: int = 1) -> Iterator[dict[str, Any]]:
+    """``n`` one-on-one games in time order, a minute apart, between random players
+    ``p0`` ... ``p{ids-1}``; the first player wins three games in five."""
+    rng = random.Random(seed)
+    for i in range(n):
+        a = rng.randrange(ids)
+        b = rng.randrange(ids - 1)
+        b += b >= a
+        win = rng.random() < 0.6
+        yield {
+            "id": f"g{i}",
+            "played_at": (START + timedelta(minutes=i)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "teams": [[f"p{a}"], [f"p{b}"]],
+            "scores": [1, 0] if win else [0, 1],
+        }
+
+
+def run(argv: list[str]) -> tuple[float, float, float]:
+    """Run ``rankcraft ARGV`` as a child: (wall s, CPU s, peak RSS MB)."""
+    command = [str(Path(sys.executable).parent / "rankcraft"), *argv]
+    start = time.perf_counter()
+    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - start
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode != 0:
+        assert child.stderr is not None
+        raise SystemExit(f"{' '.join(argv)} failed: {child.stderr.read().decode()}")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def build(args: argparse.Namespace) -> None:
+    db = Path(args.db)
+    if db.exists():
+        raise SystemExit(f"{db} exists: remove it to build it again")
+    source = db.with_suffix(".jsonl")
+    with source.open("w") as handle:
+        for game in games(args.games, args.ids):
+            handle.write(json.dumps(game) + "\n")
+    wall, cpu, rss = run(["replay", str(source), "--ruleset", args.ruleset, "--db", str(db)])
+    with rankcraft.League.open(db, create=False) as league:
+        players = len(league)
+    print(
+        f"replay {args.games:,} games among {args.ids:,} ids -> {players:,} players: "
+        f"{cpu:.1f} s CPU, {wall:.1f} s wall, {rss:.0f} MB peak, "
+        f"{cpu / args.games * 1e6:.1f} us CPU per match"
+    )
+    source.unlink()
+
+
+def reads(args: argparse.Namespace) -> None:
+    db = args.db
+    with rankcraft.League.open(db, create=False) as league:
+        top = [r.id for r in league.leaderboard(2)]
+        players = len(league)
+    half = str(players // 2)
+    commands = {
+        "leaderboard --top 10": ["leaderboard", "--top", "10"],
+        "leaderboard --top 10 --offset N/2": ["leaderboard", "--top", "10", "--offset", half],
+        "leaderboard --top 10 --active-days 7": ["leaderboard", "--top", "10", "--active-days=7"],
+        "player ID": ["player", top[0]],
+        "predict A B": ["predict", top[0], top[1]],
+    }
+    print(f"{db}: {players:,} players")
+    print("| command | wall s | CPU s | peak RSS MB |")
+    print("|---|---|---|---|")
+    for name, argv in {"--help (start-up alone)": ["--help"], **commands}.items():
+        db_args = [] if argv == ["--help"] else ["--db", db]
+        best = min((run([*argv, *db_args]) for _ in range(args.rounds)), key=lambda r: r[0])
+        print(f"| `{name}` | {best[0]:.2f} | {best[1]:.2f} | {best[2]:.0f} |")
+    calls = {
+        "League.open": lambda league: None,
+        "+ leaderboard(10)": lambda league: league.leaderboard(10),
+        "+ leaderboard(10, offset=N/2)": lambda league: league.leaderboard(10, offset=players // 2),
+        "+ player(ID) and history(ID)": lambda league: league.history(top[0]),
+        "+ predict([[A], [B]])": lambda league: league.predict([[top[0]], [top[1]]]),
+    }
+    print("\nIn one process (the league opened afresh each time), best of rounds:\n")
+    print("| call | wall ms | CPU ms |")
+    print("|---|---|---|")
+    for name, call in calls.items():
+        samples = []
+        for _ in range(args.rounds):
+            wall, cpu = time.perf_counter(), time.process_time()
+            with rankcraft.League.open(db, create=False) as league:
+                call(league)
+            samples.append((time.perf_counter() - wall, time.process_time() - cpu))
+        best = min(samples)
+        print(f"| `{name}` | {best[0] * 1e3:.1f} | {best[1] * 1e3:.1f} |")
+
+
+class _Undo(Exception):
+    """Raised to roll a measuring batch back."""
+
+
+def cost(args: argparse.Namespace) -> None:
+    """CPU per match of ``League.record_many`` into an existing league (its players'
+    rows read from the database, every touched player written), rolled back after."""
+    later = [
+        {**g, "id": f"c{g['id']}", "played_at": g["played_at"].replace("20", "30", 1)}
+        for g in games(args.games, args.ids, seed=7)
+    ]
+    with rankcraft.League.open(args.db, create=False) as league:
+        players = len(league)
+        try:
+            with league.batch():
+                start = time.process_time()
+                league.record_many(later)
+                league._unit.flush()  # what the commit writes, on the clock
+                spent = time.process_time() - start
+                raise _Undo
+        except _Undo:
+            pass
+        assert len(league) == players
+    print(
+        f"{args.db}: {players:,} players, {args.games:,} more games among {args.ids:,} ids: "
+        f"{spent / args.games * 1e6:.1f} us CPU per match (rolled back)"
+    )
+
+
+def ratio(args: argparse.Namespace) -> None:
+    history = list(games(args.games, args.ids))
+
+    def timed(make: Any) -> float:
+        samples = []
+        for _ in range(args.rounds):
+            with tempfile.TemporaryDirectory() as folder:
+                league = make(folder)
+                gc.collect()
+                start = time.process_time()
+                league.record_many(history)
+                samples.append(time.process_time() - start)
+                league.close()
+        return min(samples)
+
+    memory = timed(lambda folder: rankcraft.League(args.ruleset))
+    sqlite = timed(lambda folder: rankcraft.League.open(f"{folder}/l.sqlite", args.ruleset))
+    print(f"record_many, {args.games:,} games among {args.ids:,} ids ({args.ruleset}):")
+    print(
+        f"  memory {memory / args.games * 1e6:.1f} us/match, SQLite "
+        f"{sqlite / args.games * 1e6:.1f} us/match: SQLite at {memory / sqlite:.2f}x memory"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="what", required=True)
+    p = sub.add_parser("build")
+    p.add_argument("--db", required=True)
+    p.add_argument("--games", type=int, default=1_000_000)
+    p.add_argument("--ids", type=int, default=1_000_000)
+    p.add_argument("--ruleset", default="elo")
+    p = sub.add_parser("reads")
+    p.add_argument("--db", required=True)
+    p.add_argument("--rounds", type=int, default=3)
+    p = sub.add_parser("cost")
+    p.add_argument("--db", required=True)
+    p.add_argument("--games", type=int, default=20_000)
+    p.add_argument("--ids", type=int, default=1_000_000)
+    p = sub.add_parser("ratio")
+    p.add_argument("--games", type=int, default=100_000)
+    p.add_argument("--ids", type=int, default=10_000)
+    p.add_argument("--ruleset", default="elo")
+    p.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    {"build": build, "reads": reads, "cost": cost, "ratio": ratio}[args.what](args)
+
+
+if __name__ == "__main__":
+    main()
