@@ -30,6 +30,7 @@ from .errors import (
     StateError,
     StoreError,
 )
+from .forecast import Forecast
 from .io import parse_match, read_matches
 from .manager import PluginInfo, Plugins, get_plugin_manager
 from .model import (
@@ -57,6 +58,7 @@ dumps_ruleset = dumps
 
 __all__ = [
     "DuplicateMatchError",
+    "Forecast",
     "InputError",
     "LateMatchError",
     "League",

@@ -45,6 +45,7 @@ TeamFn = Callable[
     [Sequence[Sequence[State]], Sequence[int], float], Sequence[Sequence[Sequence[Pairing]]]
 ]
 ExpectationFn = Callable[[Sequence[State], int | None], Sequence[float]]
+OutcomesFn = Callable[[Sequence[State], int | None], Sequence[float] | None]
 UpdateFn = Callable[[State, Sequence[Pairing], PlayerContext], State]
 RankFn = Callable[[State, State, State, PlayerContext], State]
 ResetFn = Callable[[Sequence[PlayerRecord], str, ResetContext], Sequence[PlayerRecord]]
@@ -359,6 +360,10 @@ class Plugins:
     def expectation(self, plugin: str, params: Any) -> ExpectationFn:
         """``(side_states) -> probabilities``."""
         return cast(ExpectationFn, self._bind(plugin, "rankcraft_expectation", params=params))
+
+    def outcomes(self, plugin: str, params: Any) -> OutcomesFn:
+        """``(side_states, home) -> (P(win), P(draw), P(loss)) or None`` (two sides)."""
+        return cast(OutcomesFn, self._bind(plugin, "rankcraft_outcomes", params=params))
 
     def update(self, plugin: str, params: Any) -> UpdateFn:
         """``(state, pairings, context) -> state``."""
