@@ -430,9 +430,7 @@ class League:
         steps = self._steps
         if len(states) == 2:
             return [float(p) for p in steps.expect(states, home)]
-        result = forecast_states(states, home, steps.expect, places=False)
-        assert result.win is not None
-        return list(result.win)
+        return list(forecast_states(states, home, steps.expect, places=False).probabilities)
 
     def forecast(
         self,

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import attrs
 
@@ -64,7 +64,7 @@ class Forecast:
             a win probability only where the model says draws cannot happen.
         win: per side, the probability of finishing first (alone), or null when the model
             cannot tell: two sides whose expectation plugin has no draw model
-            (``rankcraft_outcomes``). With more than two sides, the Plackett-Luce reading of
+            (``rankcraft_outcomes``, or it answers None for these states). With more than two sides, the Plackett-Luce reading of
             the pairwise expected scores (ties are not modelled); these sum to 1.
         draw: two sides only, with a draw model: the probability of a draw; else null.
         places: more than two sides only: ``places[i][k]``, the probability that side i
@@ -83,7 +83,15 @@ class Forecast:
     draw: float | None
     places: tuple[tuple[float, ...], ...] | None
     order: tuple[int, ...]
-    method: str
+    method: Literal["outcomes", "expected-score", "plackett-luce"]
+
+    @property
+    def probabilities(self) -> tuple[float, ...]:
+        """What :meth:`rankcraft.League.predict` gives: one number per side, summing to 1:
+        the expected scores of two sides, the probabilities of finishing first of more."""
+        if len(self.expected_score) == 2 or self.win is None:
+            return self.expected_score
+        return self.win
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (every number finite; tuples as lists)."""

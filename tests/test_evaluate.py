@@ -12,7 +12,7 @@ import pytest
 
 import rankcraft
 from rankcraft.cli import main
-from rankcraft.evaluate import calibration, evaluate, score, with_home
+from rankcraft.evaluate import _orientation, calibration, evaluate, score, with_home
 from rankcraft.plugins.elo import expected_score, margin_multiplier
 
 
@@ -72,8 +72,13 @@ def test_free_for_all_is_scored_on_every_pair() -> None:
     assert (result.matches, result.n) == (2, 6)
     league = rankcraft.League("elo")
     league.record(races[0])
-    assert result.predictions[0][0] == pytest.approx(league.predict([["x"], ["y"]])[0])
-    assert [s for _, s in result.predictions[:3]] == [1.0, 1.0, 1.0]
+    # each pair in an outcome-blind orientation: by a hash of the side's ids, not file order
+    teams = (("x",), ("y",), ("z",))
+    pairs = [_orientation(teams, i, j) for i, j in ((0, 1), (0, 2), (1, 2))]
+    assert pairs == [(0, 1), (2, 0), (2, 1)]
+    expected = [league.predict([list(teams[a]), list(teams[b])])[0] for a, b in pairs]
+    assert [p for p, _ in result.predictions[:3]] == pytest.approx(expected)
+    assert [s for _, s in result.predictions[:3]] == [1.0, 0.0, 0.0]
 
 
 def test_home_from_a_meta_field() -> None:
