@@ -13,7 +13,7 @@ come only from the plugins' hooks:
   most likely finishing order.
 
 The Plackett-Luce reading. Fit one strength λᵢ per side to the pairwise log-odds
-Lᵢⱼ = ln(pᵢⱼ / (1 − pᵢⱼ)) by least squares: with every pair present the solution is the
+Lᵢⱼ = ln(pᵢⱼ / pⱼᵢ) by least squares: with every pair present the solution is the
 row mean, λᵢ = (1/n) Σⱼ Lᵢⱼ (Σ λ = 0). For a Bradley-Terry model — the logistic expected
 score of Elo, or Glicko-2 between equally certain players — the fit is exact
 (λᵢ − λⱼ = Lᵢⱼ). Plackett-Luce gives side i the probability e^λᵢ / Σₖ e^λₖ of finishing
@@ -45,8 +45,8 @@ from .model import State
 
 __all__ = ["Finishing", "Forecast", "finishing", "forecast_states"]
 
-_CLIP = 1e-12
-"""Pairwise probabilities are clipped to [1e-12, 1 - 1e-12] before their log-odds."""
+_TINY = 1e-300
+"""A pairwise probability of 0 counts as this in its log-odds."""
 _STEP = 0.2
 """Grid step of the place integral, in units of the Gumbel scale (error far below 1e-9)."""
 _BELOW, _ABOVE = 5.0, 32.0
@@ -64,8 +64,9 @@ class Forecast:
             a win probability only where the model says draws cannot happen.
         win: per side, the probability of finishing first (alone), or null when the model
             cannot tell: two sides whose expectation plugin has no draw model
-            (``rankcraft_outcomes``, or it answers None for these states). With more than two sides, the Plackett-Luce reading of
-            the pairwise expected scores (ties are not modelled); these sum to 1.
+            (``rankcraft_outcomes``, or it answers None for these states). With more than
+            two sides, the Plackett-Luce reading of the pairwise expected scores (ties are
+            not modelled); these sum to 1.
         draw: two sides only, with a draw model: the probability of a draw; else null.
         places: more than two sides only: ``places[i][k]``, the probability that side i
             finishes in place k + 1 (Plackett-Luce); every row and every column sums to 1.
@@ -122,9 +123,10 @@ class Finishing:
     order: tuple[int, ...]
 
 
-def _logit(p: float) -> float:
-    q = min(max(p, _CLIP), 1.0 - _CLIP)
-    return math.log(q / (1.0 - q))
+def _log_odds(p: float, q: float) -> float:
+    """ln(p / q) for p = P(i ahead of j) and q = P(j ahead of i): each read at its own
+    small end (so 1e-30 against 1 - 1e-30 stays exact), a 0 counting as 1e-300."""
+    return math.log(max(p, _TINY)) - math.log(max(q, _TINY))
 
 
 def finishing(pairwise: Sequence[Sequence[float]], *, places: bool = True) -> Finishing:
@@ -138,10 +140,11 @@ def finishing(pairwise: Sequence[Sequence[float]], *, places: bool = True) -> Fi
     """
     n = len(pairwise)
     if n == 2:  # exact: no fit, no integral
-        p = 0.5 * (pairwise[0][1] + 1.0 - pairwise[1][0])
+        p = pairwise[0][1]
+        half = 0.5 * _log_odds(p, pairwise[1][0])
         order = (0, 1) if p >= 0.5 else (1, 0)
         return Finishing(
-            strength=(0.5 * _logit(p), -0.5 * _logit(p)),
+            strength=(half, -half),
             win=(p, 1.0 - p),
             places=((p, 1.0 - p), (1.0 - p, p)),
             order=order,
@@ -149,7 +152,7 @@ def finishing(pairwise: Sequence[Sequence[float]], *, places: bool = True) -> Fi
     logits = [[0.0] * n for _ in range(n)]
     for i in range(n):
         for j in range(i + 1, n):
-            value = 0.5 * (_logit(pairwise[i][j]) - _logit(pairwise[j][i]))
+            value = _log_odds(pairwise[i][j], pairwise[j][i])
             logits[i][j], logits[j][i] = value, -value
     strength = tuple(math.fsum(row) / n for row in logits)
     top = max(strength)
@@ -167,11 +170,8 @@ def _places(strength: Sequence[float]) -> tuple[tuple[float, ...], ...]:
     trapezoid rule on a grid of performance levels x (exact to ~1e-12 for these smooth,
     fast-decaying integrands)."""
     n = len(strength)
-    low, high = min(strength) - _BELOW, max(strength) + _ABOVE
-    steps = math.ceil((high - low) / _STEP)
     sums = [[0.0] * n for _ in range(n)]
-    for m in range(steps + 1):
-        x = low + m * _STEP
+    for x, weight in _grid(strength):
         # below[j] = P(X_j < x) = exp(-e^-(x - λj)); density f_j(x) = e^-(x-λj) · below[j]
         tails = [math.exp(-(x - s)) for s in strength]
         below = [math.exp(-t) for t in tails]
@@ -184,7 +184,6 @@ def _places(strength: Sequence[float]) -> tuple[tuple[float, ...], ...]:
                 nxt[k] += c * b
                 nxt[k + 1] += c * a
             poly = nxt
-        weight = 0.5 * _STEP if m in (0, steps) else _STEP
         for i in range(n):
             density = tails[i] * below[i]
             if density < 1e-300:
@@ -199,6 +198,25 @@ def _places(strength: Sequence[float]) -> tuple[tuple[float, ...], ...]:
         total = math.fsum(row)
         out.append(tuple(v / total for v in row) if total > 0 else tuple(row))
     return tuple(out)
+
+
+def _grid(strength: Sequence[float]) -> list[tuple[float, float]]:
+    """Trapezoid nodes and weights covering [λ - 5, λ + 32] of every side (where its
+    density is above 1e-13), merged where they overlap: sides far apart (a hopeless
+    entrant) cost a few more nodes, not a grid across the whole gap."""
+    spans = sorted((s - _BELOW, s + _ABOVE) for s in strength)
+    merged: list[list[float]] = []
+    for low, high in spans:
+        if merged and low <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], high)
+        else:
+            merged.append([low, high])
+    nodes = []
+    for low, high in merged:
+        steps = math.ceil((high - low) / _STEP)
+        for m in range(steps + 1):
+            nodes.append((low + m * _STEP, 0.5 * _STEP if m in (0, steps) else _STEP))
+    return nodes
 
 
 def _divide(poly: Sequence[float], b: float, a: float) -> list[float]:
@@ -217,14 +235,14 @@ def _divide(poly: Sequence[float], b: float, a: float) -> list[float]:
     return [min(max(v, 0.0), 1.0) for v in out]
 
 
-def _checked_pair(expected: Sequence[float]) -> float:
-    out = tuple(expected)
+def _checked_pair(expected: Sequence[float]) -> tuple[float, float]:
+    out = tuple(float(p) for p in expected)
     if len(out) != 2 or not all(0.0 <= p <= 1.0 for p in out) or abs(sum(out) - 1.0) > 1e-9:
         raise PluginError(
             f"expectation plugin returned {out!r} for 2 sides "
             "(one probability per side, summing to 1)"
         )
-    return float(out[0])
+    return out[0], out[1]
 
 
 def checked_outcomes(outcomes: Sequence[float] | None) -> tuple[float, float, float] | None:
@@ -262,10 +280,9 @@ def forecast_states(
     """
     n = len(states)
     if n == 2:
-        p = _checked_pair(expect(states, home))
+        score = _checked_pair(expect(states, home))
         three = None if outcomes is None else checked_outcomes(outcomes(states, home))
-        score = (p, 1.0 - p)
-        order = (0, 1) if p >= 0.5 else (1, 0)
+        order = (0, 1) if score[0] >= score[1] else (1, 0)
         if three is None:
             return Forecast(
                 expected_score=score,
@@ -284,14 +301,22 @@ def forecast_states(
             order=order,
             method="outcomes",
         )
+    # both orientations of every pair: each probability read at its own small end (the
+    # complement 1 - p of a near-certain pair has lost the digits its log-odds need)
     pairwise = [[0.0] * n for _ in range(n)]
     for i in range(n):
-        for j in range(i + 1, n):
-            p = _checked_pair(expect([states[i], states[j]], _pair_home(home, i, j)))
-            pairwise[i][j], pairwise[j][i] = p, 1.0 - p
+        for j in range(n):
+            if i != j:
+                pair = [states[i], states[j]]
+                pairwise[i][j] = _checked_pair(expect(pair, _pair_home(home, i, j)))[0]
     reading = finishing(pairwise, places=places)
+    round_robin = tuple(
+        math.fsum(0.5 * (pairwise[i][j] + 1.0 - pairwise[j][i]) for j in range(n) if j != i)
+        / (n - 1)
+        for i in range(n)
+    )
     return Forecast(
-        expected_score=tuple(math.fsum(row) / (n - 1) for row in pairwise),
+        expected_score=round_robin,
         win=reading.win,
         draw=None,
         places=reading.places if places else None,
