@@ -22,9 +22,9 @@ from rankcraft.jsontext import loads_strict
 
 # A tiny draw model over Elo states: Davidson's extension of Bradley-Terry ("On extending
 # the Bradley-Terry model to accommodate ties in paired comparison experiments", 1970):
-# with π = 10^(rating / 400), P(i wins) = π_i / T, P(draw) = ν √(π_i π_j) / T,
-# T = π_i + π_j + ν √(π_i π_j). Its expectation is P(win) + ½ P(draw), so the two agree.
-# ν = 0 stands for "no draw model" (the hook answers None).
+# with π = 10^(rating / 400), P(i wins) = π_i / T, P(draw) = nu √(π_i π_j) / T,
+# T = π_i + π_j + nu √(π_i π_j). Its expectation is P(win) + ½ P(draw), so the two agree.
+# nu = 0 stands for "no draw model" (the hook answers None).
 DRAWY = '''
     import math
 
@@ -118,7 +118,7 @@ def run(*argv: str) -> tuple[int, str, str]:
 def test_two_sides_with_a_draw_model(plugins: rankcraft.Plugins) -> None:
     league = _league(plugins, a=1600.0, b=1500.0)
     forecast = league.forecast([["a"], ["b"]])
-    # Davidson by hand: π_a = 10^4, π_b = 10^3.75, ν = 0.5
+    # Davidson by hand: π_a = 10^4, π_b = 10^3.75, nu = 0.5
     pa, pb = 10**4.0, 10**3.75
     tie = 0.5 * math.sqrt(pa * pb)
     total = pa + pb + tie
@@ -351,7 +351,8 @@ def test_predict_command_shows_the_forecast_in_strict_json(
     assert three["probabilities"] == three["win"] == pytest.approx([1 / 3] * 3)
     code, out, err = run("predict", "a", "b", "c", "--ruleset", "elo", "--db", db, "--home", "2")
     assert code == 0, err
-    assert out.splitlines()[0].split() == ["P(first)", "expected", "place", "expected", "score", "side"]
+    header = ["P(first)", "expected", "place", "expected", "score", "side"]
+    assert out.splitlines()[0].split() == header
     assert out.splitlines()[-1] == "predicted order: a, b, c"  # no home advantage in elo
     code, out, err = run("predict", "a", "b", "--ruleset", "elo", "--db", db, "--home", "2")
     assert code == 2 and "'home'" in err and "2" in err
@@ -377,3 +378,26 @@ def test_predict_endpoint_answers_the_forecast(plugins: rankcraft.Plugins) -> No
         assert data["method"] == "outcomes" and data["draw"] > 0
         answer = client.post("/predict", json={"sides": [["a"], ["b"], ["c"]], "home": 0})
         assert answer.json()["places"][0][0] == pytest.approx(answer.json()["win"][0])
+
+
+def test_evaluate_command_with_a_draw_model_in_strict_json(
+    plugin_dir: Path, tmp_path: Path
+) -> None:
+    history = tmp_path / "draws.jsonl"
+    history.write_text("".join(json.dumps(m) + "\n" for m in _draw_history()))
+    ruleset = tmp_path / "drawy.toml"
+    ruleset.write_text(_ruleset_text())
+    argv = ["--plugins-dir", str(plugin_dir), "evaluate", str(history), "--ruleset", str(ruleset)]
+    argv += ["--ruleset", "elo", "--test-from", "2024-01-13", "--bootstrap", "200"]
+    code, out, err = run(*argv, "--json")
+    assert code == 0, err
+    data = loads_strict(out, what="evaluate --json")
+    three = data["results"]["drawy"]["three_way"]
+    assert three["n"] == 12 and 0 < three["rps"] < 1 and three["log_loss"] > 0
+    assert data["results"]["elo"]["three_way"] is None
+    assert data["differences"][0]["ruleset"] == "elo"
+    code, out, err = run(*argv)
+    assert code == 0, err
+    header = out.splitlines()[2]
+    assert "3-way log loss" in header and "RPS" in header
+    assert f"{three['rps']:.4f}" in out.splitlines()[3]
