@@ -17,7 +17,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from . import __version__
 from ._files import write_atomically
@@ -30,6 +30,9 @@ from .manager import PLUGINS_DIR_ENV, Plugins
 from .model import Match, PlayerRecord, format_time
 from .ruleset import bundled_names, dumps, load_ruleset, loads_ruleset, to_dict
 from .store import Creation, SQLiteStore, creating, is_postgres_url, mask_url, open_store
+
+if TYPE_CHECKING:
+    from .evaluate import Difference, Evaluation
 
 DEFAULT_DB = "rankcraft.sqlite"
 DEMO_DB = "rankcraft-demo.sqlite"
@@ -610,11 +613,24 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             document["differences"] = [d.to_dict() for d in differences]
         _emit_json(document, out, strict=True)
         return 0
+    out.write(f"{args.matches}: one step ahead from {args.test_from}\n\n")
+    _evaluation_tables(results, baseline, differences, out)
+    if args.plot:
+        out.write(f"\nplot written to {args.plot}\n")
+    return 0
+
+
+def _figure(value: float | None, digits: int = 4) -> str:
+    """A figure for a table: ``-`` where it has no value."""
+    return "-" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
+
+
+def _evaluation_tables(
+    results: dict[str, Evaluation], baseline: str, differences: list[Difference], out: TextIO
+) -> None:
+    """The text of ``rankcraft evaluate``: the scores, the differences, the calibration."""
+    figure = _figure
     three = any(r.three_way is not None for r in results.values())
-
-    def figure(value: float | None, digits: int = 4) -> str:
-        return "-" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
-
     rows = []
     for name, r in results.items():
         row = [
@@ -635,7 +651,6 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     headers.append("draws")
     if three:
         headers += ["3-way log loss", "RPS"]
-    out.write(f"{args.matches}: one step ahead from {args.test_from}\n\n")
     _print_table(rows, headers, out)
     if differences:
         first = differences[0]
@@ -675,9 +690,6 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             ["bin", "n", "predicted", "observed"],
             out,
         )
-    if args.plot:
-        out.write(f"\nplot written to {args.plot}\n")
-    return 0
 
 
 def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
