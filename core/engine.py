@@ -449,6 +449,12 @@ class League:
         steps = self._steps
         return forecast_states(states, home, steps.expect, steps.outcomes)
 
+    @property
+    def has_draw_model(self) -> bool:
+        """Whether the expectation plugin implements ``rankcraft_outcomes`` (P(win),
+        P(draw), P(loss) for two sides: :meth:`forecast`)."""
+        return self._steps.outcomes is not None
+
     def _side_states(
         self, sides: Sequence[Sequence[str]], at: datetime | str | None, home: int | None
     ) -> list[Any]:

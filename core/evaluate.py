@@ -236,7 +236,7 @@ def evaluate(
     first = _moment(test_from, "test_from")
     start = first if score_from is None else _moment(score_from, "score_from")
     stop = None if stop_at is None else _moment(stop_at, "stop_at")
-    draw_model = league._steps.outcomes is not None
+    draw_model = league.has_draw_model
     warmup = tests = 0
     items: list[tuple[float, float]] = []
     days: list[str] = []

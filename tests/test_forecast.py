@@ -117,6 +117,7 @@ def run(*argv: str) -> tuple[int, str, str]:
 
 def test_two_sides_with_a_draw_model(plugins: rankcraft.Plugins) -> None:
     league = _league(plugins, a=1600.0, b=1500.0)
+    assert league.has_draw_model and not rankcraft.League("elo").has_draw_model
     forecast = league.forecast([["a"], ["b"]])
     # Davidson by hand: π_a = 10^4, π_b = 10^3.75, nu = 0.5
     pa, pb = 10**4.0, 10**3.75
