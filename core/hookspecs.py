@@ -136,7 +136,9 @@ def rankcraft_team(
 def rankcraft_expectation(
     params: Any, side_states: Sequence[State], home: int | None
 ) -> Sequence[float]:
-    """Return the pre-match probability that each side wins.
+    """Return the pre-match probability that each side wins: its expected score, a draw
+    counting half a win (a win probability where draws cannot happen; a draw model goes
+    in :func:`rankcraft_outcomes`).
 
     :param params: the expectation slot's params.
     :param side_states: one state per side, from :func:`rankcraft_aggregate`; two or more.
