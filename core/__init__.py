@@ -30,6 +30,7 @@ from .errors import (
     StateError,
     StoreError,
 )
+from .forecast import Forecast
 from .io import parse_match, read_matches
 from .manager import PluginInfo, Plugins, get_plugin_manager
 from .model import (
@@ -68,6 +69,7 @@ __all__ = [
     "Display",
     "DisplaySpec",
     "DuplicateMatchError",
+    "Forecast",
     "InputError",
     "LateMatchError",
     "League",

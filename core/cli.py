@@ -11,12 +11,13 @@ import argparse
 import collections
 import contextlib
 import json
+import math
 import os
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from . import __version__
 from ._files import write_atomically
@@ -29,6 +30,9 @@ from .manager import PLUGINS_DIR_ENV, Plugins
 from .model import Match, PlayerRecord, format_time
 from .ruleset import bundled_names, dumps, load_ruleset, loads_ruleset, to_dict
 from .store import Creation, SQLiteStore, creating, is_postgres_url, mask_url, open_store
+
+if TYPE_CHECKING:
+    from .evaluate import Difference, Evaluation
 
 DEFAULT_DB = "rankcraft.sqlite"
 DEMO_DB = "rankcraft-demo.sqlite"
@@ -197,8 +201,10 @@ def _num(value: float) -> str:
     return f"{value:.3f}" if abs(value) < 100 else f"{value:.1f}"
 
 
-def _emit_json(data: Any, out: TextIO) -> None:
-    out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+def _emit_json(data: Any, out: TextIO, *, strict: bool = False) -> None:
+    """``data`` as indented JSON; ``strict``: refuse NaN and infinities (JSON has neither:
+    the caller writes null for a missing figure)."""
+    out.write(json.dumps(data, indent=2, ensure_ascii=False, allow_nan=not strict) + "\n")
 
 
 # -- commands ------------------------------------------------------------------------------
@@ -484,12 +490,40 @@ def cmd_predict(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             )
         league = League(args.ruleset)
     with league:
-        probabilities = league.predict(sides, at=args.at)
+        forecast = league.forecast(sides, at=args.at, home=args.home)
     if args.json:
-        _emit_json({"sides": sides, "probabilities": probabilities}, out)
+        document = {"sides": sides, "probabilities": list(forecast.probabilities)}
+        _emit_json({**document, **forecast.to_dict()}, out, strict=True)
+        return 0
+    names = [",".join(side) for side in sides]
+    score = [f"{p:.4f}" for p in forecast.expected_score]
+    if forecast.places is not None and forecast.win is not None:
+        expected_place = [
+            f"{math.fsum((k + 1) * p for k, p in enumerate(row)):.2f}" for row in forecast.places
+        ]
+        rows = [
+            [f"{w:.4f}", place, s, name]
+            for w, place, s, name in zip(forecast.win, expected_place, score, names, strict=True)
+        ]
+        _print_table(rows, ["P(first)", "expected place", "expected score", "side"], out)
+        out.write("predicted order: " + ", ".join(names[i] for i in forecast.order) + "\n")
+    elif forecast.win is not None and forecast.draw is not None:
+        draw = f"{forecast.draw:.4f}"
+        rows = [
+            [f"{w:.4f}", draw, s, name]
+            for w, s, name in zip(forecast.win, score, names, strict=True)
+        ]
+        _print_table(rows, ["P(win)", "P(draw)", "expected score", "side"], out)
     else:
-        for side, p in zip(sides, probabilities, strict=True):
-            out.write(f"{p:.4f}  {','.join(side)}\n")
+        _print_table(
+            [[s, name] for s, name in zip(score, names, strict=True)],
+            ["expected score", "side"],
+            out,
+        )
+        out.write(
+            "(the ruleset has no draw model: a draw counts half a win, so this is a win "
+            "probability only where draws cannot happen)\n"
+        )
     return 0
 
 
@@ -558,59 +592,137 @@ def _source(path: str, home_from: str | None) -> Any:
 
 
 def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from .evaluate import evaluate
+    from .evaluate import compare, evaluate
 
-    results = {}
+    test_from = parse_time(args.test_from, field="--test-from")
+    for option in ("bootstrap", "block_days"):
+        if getattr(args, option) < 1:
+            raise InputError(
+                f"'--{option.replace('_', '-')}' must be at least 1: {getattr(args, option)}"
+            )
+    rulesets = []
+    labels: dict[str, str] = {}  # what --ruleset said -> the label of the result
     for name in args.ruleset:
         ruleset = load_ruleset(name)
-        label = ruleset.name if ruleset.name not in results else name
+        label = ruleset.name if ruleset.name not in labels.values() else name
+        labels.setdefault(name, label)
+        rulesets.append((label, ruleset))
+    baseline = rulesets[0][0]
+    if args.baseline is not None:
+        if args.baseline not in labels and args.baseline not in labels.values():
+            raise InputError(
+                f"'--baseline' must be one of the rulesets evaluated "
+                f"({', '.join(labels.values())}): {args.baseline!r}"
+            )
+        baseline = labels.get(args.baseline, args.baseline)
+    results = {}
+    for label, ruleset in rulesets:
         results[label] = evaluate(
-            League(ruleset), _source(args.matches, args.home_from), test_from=args.test_from
+            League(ruleset), _source(args.matches, args.home_from), test_from=test_from
         )
+    differences = [
+        compare(
+            results[baseline],
+            result,
+            names=(label, baseline),
+            samples=args.bootstrap,
+            seed=args.seed,
+            block_days=args.block_days,
+        )
+        for label, result in results.items()
+        if label != baseline
+    ]
     if args.plot:
         from .plots import plot_calibration
 
         plot_calibration(results, args.plot)
     if args.json:
-        _emit_json(
-            {"test_from": args.test_from, "results": {k: v.to_dict() for k, v in results.items()}},
-            out,
-        )
+        document: dict[str, Any] = {
+            "test_from": args.test_from,
+            "results": {k: v.to_dict() for k, v in results.items()},
+        }
+        if differences:
+            document["baseline"] = baseline
+            document["differences"] = [d.to_dict() for d in differences]
+        _emit_json(document, out, strict=True)
         return 0
-    rows = [
-        [
+    out.write(f"{args.matches}: one step ahead from {args.test_from}\n\n")
+    _evaluation_tables(results, baseline, differences, out)
+    if args.plot:
+        out.write(f"\nplot written to {args.plot}\n")
+    return 0
+
+
+def _figure(value: float | None, digits: int = 4) -> str:
+    """A figure for a table: ``-`` where it has no value."""
+    return "-" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
+
+
+def _evaluation_tables(
+    results: dict[str, Evaluation], baseline: str, differences: list[Difference], out: TextIO
+) -> None:
+    """The text of ``rankcraft evaluate``: the scores, the differences, the calibration."""
+    figure = _figure
+    three = any(r.three_way is not None for r in results.values())
+    rows = []
+    for name, r in results.items():
+        row = [
             name,
             f"{r.n:,}",
             f"{r.matches:,}",
-            f"{r.log_loss:.4f}",
-            f"{r.brier:.4f}",
-            f"{r.accuracy:.4f}",
+            figure(r.log_loss),
+            figure(r.brier),
+            figure(r.accuracy),
             f"{r.decisive:,}",
+            f"{r.draws:,}",
         ]
-        for name, r in results.items()
-    ]
-    out.write(f"{args.matches}: one step ahead from {args.test_from}\n\n")
-    _print_table(
-        rows, ["ruleset", "scored", "matches", "log loss", "Brier", "accuracy", "decisive"], out
-    )
+        if three:
+            t = r.three_way
+            row += ["-", "-"] if t is None else [figure(t.log_loss), figure(t.rps)]
+        rows.append(row)
+    headers = ["ruleset", "scored", "matches", "log loss", "Brier", "accuracy", "decisive"]
+    headers.append("draws")
+    if three:
+        headers += ["3-way log loss", "RPS"]
+    _print_table(rows, headers, out)
+    if differences:
+        first = differences[0]
+        out.write(
+            f"\nlog loss against {baseline} (95% interval: {first.samples:,} bootstrap "
+            f"resamples of {first.block_days}-day blocks, seed {first.seed}):\n"
+        )
+        _print_table(
+            [
+                [
+                    d.ruleset,
+                    f"{d.log_loss:+.4f}",
+                    f"{d.low:+.4f}",
+                    f"{d.high:+.4f}",
+                    f"{d.blocks:,}",
+                ]
+                for d in differences
+            ],
+            ["ruleset", "difference", "low", "high", "blocks"],
+            out,
+        )
     for name, r in results.items():
-        out.write(f"\ncalibration of {name} (predicted P(side 0 wins) vs observed):\n")
+        out.write(
+            f"\ncalibration of {name} (predicted vs observed score of each item's first "
+            "side; a draw counts ½):\n"
+        )
         _print_table(
             [
                 [
                     f"{b.low:.1f}-{b.high:.1f}",
                     f"{b.n:,}",
-                    "-" if not b.n else f"{b.predicted:.3f}",
-                    "-" if not b.n else f"{b.observed:.3f}",
+                    figure(b.predicted, 3),
+                    figure(b.observed, 3),
                 ]
                 for b in r.calibration
             ],
             ["bin", "n", "predicted", "observed"],
             out,
         )
-    if args.plot:
-        out.write(f"\nplot written to {args.plot}\n")
-    return 0
 
 
 def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -1098,10 +1210,18 @@ def _read_commands(c: _Commands) -> None:
     p.add_argument("--plot", metavar="FILE.png", help="draw skill, uncertainty and rank over time")
     c.db(p)
 
-    p = c.add("predict", cmd_predict, "win probability of each side")
+    p = c.add(
+        "predict",
+        cmd_predict,
+        "forecast a match: expected scores; P(win), P(draw) with a draw model; "
+        "P(first) and places for more than two sides",
+    )
     p.add_argument("sides", nargs="+", help="one argument per side: comma-separated player ids")
     p.add_argument("--ruleset", help="ruleset (needed when there is no database)")
     p.add_argument("--at", help="predict for this time (ISO-8601): decays idle players")
+    p.add_argument(
+        "--home", type=int, metavar="INDEX", help="the side at home: its index (0 = the first)"
+    )
     c.db(p)
 
     p = c.add("export", cmd_export, "write every player's state as a JSON document")
@@ -1133,9 +1253,29 @@ def _model_commands(c: _Commands) -> None:
         "--test-from",
         required=True,
         metavar="DATE",
-        help="score matches played on or after this ISO date",
+        help="score matches played on or after this ISO-8601 date or date-time (UTC)",
     )
     p.add_argument("--plot", metavar="FILE.png", help="draw calibration curves")
+    p.add_argument(
+        "--baseline",
+        metavar="RULESET",
+        help="compare every other ruleset's log loss with this one (default: the first)",
+    )
+    p.add_argument(
+        "--bootstrap",
+        type=int,
+        default=2000,
+        metavar="N",
+        help="bootstrap resamples for the 95%% interval of a difference (default 2000)",
+    )
+    p.add_argument(
+        "--block-days",
+        type=int,
+        default=7,
+        metavar="N",
+        help="days per bootstrap block (default 7)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="the bootstrap's seed (default 0)")
     c.home_from(p)
 
     p = c.add("tune", cmd_tune, "search ruleset parameters on the warm-up part")

@@ -39,6 +39,7 @@ from .errors import (
     RankcraftError,
     RulesetError,
 )
+from .forecast import Forecast, forecast_states
 from .io import parse_match, parse_time
 from .manager import Plugins
 from .matchmaking import Balanced, Opponents, RankFilter
@@ -561,7 +562,13 @@ class League:
         at: datetime | str | None = None,
         home: int | None = None,
     ) -> list[float]:
-        """Win probability of each side if they met now (or at time ``at``).
+        """One probability per side, summing to 1, if they met now (or at time ``at``).
+
+        For two sides, each side's **expected score** (P(win) + ½ P(draw)): the win
+        probability where draws cannot happen (the expectation the match report keeps).
+        For more than two sides, each side's probability of **finishing first**, the
+        Plackett-Luce reading of the pairwise expectations (:meth:`forecast` has the
+        places and, for two sides with a draw model, P(win), P(draw) and P(loss)).
 
         Unknown players count as new players. With ``at``, each player's skill is
         decayed for the time since their last match; ``home`` is the index of the side at
@@ -570,6 +577,40 @@ class League:
         :param sides: player ids per side, at least two sides, none empty, no player twice.
         :returns: one probability per side, summing to 1.
         """
+        states = self._side_states(sides, at, home)
+        steps = self._steps
+        if len(states) == 2:
+            return [float(p) for p in steps.expect(states, home)]
+        return list(forecast_states(states, home, steps.expect, places=False).probabilities)
+
+    def forecast(
+        self,
+        sides: Sequence[Sequence[str]],
+        at: datetime | str | None = None,
+        home: int | None = None,
+    ) -> Forecast:
+        """The model's forecast of a match between ``sides`` (docs/forecasts.md): each
+        side's expected score; for two sides with a draw model (the expectation plugin's
+        ``rankcraft_outcomes``), P(win), P(draw) and P(loss); for more than two sides, the
+        probability of finishing first and of every place, and the most likely order.
+
+        Arguments as for :meth:`predict`.
+        """
+        states = self._side_states(sides, at, home)
+        steps = self._steps
+        return forecast_states(states, home, steps.expect, steps.outcomes)
+
+    @property
+    def has_draw_model(self) -> bool:
+        """Whether the expectation plugin implements ``rankcraft_outcomes`` (P(win),
+        P(draw), P(loss) for two sides: :meth:`forecast`)."""
+        return self._steps.outcomes is not None
+
+    def _side_states(
+        self, sides: Sequence[Sequence[str]], at: datetime | str | None, home: int | None
+    ) -> list[Any]:
+        """The state standing for each side at ``at`` (checked sides; new players at the
+        initial state, idle players decayed)."""
         if isinstance(sides, str) or len(sides) < 2:
             raise InputError(f"predict needs at least 2 sides: {sides!r}")
         flat = [p for side in sides for p in side]
@@ -590,7 +631,7 @@ class League:
                 row = rows.get(pid) or steps.new_row()
                 members.append(row[SKILL] if when is None else steps.decayed(row, when))
             states.append(steps.aggregate(members))
-        return [float(p) for p in steps.expect(states, home)]
+        return states
 
     # -- matchmaking (rankcraft.matchmaking; docs/matchmaking.md) ----------------------------
 

@@ -1,10 +1,14 @@
 """One-step-ahead scoring of a ruleset on a match history (docs/evaluate.md).
 
-Every match is replayed in order; for a *test* match (``played_at`` ≥ ``test_from``,
-compared as ISO text) the league's pre-match probability is scored before the match
-updates the ratings. Warm-up matches only train. A two-sided match is one scored item
-(p = P(side 0 wins), s = 1, ½ or 0); a free-for-all is scored on every pair of sides
-(p = the league's prediction for that pair at the match's time).
+Every match is replayed in order; for a *test* match (``played_at`` at or after
+``test_from``, compared as times) the league's pre-match probability is scored before the
+match updates the ratings. Warm-up matches only train. A two-sided match is one scored
+item (p = side 0's expected score, s = 1, ½ or 0); a free-for-all is scored on every pair
+of sides (p = the league's prediction for that pair at the match's time), each pair in an
+orientation fixed by its players' ids and blind to the outcome. When the history has
+draws and the ruleset a draw model (``rankcraft_outcomes``), two-sided matches are also
+scored three ways (log loss and ranked probability score). :func:`compare` gives the
+paired difference of two rulesets' log losses with a block-bootstrap interval.
 
 >>> import rankcraft
 >>> from rankcraft.evaluate import evaluate
@@ -18,14 +22,17 @@ updates the ratings. Warm-up matches only train. A two-sided match is one scored
 from __future__ import annotations
 
 import math
+import random
+import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from datetime import date, datetime
 from typing import Any
 
 import attrs
 
 from .engine import League
 from .errors import InputError
-from .io import parse_match
+from .io import parse_match, parse_time
 from .model import Match, pair_score
 
 _CLIP = 1e-12
@@ -45,8 +52,26 @@ class CalibrationBin:
     low: float
     high: float
     n: int
-    predicted: float
-    observed: float
+    predicted: float | None
+    observed: float | None
+
+
+@attrs.frozen(kw_only=True)
+class ThreeWay:
+    """Scores of the three-way probabilities (P(side 0 wins), P(draw), P(side 1 wins)) of
+    the two-sided test matches the draw model answered for.
+
+    Attributes:
+        n: matches scored.
+        log_loss: mean of -ln P(what happened), natural log, clipped at 1e-12.
+        rps: ranked probability score (Epstein, 1969), mean over matches of
+            ½ Σₖ₌₁² (Σⱼ≤ₖ (pⱼ - oⱼ))², outcomes ordered win, draw, loss; in [0, 1], lower
+            is better.
+    """
+
+    n: int
+    log_loss: float
+    rps: float
 
 
 @attrs.frozen(kw_only=True)
@@ -59,10 +84,15 @@ class Evaluation:
         log_loss: mean of -(s ln p + (1-s) ln(1-p)), natural log, p clipped to
             [1e-12, 1 - 1e-12]; a draw counts as s = 0.5.
         brier: mean of (p - s)².
-        accuracy: over decisive items: 1 when the favourite won, 0.5 when p = 0.5.
+        accuracy: over decisive items: 1 when the favourite won, 0.5 when p = 0.5 (NaN
+            when no item was decisive; null in :meth:`to_dict`).
         decisive: decisive items (the accuracy's denominator).
-        calibration: 10 bins of predicted vs observed win rate.
-        predictions: every scored (p, s), in order (for plots).
+        draws: drawn items (s = ½).
+        calibration: 10 bins of predicted vs observed score (a draw counts ½).
+        three_way: three-way scores of the two-sided matches, when some were draws and
+            the ruleset has a draw model; else None.
+        predictions: every scored (p, s), in order (for plots and :func:`compare`).
+        days: the UTC date of each scored item's match (ISO text), for :func:`compare`.
     """
 
     n: int
@@ -72,14 +102,30 @@ class Evaluation:
     brier: float
     accuracy: float
     decisive: int
+    draws: int = 0
     calibration: tuple[CalibrationBin, ...]
+    three_way: ThreeWay | None = None
     predictions: tuple[tuple[float, float], ...] = attrs.field(repr=False, default=())
+    days: tuple[str, ...] = attrs.field(repr=False, default=())
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready figures (without the individual predictions)."""
+        """JSON-ready figures (without the individual predictions): strict JSON, with
+        null where a figure has no value (an empty calibration bin)."""
         out = attrs.asdict(self, recurse=True)
         out.pop("predictions")
-        return out
+        out.pop("days")
+        return dict(_finite(out))
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every NaN or infinite float replaced by None (JSON has neither)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
 
 
 def field_at(table: Mapping[str, Any], keys: Sequence[str]) -> Any:
@@ -133,7 +179,8 @@ def score(items: Iterable[tuple[float, float]]) -> tuple[float, float, float, in
 def calibration(
     items: Iterable[tuple[float, float]], bins: int = BINS
 ) -> tuple[CalibrationBin, ...]:
-    """Predicted vs observed win rate in ``bins`` equal bins of the predicted probability."""
+    """Predicted vs observed score in ``bins`` equal bins of the predicted probability
+    (an empty bin has None for both)."""
     sums = [[0, 0.0, 0.0] for _ in range(bins)]
     for p, s in items:
         k = min(int(p * bins), bins - 1)
@@ -145,41 +192,73 @@ def calibration(
             low=k / bins,
             high=(k + 1) / bins,
             n=int(n),
-            predicted=total_p / n if n else math.nan,
-            observed=total_s / n if n else math.nan,
+            predicted=total_p / n if n else None,
+            observed=total_s / n if n else None,
         )
         for k, (n, total_p, total_s) in enumerate(sums)
     )
+
+
+def _moment(value: str | datetime, field: str) -> datetime:
+    """A time given as ISO text (parsed as ``played_at`` is) or a datetime."""
+    return value if isinstance(value, datetime) else parse_time(value, field=field)
+
+
+def _orientation(teams: Sequence[Sequence[str]], i: int, j: int) -> tuple[int, int]:
+    """The pair of sides (i, j) in a fixed order that ignores the outcome: by a CRC-32 of
+    each side's sorted player ids (then the ids themselves). File order would put the
+    better-placed side first in every pair of a results table."""
+
+    def key(side: int) -> tuple[int, str]:
+        text = "\x1f".join(sorted(teams[side]))
+        return zlib.crc32(text.encode("utf-8", "surrogatepass")), text
+
+    return (i, j) if key(i) <= key(j) else (j, i)
 
 
 def evaluate(
     league: League,
     matches: Iterable[Match | Mapping[str, Any]],
     *,
-    test_from: str,
-    score_from: str | None = None,
-    stop_at: str | None = None,
+    test_from: str | datetime,
+    score_from: str | datetime | None = None,
+    stop_at: str | datetime | None = None,
 ) -> Evaluation:
     """Replay ``matches`` into ``league`` and score the test part one step ahead.
 
-    :param test_from: matches with ``played_at`` ≥ this (ISO text) are scored.
+    :param test_from: matches played at or after this time (an ISO-8601 date or
+        date-time, no zone meaning UTC, or a datetime) are scored.
     :param score_from: used by tuning: score from here instead (a validation slice).
     :param stop_at: used by tuning: stop before the first match at or after this.
+    :raises InputError: a time that is not ISO-8601 (naming the argument), or no match
+        to score.
     """
-    start = score_from if score_from is not None else test_from
+    first = _moment(test_from, "test_from")
+    start = first if score_from is None else _moment(score_from, "score_from")
+    stop = None if stop_at is None else _moment(stop_at, "stop_at")
+    draw_model = league.has_draw_model
     warmup = tests = 0
     items: list[tuple[float, float]] = []
+    days: list[str] = []
+    three: list[tuple[float, float, float, int]] = []
     with league.batch():
         for item in matches:
-            if isinstance(item, Match):
-                match, text = item, item.played_at.isoformat()
-            else:
-                match, text = parse_match(item), str(item.get("played_at", ""))
-            if stop_at is not None and text >= stop_at:
+            match = item if isinstance(item, Match) else parse_match(item)
+            at = match.played_at
+            if stop is not None and at >= stop:
                 break
-            scored = text >= start
+            scored = at >= start
+            day = at.date().isoformat() if scored else ""
             if scored and len(match.teams) > 2:
-                items.extend(_pairs(league, match))
+                pairs = _pairs(league, match)
+                items.extend(pairs)
+                days.extend([day] * len(pairs))
+            elif scored and draw_model:
+                forecast = league.forecast(match.teams, at=at, home=match.home)
+                if forecast.win is not None and forecast.draw is not None:
+                    places = match.places
+                    outcome = 0 if places[0] < places[1] else 2 if places[0] > places[1] else 1
+                    three.append((forecast.win[0], forecast.draw, forecast.win[1], outcome))
             report = league.record(match)
             if not scored:
                 warmup += 1
@@ -189,11 +268,17 @@ def evaluate(
                 places = match.places
                 s = 1.0 if places[0] < places[1] else 0.0 if places[0] > places[1] else 0.5
                 items.append((report.expected[0], s))
+                days.append(day)
         if league.ruleset.period.mode == "batch":
             league.close_period()
     if not items:
-        raise InputError(f"no match to score: none is played at or after {start!r}")
+        raise InputError(f"no match to score: none is played at or after {start.isoformat()!r}")
     log_loss, brier, accuracy, decisive, n = score(items)
+    draws = sum(1 for _, s in items if s == 0.5)
+    three_way = None
+    if three and any(o == 1 for *_, o in three):
+        ll3, rps = score_three_way(three)
+        three_way = ThreeWay(n=len(three), log_loss=ll3, rps=rps)
     return Evaluation(
         n=n,
         matches=tests,
@@ -202,17 +287,170 @@ def evaluate(
         brier=brier,
         accuracy=accuracy,
         decisive=decisive,
+        draws=draws,
         calibration=calibration(items),
+        three_way=three_way,
         predictions=tuple(items),
+        days=tuple(days),
     )
 
 
+def score_three_way(items: Iterable[tuple[float, float, float, int]]) -> tuple[float, float]:
+    """(three-way log loss, ranked probability score) of ``(p_win, p_draw, p_loss,
+    outcome)`` items, outcome 0 (side 0 won), 1 (draw) or 2 (side 1 won).
+
+    The RPS of one match is ½ [(p_win - o_win)² + (p_win + p_draw - o_win - o_draw)²]:
+    Constantinou and Fenton's worked example, a home win forecast (0.8, 0.1, 0.1), scores
+    ½ (0.2² + 0.1²):
+
+    >>> round(score_three_way([(0.8, 0.1, 0.1, 0)])[1], 6)
+    0.025
+    """
+    n = 0
+    log_loss = rps = 0.0
+    for p_win, p_draw, p_loss, outcome in items:
+        n += 1
+        p = (p_win, p_draw, p_loss)[outcome]
+        log_loss -= math.log(min(max(p, _CLIP), 1.0))
+        o_win = 1.0 if outcome == 0 else 0.0
+        o_not_loss = 1.0 if outcome < 2 else 0.0
+        rps += 0.5 * ((p_win - o_win) ** 2 + (p_win + p_draw - o_not_loss) ** 2)
+    return (log_loss / n, rps / n) if n else (math.nan, math.nan)
+
+
 def _pairs(league: League, match: Match) -> list[tuple[float, float]]:
-    """Every pair of sides of a free-for-all, predicted before the match."""
+    """Every pair of sides of a free-for-all, predicted before the match, each pair in
+    its outcome-blind orientation (:func:`_orientation`)."""
     out = []
     teams = match.teams
     for i in range(len(teams)):
         for j in range(i + 1, len(teams)):
-            p = league.predict([teams[i], teams[j]], at=match.played_at)[0]
-            out.append((p, pair_score(match.places, i, j)))
+            a, b = _orientation(teams, i, j)
+            p = league.predict([teams[a], teams[b]], at=match.played_at)[0]
+            out.append((p, pair_score(match.places, a, b)))
     return out
+
+
+# -- is it better, really? --------------------------------------------------------------
+
+SAMPLES = 2000
+"""Bootstrap resamples :func:`compare` draws by default."""
+BLOCK_DAYS = 7
+"""Days per bootstrap block by default (a week: a round of most leagues)."""
+
+
+@attrs.frozen(kw_only=True)
+class Difference:
+    """The paired difference in log loss of two rulesets on the same scored items.
+
+    Attributes:
+        ruleset, baseline: the two rulesets' labels.
+        log_loss: mean log loss of ``ruleset`` minus that of ``baseline`` over the same
+            items (negative: ``ruleset`` predicts better).
+        low, high: the 95% percentile interval of that difference over ``samples`` block
+            bootstrap resamples.
+        blocks: the blocks of ``block_days`` days resampled (days with scored items).
+        samples, seed, block_days: the bootstrap's settings.
+    """
+
+    ruleset: str
+    baseline: str
+    log_loss: float
+    low: float
+    high: float
+    blocks: int
+    samples: int
+    seed: int
+    block_days: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (strict: null for a figure without a value)."""
+        return dict(_finite(attrs.asdict(self)))
+
+
+def _item_losses(evaluation: Evaluation) -> list[float]:
+    out = []
+    for p, s in evaluation.predictions:
+        q = min(max(p, _CLIP), 1.0 - _CLIP)
+        out.append(-(s * math.log(q) + (1.0 - s) * math.log(1.0 - q)))
+    return out
+
+
+def _quantile(ordered: Sequence[float], q: float) -> float:
+    """The q-quantile of sorted values, linear between order statistics."""
+    position = q * (len(ordered) - 1)
+    low = math.floor(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def compare(
+    baseline: Evaluation,
+    other: Evaluation,
+    *,
+    names: tuple[str, str] = ("ruleset", "baseline"),
+    samples: int = SAMPLES,
+    seed: int = 0,
+    block_days: int = BLOCK_DAYS,
+) -> Difference:
+    """The paired difference in log loss of ``other`` minus ``baseline``, with a 95%
+    interval by a block bootstrap over days.
+
+    Both evaluations must have scored the same items (the same history and test part).
+    The items are grouped into blocks of ``block_days`` consecutive days counted from the
+    first test day; each of ``samples`` resamples draws as many blocks as there are, with
+    replacement (``random.Random(seed)``), and takes the difference of the mean log
+    losses of the items drawn. Whole blocks are drawn because matches close in time are
+    not independent (the same ratings forecast them); the interval is the 2.5th and
+    97.5th percentiles of the resampled differences.
+
+    :param names: the labels of ``other`` and ``baseline``, for the result.
+    :raises InputError: the evaluations scored different items, or a setting is out of
+        range.
+    """
+    if samples < 1:
+        raise InputError(f"'samples' must be at least 1: {samples!r}")
+    if block_days < 1:
+        raise InputError(f"'block_days' must be at least 1: {block_days!r}")
+    if (
+        baseline.n != other.n
+        or baseline.days != other.days
+        or [s for _, s in baseline.predictions] != [s for _, s in other.predictions]
+    ):
+        raise InputError(
+            f"{names[0]!r} and {names[1]!r} scored different items ({other.n} and "
+            f"{baseline.n}): compare evaluations of one history with one test part"
+        )
+    if not other.days:
+        raise InputError("no scored item carries its day: nothing to resample")
+    diffs = [a - b for a, b in zip(_item_losses(other), _item_losses(baseline), strict=True)]
+    origin = date.fromisoformat(other.days[0]).toordinal()
+    sums: dict[int, list[float]] = {}
+    for day, d in zip(other.days, diffs, strict=True):
+        block = (date.fromisoformat(day).toordinal() - origin) // block_days
+        entry = sums.setdefault(block, [0.0, 0.0])
+        entry[0] += d
+        entry[1] += 1.0
+    totals = [v[0] for v in sums.values()]
+    counts = [v[1] for v in sums.values()]
+    k = len(totals)
+    rng = random.Random(seed)
+    picks = range(k)
+    resampled = []
+    for _ in range(samples):
+        chosen = rng.choices(picks, k=k)
+        resampled.append(
+            math.fsum(totals[c] for c in chosen) / math.fsum(counts[c] for c in chosen)
+        )
+    resampled.sort()
+    return Difference(
+        ruleset=names[0],
+        baseline=names[1],
+        log_loss=math.fsum(diffs) / len(diffs),
+        low=_quantile(resampled, 0.025),
+        high=_quantile(resampled, 0.975),
+        blocks=k,
+        samples=samples,
+        seed=seed,
+        block_days=block_days,
+    )

@@ -146,7 +146,9 @@ def rankcraft_team(
 def rankcraft_expectation(
     params: Any, side_states: Sequence[State], home: int | None
 ) -> Sequence[float]:
-    """Return the pre-match probability that each side wins.
+    """Return the pre-match probability that each side wins: its expected score, a draw
+    counting half a win (a win probability where draws cannot happen; a draw model goes
+    in :func:`rankcraft_outcomes`).
 
     :param params: the expectation slot's params.
     :param side_states: one state per side, from :func:`rankcraft_aggregate`; two or more.
@@ -183,6 +185,34 @@ def rankcraft_quality(
     :param home: index of the side playing at home, or None (a neutral venue).
     :returns: a finite number in [0, 1]; equal sides of certain skill should give values
         near the model's best, a foregone result near 0.
+
+    .. versionadded:: 0.2
+    """
+
+
+@hookspec
+def rankcraft_outcomes(
+    params: Any, side_states: Sequence[State], home: int | None
+) -> Sequence[float] | None:
+    """Return the pre-match probabilities of a win, a draw and a loss (optional).
+
+    A draw model beside :func:`rankcraft_expectation`, asked of the expectation slot's
+    plugin for two sides: :meth:`rankcraft.League.forecast` (``rankcraft predict``,
+    ``/predict``) shows P(win), P(draw) and P(loss), and ``rankcraft evaluate`` scores
+    them (three-way log loss, ranked probability score). Without it (or when it returns
+    None) a forecast gives the expected score alone and calls it that. Never called per
+    match: the rating loop uses the expectation only.
+
+    The answer should agree with the expectation: P(side 0 wins) + ½ P(draw) is side 0's
+    expected score (Davidson's and the ordered-logit draw models keep it so).
+
+    :param params: the expectation slot's params.
+    :param side_states: one state per side, from :func:`rankcraft_aggregate`; exactly two.
+    :param home: index of the side playing at home, or None (as for
+        :func:`rankcraft_expectation`).
+    :returns: ``(P(side 0 wins), P(draw), P(side 1 wins))``, each in [0, 1], summing to 1;
+        or None when the plugin has no draw model for these states (e.g. a draw param of
+        0 meaning "not modelled").
 
     .. versionadded:: 0.2
     """

@@ -47,6 +47,7 @@ TeamFn = Callable[
 ]
 ExpectationFn = Callable[[Sequence[State], int | None], Sequence[float]]
 QualityFn = Callable[[Sequence[Sequence[State]], Sequence[State], int | None], float]
+OutcomesFn = Callable[[Sequence[State], int | None], Sequence[float] | None]
 UpdateFn = Callable[[State, Sequence[Pairing], PlayerContext], State]
 RankFn = Callable[[State, State, State, PlayerContext], State]
 ResetFn = Callable[[Sequence[PlayerRecord], str, ResetContext], Sequence[PlayerRecord]]
@@ -365,6 +366,10 @@ class Plugins:
     def quality(self, plugin: str, params: Any) -> QualityFn:
         """``(sides, side_states, home) -> quality in [0, 1]`` (matchmaking only)."""
         return cast(QualityFn, self._bind(plugin, "rankcraft_quality", params=params))
+
+    def outcomes(self, plugin: str, params: Any) -> OutcomesFn:
+        """``(side_states, home) -> (P(win), P(draw), P(loss)) or None`` (two sides)."""
+        return cast(OutcomesFn, self._bind(plugin, "rankcraft_outcomes", params=params))
 
     def update(self, plugin: str, params: Any) -> UpdateFn:
         """``(state, pairings, context) -> state``."""

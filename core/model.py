@@ -322,7 +322,8 @@ class Report:
 
     Attributes:
         match_id: the match. played_at: its time (UTC).
-        expected: pre-match win probability per side, summing to 1.
+        expected: pre-match expected score per side (the expectation hook's answer: a
+            win probability where draws cannot happen), summing to 1.
         changes: one :class:`PlayerChange` per participant, in the order of ``teams``.
     """
 

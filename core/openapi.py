@@ -18,6 +18,7 @@ import attrs
 
 from . import __version__
 from .fields import Body, Field, state_schema
+from .forecast import Forecast
 
 if TYPE_CHECKING:
     from .engine import League
@@ -257,17 +258,7 @@ def _answers() -> dict[str, dict[str, Any]]:
             },
         ),
         "Leaderboard": {"type": "array", "items": _ref("Place")},
-        "Predicted": _closed(
-            "one win probability per side, summing to 1",
-            ["sides", "probabilities"],
-            {
-                "sides": {"type": "array", "items": string_list},
-                "probabilities": {
-                    "type": "array",
-                    "items": {"type": "number", "minimum": 0, "maximum": 1},
-                },
-            },
-        ),
+        "Predicted": _predicted(string_list),
         **_matchmaking_answers(string_list),
         "Ruleset": _closed(
             "name, description, the ruleset as a table and as TOML",
@@ -369,6 +360,27 @@ def _matchmaking_answers(string_list: dict[str, Any]) -> dict[str, dict[str, Any
             },
         ),
     }
+
+
+def _predicted(string_list: Mapping[str, Any]) -> dict[str, Any]:
+    """The answer of ``/predict``: the sides, ``League.predict``'s probabilities and the
+    fields of :class:`rankcraft.Forecast`, described by that class (its annotations and
+    docstring, as state classes are)."""
+    forecast = state_schema(Forecast)
+    forecast.pop("x-state-class", None)
+    return _closed(
+        "the forecast of a match: probabilities (what League.predict gives: the expected "
+        "scores of two sides, P(finishing first) of more), summing to 1, and the Forecast",
+        ["sides", "probabilities", *forecast["required"]],
+        {
+            "sides": {"type": "array", "items": string_list},
+            "probabilities": {
+                "type": "array",
+                "items": {"type": "number", "minimum": 0, "maximum": 1},
+            },
+            **forecast["properties"],
+        },
+    )
 
 
 def _place(player: Mapping[str, Any]) -> dict[str, Any]:

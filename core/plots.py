@@ -39,7 +39,7 @@ def _save(plt: Any, fig: Any, out: Path) -> None:
 
 
 def plot_calibration(evaluations: Mapping[str, Evaluation], path: str | Path) -> Path:
-    """Calibration curves (predicted vs observed win rate, 10 bins) and a histogram of
+    """Calibration curves (predicted vs observed score, 10 bins) and a histogram of
     the predictions, one colour per ruleset, written as a PNG."""
     plt = _pyplot()
     fig, (curve, hist) = plt.subplots(1, 2, figsize=(11, 4.8))
@@ -54,14 +54,16 @@ def plot_calibration(evaluations: Mapping[str, Evaluation], path: str | Path) ->
         )
         hist.hist([p for p, _ in result.predictions], bins=20, range=(0, 1), alpha=0.5, label=name)
     curve.set(
-        xlabel="predicted P(side 0 wins)",
-        ylabel="observed win rate (draw = ½)",
+        xlabel="predicted score of each item's first side",
+        ylabel="observed score (draw = ½)",
         xlim=(0, 1),
         ylim=(0, 1),
         title="Calibration on the test part",
     )
     curve.legend(loc="upper left", fontsize="small")
-    hist.set(xlabel="predicted P(side 0 wins)", ylabel="test items", title="Predictions")
+    hist.set(
+        xlabel="predicted score of each item's first side", ylabel="test items", title="Predictions"
+    )
     hist.legend(fontsize="small")
     fig.tight_layout()
     out = Path(path)

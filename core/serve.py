@@ -10,7 +10,7 @@ POST     ``/matches``            record       record one match; 201 ``{"match", 
 GET      ``/matches/{id}``       (read)       a recorded match with its report
 GET      ``/players/{id}``       (read)       ``{"player", "standing"}``
 GET      ``/leaderboard``        (read)       ``?top=N``: players best first
-GET      ``/predict``            (read)       ``?side=a,b&side=c[&at=ISO]``: win probabilities
+GET      ``/predict``            (read)       ``?side=a,b&side=c[&at=ISO]``: the forecast
 POST     ``/predict``            (read)       the same for ``{"sides", "at", "home"}``
 POST     ``/match/opponents``    (read)       ``{"players", "width", ...}``: a rank filter's players
 POST     ``/match/quality``      (read)       ``{"sides", "at", "home"}``: quality in [0, 1]
@@ -705,8 +705,8 @@ OPERATIONS = (
         path="/predict",
         handler="predict",
         scope="read",
-        summary="Win probability of each side",
-        answer=(200, "one probability per side, summing to 1", "Predicted"),
+        summary="Forecast a match: expected scores, outcome and place probabilities",
+        answer=(200, "the forecast (probabilities: what League.predict gives)", "Predicted"),
         query=("side", "at", "home"),
         errors=(400,),
     ),
@@ -715,8 +715,8 @@ OPERATIONS = (
         path="/predict",
         handler="post_predict",
         scope="read",
-        summary="Win probability of each side (player ids may hold commas)",
-        answer=(200, "one probability per side, summing to 1", "Predicted"),
+        summary="Forecast a match (player ids may hold commas)",
+        answer=(200, "the forecast (probabilities: what League.predict gives)", "Predicted"),
         body="Prediction",
     ),
     Operation(
@@ -794,6 +794,15 @@ def openapi_document(league: League, settings: Settings | None = None) -> dict[s
     )
 
 
+def _forecast(league: League, sides: list[list[str]], at: Any, home: int | None) -> JSONResponse:
+    """The answer of ``/predict``: what ``League.predict`` gives (``probabilities``) and
+    the whole :class:`~rankcraft.Forecast` beside it."""
+    forecast = league.forecast(sides, at=at, home=home)
+    return JSONResponse(
+        {"sides": sides, "probabilities": list(forecast.probabilities), **forecast.to_dict()}
+    )
+
+
 class _Handlers:
     """The endpoints of one application, over one league."""
 
@@ -809,8 +818,7 @@ class _Handlers:
         if home is not None and home >= len(sides):
             raise InputError(f"'home' must be the index of a side: {home!r}"[:300])
         self.league.refresh([p for side in sides for p in side])
-        probabilities = self.league.predict(sides, at=body.get("at"), home=home)
-        return JSONResponse({"sides": sides, "probabilities": probabilities})
+        return _forecast(self.league, sides, body.get("at"), home)
 
     async def post_match(self, request: Request) -> JSONResponse:
         body = await _json_body(request, self.settings)
@@ -887,8 +895,7 @@ class _Handlers:
         at = _query(request, query["at"])
         home = _query(request, query["home"])
         self.league.refresh([p for side in sides for p in side])
-        probabilities = self.league.predict(sides, at=at, home=home)
-        return JSONResponse({"sides": sides, "probabilities": probabilities})
+        return _forecast(self.league, sides, at, home)
 
     async def post_predict(self, request: Request) -> JSONResponse:
         body = self.bodies["Prediction"].check(await _json_body(request, self.settings))

@@ -103,6 +103,11 @@ class Steps:
         self.skill_class: type = type(self.initial_skill())
         self.update = pl.update(update.plugin, update.params)
         self.expect = pl.expectation(expectation.plugin, expectation.params)
+        # the optional draw model beside the expectation (forecasts only, never per match)
+        self.outcomes: Callable[[Sequence[State], int | None], Sequence[float] | None] | None
+        self.outcomes = None
+        if pl.implements(expectation.plugin, "rankcraft_outcomes"):
+            self.outcomes = pl.outcomes(expectation.plugin, expectation.params)
         self.decay: Callable[[State, float], State] | None = None
         if rs.decay is not None or pl.implements(decay.plugin, "rankcraft_decay"):
             self.decay = pl.decay(decay.plugin, decay.params)

@@ -280,7 +280,10 @@ def test_predict(tmp_path: Path, league_db: Path) -> None:
     code, out, _ = run(
         "predict", "x,y", "z", "--ruleset", "elo", "--db", str(tmp_path / "none.sqlite")
     )
-    assert code == 0 and out.split() == ["0.5000", "x,y", "0.5000", "z"]
+    lines = out.splitlines()
+    assert code == 0 and lines[0].split() == ["expected", "score", "side"]
+    assert [line.split() for line in lines[1:3]] == [["0.5000", "x,y"], ["0.5000", "z"]]
+    assert "no draw model" in lines[3]
     assert not (tmp_path / "none.sqlite").exists()
     code, _, err = run("predict", "a", "a", "--db", str(league_db))
     assert code == 2 and "twice" in err

@@ -12,7 +12,8 @@ import pytest
 
 import rankcraft
 from rankcraft.cli import main
-from rankcraft.evaluate import calibration, evaluate, score, with_home
+from rankcraft.evaluate import _orientation, calibration, evaluate, score, with_home
+from rankcraft.jsontext import loads_strict
 from rankcraft.plugins.elo import expected_score, margin_multiplier
 
 
@@ -72,8 +73,13 @@ def test_free_for_all_is_scored_on_every_pair() -> None:
     assert (result.matches, result.n) == (2, 6)
     league = rankcraft.League("elo")
     league.record(races[0])
-    assert result.predictions[0][0] == pytest.approx(league.predict([["x"], ["y"]])[0])
-    assert [s for _, s in result.predictions[:3]] == [1.0, 1.0, 1.0]
+    # each pair in an outcome-blind orientation: by a hash of the side's ids, not file order
+    teams = (("x",), ("y",), ("z",))
+    pairs = [_orientation(teams, i, j) for i, j in ((0, 1), (0, 2), (1, 2))]
+    assert pairs == [(0, 1), (2, 0), (2, 1)]
+    expected = [league.predict([list(teams[a]), list(teams[b])])[0] for a, b in pairs]
+    assert [p for p, _ in result.predictions[:3]] == pytest.approx(expected)
+    assert [s for _, s in result.predictions[:3]] == [1.0, 0.0, 0.0]
 
 
 def test_home_from_a_meta_field() -> None:
@@ -338,3 +344,132 @@ def test_margin_multiplier_in_glicko(plugin: str, field: str) -> None:
     more = getattr(m.change("a").skill_after, field) - getattr(m.change("a").skill_before, field)
     assert more == pytest.approx(base * margin_multiplier(3, 0.0))
     assert m.change("a").factors["margin"] == pytest.approx(math.log(4) * 2.2 / 2.2)
+
+
+# -- the test part's start, free-for-all orientation, paired differences, strict JSON ------
+
+
+def test_test_from_is_a_time_parsed_as_played_at_is(tmp_path: Path) -> None:
+    history = _history(tmp_path, 120)
+    for bad in ("2014-1-1", "", "yesterday"):
+        code, out, err = run("evaluate", str(history), "--ruleset", "elo", "--test-from", bad)
+        assert code == 2 and out == ""
+        assert f"'--test-from' is not an ISO-8601 date or date-time: {bad!r}" in err, err
+    with pytest.raises(rankcraft.MatchError, match="'test_from' is not an ISO-8601"):
+        evaluate(rankcraft.League("elo"), [], test_from="2014-1-1")
+    # compared as times, not as text: 02:00 at +02:00 is midnight UTC
+    lines = history.read_text().splitlines()
+    dicts = [json.loads(line) for line in lines]
+    plain = evaluate(rankcraft.League("elo"), dicts, test_from="2020-02-01")
+    zoned = evaluate(rankcraft.League("elo"), dicts, test_from="2020-02-01T02:00:00+02:00")
+    assert plain.n == zoned.n == 80 and plain.log_loss == zoned.log_loss
+
+
+def test_free_for_all_calibration_spans_low_and_high_rates(shared_data: Path) -> None:
+    import gzip
+
+    with gzip.open(shared_data / "f1_races_1950_2026.jsonl.gz", "rt") as handle:
+        races = [json.loads(line) for _, line in zip(range(300), handle, strict=False)]
+    # the file lists every race's drivers by finishing place: in file order the first
+    # side of every pair is the better placed one (observed rate 1.0 in every bin)
+    assert all(r["ranks"] == sorted(r["ranks"]) for r in races)
+    ruleset = rankcraft.loads_ruleset(
+        'extends = "elo"\nname = "f1"\n[update.params]\nk_factor = 5.0\n'
+    )
+    result = evaluate(rankcraft.League(ruleset), races, test_from=races[250]["played_at"])
+    assert result.n == 14074
+    rates = [b.observed for b in result.calibration if b.n >= 100]
+    assert rates == sorted(rates)  # observed rates rise with the predicted probability
+    assert rates[0] is not None and rates[0] < 0.3
+    assert rates[-1] is not None and rates[-1] > 0.7
+    observed = sum(s for _, s in result.predictions) / result.n
+    assert 0.45 < observed < 0.55  # each pair's first side wins about half the time
+
+
+def _strong_history() -> list[dict[str, Any]]:
+    """600 games of 12 players far apart (logistic strengths, sd 2), 25 days a month."""
+    import random
+
+    rng = random.Random(7)
+    strength = {f"p{i}": rng.gauss(0, 2) for i in range(12)}
+    games = []
+    for i in range(600):
+        a, b = rng.sample(sorted(strength), 2)
+        s = int(rng.random() < 1 / (1 + math.exp(strength[b] - strength[a])))
+        day = f"2020-{1 + i // 50:02d}-{1 + (i % 50) // 2:02d}"
+        games.append({"id": f"m{i}", "played_at": day, "teams": [[a], [b]], "scores": [s, 1 - s]})
+    return games
+
+
+def test_paired_difference_with_a_block_bootstrap() -> None:
+    from rankcraft.evaluate import compare
+
+    games = _strong_history()
+    slow = rankcraft.loads_ruleset(
+        'extends = "elo"\nname = "slow"\n[update.params]\nk_factor = 2.0\n'
+    )
+    elo = evaluate(rankcraft.League("elo"), games, test_from="2020-08-01")
+    worse = evaluate(rankcraft.League(slow), games, test_from="2020-08-01")
+    d = compare(elo, worse, names=("slow", "elo"))
+    assert (d.ruleset, d.baseline, d.samples, d.seed, d.block_days) == ("slow", "elo", 2000, 0, 7)
+    assert d.log_loss == pytest.approx(worse.log_loss - elo.log_loss)
+    assert 0.0 < d.low < d.log_loss < d.high  # K = 2 learns too slowly: clearly worse
+    # test days: the 1st to the 25th of August to December; weeks counted from Aug 1
+    assert d.blocks == 21 and compare(elo, worse, block_days=1).blocks == 125
+    assert compare(elo, worse, names=("slow", "elo")) == d  # seeded
+    other_seed = compare(elo, worse, seed=1)
+    assert other_seed.log_loss == d.log_loss and other_seed.low != d.low
+    same = compare(elo, elo)
+    assert (same.log_loss, same.low, same.high) == (0.0, 0.0, 0.0)
+    later = evaluate(rankcraft.League("elo"), games, test_from="2020-09-01")
+    with pytest.raises(rankcraft.InputError, match="scored different items"):
+        compare(elo, later)
+    with pytest.raises(rankcraft.InputError, match="'samples' must be at least 1"):
+        compare(elo, worse, samples=0)
+
+
+def test_evaluate_command_reports_differences_in_strict_json(tmp_path: Path) -> None:
+    history = _history(tmp_path)
+    slow = tmp_path / "slow.toml"
+    slow.write_text('extends = "elo"\nname = "slow"\n[update.params]\nk_factor = 1.0\n')
+    argv = ["evaluate", str(history), "--ruleset", "elo", "--ruleset", str(slow)]
+    argv += ["--test-from", "2020-08-01", "--bootstrap", "500"]
+    code, out, err = run(*argv, "--json")
+    assert code == 0, err
+    data = loads_strict(out, what="evaluate --json")
+    assert data["baseline"] == "elo" and len(data["differences"]) == 1
+    difference = data["differences"][0]
+    assert difference["ruleset"] == "slow" and difference["samples"] == 500
+    assert difference["low"] < difference["log_loss"] < difference["high"]
+    # an empty calibration bin is null, not NaN (which strict JSON parsers refuse)
+    bins = data["results"]["elo"]["calibration"]
+    assert any(b["n"] == 0 and b["predicted"] is None and b["observed"] is None for b in bins)
+    code, out, err = run(*argv, "--baseline", "slow")
+    assert code == 0, err
+    assert "log loss against slow" in out and "elo" in out.split("log loss against slow")[1]
+    code, _, err = run(*argv, "--baseline", "glicko1")
+    assert code == 2 and "'--baseline' must be one of the rulesets evaluated" in err
+    code, _, err = run(*argv, "--bootstrap", "0")
+    assert code == 2 and "'--bootstrap' must be at least 1: 0" in err
+    # one ruleset, a single decisive-free test part: accuracy is null, not NaN
+    drawn = tmp_path / "drawn.jsonl"
+    drawn.write_text(
+        "\n".join(
+            json.dumps(
+                {
+                    "id": f"d{i}",
+                    "played_at": f"2024-01-0{i + 1}",
+                    "teams": [["a"], ["b"]],
+                    "scores": [1, 1],
+                }
+            )
+            for i in range(4)
+        )
+        + "\n"
+    )
+    code, out, err = run(
+        "evaluate", str(drawn), "--ruleset", "elo", "--test-from", "2024-01-03", "--json"
+    )
+    assert code == 0, err
+    result = loads_strict(out, what="evaluate --json")["results"]["elo"]
+    assert result["accuracy"] is None and result["draws"] == 2 and result["three_way"] is None

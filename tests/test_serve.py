@@ -82,6 +82,7 @@ def test_the_service_answers_as_the_league_does(db_url: str) -> None:
         assert predicted == {
             "sides": [["p0"], ["p2", "p3"]],
             "probabilities": reference.predict([["p0"], ["p2", "p3"]]),
+            **reference.forecast([["p0"], ["p2", "p3"]]).to_dict(),
         }
         stored = client.get("/matches/m3").json()
         assert stored["report"] == reference.codec.report_to_dict(reference.report("m3"))
