@@ -438,7 +438,7 @@ class League:
                 row = rows.get(pid) or steps.new_row()
                 members.append(row[SKILL] if when is None else steps.decayed(row, when))
             states.append(steps.aggregate(members))
-        return [float(p) for p in steps.expect(states, home)]
+        return [float(p) for p in steps.expect(states, home, None)]
 
     # -- state documents -------------------------------------------------------------------
 

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ._markers import hookspec
-from .model import Needs, Pairing, PlayerContext, PlayerRecord, ResetContext, State
+from .model import Match, Needs, Pairing, PlayerContext, PlayerRecord, ResetContext, State
 
 # ---------------------------------------------------------------------------------------
 # Declarations: called once, when a ruleset is loaded
@@ -134,7 +134,7 @@ def rankcraft_team(
 
 @hookspec
 def rankcraft_expectation(
-    params: Any, side_states: Sequence[State], home: int | None
+    params: Any, side_states: Sequence[State], home: int | None, match: Match | None
 ) -> Sequence[float]:
     """Return the pre-match probability that each side wins.
 
@@ -142,10 +142,34 @@ def rankcraft_expectation(
     :param side_states: one state per side, from :func:`rankcraft_aggregate`; two or more.
     :param home: index of the side playing at home, or None (a neutral venue, or unknown);
         plugins with a home-advantage param use it, others ignore it.
+    :param match: the match being rated, for plugins that read its context (its
+        ``meta``, e.g. the competition or the surface, or its date); None for a
+        prediction made without a match (:meth:`rankcraft.League.predict`).
     :returns: one probability per side, each in [0, 1], summing to 1. For more than two
         sides, the share of the side in the round robin of every pair is a good reading.
 
     .. versionadded:: 0.1
+    .. versionchanged:: 0.2 the optional ``match`` argument.
+    """
+
+
+@hookspec
+def rankcraft_outcomes(
+    params: Any, side_states: Sequence[State], home: int | None
+) -> Sequence[float] | None:
+    """Return the pre-match probabilities of the three outcomes of a two-sided match.
+
+    Optional: implemented by expectation plugins with a draw model (e.g. ``elo`` with
+    ``draw = "davidson"``).
+
+    :param params: the expectation slot's params.
+    :param side_states: one state per side, from :func:`rankcraft_aggregate`.
+    :param home: index of the side playing at home, or None.
+    :returns: for two sides ``(P(side 0 wins), P(draw), P(side 1 wins))`` summing to 1;
+        None when no draw model applies (the plugin's params turn it off, or more than
+        two sides).
+
+    .. versionadded:: 0.2
     """
 
 

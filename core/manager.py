@@ -26,7 +26,7 @@ import pluggy
 from . import hookspecs
 from ._markers import PROJECT
 from .errors import PluginConflictError, PluginError
-from .model import Needs, Pairing, PlayerContext, PlayerRecord, ResetContext, State
+from .model import Match, Needs, Pairing, PlayerContext, PlayerRecord, ResetContext, State
 
 ENTRY_POINT_GROUP = "rankcraft"
 DISABLE_ENV = "RANKCRAFT_DISABLE_PLUGINS"
@@ -44,7 +44,8 @@ SLOTS = ("initial", "decay", "team", "expectation", "update", "rank", "reset")
 TeamFn = Callable[
     [Sequence[Sequence[State]], Sequence[int], float], Sequence[Sequence[Sequence[Pairing]]]
 ]
-ExpectationFn = Callable[[Sequence[State], int | None], Sequence[float]]
+ExpectationFn = Callable[[Sequence[State], int | None, Match | None], Sequence[float]]
+OutcomesFn = Callable[[Sequence[State], int | None], Sequence[float] | None]
 UpdateFn = Callable[[State, Sequence[Pairing], PlayerContext], State]
 RankFn = Callable[[State, State, State, PlayerContext], State]
 ResetFn = Callable[[Sequence[PlayerRecord], str, ResetContext], Sequence[PlayerRecord]]
@@ -357,8 +358,15 @@ class Plugins:
         return cast(TeamFn, self._bind(plugin, "rankcraft_team", params=params))
 
     def expectation(self, plugin: str, params: Any) -> ExpectationFn:
-        """``(side_states) -> probabilities``."""
+        """``(side_states, home, match) -> probabilities``."""
         return cast(ExpectationFn, self._bind(plugin, "rankcraft_expectation", params=params))
+
+    def outcomes(self, plugin: str, params: Any) -> OutcomesFn | None:
+        """``(side_states, home) -> (P(win), P(draw), P(loss)) or None``; None when the
+        plugin has no ``rankcraft_outcomes`` (an optional hook)."""
+        if not self.implements(plugin, "rankcraft_outcomes"):
+            return None
+        return cast(OutcomesFn, self._bind(plugin, "rankcraft_outcomes", params=params))
 
     def update(self, plugin: str, params: Any) -> UpdateFn:
         """``(state, pairings, context) -> state``."""

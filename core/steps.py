@@ -267,7 +267,7 @@ class Steps:
             sides.append(side_states)
             # the forecast uses what players see now (in live mode, the re-rated period)
             shown.append(aggregate([r[SKILL] for r in side_rows]))
-        expected = _checked(self.expect(shown, match.home), len(sides))
+        expected = _checked(self.expect(shown, match.home, match), len(sides))
         pairings = self.team(sides, match.places, match.weight)
         out: list[tuple[str, Row]] = []
         changes = []
