@@ -603,6 +603,9 @@ def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         jobs=args.jobs,
         home_from=args.home_from,
         progress=progress,
+        method=args.method,
+        storage=args.storage,
+        study_name=args.study,
     )
     if shown:
         err.write("\n")
@@ -1014,6 +1017,20 @@ def _model_commands(c: _Commands) -> None:
         help="share of warm-up matches, the latest, scored (default 0.2)",
     )
     p.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
+    p.add_argument(
+        "--method",
+        choices=("optuna", "random"),
+        default=None,
+        help="Optuna's seeded TPE with pruning (default when installed: rankcraft[tune]) "
+        "or the seeded random search",
+    )
+    p.add_argument(
+        "--storage",
+        metavar="URL",
+        help="Optuna storage shared by several processes or machines "
+        "(sqlite:///study.db, postgresql://user@host/db)",
+    )
+    p.add_argument("--study", metavar="NAME", help="the study's name in --storage (default: the ruleset's)")
     c.home_from(p)
 
     c.add("rulesets", cmd_rulesets, "list the bundled rulesets")

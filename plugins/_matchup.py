@@ -257,10 +257,14 @@ class ContextRule:
             World Cup against 20 for friendlies is k_scale 3 against 1).
         home_advantage: the home advantage in these matches, rating points, |x| ≤ 1e6
             (default: the plugin's ``home_advantage``).
+        gap_scale: the rating gap counts this many times in these matches, [1e-9, 1e6]
+            (FiveThirtyEight's NFL playoffs: 1.2; a best-of-five tennis match is more
+            decisive than a best-of-three).
     """
 
     contains: str = attrs.field(validator=_contains)
     k_scale: float = attrs.field(default=1.0, validator=_positive)
+    gap_scale: float = attrs.field(default=1.0, validator=_positive)
     home_advantage: float | None = attrs.field(default=None)
 
     @home_advantage.validator

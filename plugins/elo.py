@@ -138,6 +138,11 @@ class EloParams:
             ``(1 − blend_weight) · rating + blend_weight · context rating`` (weight in
             [0, 1], default 0.5), and the context rating moves ``blend_k`` times as far as
             the overall one ([0, 1e3], default 1). The state then has a ``contexts`` list.
+        prior_field, prior_at_one, prior_per_log: a newcomer prior from a field: when
+            ``meta[prior_field]`` lists a positive number per side (a ranking, e.g. the ATP
+            ranking), a player whose rating is still exactly ``initial_rating`` is forecast
+            and updated from ``prior_at_one − prior_per_log · ln(rank)`` instead
+            (|values| ≤ 1e6; defaults 1800 and 60; a missing rank keeps the initial rating).
 
     The match context (``context_field``, ``home_drift``, ``blend_field``) is read from
     the match being rated; a prediction made without a match (``League.predict``) uses
@@ -169,6 +174,9 @@ class EloParams:
     blend_values: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     blend_weight: float = attrs.field(default=0.5, validator=within(0.0, 1.0))
     blend_k: float = attrs.field(default=1.0, validator=within(0.0, 1e3))
+    prior_field: str | None = None
+    prior_at_one: float = attrs.field(default=1800.0, validator=_rating)
+    prior_per_log: float = attrs.field(default=60.0, validator=_rating)
 
     def __attrs_post_init__(self) -> None:
         if self.context_rules and not self.context_field:
@@ -243,23 +251,53 @@ def _year(match: Match) -> float:
     return moment.year + (moment.timetuple().tm_yday - 1) / 365.25
 
 
-def _venue(params: EloParams, match: Match | None) -> tuple[float, float]:
-    """(home advantage, K scale) of a match under the params' context rules and drift."""
-    advantage, k_scale = params.home_advantage, 1.0
+def _venue(params: EloParams, match: Match | None) -> tuple[float, float, float]:
+    """(home advantage, K scale, gap scale) of a match under the params' context rules
+    and drift."""
+    advantage, k_scale, gap_scale = params.home_advantage, 1.0, 1.0
     if match is None:
-        return advantage, k_scale
+        return advantage, k_scale, gap_scale
     if params.context_field is not None and params.context_rules:
         value = match.meta.get(params.context_field)
         text = "" if value is None else str(value)
         for rule in params.context_rules:
             if rule.contains in text:
-                k_scale = rule.k_scale
+                k_scale, gap_scale = rule.k_scale, rule.gap_scale
                 if rule.home_advantage is not None:
                     advantage = rule.home_advantage
                 break
     if params.home_drift:
         advantage += params.home_drift * (_year(match) - params.home_drift_year)
-    return advantage, k_scale
+    return advantage, k_scale, gap_scale
+
+
+def _prior(params: EloParams, match: Match | None, side: int) -> float | None:
+    """The newcomer prior of ``side`` from ``meta[prior_field]``, or None."""
+    if params.prior_field is None or match is None:
+        return None
+    values = match.meta.get(params.prior_field)
+    if not isinstance(values, list | tuple) or side >= len(values):
+        return None
+    rank = values[side]
+    if isinstance(rank, bool) or not isinstance(rank, int | float) or not rank > 0:
+        return None
+    if not math.isfinite(rank):
+        return None
+    value = params.prior_at_one - params.prior_per_log * math.log(rank)
+    return limit(value, -RATING_LIMIT, RATING_LIMIT)
+
+
+def _start(params: EloParams, state: Any, match: Match | None, side: int) -> Any:
+    """``state``, or for a newcomer (rating still exactly the initial one) with a prior
+    from the match, the state at the prior."""
+    if params.prior_field is None or state.rating != params.initial_rating:
+        return state
+    prior = _prior(params, match, side)
+    if prior is None:
+        return state
+    if isinstance(state, EloContextSkill):
+        return EloContextSkill(prior, prior, tuple(prior for _ in state.contexts))
+    return EloSkill(prior, prior)
 
 
 def _blend_index(params: EloParams, match: Match | None) -> int | None:
@@ -319,6 +357,7 @@ def _plain(params: EloParams) -> bool:
         and params.context_field is None
         and not params.home_drift
         and params.blend_field is None
+        and params.prior_field is None
     )
 
 
@@ -343,14 +382,15 @@ def rankcraft_expectation(
 ) -> list[float]:
     scale = params.scale
     if len(side_states) == 2 and not _plain(params):
-        advantage, _ = _venue(params, match)
+        advantage, _, gap_scale = _venue(params, match)
         index = _blend_index(params, match)
+        first, second = (_start(params, side_states[i], match, i) for i in (0, 1))
         gap = (
-            _rating_in(params, side_states[0], index)
+            _rating_in(params, first, index)
             + home_edge(advantage, home, 0)
-            - _rating_in(params, side_states[1], index)
+            - _rating_in(params, second, index)
         )
-        p = expected_of_gap(params, gap)
+        p = expected_of_gap(params, gap * gap_scale)
         return [p, 1.0 - p]
     edge = home_edge(params.home_advantage, home, 0)
     if len(side_states) == 2:  # (side_probabilities' two-sided case, written out)
@@ -429,16 +469,19 @@ def _update_in_context(
     """The update with a draw model, context rules, a drifting home advantage or
     context ratings (two-sided matches read the match; a closed period has none)."""
     match = context.match
-    advantage, k_scale = _venue(params, match)
+    advantage, k_scale, gap_scale = _venue(params, match)
     index = _blend_index(params, match)
     edge = 0.0
     if advantage and match is not None and len(match.teams) == 2:
         edge = home_edge(advantage, match.home, context.side)
+    state = _start(params, state, match, context.side)
     mine = _rating_in(params, state, index)
     surprise = 0.0
     for opponent, score, weight in pairings:
+        if len(pairings) == 1 and match is not None and len(match.teams) == 2:
+            opponent = _start(params, opponent, match, 1 - context.side)
         gap = mine + edge - _rating_in(params, opponent, index)
-        surprise += weight * (score - expected_of_gap(params, gap))
+        surprise += weight * (score - expected_of_gap(params, gap * gap_scale))
     k = _k(params, state, context) * k_scale
     context.factors["k"] = k
     if (
@@ -448,7 +491,7 @@ def _update_in_context(
         and len(match.scores) == 2
         and len(pairings) == 1
     ):
-        lead = mine + edge - _rating_in(params, pairings[0].opponent, index)
+        lead = mine + edge - _rating_in(params, opponent, index)
         margin = match.scores[context.side] - match.scores[1 - context.side]
         multiplier = margin_rule_multiplier(params.margin, params.margin_form, margin, lead)
         context.factors["margin"] = multiplier
