@@ -70,6 +70,7 @@ class _LineTracker:
         self.path = path
         self.home_from = home_from
         self.count = 0  # items handed out
+        self.homes = 0  # items naming a home side (for the home-advantage warning)
         self.lines: collections.deque[int] = collections.deque(maxlen=window + 10_000)
 
     def __iter__(self) -> Iterator[Any]:
@@ -78,6 +79,8 @@ class _LineTracker:
         for number, data in read_match_dicts(self.path):
             if self.home_from and type(data) is dict:
                 (data,) = with_home([data], self.home_from)
+            if type(data) is dict and data.get("home") is not None:
+                self.homes += 1
             self.lines.append(number)
             self.count += 1
             yield data
@@ -232,6 +235,7 @@ def _replay_into(
     finally:
         progress.done()
     seconds = time.perf_counter() - started
+    _warn_home(league.ruleset, source.count, source.homes, path, err)
     return {
         "recorded": summary.recorded,
         "skipped": summary.skipped,
@@ -239,6 +243,17 @@ def _replay_into(
         "matches": league.match_count,
         "seconds": round(seconds, 3),
     }
+
+
+def _warn_home(ruleset: Any, matches: int, homes: int, path: str, err: TextIO) -> None:
+    """Warn when the ruleset has a home advantage and no match named a home side."""
+    from .advice import HomeSeen, home_warning
+
+    seen = HomeSeen(())
+    seen.matches, seen.with_home = matches, homes
+    warning = home_warning(ruleset, seen, path)
+    if warning is not None:
+        err.write(f"rankcraft: warning: {warning}\n")
 
 
 def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -525,15 +540,16 @@ def _source(path: str, home_from: str | None) -> Any:
 
 
 def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from .advice import HomeSeen
     from .evaluate import evaluate
 
     results = {}
     for name in args.ruleset:
         ruleset = load_ruleset(name)
         label = ruleset.name if ruleset.name not in results else name
-        results[label] = evaluate(
-            League(ruleset), _source(args.matches, args.home_from), test_from=args.test_from
-        )
+        seen = HomeSeen(_source(args.matches, args.home_from))
+        results[label] = evaluate(League(ruleset), seen, test_from=args.test_from)
+        _warn_home(ruleset, seen.matches, seen.with_home, args.matches, err)
     if args.plot:
         from .plots import plot_calibration
 
@@ -586,6 +602,13 @@ def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     ruleset = load_ruleset(args.ruleset)
     params = [parse_param(text, ruleset) for text in args.param]
     shown = err.isatty()
+    from .advice import HomeSeen
+
+    seen = HomeSeen(_source(args.matches, args.home_from))
+    for _ in seen:
+        if seen.with_home:
+            break
+    _warn_home(ruleset, seen.matches, seen.with_home, args.matches, err)
 
     def progress(done: int, total: int, best: float) -> None:
         if shown:
