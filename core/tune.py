@@ -88,9 +88,24 @@ class TuneResult:
     validation_from: str
 
 
+def _at(table: Any, keys: Sequence[str]) -> Any:
+    """The value at a path into nested tables and lists (a list takes an index, e.g.
+    ``update.params.context_rules.0.k_scale``), or None where it stops."""
+    value = table
+    for key in keys:
+        if isinstance(value, list) and key.isdigit() and int(key) < len(value):
+            value = value[int(key)]
+        elif isinstance(value, dict) and key in value:
+            value = value[key]
+        else:
+            return field_at(value, [key]) if isinstance(value, dict) else None
+    return value
+
+
 def parse_param(text: str, ruleset: Ruleset) -> ParamRange:
     """``NAME=LOW:HIGH`` → :class:`ParamRange`. NAME is a dotted path into the ruleset
-    (``update.params.k_factor``); ``update.k_factor`` is read as the slot's params."""
+    (``update.params.k_factor``); ``update.k_factor`` is read as the slot's params, and
+    a number in the path indexes a list (``update.context_rules.0.k_scale``)."""
     name, sep, span = text.partition("=")
     low_text, sep2, high_text = span.partition(":")
     if not sep or not sep2:
@@ -103,9 +118,9 @@ def parse_param(text: str, ruleset: Ruleset) -> ParamRange:
         raise InputError(f"--param {name}: need finite LOW <= HIGH: {span!r}")
     path = tuple(name.split("."))
     table = to_dict(ruleset)
-    if len(path) == 2 and path[0] in table and path[1] != "params":
-        path = (path[0], "params", path[1])
-    current = field_at(table, path)
+    if len(path) >= 2 and path[0] in table and path[1] != "params":
+        path = (path[0], "params", *path[1:])
+    current = _at(table, path)
     if isinstance(current, bool) or not isinstance(current, int | float):
         raise InputError(
             f"--param {name}: the ruleset has no number at {'.'.join(path)!r} (found {current!r})"
@@ -126,8 +141,13 @@ def apply(
     for param, value in zip(params, values, strict=True):
         target: Any = table
         for key in param.path[:-1]:
-            target = target.setdefault(key, {})
-        target[param.path[-1]] = round(value) if param.integer else float(value)
+            target = target[int(key)] if isinstance(target, list) else target.setdefault(key, {})
+        last = param.path[-1]
+        number = round(value) if param.integer else float(value)
+        if isinstance(target, list):
+            target[int(last)] = number
+        else:
+            target[last] = number
     if name is not None:
         table["name"] = name
     return from_dict(table, source="<tuned ruleset>", plugins=ruleset.plugins)
@@ -424,7 +444,7 @@ def tune(
     current = []
     table = to_dict(ruleset)
     for p in params:
-        value = field_at(table, p.path)
+        value = _at(table, p.path)
         current.append(min(max(float(value), p.low), p.high))
     if method == "optuna":
         done, best = _search_optuna(
