@@ -43,7 +43,7 @@ from .manager import Plugins
 from .model import Match, PlayerRecord, Report, ResetContext
 from .rated import Rated, ReportWriter
 from .ruleset import Ruleset, dumps, load_ruleset, loads_ruleset
-from .seasons import Seasons
+from .seasons import Seasons, due_before
 from .steps import PENDING, RANK, SKILL, Steps, record_of
 from .store import MatchRow, MemoryStore, Store, mask_url, open_store
 from .unit import FLUSH_EVERY, UnitOfWork
@@ -430,7 +430,7 @@ class League:
             raise InputError(f"'home' must be a side index (0 to {len(sides) - 1}): {home!r}")
         when = parse_time(at, field="at") if isinstance(at, str) else at
         steps = self._steps
-        rows = self._unit.rows
+        rows = self._after_resets(when) if when is not None else self._unit.rows
         states = []
         for side in sides:
             members = []
@@ -439,6 +439,40 @@ class League:
                 members.append(row[SKILL] if when is None else steps.decayed(row, when))
             states.append(steps.aggregate(members))
         return [float(p) for p in steps.expect(states, home, None)]
+
+    def _after_resets(self, when: datetime) -> Mapping[str, Any]:
+        """The players' rows as a match at ``when`` would meet them: the season events due
+        by then applied to copies (``record`` runs them before rating the match); the
+        league's rows themselves when none is due."""
+        rows = self._unit.rows
+        steps = self._steps
+        if steps.reset is None or not self._seasons.events:
+            return rows
+        if not any(m is not None and m <= when for m in self._seasons.moments):
+            return rows
+        reset = steps.reset
+        current = {pid: record_of(pid, row) for pid, row in rows.items()}
+
+        def run(kind: str, moment: datetime, since: datetime) -> int:
+            context = ResetContext(
+                kind=kind, at=moment, skill_params=steps.skill_params,
+                decay=steps.skill_decay, since=since,
+            )
+            changed = 0
+            for record in reset([current[p] for p in sorted(current)], kind, context):
+                if record.id in current and record != current[record.id]:
+                    current[record.id] = record
+                    changed += 1
+            return changed
+
+        due_before(self._seasons, when, run)
+        projected = dict(rows)
+        for pid, record in current.items():
+            if record.skill is not rows[pid][SKILL]:
+                row = list(rows[pid])
+                row[SKILL] = record.skill
+                projected[pid] = row
+        return projected
 
     # -- state documents -------------------------------------------------------------------
 

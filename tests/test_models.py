@@ -196,3 +196,23 @@ def test_warning_when_home_advantage_finds_no_home_side(tmp_path: Path) -> None:
             argv[-3] = str(tmp_path / "l2.db")
         assert main(argv, out=io.StringIO(), err=err) == 0
         assert "warning" not in err.getvalue()
+
+
+# -- seasons ---------------------------------------------------------------------------
+
+
+def test_predict_at_a_later_time_applies_the_resets_due() -> None:
+    league = rankcraft.League("elo-538")
+    for i, day in enumerate(("2020-12-01", "2020-12-08")):
+        league.record({"id": f"m{i}", "played_at": day, "teams": [["A"], ["B" if i else "C"]],
+                       "scores": [30, 0], "home": 0})
+    stored = league.player("A").skill.rating
+    before = league.predict([["A"], ["B"]], home=0)
+    ahead = league.predict([["A"], ["B"]], at="2021-09-10", home=0)
+    assert ahead[0] < before[0]  # June's regression to the mean is due by September
+    assert league.player("A").skill.rating == stored  # predicting stores nothing
+    assert league.predict([["A"], ["B"]], at="2021-05-01", home=0) == before  # none due yet
+    report = league.record({"id": "m2", "played_at": "2021-09-10", "teams": [["A"], ["B"]],
+                            "scores": [30, 0], "home": 0})
+    assert list(report.expected) == pytest.approx(ahead, abs=1e-15)
+    assert league.predict([["A"], ["B"]], at="2021-09-11", home=0)[0] > ahead[0]
