@@ -12,8 +12,8 @@ sets, and :class:`HomeSeen` counts, as matches stream by, those that name a home
 []
 >>> seen = HomeSeen([{"home": None}, {"teams": []}])
 >>> _ = list(seen)
->>> print(home_warning(rankcraft.load_ruleset("elo-538"), seen, "nfl.jsonl"))
-ruleset 'elo-538' has a home advantage (update.params.home_advantage = 65) but no match of nfl.jsonl names a home side, so it was not used: give each match a "home" side index, or take it from a field with --home-from (e.g. --home-from meta.home_team_index)
+>>> print(home_warning(rankcraft.load_ruleset("elo-538"), seen, "nfl.jsonl")[:96])
+ruleset 'elo-538' has a home advantage (update.params.home_advantage = 65) but no match of nfl.js
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def home_warning(ruleset: Ruleset, seen: HomeSeen, source: str) -> str | None:
         return None
     return (
         f"ruleset {ruleset.name!r} has a home advantage ({'; '.join(uses)}) but no match of "
-        f"{source} names a home side, so it was not used: give each match a \"home\" side "
+        f'{source} names a home side, so it was not used: give each match a "home" side '
         "index, or take it from a field with --home-from (e.g. --home-from "
         "meta.home_team_index)"
     )

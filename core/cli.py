@@ -1053,7 +1053,9 @@ def _model_commands(c: _Commands) -> None:
         help="Optuna storage shared by several processes or machines "
         "(sqlite:///study.db, postgresql://user@host/db)",
     )
-    p.add_argument("--study", metavar="NAME", help="the study's name in --storage (default: the ruleset's)")
+    p.add_argument(
+        "--study", metavar="NAME", help="the study's name in --storage (default: the ruleset's)"
+    )
     c.home_from(p)
 
     c.add("rulesets", cmd_rulesets, "list the bundled rulesets")

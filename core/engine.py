@@ -455,8 +455,11 @@ class League:
 
         def run(kind: str, moment: datetime, since: datetime) -> int:
             context = ResetContext(
-                kind=kind, at=moment, skill_params=steps.skill_params,
-                decay=steps.skill_decay, since=since,
+                kind=kind,
+                at=moment,
+                skill_params=steps.skill_params,
+                decay=steps.skill_decay,
+                since=since,
             )
             changed = 0
             for record in reset([current[p] for p in sorted(current)], kind, context):

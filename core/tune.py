@@ -189,7 +189,13 @@ STARTUP_TRIALS = 5
 
 def _run_checked(
     job: tuple[
-        str, str | None, str, tuple[ParamRange, ...], tuple[float, ...], str, str,
+        str,
+        str | None,
+        str,
+        tuple[ParamRange, ...],
+        tuple[float, ...],
+        str,
+        str,
         tuple[float | None, ...],
     ],
 ) -> tuple[list[float], bool]:
@@ -205,7 +211,10 @@ def _run_checked(
     matches = _matches(path, home_from)
     if ruleset.period.mode == "batch":  # (a chunk's end would close a period): one piece
         result = evaluate(
-            League(ruleset), matches, test_from=test_from, score_from=validation_from,
+            League(ruleset),
+            matches,
+            test_from=test_from,
+            score_from=validation_from,
             stop_at=test_from,
         )
         return [result.log_loss], False
@@ -221,7 +230,10 @@ def _run_checked(
         if stop <= start:
             continue
         part = evaluate(
-            league, matches[start:stop], test_from=test_from, score_from=validation_from,
+            league,
+            matches[start:stop],
+            test_from=test_from,
+            score_from=validation_from,
             stop_at=test_from,
         )
         total += part.log_loss * part.n
@@ -307,7 +319,8 @@ def _search_optuna(
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    rdb = None if storage is None else optuna.storages.RDBStorage(optuna_storage(storage))
+    url = optuna_storage(storage)
+    rdb = None if url is None else optuna.storages.RDBStorage(url)
     try:
         study = optuna.create_study(
             direction="minimize",
@@ -316,8 +329,19 @@ def _search_optuna(
             study_name=study_name,
             load_if_exists=rdb is not None,
         )
-        return _optimize(study, source, home_from, text, params, start, validation_from,
-                         test_from, trials=trials, jobs=jobs, progress=progress)
+        return _optimize(
+            study,
+            source,
+            home_from,
+            text,
+            params,
+            start,
+            validation_from,
+            test_from,
+            trials=trials,
+            jobs=jobs,
+            progress=progress,
+        )
     finally:
         if rdb is not None:
             rdb.engine.dispose()  # (its pooled connections, closed now)
@@ -447,7 +471,7 @@ def tune(
         value = _at(table, p.path)
         current.append(min(max(float(value), p.low), p.high))
     if method == "optuna":
-        done, best = _search_optuna(
+        found, chosen = _search_optuna(
             source,
             home_from,
             text,
@@ -462,7 +486,9 @@ def tune(
             study_name=study_name or ruleset.name,
             progress=progress,
         )
-        return _finish(ruleset, params, best, done, source, home_from, test_from, validation_from)
+        return _finish(
+            ruleset, params, chosen, found, source, home_from, test_from, validation_from
+        )
     rounds = [[tuple(current)] + [_sample(rng, params, box) for _ in range(max(trials - 1, 0))]]
     done: list[Trial] = []
     total = len(rounds[0]) + max(trials // 2, 1)

@@ -115,7 +115,9 @@ def match_margin(context: PlayerContext, pairings_count: int) -> float | None:
     return match.scores[context.side] - match.scores[1 - context.side]
 
 
-def davidson(gap: float, scale: float, kappa: float, gap_rate: float = 0.0) -> tuple[float, float, float]:
+def davidson(
+    gap: float, scale: float, kappa: float, gap_rate: float = 0.0
+) -> tuple[float, float, float]:
     """(P(win), P(draw), P(loss)) of a side ``gap`` rating points ahead (home edge
     included), by Davidson's extension of the Bradley-Terry model ("On extending the
     Bradley-Terry model to accommodate ties in paired comparison experiments", 1970) in
@@ -207,7 +209,7 @@ class MarginForm:
             floor = -self.base / (2.0 * self.lead)
             if winner_lead < floor:
                 winner_lead = floor
-        return size / (self.base + self.lead * winner_lead)
+        return float(size / (self.base + self.lead * winner_lead))
 
 
 NBA_FORM = MarginForm()

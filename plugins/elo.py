@@ -32,8 +32,8 @@ from rankcraft.validators import RATING_LIMIT, limit, state_within, within
 from ._matchup import (
     DRAW_MODELS,
     MARGIN_RULES,
-    MarginForm,
     ContextRule,
+    MarginForm,
     davidson,
     home_edge,
     logistic10,
@@ -51,7 +51,14 @@ SCALE_LIMIT = 1e6
 _rating = within(-RATING_LIMIT, RATING_LIMIT)
 _k = within(1e-6, K_LIMIT)
 
-__all__ = ["ContextRule", "MarginForm", "davidson", "home_edge", "margin_multiplier", "ordered_logit"]
+__all__ = [
+    "ContextRule",
+    "MarginForm",
+    "davidson",
+    "home_edge",
+    "margin_multiplier",
+    "ordered_logit",
+]
 
 
 @attrs.frozen(kw_only=True)
@@ -222,7 +229,9 @@ class EloSkill:
 
 def _contexts_check(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
     for item in value:
-        if not (isinstance(item, int | float) and math.isfinite(item) and abs(item) <= RATING_LIMIT):
+        if not (
+            isinstance(item, int | float) and math.isfinite(item) and abs(item) <= RATING_LIMIT
+        ):
             raise ValueError(f"'contexts' must hold numbers in [-1e6, 1e6]: {list(value)!r}")
 
 
@@ -409,20 +418,18 @@ def rankcraft_outcomes(
     None without one (``draw = "none"``) or for more than two sides."""
     if params.draw == "none" or len(side_states) != 2:
         return None
-    gap = (
-        side_states[0].rating
-        + home_edge(params.home_advantage, home, 0)
-        - side_states[1].rating
-    )
+    gap = side_states[0].rating + home_edge(params.home_advantage, home, 0) - side_states[1].rating
     win, draw, loss = outcome_probabilities(params, gap)
     return [win, draw, loss]
 
 
-def _k(params: EloParams, state: Any, context: PlayerContext) -> float:
+def _k_of(params: EloParams, state: Any, context: PlayerContext) -> float:
     if params.k_by_games or params.k_by_rating:
         return params.k_for(context.matches, state.rating, state.peak)
     if params.k_games_power:
-        return params.k_factor / (context.matches + params.k_games_offset) ** params.k_games_power
+        return float(
+            params.k_factor / (context.matches + params.k_games_offset) ** params.k_games_power
+        )
     return params.k_factor
 
 
@@ -442,7 +449,7 @@ def rankcraft_update(
     for opponent, score, weight in pairings:
         gap = opponent.rating - rating - edge
         surprise += weight * (score - logistic10(gap / scale))
-    k = _k(params, state, context)
+    k = _k_of(params, state, context)
     context.factors["k"] = k
     if (
         params.margin != "none"
@@ -482,7 +489,7 @@ def _update_in_context(
             opponent = _start(params, opponent, match, 1 - context.side)
         gap = mine + edge - _rating_in(params, opponent, index)
         surprise += weight * (score - expected_of_gap(params, gap * gap_scale))
-    k = _k(params, state, context) * k_scale
+    k = _k_of(params, state, context) * k_scale
     context.factors["k"] = k
     if (
         params.margin != "none"

@@ -26,8 +26,13 @@ def _league(params: str) -> rankcraft.League:
 
 
 def _match(mid: str, scores: list[float], **extra: object) -> dict[str, object]:
-    return {"id": mid, "played_at": "2024-01-01", "teams": [["a"], ["b"]], "scores": scores,
-            **extra}
+    return {
+        "id": mid,
+        "played_at": "2024-01-01",
+        "teams": [["a"], ["b"]],
+        "scores": scores,
+        **extra,
+    }
 
 
 # -- draw models --------------------------------------------------------------------------
@@ -39,8 +44,9 @@ def test_davidson_matches_its_closed_form() -> None:
     pa, pb = 10 ** (1700 / 400), 10 ** (1500 / 400)
     tie = kappa * math.sqrt(pa * pb)
     win, draw, loss = davidson(200.0, 400.0, kappa)
-    assert (win, draw, loss) == pytest.approx((pa / (pa + pb + tie), tie / (pa + pb + tie),
-                                                pb / (pa + pb + tie)), rel=1e-12)
+    assert (win, draw, loss) == pytest.approx(
+        (pa / (pa + pb + tie), tie / (pa + pb + tie), pb / (pa + pb + tie)), rel=1e-12
+    )
     # κ = 0 is Elo's curve; P(draw) between equals is κ / (2 + κ)
     assert davidson(200.0, 400.0, 0.0)[0] == pytest.approx(1 / (1 + 10 ** (-0.5)))
     assert davidson(0.0, 400.0, kappa)[1] == pytest.approx(kappa / (2 + kappa))
@@ -55,14 +61,15 @@ def test_davidson_matches_its_closed_form() -> None:
     rate=st.floats(0, 10),
     margin=st.floats(0, 1e6),
 )
-def test_three_outcomes_are_probabilities(gap: float, kappa: float, rate: float,
-                                          margin: float) -> None:
+def test_three_outcomes_are_probabilities(
+    gap: float, kappa: float, rate: float, margin: float
+) -> None:
     for probs in (davidson(gap, 400.0, kappa, rate), ordered_logit(gap, 400.0, margin)):
         assert all(0.0 <= p <= 1.0 for p in probs)
         assert math.fsum(probs) == pytest.approx(1.0, abs=1e-12)
     # symmetric: the other side's view swaps win and loss
-    w, d, l = davidson(gap, 400.0, kappa, rate)
-    assert davidson(-gap, 400.0, kappa, rate) == pytest.approx((l, d, w), abs=1e-12)
+    w, d, lose = davidson(gap, 400.0, kappa, rate)
+    assert davidson(-gap, 400.0, kappa, rate) == pytest.approx((lose, d, w), abs=1e-12)
 
 
 def test_ordered_logit_closed_form() -> None:
@@ -79,7 +86,8 @@ def test_outcomes_direct_and_through_the_hook_manager() -> None:
     assert direct == pytest.approx([0.4, 0.2, 0.4])
     pm = rankcraft.get_plugin_manager()
     (answer,) = [
-        r for r in pm.hook.rankcraft_outcomes(params=params, side_states=states, home=None)
+        r
+        for r in pm.hook.rankcraft_outcomes(params=params, side_states=states, home=None)
         if r is not None
     ]
     assert sum(answer) == pytest.approx(1.0) and answer[0] > answer[2]
@@ -92,8 +100,14 @@ def test_outcomes_direct_and_through_the_hook_manager() -> None:
 
 def test_draw_model_forecast_and_update_are_consistent() -> None:
     league = _league('draw = "davidson"\ndraw_kappa = 0.5\nk_factor = 20.0\n')
-    league.import_state({"players": [{"id": "a", "skill": {"rating": 1600.0}},
-                                     {"id": "b", "skill": {"rating": 1500.0}}]})
+    league.import_state(
+        {
+            "players": [
+                {"id": "a", "skill": {"rating": 1600.0}},
+                {"id": "b", "skill": {"rating": 1500.0}},
+            ]
+        }
+    )
     win, draw, _ = davidson(100.0, 400.0, 0.5)
     expected = win + draw / 2
     assert league.predict([["a"], ["b"]])[0] == pytest.approx(expected)
@@ -123,8 +137,9 @@ def test_margin_rules_published_values() -> None:
     base=st.floats(1e-3, 1e3),
     slope=st.floats(0, 1),
 )
-def test_no_margin_flips_a_change(margin: float, lead: float, offset: float, power: float,
-                                  base: float, slope: float) -> None:
+def test_no_margin_flips_a_change(
+    margin: float, lead: float, offset: float, power: float, base: float, slope: float
+) -> None:
     form = MarginForm(offset=offset, power=power, base=base, lead=slope)
     value = form.multiplier(margin, lead)
     assert math.isfinite(value) and value >= 0.0
@@ -138,7 +153,7 @@ def test_context_rules_home_drift_and_blend() -> None:
     league = _league(
         'home_advantage = 100.0\ncontext_field = "tournament"\n'
         '[[update.params.context_rules]]\ncontains = "Friendly"\nk_scale = 0.5\n'
-        'home_advantage = 40.0\n'
+        "home_advantage = 40.0\n"
     )
     report = league.record(_match("f", [1, 0], home=0, meta={"tournament": "Friendly"}))
     assert report.expected[0] == pytest.approx(1 / (1 + 10 ** (-40 / 400)))
@@ -148,8 +163,10 @@ def test_context_rules_home_drift_and_blend() -> None:
     drift = _league("home_advantage = 60.0\nhome_drift = -2.0\nhome_drift_year = 2014.0\n")
     report = drift.record(_match("d", [1, 0], home=0))  # 2024: 60 - 2 · 10 = 40
     assert report.expected[0] == pytest.approx(1 / (1 + 10 ** (-40 / 400)))
-    blend = _league('blend_field = "surface"\nblend_values = ["Clay", "Grass"]\n'
-                    "blend_weight = 0.5\nblend_k = 2.0\n")
+    blend = _league(
+        'blend_field = "surface"\nblend_values = ["Clay", "Grass"]\n'
+        "blend_weight = 0.5\nblend_k = 2.0\n"
+    )
     blend.record(_match("b", [1, 0], meta={"surface": "Clay"}))
     a = blend.player("a").skill
     assert (a.rating, a.contexts) == (1516.0, (1532.0, 1500.0))
@@ -164,7 +181,7 @@ def test_context_rules_home_drift_and_blend() -> None:
 
 def test_newcomer_prior_from_a_field() -> None:
     league = _league('prior_field = "atp_rank"\nprior_at_one = 1800.0\nprior_per_log = 60.0\n')
-    report = league.record(_match("m", [1, 0], meta={"atp_rank": [1, math.e ** 5]}))
+    report = league.record(_match("m", [1, 0], meta={"atp_rank": [1, math.e**5]}))
     assert report.expected[0] == pytest.approx(1 / (1 + 10 ** (-300 / 400)))
     assert league.player("a").skill.rating == pytest.approx(1800 + 32 * (1 - report.expected[0]))
 
@@ -183,10 +200,13 @@ def test_bad_params_are_refused() -> None:
 
 def test_warning_when_home_advantage_finds_no_home_side(tmp_path: Path) -> None:
     path = tmp_path / "m.jsonl"
-    path.write_text("\n".join(json.dumps(_match(f"m{i}", [1, 0], meta={"h": 0}))
-                              for i in range(3)) + "\n")
-    for argv in (["evaluate", str(path), "--ruleset", "elo-538", "--test-from", "2024-01-01"],
-                 ["replay", str(path), "--ruleset", "elo-538", "--db", str(tmp_path / "l.db")]):
+    path.write_text(
+        "\n".join(json.dumps(_match(f"m{i}", [1, 0], meta={"h": 0})) for i in range(3)) + "\n"
+    )
+    for argv in (
+        ["evaluate", str(path), "--ruleset", "elo-538", "--test-from", "2024-01-01"],
+        ["replay", str(path), "--ruleset", "elo-538", "--db", str(tmp_path / "l.db")],
+    ):
         err = io.StringIO()
         assert main(argv, out=io.StringIO(), err=err) == 0
         assert "warning: ruleset 'elo-538' has a home advantage" in err.getvalue()
@@ -204,15 +224,29 @@ def test_warning_when_home_advantage_finds_no_home_side(tmp_path: Path) -> None:
 def test_predict_at_a_later_time_applies_the_resets_due() -> None:
     league = rankcraft.League("elo-538")
     for i, day in enumerate(("2020-12-01", "2020-12-08")):
-        league.record({"id": f"m{i}", "played_at": day, "teams": [["A"], ["B" if i else "C"]],
-                       "scores": [30, 0], "home": 0})
+        league.record(
+            {
+                "id": f"m{i}",
+                "played_at": day,
+                "teams": [["A"], ["B" if i else "C"]],
+                "scores": [30, 0],
+                "home": 0,
+            }
+        )
     stored = league.player("A").skill.rating
     before = league.predict([["A"], ["B"]], home=0)
     ahead = league.predict([["A"], ["B"]], at="2021-09-10", home=0)
     assert ahead[0] < before[0]  # June's regression to the mean is due by September
     assert league.player("A").skill.rating == stored  # predicting stores nothing
     assert league.predict([["A"], ["B"]], at="2021-05-01", home=0) == before  # none due yet
-    report = league.record({"id": "m2", "played_at": "2021-09-10", "teams": [["A"], ["B"]],
-                            "scores": [30, 0], "home": 0})
+    report = league.record(
+        {
+            "id": "m2",
+            "played_at": "2021-09-10",
+            "teams": [["A"], ["B"]],
+            "scores": [30, 0],
+            "home": 0,
+        }
+    )
     assert list(report.expected) == pytest.approx(ahead, abs=1e-15)
     assert league.predict([["A"], ["B"]], at="2021-09-11", home=0)[0] > ahead[0]

@@ -51,8 +51,9 @@ def test_seeded_study_improves_on_its_start_point(tmp_path: Path) -> None:
     ruleset = _bad_start()
     params = [parse_param("update.k_factor=1:120", ruleset)]
     runs = [
-        tune(path, ruleset, params, test_from="2021-09-01", trials=6, jobs=1, seed=7,
-             method="optuna")
+        tune(
+            path, ruleset, params, test_from="2021-09-01", trials=6, jobs=1, seed=7, method="optuna"
+        )
         for _ in range(2)
     ]
     result = runs[0]
@@ -81,8 +82,7 @@ def test_pruned_trials_stop_early() -> None:
     history = _history(Path(__import__("tempfile").mkdtemp()) / "h.jsonl")
     ruleset = _bad_start()
     params = (parse_param("update.k_factor=1:120", ruleset),)
-    job = (str(history), None, rankcraft.dumps(ruleset), params, (2.0,), "2021-07-01",
-           "2021-09-01")
+    job = (str(history), None, rankcraft.dumps(ruleset), params, (2.0,), "2021-07-01", "2021-09-01")
     running, pruned = _run_checked((*job, ()))
     assert not pruned and len(running) == 4
     stopped, pruned = _run_checked((*job, (running[0] - 0.01,) * 4))
@@ -118,10 +118,27 @@ def test_storage_url_shared_by_two_studies(tmp_path: Path) -> None:
         path = _history(tmp_path / "h.jsonl")
         ruleset = _bad_start()
         params = [parse_param("update.k_factor=1:120", ruleset)]
-        first = tune(path, ruleset, params, test_from="2021-09-01", trials=3, jobs=1,
-                     storage=url, study_name="shared")
-        second = tune(path, ruleset, params, test_from="2021-09-01", trials=3, jobs=1, seed=1,
-                      storage=url, study_name="shared")
+        first = tune(
+            path,
+            ruleset,
+            params,
+            test_from="2021-09-01",
+            trials=3,
+            jobs=1,
+            storage=url,
+            study_name="shared",
+        )
+        second = tune(
+            path,
+            ruleset,
+            params,
+            test_from="2021-09-01",
+            trials=3,
+            jobs=1,
+            seed=1,
+            storage=url,
+            study_name="shared",
+        )
         storage = optuna.storages.RDBStorage(optuna_storage(url))
         try:
             trials = optuna.load_study(study_name="shared", storage=storage).trials
@@ -129,9 +146,11 @@ def test_storage_url_shared_by_two_studies(tmp_path: Path) -> None:
             storage.engine.dispose()
         assert len(trials) == 6
         assert trials[0].params == {"update.params.k_factor": 2.0}  # enqueued once
-        assert second.validation_log_loss == min(
-            t.value for t in trials if t.value is not None
-        ) <= first.validation_log_loss
+        assert (
+            second.validation_log_loss
+            == min(t.value for t in trials if t.value is not None)
+            <= first.validation_log_loss
+        )
     finally:
         if server is not None:
             import psycopg
