@@ -138,7 +138,7 @@ def davidson(
     a = 10.0**exponent if exponent > -300.0 else 0.0
     strong = 1.0 / (1.0 + a * a + kappa_eff * a)
     weak = a * a * strong
-    draw = max(1.0 - strong - weak, 0.0)
+    draw = kappa_eff * a * strong
     return (strong, draw, weak) if gap >= 0 else (weak, draw, strong)
 
 
@@ -149,7 +149,7 @@ def ordered_logit(gap: float, scale: float, margin: float) -> tuple[float, float
     draws). ``P(win) = 1 / (1 + 10^((margin − gap) / scale))``.
 
     >>> [round(p, 4) for p in ordered_logit(0.0, 400.0, 70.0)]
-    [0.4003, 0.1995, 0.4003]
+    [0.4006, 0.1988, 0.4006]
     >>> ordered_logit(100.0, 400.0, 0.0)[1]
     0.0
     """
@@ -199,7 +199,7 @@ class MarginForm:
 
         >>> nba = MarginForm()
         >>> round(nba.multiplier(10, 0.0), 4), round(nba.multiplier(-10, 0.0), 4)
-        (1.1176, 1.1176)
+        (1.0378, 1.0378)
         >>> 0 < nba.multiplier(1e300, 1e6) and nba.multiplier(5, -1e6) <= nba.multiplier(5, -625.0)
         True
         """
