@@ -12,8 +12,8 @@ sets, and :class:`HomeSeen` counts, as matches stream by, those that name a home
 []
 >>> seen = HomeSeen([{"home": None}, {"teams": []}])
 >>> _ = list(seen)
->>> print(home_warning(rankcraft.load_ruleset("elo-538"), seen, "nfl.jsonl")[:95])
-ruleset 'elo-538' has a home advantage (update.params.home_advantage = 65) but no match of nfl.js
+>>> print(home_warning(rankcraft.load_ruleset("elo-538"), seen, "nfl.jsonl")[:94])
+ruleset 'elo-538' has a home advantage (update.params.home_advantage = 65) but no match of nfl.
 """
 
 from __future__ import annotations
