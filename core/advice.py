@@ -12,8 +12,11 @@ sets, and :class:`HomeSeen` counts, as matches stream by, those that name a home
 []
 >>> seen = HomeSeen([{"home": None}, {"teams": []}])
 >>> _ = list(seen)
->>> print(home_warning(rankcraft.load_ruleset("elo-538"), seen, "nfl.jsonl")[:94])
-ruleset 'elo-538' has a home advantage (update.params.home_advantage = 65) but no match of nfl.
+>>> text = home_warning(rankcraft.load_ruleset("elo-538"), seen, "nfl.jsonl")
+>>> text.startswith("ruleset 'elo-538' has a home advantage (update.params.home_advantage = 65)")
+True
+>>> "no match of nfl.jsonl names a home side" in text
+True
 """
 
 from __future__ import annotations
