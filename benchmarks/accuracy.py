@@ -15,6 +15,7 @@ the outcome that happened and the ranked probability score (RPS). Prints the Mar
 tables of docs/accuracy.md.
 
     python benchmarks/accuracy.py [--files NAME ...] [--trials 30] [--no-tune]
+        [--tune-files NAME ...]
 """
 
 from __future__ import annotations
@@ -146,6 +147,9 @@ def main() -> None:
     parser.add_argument("--files", nargs="*", default=None)
     parser.add_argument("--trials", type=int, default=30)
     parser.add_argument("--no-tune", action="store_true", help="bundled rulesets only")
+    parser.add_argument(
+        "--tune-files", nargs="*", default=None, help="tune on these files only (default: all)"
+    )
     args = parser.parse_args()
     splits = json.loads((args.data / "splits.json").read_text())["files"]
     files = args.files or list(splits)
@@ -180,7 +184,7 @@ def main() -> None:
                         f"| {name} ({test_from}) | {ruleset} | {scored[0]:,} | "
                         f"{scored[1]:.4f} | {scored[2]:.4f} |"
                     )
-        if args.no_tune:
+        if args.no_tune or (args.tune_files is not None and name not in args.tune_files):
             summary.append((name, best))
             continue
         spec, ranges = TUNED[name]

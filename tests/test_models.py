@@ -250,3 +250,31 @@ def test_predict_at_a_later_time_applies_the_resets_due() -> None:
     )
     assert list(report.expected) == pytest.approx(ahead, abs=1e-15)
     assert league.predict([["A"], ["B"]], at="2021-09-11", home=0)[0] > ahead[0]
+
+
+def test_off_season_found_from_a_long_gap() -> None:
+    league = rankcraft.League(
+        rankcraft.loads_ruleset(
+            'extends = "elo"\nname = "gap"\n[decay]\nplugin = "regress"\n'
+            "[decay.params]\nfraction = 0.5\ntarget = 1500.0\nafter_periods = 90.0\n"
+        )
+    )
+    league.import_state(
+        {
+            "players": [
+                {"id": "a", "skill": {"rating": 1700.0}, "last_played": "2024-02-01"},
+                {"id": "b", "skill": {"rating": 1500.0}, "last_played": "2024-02-01"},
+            ]
+        }
+    )
+    week = league.record(
+        {"id": "w", "played_at": "2024-02-08", "teams": [["a"], ["b"]], "scores": [0, 1]}
+    )  # a week: no regression
+    assert week.change("a").skill_used.rating == 1700.0
+    rating = league.player("a").skill.rating
+    ahead = league.predict([["a"], ["b"]], at="2024-09-01")
+    report = league.record(
+        {"id": "s", "played_at": "2024-09-01", "teams": [["a"], ["b"]], "scores": [1, 0]}
+    )
+    assert report.change("a").skill_used.rating == pytest.approx(1500 + (rating - 1500) / 2)
+    assert list(report.expected) == pytest.approx(ahead)
