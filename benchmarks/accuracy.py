@@ -105,7 +105,7 @@ def three_way(
     """(scored, three-way log loss, RPS) of a ruleset with a draw model on the two-sided
     test matches, from its ``rankcraft_outcomes`` before each match; None without one."""
     plugins = rankcraft.Plugins()
-    spec = ruleset.expectation
+    spec = ruleset.slot("expectation")
     assert spec is not None
     outcomes = plugins.outcomes(spec.plugin, spec.params)
     league = rankcraft.League(ruleset)
@@ -148,6 +148,9 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=30)
     parser.add_argument("--no-tune", action="store_true", help="bundled rulesets only")
     parser.add_argument(
+        "--rulesets", nargs="*", default=None, help="these bundled rulesets only (default: all)"
+    )
+    parser.add_argument(
         "--tune-files", nargs="*", default=None, help="tune on these files only (default: all)"
     )
     args = parser.parse_args()
@@ -162,7 +165,7 @@ def main() -> None:
         path = args.data / name
         dicts = list(with_home((d for _, d in read_match_dicts(path)), HOME))
         best: tuple[float, str] | None = None
-        for ruleset in bundled_names():
+        for ruleset in args.rulesets if args.rulesets is not None else bundled_names():
             started = time.perf_counter()
             try:
                 result = evaluate(rankcraft.League(ruleset), dicts, test_from=test_from)
