@@ -450,6 +450,17 @@ class League:
             return rows
         if not any(m is not None and m <= when for m in self._seasons.moments):
             return rows
+        # (a free-for-all's evaluation predicts every pair at one time: project once while
+        # no row and no schedule moment has changed)
+        cached = getattr(self, "_projection", None)
+        key = (when, tuple(self._seasons.moments), len(rows))
+        if (
+            cached is not None
+            and cached[0] == key
+            and all(rows.get(p) is r for p, r in cached[1].items())
+        ):
+            return cached[2]  # type: ignore[no-any-return]
+        source = dict(rows)
         reset = steps.reset
         current = {pid: record_of(pid, row) for pid, row in rows.items()}
 
@@ -469,12 +480,13 @@ class League:
             return changed
 
         due_before(self._seasons, when, run)
-        projected = dict(rows)
+        projected = dict(source)
         for pid, record in current.items():
-            if record.skill is not rows[pid][SKILL]:
-                row = list(rows[pid])
+            if record.skill is not source[pid][SKILL]:
+                row = list(source[pid])
                 row[SKILL] = record.skill
                 projected[pid] = row
+        self._projection = (key, source, projected)
         return projected
 
     # -- state documents -------------------------------------------------------------------

@@ -249,6 +249,8 @@ def test_predict_at_a_later_time_applies_the_resets_due() -> None:
         }
     )
     assert list(report.expected) == pytest.approx(ahead, abs=1e-15)
+    # (the projection is cached per time while nothing changes; the match changed A)
+    assert league.predict([["A"], ["B"]], at="2021-09-10", home=0)[0] > ahead[0]
     assert league.predict([["A"], ["B"]], at="2021-09-11", home=0)[0] > ahead[0]
 
 
