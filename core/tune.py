@@ -13,8 +13,8 @@ Two searches (``method``):
   (pruned). With a storage URL (``sqlite:///study.db``,
   ``postgresql://user@host/db``) trials are kept in that database under a study name,
   so several processes or machines can search one study at once, and each picks the
-  best trial of the whole study. Trials run ``jobs`` at a time; the sampler sees the
-  finished ones, so the trials drawn depend on ``jobs``.
+  best trial of the whole study. Trials are drawn ``BATCH`` at a time and run in up to
+  ``jobs`` processes: with one process per study, the result does not depend on ``jobs``.
 - ``"random"`` (the fallback without Optuna): a seeded random search over the given box,
   then a second, finer one around the best point; trials run in parallel processes and
   the result does not depend on their number.
@@ -183,6 +183,9 @@ def _run_trial(
 
 CHECKPOINTS = 4
 """Optuna trials report their running log loss this many times on the validation slice."""
+BATCH = 4
+"""Optuna trials drawn at a time (the sampler sees the earlier batches' results); at most
+this many run at once, whatever ``jobs`` is, so that ``jobs`` does not change the result."""
 STARTUP_TRIALS = 5
 """Finished trials needed before any trial is pruned."""
 
@@ -367,10 +370,10 @@ def _optimize(
     if not study.get_trials(deepcopy=False):
         study.enqueue_trial(dict(zip(names, start, strict=True)))
     done: list[Trial] = []
-    with _pool(jobs) as pool:
+    with _pool(min(jobs, BATCH)) as pool:
         while len(done) < trials:
             batch = []
-            for _ in range(min(max(jobs, 1), trials - len(done))):
+            for _ in range(min(BATCH, trials - len(done))):
                 trial = study.ask()
                 values = tuple(
                     float(trial.suggest_int(p.name, round(p.low), round(p.high)))
