@@ -444,14 +444,7 @@ def tune(
     :raises InputError: an unknown method, optuna asked for but not installed, or a
         storage URL with the random search.
     """
-    if method is None:
-        method = "optuna" if has_optuna() else "random"
-    if method not in ("optuna", "random"):
-        raise InputError(f"--method must be 'optuna' or 'random': {method!r}")
-    if method == "optuna" and not has_optuna():
-        raise InputError("--method optuna needs Optuna: pip install 'rankcraft[tune]'")
-    if storage is not None and method != "optuna":
-        raise InputError("--storage needs the optuna method (pip install 'rankcraft[tune]')")
+    method = _method(method, storage)
     if not params:
         raise InputError("tune needs at least one --param NAME=LOW:HIGH")
     if not 0 < validation < 1:
@@ -466,8 +459,6 @@ def tune(
         raise InputError(f"too few warm-up matches before {test_from!r} to tune on: {len(warm)}")
     validation_from = warm[min(int(len(warm) * (1 - validation)), len(warm) - 1)]
     text = dumps(ruleset)
-    rng = random.Random(seed)
-    box = [(p.low, p.high) for p in params]
     current = []
     table = to_dict(ruleset)
     for p in params:
@@ -492,7 +483,26 @@ def tune(
         return _finish(
             ruleset, params, chosen, found, source, home_from, test_from, validation_from
         )
-    rounds = [[tuple(current)] + [_sample(rng, params, box) for _ in range(max(trials - 1, 0))]]
+    jobs_base = (source, home_from, text, tuple(params), validation_from, test_from)
+    done = _search_random(jobs_base, params, tuple(current), trials, seed, jobs, progress)
+    best = min(done, key=lambda t: (t.log_loss, done.index(t)))
+    return _finish(ruleset, params, best, done, source, home_from, test_from, validation_from)
+
+
+def _search_random(
+    base: tuple[str, str | None, str, tuple[ParamRange, ...], str, str],
+    params: Sequence[ParamRange],
+    current: tuple[float, ...],
+    trials: int,
+    seed: int,
+    jobs: int,
+    progress: Callable[[int, int, float], None] | None,
+) -> list[Trial]:
+    """The seeded random search over the box, then a finer one around its best point."""
+    source, home_from, text, _, validation_from, test_from = base
+    rng = random.Random(seed)
+    box = [(p.low, p.high) for p in params]
+    rounds = [[current] + [_sample(rng, params, box) for _ in range(max(trials - 1, 0))]]
     done: list[Trial] = []
     total = len(rounds[0]) + max(trials // 2, 1)
     with _pool(jobs) as pool:
@@ -513,8 +523,20 @@ def tune(
                     half = (high - low) / 8
                     fine.append((max(low, value - half), min(high, value + half)))
                 rounds.append([_sample(rng, params, fine) for _ in range(max(trials // 2, 1))])
-    best = min(done, key=lambda t: (t.log_loss, done.index(t)))
-    return _finish(ruleset, params, best, done, source, home_from, test_from, validation_from)
+    return done
+
+
+def _method(method: str | None, storage: str | None) -> str:
+    """The search method to use, checked: optuna when installed unless asked otherwise."""
+    if method is None:
+        method = "optuna" if has_optuna() else "random"
+    if method not in ("optuna", "random"):
+        raise InputError(f"--method must be 'optuna' or 'random': {method!r}")
+    if method == "optuna" and not has_optuna():
+        raise InputError("--method optuna needs Optuna: pip install 'rankcraft[tune]'")
+    if storage is not None and method != "optuna":
+        raise InputError("--storage needs the optuna method (pip install 'rankcraft[tune]')")
+    return method
 
 
 def _finish(
