@@ -3,21 +3,30 @@
 Protocol of ``shared/data/splits.json``: replay every match in file order; for matches with
 ``played_at >= test_from`` score the pre-match probability first, then update (free-for-all
 races are scored on every pair of drivers). Each match's home side is taken from
-``meta.home_team_index`` where the file has it (NFL, international football). The tuned
-ruleset of each file is searched on the warm-up part only (``rankcraft tune``: a seeded
-random search scored on the last 20% of warm-up matches); the test part is used once, to
-score the chosen ruleset. Prints the Markdown table of docs/accuracy.md.
+``meta.home_team_index`` where the file has it (NFL, international football). Every
+bundled ruleset is tried on every file (a ruleset that does not fit a history's shape,
+e.g. a two-sided system on races, gets a row saying why), so rulesets added to the
+package get rows without editing this script. The tuned ruleset of each file is searched
+on the warm-up part only (``rankcraft tune``: Optuna's seeded TPE when installed, else
+the seeded random search, scored on the last 20% of warm-up matches); the test part is
+used once, to score the chosen ruleset. Rulesets with a draw model (the
+``rankcraft_outcomes`` hook) are also scored three ways on files with draws: log loss of
+the outcome that happened and the ranked probability score (RPS). Prints the Markdown
+tables of docs/accuracy.md.
 
-    python benchmarks/accuracy.py [--files NAME ...] [--trials 24] [--out docs/accuracy-table.md]
+    python benchmarks/accuracy.py [--files NAME ...] [--trials 30] [--no-tune]
+        [--tune-files NAME ...]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import rankcraft
 from rankcraft.errors import RankcraftError
@@ -39,16 +48,8 @@ REFERENCE = {
     "f1_races_1950_2026.jsonl.gz": (None, None),
 }
 
-# What each file's tuned ruleset starts from, and the box searched.
-FOOTBALL = """name = "football"
-description = "Elo with home advantage and a margin-of-victory multiplier"
-[update]
-plugin = "elo"
-[update.params]
-k_factor = 40.0
-home_advantage = 80.0
-margin = "fivethirtyeight"
-"""
+# What each file's tuned ruleset starts from (a bundled name or TOML text), and the box
+# searched (the bundled nfl, football and tennis rulesets are the tuned starting points).
 GLICKO_DAYS = """name = "glicko-days"
 description = "Glicko-1 with one-day rating periods"
 [period]
@@ -59,15 +60,36 @@ plugin = "glicko1"
 c = 5.0
 """
 TUNED = {
-    "atp_singles_2000_2024.jsonl.gz": ("elo", ["update.k_factor=10:60"]),
+    "atp_singles_2000_2024.jsonl.gz": (
+        "tennis",
+        [
+            "update.k_factor=15:40",
+            "update.k_by_games.0.k=20:80",
+            "update.blend_weight=0.2:0.8",
+            "update.blend_k=0.5:2.5",
+            "update.context_rules.0.gap_scale=0.9:1.4",
+        ],
+    ),
     "nfl_538_elo_1920_2021.jsonl.gz": (
-        "elo-538",
-        ["update.k_factor=10:40", "update.home_advantage=0:100", "reset.fraction=0:0.6"],
+        "nfl",
+        [
+            "update.k_factor=12:32",
+            "update.home_advantage=30:90",
+            "reset.fraction=0.15:0.55",
+            "update.home_drift=-2:1",
+            "update.context_rules.0.gap_scale=0.8:1.6",
+            "update.scale=320:480",
+        ],
     ),
     "atp_doubles_2000_2020.jsonl.gz": ("elo", ["update.k_factor=10:60"]),
     "intl_football_1872_2026.jsonl.gz": (
-        FOOTBALL,
-        ["update.k_factor=10:80", "update.home_advantage=0:200"],
+        "football",
+        [
+            "update.k_factor=20:70",
+            "update.home_advantage=50:150",
+            "update.draw_kappa=0:1.5",
+            "update.context_rules.0.k_scale=0.3:1.2",
+        ],
     ),
     "worldcup_lineups_1970_2022.jsonl.gz": (
         GLICKO_DAYS,
@@ -75,6 +97,40 @@ TUNED = {
     ),
     "f1_races_1950_2026.jsonl.gz": ("elo", ["update.k_factor=1:32"]),
 }
+
+
+def three_way(
+    ruleset: rankcraft.Ruleset, dicts: list[dict[str, Any]], test_from: str
+) -> tuple[int, float, float] | None:
+    """(scored, three-way log loss, RPS) of a ruleset with a draw model on the two-sided
+    test matches, from its ``rankcraft_outcomes`` before each match; None without one."""
+    plugins = rankcraft.Plugins()
+    spec = ruleset.slot("expectation")
+    assert spec is not None
+    outcomes = plugins.outcomes(spec.plugin, spec.params)
+    league = rankcraft.League(ruleset)
+    steps = league._steps  # (the pre-match side states, as the league's expectation sees them)
+    n, loss, rps = 0, 0.0, 0.0
+    with league.batch():
+        for d in dicts:
+            if outcomes is not None and d["played_at"] >= test_from and len(d["teams"]) == 2:
+                rows = league._unit.rows
+                sides = [
+                    steps.aggregate([(rows.get(p) or steps.new_row())[0] for p in side])
+                    for side in d["teams"]
+                ]
+                probs = outcomes(sides, d.get("home"))
+                if probs is None:
+                    return None
+                a, b = d["scores"]
+                k = 0 if a > b else 1 if a == b else 2
+                loss -= math.log(max(probs[k], 1e-12))
+                cumulative = (probs[0], probs[0] + probs[1])
+                seen = (float(k == 0), float(k <= 1))
+                rps += ((cumulative[0] - seen[0]) ** 2 + (cumulative[1] - seen[1]) ** 2) / 2
+                n += 1
+            league.record(d)
+    return None if not n else (n, loss / n, rps / n)
 
 
 def load(spec: str, folder: Path) -> rankcraft.Ruleset:
@@ -89,19 +145,27 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--files", nargs="*", default=None)
-    parser.add_argument("--trials", type=int, default=24)
+    parser.add_argument("--trials", type=int, default=30)
+    parser.add_argument("--no-tune", action="store_true", help="bundled rulesets only")
+    parser.add_argument(
+        "--rulesets", nargs="*", default=None, help="these bundled rulesets only (default: all)"
+    )
+    parser.add_argument(
+        "--tune-files", nargs="*", default=None, help="tune on these files only (default: all)"
+    )
     args = parser.parse_args()
     splits = json.loads((args.data / "splits.json").read_text())["files"]
     files = args.files or list(splits)
     print("| file (test from) | ruleset | scored | log loss | Brier | accuracy |")
     print("|---|---|---|---|---|---|")
     summary = []
+    draws: list[str] = []
     for name in files:
         test_from = splits[name]["test_from"]
         path = args.data / name
         dicts = list(with_home((d for _, d in read_match_dicts(path)), HOME))
         best: tuple[float, str] | None = None
-        for ruleset in bundled_names():
+        for ruleset in args.rulesets if args.rulesets is not None else bundled_names():
             started = time.perf_counter()
             try:
                 result = evaluate(rankcraft.League(ruleset), dicts, test_from=test_from)
@@ -116,6 +180,16 @@ def main() -> None:
             )
             if best is None or result.log_loss < best[0]:
                 best = (result.log_loss, ruleset)
+            if any(d.get("scores") and len(set(d["scores"])) == 1 for d in dicts[-2000:]):
+                scored = three_way(rankcraft.load_ruleset(ruleset), dicts, test_from)
+                if scored is not None:
+                    draws.append(
+                        f"| {name} ({test_from}) | {ruleset} | {scored[0]:,} | "
+                        f"{scored[1]:.4f} | {scored[2]:.4f} |"
+                    )
+        if args.no_tune or (args.tune_files is not None and name not in args.tune_files):
+            summary.append((name, best))
+            continue
         spec, ranges = TUNED[name]
         with tempfile.TemporaryDirectory() as folder:
             base = load(spec, Path(folder))
@@ -136,7 +210,18 @@ def main() -> None:
         )
         if best is None or t.log_loss < best[0]:
             best = (t.log_loss, f"{base.name} tuned")
+        scored = three_way(tuned.ruleset, dicts, test_from)
+        if scored is not None:
+            draws.append(
+                f"| {name} ({test_from}) | **{base.name} tuned** | {scored[0]:,} | "
+                f"{scored[1]:.4f} | {scored[2]:.4f} |"
+            )
         summary.append((name, best))
+    if draws:
+        print()
+        print("| file (test from) | ruleset (draw model) | scored | three-way log loss | RPS |")
+        print("|---|---|---|---|---|")
+        print("\n".join(draws))
     print()
     print(
         "| file | best rankcraft ruleset | its log loss | reference | reference log loss | beaten |"

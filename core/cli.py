@@ -74,6 +74,7 @@ class _LineTracker:
         self.path = path
         self.home_from = home_from
         self.count = 0  # items handed out
+        self.homes = 0  # items naming a home side (for the home-advantage warning)
         self.lines: collections.deque[int] = collections.deque(maxlen=window + 10_000)
 
     def __iter__(self) -> Iterator[Any]:
@@ -82,6 +83,8 @@ class _LineTracker:
         for number, data in read_match_dicts(self.path):
             if self.home_from and type(data) is dict:
                 (data,) = with_home([data], self.home_from)
+            if type(data) is dict and data.get("home") is not None:
+                self.homes += 1
             self.lines.append(number)
             self.count += 1
             yield data
@@ -250,6 +253,7 @@ def _replay_into(
     finally:
         progress.done()
     seconds = time.perf_counter() - started
+    _warn_home(league.ruleset, source.count, source.homes, path, err)
     return {
         "recorded": summary.recorded,
         "skipped": summary.skipped,
@@ -257,6 +261,17 @@ def _replay_into(
         "matches": league.match_count,
         "seconds": round(seconds, 3),
     }
+
+
+def _warn_home(ruleset: Any, matches: int, homes: int, path: str, err: TextIO) -> None:
+    """Warn when the ruleset has a home advantage and no match named a home side."""
+    from .advice import HomeSeen, home_warning
+
+    seen = HomeSeen(())
+    seen.matches, seen.with_home = matches, homes
+    warning = home_warning(ruleset, seen, path)
+    if warning is not None:
+        err.write(f"rankcraft: warning: {warning}\n")
 
 
 def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -592,6 +607,7 @@ def _source(path: str, home_from: str | None) -> Any:
 
 
 def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from .advice import HomeSeen
     from .evaluate import compare, evaluate
 
     test_from = parse_time(args.test_from, field="--test-from")
@@ -617,9 +633,9 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         baseline = labels.get(args.baseline, args.baseline)
     results = {}
     for label, ruleset in rulesets:
-        results[label] = evaluate(
-            League(ruleset), _source(args.matches, args.home_from), test_from=test_from
-        )
+        seen = HomeSeen(_source(args.matches, args.home_from))
+        results[label] = evaluate(League(ruleset), seen, test_from=test_from)
+        _warn_home(ruleset, seen.matches, seen.with_home, args.matches, err)
     differences = [
         compare(
             results[baseline],
@@ -731,6 +747,13 @@ def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     ruleset = load_ruleset(args.ruleset)
     params = [parse_param(text, ruleset) for text in args.param]
     shown = err.isatty()
+    from .advice import HomeSeen
+
+    seen = HomeSeen(_source(args.matches, args.home_from))
+    for _ in seen:
+        if seen.with_home:
+            break
+    _warn_home(ruleset, seen.matches, seen.with_home, args.matches, err)
 
     def progress(done: int, total: int, best: float) -> None:
         if shown:
@@ -748,6 +771,9 @@ def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         jobs=args.jobs,
         home_from=args.home_from,
         progress=progress,
+        method=args.method,
+        storage=args.storage,
+        study_name=args.study,
     )
     if shown:
         err.write("\n")
@@ -1304,6 +1330,22 @@ def _model_commands(c: _Commands) -> None:
         help="share of warm-up matches, the latest, scored (default 0.2)",
     )
     p.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
+    p.add_argument(
+        "--method",
+        choices=("optuna", "random"),
+        default=None,
+        help="Optuna's seeded TPE with pruning (default when installed: rankcraft[tune]) "
+        "or the seeded random search",
+    )
+    p.add_argument(
+        "--storage",
+        metavar="URL",
+        help="Optuna storage shared by several processes or machines "
+        "(sqlite:///study.db, postgresql://user@host/db)",
+    )
+    p.add_argument(
+        "--study", metavar="NAME", help="the study's name in --storage (default: the ruleset's)"
+    )
     c.home_from(p)
 
     c.add("rulesets", cmd_rulesets, "list the bundled rulesets")

@@ -46,7 +46,7 @@ from .matchmaking import Balanced, Opponents, RankFilter
 from .model import Match, PlayerRecord, Report, ResetContext
 from .rated import Rated, ReportWriter
 from .ruleset import Display, Ruleset, dumps, load_ruleset, loads_ruleset
-from .seasons import Seasons
+from .seasons import Seasons, due_before
 from .steps import LAST, PENDING, SKILL, Steps, record_of
 from .store import MatchRow, MemoryStore, Store, mask_url, open_store
 from .unit import FLUSH_EVERY, UnitOfWork
@@ -580,8 +580,8 @@ class League:
         states = self._side_states(sides, at, home)
         steps = self._steps
         if len(states) == 2:
-            return [float(p) for p in steps.expect(states, home)]
-        return list(forecast_states(states, home, steps.expect, places=False).probabilities)
+            return [float(p) for p in steps.predict(states, home)]
+        return list(forecast_states(states, home, steps.predict, places=False).probabilities)
 
     def forecast(
         self,
@@ -598,7 +598,7 @@ class League:
         """
         states = self._side_states(sides, at, home)
         steps = self._steps
-        return forecast_states(states, home, steps.expect, steps.outcomes)
+        return forecast_states(states, home, steps.predict, steps.outcomes)
 
     @property
     def has_draw_model(self) -> bool:
@@ -623,7 +623,7 @@ class League:
         when = parse_time(at, field="at") if isinstance(at, str) else at
         steps = self._steps
         self._unit.fetch(flat)
-        rows = self._unit.rows
+        rows = self._after_resets(when) if when is not None else self._unit.rows
         states = []
         for side in sides:
             members = []
@@ -724,6 +724,63 @@ class League:
         """``players`` split into ``teams`` fair teams (:func:`rankcraft.matchmaking.balance`)."""
         return matchmaking.balance(self, players, teams, at=at)
 
+    def _reset_context(
+        self, kind: str, when: datetime | None, since: datetime | None
+    ) -> ResetContext:
+        """The context a season event ``kind`` at ``when`` hands the reset plugin."""
+        steps = self._steps
+        return ResetContext(
+            kind=kind,
+            at=when,
+            skill_params=steps.skill_params,
+            rank_params=None if self.ruleset.rank is None else self.ruleset.rank.params,
+            decay=steps.skill_decay,
+            since=since,
+        )
+
+    def _after_resets(self, when: datetime) -> Mapping[str, Any]:
+        """The players' rows as a match at ``when`` would meet them: the season events due
+        by then applied to copies (``record`` runs them before rating the match); the
+        league's rows themselves when none is due."""
+        rows = self._unit.rows
+        steps = self._steps
+        if steps.reset is None or not self._seasons.events:
+            return rows
+        if not any(m is not None and m <= when for m in self._seasons.moments):
+            return rows
+        # (a free-for-all's evaluation predicts every pair at one time: project once while
+        # no row and no schedule moment has changed)
+        cached = getattr(self, "_projection", None)
+        key = (when, tuple(self._seasons.moments), len(rows))
+        if (
+            cached is not None
+            and cached[0] == key
+            and all(rows.get(p) is r for p, r in cached[1].items())
+        ):
+            return cached[2]  # type: ignore[no-any-return]
+        source = {pid: row for pid, row in rows.items() if row is not None}
+        reset = steps.reset
+        current = {pid: record_of(pid, row) for pid, row in source.items()}
+
+        def run(kind: str, moment: datetime, since: datetime) -> int:
+            context = self._reset_context(kind, moment, since)
+            changed = 0
+            for record in reset([current[p] for p in sorted(current)], kind, context):
+                if record.id in current and record != current[record.id]:
+                    current[record.id] = record
+                    changed += 1
+            return changed
+
+        due_before(self._seasons, when, run)
+        projected: dict[str, Any] = dict(rows)
+        for pid, record in current.items():
+            if record.skill is not source[pid][SKILL]:
+                row = list(source[pid])
+                row[SKILL] = record.skill
+                projected[pid] = row
+        self._projection = (key, source, projected)
+        return projected
+
     # -- state documents -------------------------------------------------------------------
 
     def export(self) -> dict[str, Any]:
@@ -786,14 +843,7 @@ class League:
         record that is the one it was given, or equal to it, is not written."""
         steps = self._steps
         assert steps.reset is not None
-        context = ResetContext(
-            kind=kind,
-            at=when,
-            skill_params=steps.skill_params,
-            rank_params=None if self.ruleset.rank is None else self.ruleset.rank.params,
-            decay=steps.skill_decay,
-            since=since,
-        )
+        context = self._reset_context(kind, when, since)
         rows = self._unit.known()
         players = [record_of(p, rows[p]) for p in sorted(rows)]
         returned = steps.reset(players, kind, context)

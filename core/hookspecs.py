@@ -144,7 +144,7 @@ def rankcraft_team(
 
 @hookspec
 def rankcraft_expectation(
-    params: Any, side_states: Sequence[State], home: int | None
+    params: Any, side_states: Sequence[State], home: int | None, match: Match | None
 ) -> Sequence[float]:
     """Return the pre-match probability that each side wins: its expected score, a draw
     counting half a win (a win probability where draws cannot happen; a draw model goes
@@ -154,10 +154,14 @@ def rankcraft_expectation(
     :param side_states: one state per side, from :func:`rankcraft_aggregate`; two or more.
     :param home: index of the side playing at home, or None (a neutral venue, or unknown);
         plugins with a home-advantage param use it, others ignore it.
+    :param match: the match being rated, for plugins that read its context (its
+        ``meta``, e.g. the competition or the surface, or its date); None for a
+        prediction made without a match (:meth:`rankcraft.League.predict`).
     :returns: one probability per side, each in [0, 1], summing to 1. For more than two
         sides, the share of the side in the round robin of every pair is a good reading.
 
     .. versionadded:: 0.1
+    .. versionchanged:: 0.2 the optional ``match`` argument.
     """
 
 

@@ -45,7 +45,7 @@ TeamFn = Callable[
     [Sequence[Sequence[State]], Sequence[int], float, Match],
     Sequence[Sequence[Sequence[Pairing]]],
 ]
-ExpectationFn = Callable[[Sequence[State], int | None], Sequence[float]]
+ExpectationFn = Callable[[Sequence[State], int | None, Match | None], Sequence[float]]
 QualityFn = Callable[[Sequence[Sequence[State]], Sequence[State], int | None], float]
 OutcomesFn = Callable[[Sequence[State], int | None], Sequence[float] | None]
 UpdateFn = Callable[[State, Sequence[Pairing], PlayerContext], State]
@@ -360,15 +360,18 @@ class Plugins:
         return cast(TeamFn, self._bind(plugin, "rankcraft_team", params=params))
 
     def expectation(self, plugin: str, params: Any) -> ExpectationFn:
-        """``(side_states) -> probabilities``."""
+        """``(side_states, home, match) -> probabilities``."""
         return cast(ExpectationFn, self._bind(plugin, "rankcraft_expectation", params=params))
 
     def quality(self, plugin: str, params: Any) -> QualityFn:
         """``(sides, side_states, home) -> quality in [0, 1]`` (matchmaking only)."""
         return cast(QualityFn, self._bind(plugin, "rankcraft_quality", params=params))
 
-    def outcomes(self, plugin: str, params: Any) -> OutcomesFn:
-        """``(side_states, home) -> (P(win), P(draw), P(loss)) or None`` (two sides)."""
+    def outcomes(self, plugin: str, params: Any) -> OutcomesFn | None:
+        """``(side_states, home) -> (P(win), P(draw), P(loss)) or None``; None when the
+        plugin has no ``rankcraft_outcomes`` (an optional hook)."""
+        if not self.implements(plugin, "rankcraft_outcomes"):
+            return None
         return cast(OutcomesFn, self._bind(plugin, "rankcraft_outcomes", params=params))
 
     def update(self, plugin: str, params: Any) -> UpdateFn:

@@ -369,7 +369,7 @@ class _Judge:
     def __init__(self, league: League, at: datetime | None) -> None:
         steps = league._steps
         self.aggregate = steps.aggregate
-        self.expect = steps.expect
+        self.expect = steps.predict
         spec = league.ruleset.slot("expectation")
         assert spec is not None
         plugins = league.plugins

@@ -147,6 +147,21 @@ class Seasons:
             ran.add(i)
 
 
+def due_before(
+    seasons: Seasons, at: datetime, run: Callable[[str, datetime, datetime], int]
+) -> None:
+    """Run, on a copy of the schedule, the events due by ``at`` as :meth:`Seasons.run_due`
+    would (same order, same catch-up rule); the league's schedule is not changed. For a
+    prediction at a later time: ``run`` applies each event to a copy of the records."""
+    if not seasons.events:
+        return
+    copy = Seasons.__new__(Seasons)
+    copy.events = seasons.events
+    copy.moments = [m if m is not None else at for m in seasons.moments]
+    copy.dirty = False
+    copy.run_due(at, run)
+
+
 def _later(moment: datetime, step: timedelta, times: int, at: datetime) -> datetime:
     """``moment`` plus ``times`` steps (the schedule's next moment after a match at ``at``).
 

@@ -103,11 +103,14 @@ class Steps:
         self.skill_class: type = type(self.initial_skill())
         self.update = pl.update(update.plugin, update.params)
         self.expect = pl.expectation(expectation.plugin, expectation.params)
+        expect = self.expect
+        # a prediction has no match: the expectation's ``match`` argument is None
+        self.predict: Callable[[Sequence[State], int | None], Sequence[float]] = (
+            lambda states, home: expect(states, home, None)
+        )
         # the optional draw model beside the expectation (forecasts only, never per match)
         self.outcomes: Callable[[Sequence[State], int | None], Sequence[float] | None] | None
-        self.outcomes = None
-        if pl.implements(expectation.plugin, "rankcraft_outcomes"):
-            self.outcomes = pl.outcomes(expectation.plugin, expectation.params)
+        self.outcomes = pl.outcomes(expectation.plugin, expectation.params)
         self.decay: Callable[[State, float], State] | None = None
         if rs.decay is not None or pl.implements(decay.plugin, "rankcraft_decay"):
             self.decay = pl.decay(decay.plugin, decay.params)
@@ -266,7 +269,7 @@ class Steps:
             sides.append(side_states)
             # the forecast uses what players see now (in live mode, the re-rated period)
             shown.append(aggregate([r[SKILL] for r in side_rows]))
-        expected = _checked(self.expect(shown, match.home), len(sides))
+        expected = _checked(self.expect(shown, match.home, match), len(sides))
         pairings = self.team(sides, match.places, match.weight, match)
         out: list[tuple[str, Row]] = []
         changes = []

@@ -1,10 +1,23 @@
 """Tuning a ruleset's parameters on the warm-up part of a history.
 
 The search never looks at the test part: every trial replays the warm-up matches only
-and is scored (one step ahead) on a validation slice at their end. It is a seeded random
-search over the given box, then a second, finer one around the best point; trials run in
-parallel processes and the result does not depend on their number. The chosen ruleset is
+and is scored (one step ahead) on a validation slice at their end. The chosen ruleset is
 then scored once on the test part.
+
+Two searches (``method``):
+
+- ``"optuna"`` (the default when Optuna is installed, ``pip install 'rankcraft[tune]'``):
+  Optuna's TPE sampler, seeded; the ruleset's own values are the first trial. Each trial
+  reports its running log loss at checkpoints of the validation slice, and a trial
+  worse than the median of the finished trials at the same checkpoint is stopped there
+  (pruned). With a storage URL (``sqlite:///study.db``,
+  ``postgresql://user@host/db``) trials are kept in that database under a study name,
+  so several processes or machines can search one study at once, and each picks the
+  best trial of the whole study. Trials are drawn ``BATCH`` at a time and run in up to
+  ``jobs`` processes: with one process per study, the result does not depend on ``jobs``.
+- ``"random"`` (the fallback without Optuna): a seeded random search over the given box,
+  then a second, finer one around the best point; trials run in parallel processes and
+  the result does not depend on their number.
 """
 
 from __future__ import annotations
@@ -47,10 +60,12 @@ class ParamRange:
 
 @attrs.frozen(kw_only=True)
 class Trial:
-    """A point of the search and its validation log loss."""
+    """A point of the search and its validation log loss (pruned: the running log loss
+    where the trial was stopped, and ``pruned`` true)."""
 
     values: tuple[float, ...]
     log_loss: float
+    pruned: bool = False
 
 
 @attrs.frozen(kw_only=True)
@@ -73,9 +88,24 @@ class TuneResult:
     validation_from: str
 
 
+def _at(table: Any, keys: Sequence[str]) -> Any:
+    """The value at a path into nested tables and lists (a list takes an index, e.g.
+    ``update.params.context_rules.0.k_scale``), or None where it stops."""
+    value = table
+    for key in keys:
+        if isinstance(value, list) and key.isdigit() and int(key) < len(value):
+            value = value[int(key)]
+        elif isinstance(value, dict) and key in value:
+            value = value[key]
+        else:
+            return field_at(value, [key]) if isinstance(value, dict) else None
+    return value
+
+
 def parse_param(text: str, ruleset: Ruleset) -> ParamRange:
     """``NAME=LOW:HIGH`` → :class:`ParamRange`. NAME is a dotted path into the ruleset
-    (``update.params.k_factor``); ``update.k_factor`` is read as the slot's params."""
+    (``update.params.k_factor``); ``update.k_factor`` is read as the slot's params, and
+    a number in the path indexes a list (``update.context_rules.0.k_scale``)."""
     name, sep, span = text.partition("=")
     low_text, sep2, high_text = span.partition(":")
     if not sep or not sep2:
@@ -88,9 +118,9 @@ def parse_param(text: str, ruleset: Ruleset) -> ParamRange:
         raise InputError(f"--param {name}: need finite LOW <= HIGH: {span!r}")
     path = tuple(name.split("."))
     table = to_dict(ruleset)
-    if len(path) == 2 and path[0] in table and path[1] != "params":
-        path = (path[0], "params", path[1])
-    current = field_at(table, path)
+    if len(path) >= 2 and path[0] in table and path[1] != "params":
+        path = (path[0], "params", *path[1:])
+    current = _at(table, path)
     if isinstance(current, bool) or not isinstance(current, int | float):
         raise InputError(
             f"--param {name}: the ruleset has no number at {'.'.join(path)!r} (found {current!r})"
@@ -111,8 +141,13 @@ def apply(
     for param, value in zip(params, values, strict=True):
         target: Any = table
         for key in param.path[:-1]:
-            target = target.setdefault(key, {})
-        target[param.path[-1]] = round(value) if param.integer else float(value)
+            target = target[int(key)] if isinstance(target, list) else target.setdefault(key, {})
+        last = param.path[-1]
+        number = round(value) if param.integer else float(value)
+        if isinstance(target, list):
+            target[int(last)] = number
+        else:
+            target[last] = number
     if name is not None:
         table["name"] = name
     return from_dict(table, source="<tuned ruleset>", plugins=ruleset.plugins)
@@ -146,6 +181,231 @@ def _run_trial(
     return result.log_loss
 
 
+CHECKPOINTS = 4
+"""Optuna trials report their running log loss this many times on the validation slice."""
+BATCH = 4
+"""Optuna trials drawn at a time (the sampler sees the earlier batches' results); at most
+this many run at once, whatever ``jobs`` is, so that ``jobs`` does not change the result."""
+STARTUP_TRIALS = 5
+"""Finished trials needed before any trial is pruned."""
+
+
+def _run_checked(
+    job: tuple[
+        str,
+        str | None,
+        str,
+        tuple[ParamRange, ...],
+        tuple[float, ...],
+        str,
+        str,
+        tuple[float | None, ...],
+    ],
+) -> tuple[list[float], bool]:
+    """One Optuna trial: replay the warm-up in chunks, report the running validation log
+    loss at each checkpoint, stop when it is worse than ``limits`` there.
+
+    :returns: (running log loss at each checkpoint reached, pruned).
+    """
+    path, home_from, text, params, values, validation_from, test_from, limits = job
+    from .ruleset import loads_ruleset
+
+    ruleset = apply(loads_ruleset(text), params, values)
+    matches = _matches(path, home_from)
+    if ruleset.period.mode == "batch":  # (a chunk's end would close a period): one piece
+        result = evaluate(
+            League(ruleset),
+            matches,
+            test_from=test_from,
+            score_from=validation_from,
+            stop_at=test_from,
+        )
+        return [result.log_loss], False
+    first = next(i for i, d in enumerate(matches) if str(d.get("played_at", "")) >= validation_from)
+    end = next(
+        (i for i, d in enumerate(matches) if str(d.get("played_at", "")) >= test_from),
+        len(matches),
+    )
+    bounds = [first + (end - first) * (k + 1) // CHECKPOINTS for k in range(CHECKPOINTS)]
+    league = League(ruleset)
+    start, total, count, running = 0, 0.0, 0, []
+    for step, stop in enumerate(bounds):
+        if stop <= start:
+            continue
+        part = evaluate(
+            league,
+            matches[start:stop],
+            test_from=test_from,
+            score_from=validation_from,
+            stop_at=test_from,
+        )
+        total += part.log_loss * part.n
+        count += part.n
+        start = stop
+        running.append(total / count)
+        limit_here = limits[step] if step < len(limits) else None
+        if limit_here is not None and running[-1] > limit_here and stop < end:
+            return running, True
+    return running, False
+
+
+def _medians(study: Any) -> tuple[float | None, ...]:
+    """Per checkpoint, the median running log loss of the study's finished trials (None
+    before ``STARTUP_TRIALS`` have finished): Optuna's median-pruning rule."""
+    import optuna
+
+    done = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
+    if len(done) < STARTUP_TRIALS:
+        return ()
+    out: list[float | None] = []
+    for step in range(CHECKPOINTS):
+        seen = sorted(t.intermediate_values[step] for t in done if step in t.intermediate_values)
+        out.append(seen[len(seen) // 2] if seen else None)
+    return tuple(out)
+
+
+class _Inline:
+    """A one-worker "pool" that runs jobs in this process (``jobs`` = 1)."""
+
+    def __enter__(self) -> _Inline:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def map(self, function: Callable[[Any], Any], items: Sequence[Any]) -> Any:
+        return map(function, items)
+
+
+def _pool(jobs: int) -> Any:
+    return _Inline() if jobs <= 1 else ProcessPoolExecutor(max_workers=jobs)
+
+
+def optuna_storage(url: str | None) -> str | None:
+    """The storage URL as SQLAlchemy reads it: ``postgresql://`` goes through psycopg 3
+    (the driver rankcraft's PostgreSQL store uses) when psycopg2 is absent."""
+    if url is None or not url.startswith(("postgresql://", "postgres://")):
+        return url
+    try:
+        import psycopg2  # type: ignore[import-not-found,import-untyped,unused-ignore]  # noqa: F401
+    except ImportError:
+        return "postgresql+psycopg://" + url.split("://", 1)[1]
+    return url
+
+
+def has_optuna() -> bool:
+    """Whether Optuna is installed (``pip install 'rankcraft[tune]'``)."""
+    try:
+        import optuna  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _search_optuna(
+    source: str,
+    home_from: str | None,
+    text: str,
+    params: Sequence[ParamRange],
+    start: tuple[float, ...],
+    validation_from: str,
+    test_from: str,
+    *,
+    trials: int,
+    seed: int,
+    jobs: int,
+    storage: str | None,
+    study_name: str | None,
+    progress: Callable[[int, int, float], None] | None,
+) -> tuple[list[Trial], Trial]:
+    """The Optuna search: (this process's trials, the best finished trial of the study)."""
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    url = optuna_storage(storage)
+    rdb = None if url is None else optuna.storages.RDBStorage(url)
+    try:
+        study = optuna.create_study(
+            direction="minimize",
+            sampler=optuna.samplers.TPESampler(seed=seed),
+            storage=rdb,
+            study_name=study_name,
+            load_if_exists=rdb is not None,
+        )
+        return _optimize(
+            study,
+            source,
+            home_from,
+            text,
+            params,
+            start,
+            validation_from,
+            test_from,
+            trials=trials,
+            jobs=jobs,
+            progress=progress,
+        )
+    finally:
+        if rdb is not None:
+            rdb.engine.dispose()  # (its pooled connections, closed now)
+
+
+def _optimize(
+    study: Any,
+    source: str,
+    home_from: str | None,
+    text: str,
+    params: Sequence[ParamRange],
+    start: tuple[float, ...],
+    validation_from: str,
+    test_from: str,
+    *,
+    trials: int,
+    jobs: int,
+    progress: Callable[[int, int, float], None] | None,
+) -> tuple[list[Trial], Trial]:
+    import optuna
+
+    names = [p.name for p in params]
+    if not study.get_trials(deepcopy=False):
+        study.enqueue_trial(dict(zip(names, start, strict=True)))
+    done: list[Trial] = []
+    with _pool(min(jobs, BATCH)) as pool:
+        while len(done) < trials:
+            batch = []
+            for _ in range(min(BATCH, trials - len(done))):
+                trial = study.ask()
+                values = tuple(
+                    float(trial.suggest_int(p.name, round(p.low), round(p.high)))
+                    if p.integer
+                    else trial.suggest_float(p.name, p.low, p.high)
+                    for p in params
+                )
+                batch.append((trial, values))
+            limits = _medians(study)
+            jobs_list = [
+                (source, home_from, text, tuple(params), values, validation_from, test_from, limits)
+                for _, values in batch
+            ]
+            for (trial, values), (running, pruned) in zip(
+                batch, pool.map(_run_checked, jobs_list), strict=True
+            ):
+                for step, value in enumerate(running):
+                    trial.report(value, step)
+                if pruned:
+                    study.tell(trial, state=optuna.trial.TrialState.PRUNED)
+                else:
+                    study.tell(trial, running[-1])
+                done.append(Trial(values=values, log_loss=running[-1], pruned=pruned))
+                if progress is not None:
+                    finished = [t.log_loss for t in done if not t.pruned]
+                    progress(len(done), trials, min(finished) if finished else math.inf)
+    best = study.best_trial
+    values = tuple(float(best.params[n]) for n in names)
+    assert best.value is not None
+    return done, Trial(values=values, log_loss=float(best.value))
+
+
 def _sample(
     rng: random.Random, params: Sequence[ParamRange], box: Sequence[tuple[float, float]]
 ) -> tuple[float, ...]:
@@ -168,13 +428,23 @@ def tune(
     jobs: int = 2,
     home_from: str | None = None,
     progress: Callable[[int, int, float], None] | None = None,
+    method: str | None = None,
+    storage: str | None = None,
+    study_name: str | None = None,
 ) -> TuneResult:
     """Search ``params`` on the warm-up part and score the chosen ruleset on the test part.
 
     :param validation: the share of warm-up matches (the latest) the search is scored on.
-    :param trials: random points in the first round; the second, finer round has half.
+    :param trials: Optuna: trials this call runs; random: points in the first round
+        (the second, finer round has half).
     :param progress: called with (trials done, trials in all, best log loss so far).
+    :param method: ``"optuna"`` or ``"random"`` (default: optuna when installed).
+    :param storage: Optuna storage URL shared by several processes or machines (default:
+        in memory); ``study_name`` names the study in it (default: the ruleset's name).
+    :raises InputError: an unknown method, optuna asked for but not installed, or a
+        storage URL with the random search.
     """
+    method = _method(method, storage)
     if not params:
         raise InputError("tune needs at least one --param NAME=LOW:HIGH")
     if not 0 < validation < 1:
@@ -189,17 +459,53 @@ def tune(
         raise InputError(f"too few warm-up matches before {test_from!r} to tune on: {len(warm)}")
     validation_from = warm[min(int(len(warm) * (1 - validation)), len(warm) - 1)]
     text = dumps(ruleset)
-    rng = random.Random(seed)
-    box = [(p.low, p.high) for p in params]
     current = []
     table = to_dict(ruleset)
     for p in params:
-        value = field_at(table, p.path)
+        value = _at(table, p.path)
         current.append(min(max(float(value), p.low), p.high))
-    rounds = [[tuple(current)] + [_sample(rng, params, box) for _ in range(max(trials - 1, 0))]]
+    if method == "optuna":
+        found, chosen = _search_optuna(
+            source,
+            home_from,
+            text,
+            params,
+            tuple(current),
+            validation_from,
+            test_from,
+            trials=max(trials, 1),
+            seed=seed,
+            jobs=jobs,
+            storage=storage,
+            study_name=study_name or ruleset.name,
+            progress=progress,
+        )
+        return _finish(
+            ruleset, params, chosen, found, source, home_from, test_from, validation_from
+        )
+    jobs_base = (source, home_from, text, tuple(params), validation_from, test_from)
+    done = _search_random(jobs_base, params, tuple(current), trials, seed, jobs, progress)
+    best = min(done, key=lambda t: (t.log_loss, done.index(t)))
+    return _finish(ruleset, params, best, done, source, home_from, test_from, validation_from)
+
+
+def _search_random(
+    base: tuple[str, str | None, str, tuple[ParamRange, ...], str, str],
+    params: Sequence[ParamRange],
+    current: tuple[float, ...],
+    trials: int,
+    seed: int,
+    jobs: int,
+    progress: Callable[[int, int, float], None] | None,
+) -> list[Trial]:
+    """The seeded random search over the box, then a finer one around its best point."""
+    source, home_from, text, _, validation_from, test_from = base
+    rng = random.Random(seed)
+    box = [(p.low, p.high) for p in params]
+    rounds = [[current] + [_sample(rng, params, box) for _ in range(max(trials - 1, 0))]]
     done: list[Trial] = []
     total = len(rounds[0]) + max(trials // 2, 1)
-    with ProcessPoolExecutor(max_workers=max(jobs, 1)) as pool:
+    with _pool(jobs) as pool:
         for stage in range(2):
             points = rounds[stage]
             jobs_list = [
@@ -217,7 +523,33 @@ def tune(
                     half = (high - low) / 8
                     fine.append((max(low, value - half), min(high, value + half)))
                 rounds.append([_sample(rng, params, fine) for _ in range(max(trials // 2, 1))])
-    best = min(done, key=lambda t: (t.log_loss, done.index(t)))
+    return done
+
+
+def _method(method: str | None, storage: str | None) -> str:
+    """The search method to use, checked: optuna when installed unless asked otherwise."""
+    if method is None:
+        method = "optuna" if has_optuna() else "random"
+    if method not in ("optuna", "random"):
+        raise InputError(f"--method must be 'optuna' or 'random': {method!r}")
+    if method == "optuna" and not has_optuna():
+        raise InputError("--method optuna needs Optuna: pip install 'rankcraft[tune]'")
+    if storage is not None and method != "optuna":
+        raise InputError("--storage needs the optuna method (pip install 'rankcraft[tune]')")
+    return method
+
+
+def _finish(
+    ruleset: Ruleset,
+    params: Sequence[ParamRange],
+    best: Trial,
+    done: Sequence[Trial],
+    source: str,
+    home_from: str | None,
+    test_from: str,
+    validation_from: str,
+) -> TuneResult:
+    """The tuned ruleset of the best trial, scored once on the test part."""
     tuned = apply(ruleset, params, best.values, name=f"{ruleset.name}-tuned")
     tuned = attrs.evolve(
         tuned,

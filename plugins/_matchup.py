@@ -5,10 +5,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
 
 from rankcraft import PlayerContext, State
 
-MARGIN_RULES = ("none", "fivethirtyeight")
+MARGIN_RULES = ("none", "fivethirtyeight", "fivethirtyeight-nba", "world-football", "power")
+"""The margin-of-victory rules: none, FiveThirtyEight's NFL and NBA multipliers, the World
+Football Elo goal-difference multiplier, and the general power form (:class:`MarginForm`)."""
+DRAW_MODELS = ("none", "davidson", "ordered-logit")
+"""The draw models of two-sided matches (:func:`davidson`, :func:`ordered_logit`)."""
 
 
 def home_edge(advantage: float, home: int | None, side: int) -> float:
@@ -106,3 +113,163 @@ def match_margin(context: PlayerContext, pairings_count: int) -> float | None:
     if match is None or match.scores is None or len(match.scores) != 2 or pairings_count != 1:
         return None
     return match.scores[context.side] - match.scores[1 - context.side]
+
+
+def davidson(
+    gap: float, scale: float, kappa: float, gap_rate: float = 0.0
+) -> tuple[float, float, float]:
+    """(P(win), P(draw), P(loss)) of a side ``gap`` rating points ahead (home edge
+    included), by Davidson's extension of the Bradley-Terry model ("On extending the
+    Bradley-Terry model to accommodate ties in paired comparison experiments", 1970) in
+    Elo's units: with strengths π = 10^(rating / scale),
+    ``P(win) = π_a / (π_a + π_b + κ' √(π_a π_b))`` and ``P(draw) = κ' √(π_a π_b) / (…)``.
+    ``κ' = κ · 10^(−gap_rate · |gap| / scale)``: κ ≥ 0 sets the draw rate between equals
+    (``κ / (2 + κ)``); Davidson's draw rate already falls as the gap grows, and
+    ``gap_rate`` ≥ 0 makes it fall faster. κ = 0 is Elo's logistic curve exactly.
+
+    >>> [round(p, 4) for p in davidson(0.0, 400.0, 0.5)]
+    [0.4, 0.2, 0.4]
+    >>> round(sum(davidson(350.0, 400.0, 0.7)), 12), davidson(100.0, 400.0, 0.0)[1]
+    (1.0, 0.0)
+    """
+    kappa_eff = kappa * 10.0 ** (-gap_rate * abs(gap) / scale) if gap_rate else kappa
+    # a = 10^(-|gap| / 2 scale) <= 1: no overflow for any gap
+    exponent = -abs(gap) / (2.0 * scale)
+    a = 10.0**exponent if exponent > -300.0 else 0.0
+    strong = 1.0 / (1.0 + a * a + kappa_eff * a)
+    weak = a * a * strong
+    draw = kappa_eff * a * strong
+    return (strong, draw, weak) if gap >= 0 else (weak, draw, strong)
+
+
+def ordered_logit(gap: float, scale: float, margin: float) -> tuple[float, float, float]:
+    """(P(win), P(draw), P(loss)) of a side ``gap`` rating points ahead by an ordered logit
+    on the gap: a win when the performance difference passes ``+margin``, a loss below
+    ``-margin``, a draw between (``margin`` ≥ 0 in rating points; 0 is Elo's curve with no
+    draws). ``P(win) = 1 / (1 + 10^((margin − gap) / scale))``.
+
+    >>> [round(p, 4) for p in ordered_logit(0.0, 400.0, 70.0)]
+    [0.4006, 0.1988, 0.4006]
+    >>> ordered_logit(100.0, 400.0, 0.0)[1]
+    0.0
+    """
+    win = logistic10((margin - gap) / scale)
+    loss = logistic10((margin + gap) / scale)
+    return win, max(1.0 - win - loss, 0.0), loss
+
+
+def _positive(instance: Any, attribute: attrs.Attribute[float], value: float) -> None:
+    if not (math.isfinite(value) and 1e-9 <= value <= 1e6):
+        raise ValueError(f"{attribute.name!r} must be a number in [1e-9, 1e6]: {value!r}")
+
+
+def _bounded(low: float, high: float) -> Callable[[Any, Any, float], None]:
+    def check(instance: Any, attribute: attrs.Attribute[float], value: float) -> None:
+        if not (math.isfinite(value) and low <= value <= high):
+            raise ValueError(f"{attribute.name!r} must be a number in [{low}, {high}]: {value!r}")
+
+    return check
+
+
+@attrs.frozen(kw_only=True)
+class MarginForm:
+    """The general margin-of-victory multiplier of K (``margin = "power"``):
+    ``(|margin| + offset) ** power / (base + lead · winner's rating lead)``.
+
+    FiveThirtyEight's NBA Elo is offset 3, power 0.8, base 7.5, lead 0.006 (the
+    defaults; "How Our NBA Predictions Work"). Margins count up to ``MARGIN_CAP``, and a
+    winner's deficit counts only down to the point where the denominator is half of
+    ``base``, so the multiplier is always positive and bounded: no margin flips the sign
+    of a change.
+
+    Attributes:
+        offset: points added to the margin, [0, 1e3]. power: exponent, [0, 3].
+        base: the denominator at an even match, [1e-9, 1e6]. lead: denominator points per
+        rating point of the winner's lead, [0, 1].
+    """
+
+    offset: float = attrs.field(default=3.0, validator=_bounded(0.0, 1e3))
+    power: float = attrs.field(default=0.8, validator=_bounded(0.0, 3.0))
+    base: float = attrs.field(default=7.5, validator=_positive)
+    lead: float = attrs.field(default=0.006, validator=_bounded(0.0, 1.0))
+
+    def multiplier(self, margin: float, lead: float) -> float:
+        """The multiplier for a score ``margin`` (this side's) and this side's rating
+        ``lead`` (home edge included).
+
+        >>> nba = MarginForm()
+        >>> round(nba.multiplier(10, 0.0), 4), round(nba.multiplier(-10, 0.0), 4)
+        (1.0378, 1.0378)
+        >>> 0 < nba.multiplier(1e300, 1e6) and nba.multiplier(5, -1e6) <= nba.multiplier(5, -625.0)
+        True
+        """
+        size = (min(abs(margin), MARGIN_CAP) + self.offset) ** self.power
+        winner_lead = lead if margin >= 0 else -lead
+        if self.lead > 0.0:
+            floor = -self.base / (2.0 * self.lead)
+            if winner_lead < floor:
+                winner_lead = floor
+        return float(size / (self.base + self.lead * winner_lead))
+
+
+NBA_FORM = MarginForm()
+
+
+def world_football_multiplier(margin: float) -> float:
+    """The World Football Elo Ratings' goal-difference index G of K: 1 for a draw or a
+    one-goal win, 1.5 for two goals, (11 + N) / 8 for N ≥ 3 goals (N counted up to
+    ``MARGIN_CAP``).
+
+    >>> [world_football_multiplier(n) for n in (0, 1, -2, 3, 5)]
+    [1.0, 1.0, 1.5, 1.75, 2.0]
+    """
+    goals = min(abs(margin), MARGIN_CAP)
+    if goals <= 1.0:
+        return 1.0
+    if goals <= 2.0:
+        return 1.5
+    return (11.0 + goals) / 8.0
+
+
+def margin_rule_multiplier(rule: str, form: MarginForm, margin: float, lead: float) -> float:
+    """K's multiplier under margin ``rule`` (one of ``MARGIN_RULES`` but ``"none"``) for
+    this side's score ``margin`` and rating ``lead``; always in (0, ∞) and bounded."""
+    if rule == "fivethirtyeight":
+        return margin_multiplier(margin, lead)
+    if rule == "world-football":
+        return world_football_multiplier(margin)
+    if rule == "fivethirtyeight-nba":
+        return NBA_FORM.multiplier(margin, lead)
+    return form.multiplier(margin, lead)
+
+
+def _contains(instance: Any, attribute: attrs.Attribute[str], value: str) -> None:
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"'contains' must be a non-empty string: {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class ContextRule:
+    """A rule for the matches whose context field (``context_field`` of ``meta``)
+    contains ``contains``: the first matching rule of the list applies.
+
+    Attributes:
+        contains: text looked for in the field's value (case-sensitive), non-empty.
+        k_scale: K is multiplied by this, [1e-9, 1e6] (World Football Elo: 60 for the
+            World Cup against 20 for friendlies is k_scale 3 against 1).
+        home_advantage: the home advantage in these matches, rating points, |x| ≤ 1e6
+            (default: the plugin's ``home_advantage``).
+        gap_scale: the rating gap counts this many times in these matches, [1e-9, 1e6]
+            (FiveThirtyEight's NFL playoffs: 1.2; a best-of-five tennis match is more
+            decisive than a best-of-three).
+    """
+
+    contains: str = attrs.field(validator=_contains)
+    k_scale: float = attrs.field(default=1.0, validator=_positive)
+    gap_scale: float = attrs.field(default=1.0, validator=_positive)
+    home_advantage: float | None = attrs.field(default=None)
+
+    @home_advantage.validator
+    def _check_home(self, attribute: attrs.Attribute[float | None], value: float | None) -> None:
+        if value is not None and not (math.isfinite(value) and abs(value) <= 1e6):
+            raise ValueError(f"'home_advantage' must be a number in [-1e6, 1e6]: {value!r}")

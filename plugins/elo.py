@@ -22,13 +22,26 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import attrs
 
-from rankcraft import Pairing, PlayerContext, hookimpl, state_field
+from rankcraft import Match, Pairing, PlayerContext, hookimpl, state_field
 from rankcraft.validators import RATING_LIMIT, limit, state_within, within
 
-from ._matchup import MARGIN_RULES, home_edge, logistic10, margin_multiplier, side_probabilities
+from ._matchup import (
+    DRAW_MODELS,
+    MARGIN_RULES,
+    ContextRule,
+    MarginForm,
+    davidson,
+    home_edge,
+    logistic10,
+    margin_multiplier,
+    margin_rule_multiplier,
+    ordered_logit,
+    side_probabilities,
+)
 
 K_LIMIT = 1e4
 """The largest K-factor: ten thousand rating points per unit of surprise."""
@@ -38,7 +51,14 @@ SCALE_LIMIT = 1e6
 _rating = within(-RATING_LIMIT, RATING_LIMIT)
 _k = within(1e-6, K_LIMIT)
 
-__all__ = ["home_edge", "margin_multiplier"]
+__all__ = [
+    "ContextRule",
+    "MarginForm",
+    "davidson",
+    "home_edge",
+    "margin_multiplier",
+    "ordered_logit",
+]
 
 
 @attrs.frozen(kw_only=True)
@@ -93,10 +113,47 @@ class EloParams:
         scale: rating points for 10-to-1 odds, in [1, 1e6] (default 400).
         home_advantage: rating points added to the home side in every expectation, when
             the match names one (``home``; default 0), |x| ≤ 1e6.
-        margin: ``"none"`` (default) or ``"fivethirtyeight"``: K is multiplied by
-            FiveThirtyEight's margin-of-victory multiplier (``margin_multiplier``, bounded
-            by 13.8), from the two sides' scores (two-sided matches rated 1-v-1 or as team
-            means).
+        margin: the margin-of-victory rule multiplying K, from the two sides' scores
+            (two-sided matches rated 1-v-1 or as team means): ``"none"`` (default),
+            ``"fivethirtyeight"`` (NFL: ``margin_multiplier``, bounded by 13.8),
+            ``"fivethirtyeight-nba"`` ((MOV + 3)^0.8 / (7.5 + 0.006 · lead)),
+            ``"world-football"`` (the World Football Elo goal-difference index) or
+            ``"power"`` (``margin_form``'s constants, which ``tune`` can search).
+        margin_form: the constants of ``margin = "power"`` (:class:`MarginForm`).
+        draw: the draw model of two-sided matches: ``"none"`` (default: Elo's curve),
+            ``"davidson"`` (:func:`davidson`, ``draw_kappa``, ``draw_gap``) or
+            ``"ordered-logit"`` (:func:`ordered_logit`, ``draw_margin``). The expected
+            score (the forecast reported, and what updates compare with) is then
+            P(win) + P(draw) / 2, and ``rankcraft_outcomes`` gives the three outcomes.
+        draw_kappa: Davidson's κ in [0, 1e3] (draws between equals: κ / (2 + κ); default 0.5).
+        draw_gap: how much faster than Davidson's the draw rate falls with the gap, [0, 10]
+            (default 0).
+        draw_margin: the ordered logit's draw band, rating points in [0, 1e6] (default 70).
+        k_games_power, k_games_offset: K shrinks with experience,
+            ``K = k_factor / (games + k_games_offset) ** k_games_power`` (FiveThirtyEight's
+            tennis Elo: 250 / (games + 5)^0.4); power in [0, 5] (default 0: off), offset in
+            [1e-9, 1e6] (default 5). Used when no ``k_by_*`` schedule is given.
+        context_field: a ``meta`` key naming the match's competition or venue (e.g.
+            ``"tournament"``); ``context_rules`` (:class:`ContextRule`) then scale K and
+            set the home advantage per value (first matching rule; default none).
+        home_drift, home_drift_year: the home advantage drifts by ``home_drift`` rating
+            points per year from the start of ``home_drift_year`` (|drift| ≤ 1e3, year in
+            [1, 9999]; default 0: constant).
+        blend_field, blend_values, blend_weight, blend_k: context-specific ratings (e.g.
+            tennis surfaces): a player keeps one extra rating per value of ``blend_values``
+            found in ``meta[blend_field]``; a match on a listed value is forecast from
+            ``(1 − blend_weight) · rating + blend_weight · context rating`` (weight in
+            [0, 1], default 0.5), and the context rating moves ``blend_k`` times as far as
+            the overall one ([0, 1e3], default 1). The state then has a ``contexts`` list.
+        prior_field, prior_at_one, prior_per_log: a newcomer prior from a field: when
+            ``meta[prior_field]`` lists a positive number per side (a ranking, e.g. the ATP
+            ranking), a player whose rating is still exactly ``initial_rating`` is forecast
+            and updated from ``prior_at_one − prior_per_log · ln(rank)`` instead
+            (|values| ≤ 1e6; defaults 1800 and 60; a missing rank keeps the initial rating).
+
+    The match context (``context_field``, ``home_drift``, ``blend_field``) is read from
+    the match being rated; a prediction made without a match (``League.predict``) uses
+    the plain ``home_advantage`` and the overall rating.
 
     Ratings stay within ±1e6 (``RATING_LIMIT``): an update that would pass it stops there.
     """
@@ -109,6 +166,34 @@ class EloParams:
     scale: float = attrs.field(default=400.0, validator=_scale)
     home_advantage: float = attrs.field(default=0.0, validator=_rating)
     margin: str = attrs.field(default="none", validator=attrs.validators.in_(MARGIN_RULES))
+    margin_form: MarginForm = attrs.field(factory=MarginForm)
+    draw: str = attrs.field(default="none", validator=attrs.validators.in_(DRAW_MODELS))
+    draw_kappa: float = attrs.field(default=0.5, validator=within(0.0, 1e3))
+    draw_gap: float = attrs.field(default=0.0, validator=within(0.0, 10.0))
+    draw_margin: float = attrs.field(default=70.0, validator=within(0.0, RATING_LIMIT))
+    k_games_power: float = attrs.field(default=0.0, validator=within(0.0, 5.0))
+    k_games_offset: float = attrs.field(default=5.0, validator=within(1e-9, 1e6))
+    context_field: str | None = None
+    context_rules: tuple[ContextRule, ...] = attrs.field(default=(), converter=tuple)
+    home_drift: float = attrs.field(default=0.0, validator=within(-1e3, 1e3))
+    home_drift_year: float = attrs.field(default=2000.0, validator=within(1.0, 9999.0))
+    blend_field: str | None = None
+    blend_values: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    blend_weight: float = attrs.field(default=0.5, validator=within(0.0, 1.0))
+    blend_k: float = attrs.field(default=1.0, validator=within(0.0, 1e3))
+    prior_field: str | None = None
+    prior_at_one: float = attrs.field(default=1800.0, validator=_rating)
+    prior_per_log: float = attrs.field(default=60.0, validator=_rating)
+
+    def __attrs_post_init__(self) -> None:
+        if self.context_rules and not self.context_field:
+            raise ValueError("'context_rules' need a 'context_field' (the meta key they read)")
+        if self.blend_field is not None and not self.blend_values:
+            raise ValueError(
+                f"'blend_field' {self.blend_field!r} needs 'blend_values' (the contexts rated)"
+            )
+        if len(set(self.blend_values)) != len(self.blend_values):
+            raise ValueError(f"'blend_values' lists a value twice: {list(self.blend_values)!r}")
 
     def k_for(self, games: int, rating: float, peak: float) -> float:
         """The K-factor for a player with ``games`` rated games, ``rating`` and ``peak``."""
@@ -142,10 +227,147 @@ class EloSkill:
     )
 
 
+def _contexts_check(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    for item in value:
+        if not (
+            isinstance(item, int | float) and math.isfinite(item) and abs(item) <= RATING_LIMIT
+        ):
+            raise ValueError(f"'contexts' must hold numbers in [-1e6, 1e6]: {list(value)!r}")
+
+
+@attrs.frozen(slots=True)
+class EloContextSkill:
+    """An Elo player's state with context-specific ratings (``blend_field`` set).
+
+    Attributes:
+        rating: the overall rating, rating points (role ``location``). peak: as
+            :class:`EloSkill`. contexts: one rating per ``blend_values`` entry, in that
+            order, rating points within ±1e6.
+    """
+
+    rating: float = state_field(role="location", validator=_state_rating)
+    peak: float = state_field(
+        default=attrs.Factory(lambda self: self.rating, takes_self=True),
+        validator=_state_rating,
+    )
+    contexts: tuple[float, ...] = state_field(
+        default=(), converter=lambda v: tuple(float(x) for x in v), validator=_contexts_check
+    )
+
+
+def _year(match: Match) -> float:
+    moment = match.played_at
+    return moment.year + (moment.timetuple().tm_yday - 1) / 365.25
+
+
+def _venue(params: EloParams, match: Match | None) -> tuple[float, float, float]:
+    """(home advantage, K scale, gap scale) of a match under the params' context rules
+    and drift."""
+    advantage, k_scale, gap_scale = params.home_advantage, 1.0, 1.0
+    if match is None:
+        return advantage, k_scale, gap_scale
+    if params.context_field is not None and params.context_rules:
+        value = match.meta.get(params.context_field)
+        text = "" if value is None else str(value)
+        for rule in params.context_rules:
+            if rule.contains in text:
+                k_scale, gap_scale = rule.k_scale, rule.gap_scale
+                if rule.home_advantage is not None:
+                    advantage = rule.home_advantage
+                break
+    if params.home_drift:
+        advantage += params.home_drift * (_year(match) - params.home_drift_year)
+    return advantage, k_scale, gap_scale
+
+
+def _prior(params: EloParams, match: Match | None, side: int) -> float | None:
+    """The newcomer prior of ``side`` from ``meta[prior_field]``, or None."""
+    if params.prior_field is None or match is None:
+        return None
+    values = match.meta.get(params.prior_field)
+    if not isinstance(values, list | tuple) or side >= len(values):
+        return None
+    rank = values[side]
+    if isinstance(rank, bool) or not isinstance(rank, int | float) or not rank > 0:
+        return None
+    if not math.isfinite(rank):
+        return None
+    value = params.prior_at_one - params.prior_per_log * math.log(rank)
+    return limit(value, -RATING_LIMIT, RATING_LIMIT)
+
+
+def _start(params: EloParams, state: Any, match: Match | None, side: int) -> Any:
+    """``state``, or for a newcomer (rating still exactly the initial one) with a prior
+    from the match, the state at the prior."""
+    if params.prior_field is None or state.rating != params.initial_rating:
+        return state
+    prior = _prior(params, match, side)
+    if prior is None:
+        return state
+    if isinstance(state, EloContextSkill):
+        return EloContextSkill(prior, prior, tuple(prior for _ in state.contexts))
+    return EloSkill(prior, prior)
+
+
+def _blend_index(params: EloParams, match: Match | None) -> int | None:
+    """The context rating a match uses (its index in ``blend_values``), or None."""
+    if params.blend_field is None or match is None:
+        return None
+    value = match.meta.get(params.blend_field)
+    if value is None:
+        return None
+    try:
+        return params.blend_values.index(str(value))
+    except ValueError:
+        return None
+
+
+def _rating_in(params: EloParams, state: Any, index: int | None) -> float:
+    """The rating a forecast uses: the overall one, blended with the context's."""
+    if index is None:
+        return float(state.rating)
+    contexts = getattr(state, "contexts", ())
+    if index >= len(contexts):
+        return float(state.rating)
+    w = params.blend_weight
+    return float((1.0 - w) * state.rating + w * contexts[index])
+
+
+def outcome_probabilities(params: EloParams, gap: float) -> tuple[float, float, float]:
+    """(P(win), P(draw), P(loss)) of a side ``gap`` rating points ahead (home edge
+    included) under the params' draw model (``"none"``: no draws, Elo's curve)."""
+    if params.draw == "davidson":
+        return davidson(gap, params.scale, params.draw_kappa, params.draw_gap)
+    if params.draw == "ordered-logit":
+        return ordered_logit(gap, params.scale, params.draw_margin)
+    p = logistic10(-gap / params.scale)
+    return p, 0.0, 1.0 - p
+
+
+def expected_of_gap(params: EloParams, gap: float) -> float:
+    """The expected score (P(win) + P(draw) / 2) of a side ``gap`` rating points ahead."""
+    if params.draw == "none":
+        return logistic10(-gap / params.scale)
+    win, draw, _ = outcome_probabilities(params, gap)
+    return win + 0.5 * draw
+
+
 def expected_score(rating: float, opponent: float, scale: float = 400.0) -> float:
     """Expected score (win probability, draws as ½) of ``rating`` against ``opponent``
     (0.0 or 1.0 past the gaps where ``10 ** (gap / scale)`` has no float)."""
     return logistic10((opponent - rating) / scale)
+
+
+def _plain(params: EloParams) -> bool:
+    """Whether the params use none of the draw, context or blend options (the classic
+    arithmetic, bit for bit)."""
+    return (
+        params.draw == "none"
+        and params.context_field is None
+        and not params.home_drift
+        and params.blend_field is None
+        and params.prior_field is None
+    )
 
 
 @hookimpl
@@ -154,17 +376,31 @@ def rankcraft_params(slot: str) -> type | None:
 
 
 @hookimpl
-def rankcraft_initial(slot: str, params: EloParams) -> EloSkill:
+def rankcraft_initial(slot: str, params: EloParams) -> EloSkill | EloContextSkill:
     if slot != "initial":
         raise ValueError(f"the elo plugin has no {slot!r} state")
+    if params.blend_field is not None:
+        r = params.initial_rating
+        return EloContextSkill(r, r, tuple(r for _ in params.blend_values))
     return EloSkill(params.initial_rating, params.initial_rating)
 
 
 @hookimpl
 def rankcraft_expectation(
-    params: EloParams, side_states: Sequence[EloSkill], home: int | None
+    params: EloParams, side_states: Sequence[EloSkill], home: int | None, match: Match | None
 ) -> list[float]:
     scale = params.scale
+    if len(side_states) == 2 and not _plain(params):
+        advantage, _, gap_scale = _venue(params, match)
+        index = _blend_index(params, match)
+        first, second = (_start(params, side_states[i], match, i) for i in (0, 1))
+        gap = (
+            _rating_in(params, first, index)
+            + home_edge(advantage, home, 0)
+            - _rating_in(params, second, index)
+        )
+        p = expected_of_gap(params, gap * gap_scale)
+        return [p, 1.0 - p]
     edge = home_edge(params.home_advantage, home, 0)
     if len(side_states) == 2:  # (side_probabilities' two-sided case, written out)
         p = expected_score(side_states[0].rating + edge, side_states[1].rating, scale)
@@ -175,9 +411,34 @@ def rankcraft_expectation(
 
 
 @hookimpl
+def rankcraft_outcomes(
+    params: EloParams, side_states: Sequence[EloSkill], home: int | None
+) -> list[float] | None:
+    """(P(side 0 wins), P(draw), P(side 1 wins)) for two sides under the draw model, or
+    None without one (``draw = "none"``) or for more than two sides."""
+    if params.draw == "none" or len(side_states) != 2:
+        return None
+    gap = side_states[0].rating + home_edge(params.home_advantage, home, 0) - side_states[1].rating
+    win, draw, loss = outcome_probabilities(params, gap)
+    return [win, draw, loss]
+
+
+def _k_of(params: EloParams, state: Any, context: PlayerContext) -> float:
+    if params.k_by_games or params.k_by_rating:
+        return params.k_for(context.matches, state.rating, state.peak)
+    if params.k_games_power:
+        return float(
+            params.k_factor / (context.matches + params.k_games_offset) ** params.k_games_power
+        )
+    return params.k_factor
+
+
+@hookimpl
 def rankcraft_update(
     params: EloParams, state: EloSkill, pairings: Sequence[Pairing], context: PlayerContext
-) -> EloSkill:
+) -> EloSkill | EloContextSkill:
+    if not _plain(params):
+        return _update_in_context(params, state, pairings, context)
     rating = state.rating
     scale = params.scale
     match = context.match
@@ -188,13 +449,10 @@ def rankcraft_update(
     for opponent, score, weight in pairings:
         gap = opponent.rating - rating - edge
         surprise += weight * (score - logistic10(gap / scale))
-    if params.k_by_games or params.k_by_rating:
-        k = params.k_for(context.matches, rating, state.peak)
-    else:
-        k = params.k_factor
+    k = _k_of(params, state, context)
     context.factors["k"] = k
     if (
-        params.margin == "fivethirtyeight"
+        params.margin != "none"
         and match is not None
         and match.scores is not None
         and len(match.scores) == 2
@@ -202,7 +460,7 @@ def rankcraft_update(
     ):
         mine, theirs = match.scores[context.side], match.scores[1 - context.side]
         lead = rating + edge - pairings[0].opponent.rating  # my rating edge over the opponent
-        multiplier = margin_multiplier(mine - theirs, lead)
+        multiplier = margin_rule_multiplier(params.margin, params.margin_form, mine - theirs, lead)
         context.factors["margin"] = multiplier
         k *= multiplier
     new = rating + k * surprise
@@ -210,3 +468,53 @@ def rankcraft_update(
         new = limit(new, -RATING_LIMIT, RATING_LIMIT)
     peak = state.peak
     return EloSkill(new, new if new > peak else peak)
+
+
+def _update_in_context(
+    params: EloParams, state: Any, pairings: Sequence[Pairing], context: PlayerContext
+) -> EloSkill | EloContextSkill:
+    """The update with a draw model, context rules, a drifting home advantage or
+    context ratings (two-sided matches read the match; a closed period has none)."""
+    match = context.match
+    advantage, k_scale, gap_scale = _venue(params, match)
+    index = _blend_index(params, match)
+    edge = 0.0
+    if advantage and match is not None and len(match.teams) == 2:
+        edge = home_edge(advantage, match.home, context.side)
+    state = _start(params, state, match, context.side)
+    mine = _rating_in(params, state, index)
+    surprise = 0.0
+    for opponent, score, weight in pairings:
+        if len(pairings) == 1 and match is not None and len(match.teams) == 2:
+            opponent = _start(params, opponent, match, 1 - context.side)
+        gap = mine + edge - _rating_in(params, opponent, index)
+        surprise += weight * (score - expected_of_gap(params, gap * gap_scale))
+    k = _k_of(params, state, context) * k_scale
+    context.factors["k"] = k
+    if (
+        params.margin != "none"
+        and match is not None
+        and match.scores is not None
+        and len(match.scores) == 2
+        and len(pairings) == 1
+    ):
+        lead = mine + edge - _rating_in(params, opponent, index)
+        margin = match.scores[context.side] - match.scores[1 - context.side]
+        multiplier = margin_rule_multiplier(params.margin, params.margin_form, margin, lead)
+        context.factors["margin"] = multiplier
+        k *= multiplier
+    new = limit(state.rating + k * surprise, -RATING_LIMIT, RATING_LIMIT)
+    peak = state.peak if state.peak >= new else new
+    if params.blend_field is None:
+        return EloSkill(new, peak)
+    contexts = tuple(state.contexts)
+    if len(contexts) != len(params.blend_values):  # (an imported state without them)
+        contexts = tuple(state.rating for _ in params.blend_values)
+    if index is not None:
+        moved = contexts[index] + params.blend_k * k * surprise
+        contexts = (
+            *contexts[:index],
+            limit(moved, -RATING_LIMIT, RATING_LIMIT),
+            *contexts[index + 1 :],
+        )
+    return EloContextSkill(new, peak, contexts)

@@ -17,6 +17,21 @@ off-season date.
 1
 >>> league.reset("season"), league.player("a").skill.rating
 (1, 1655.0)
+
+In the ``decay`` slot it finds the off-season in the data instead of the calendar: a
+player back after a long gap (at least ``after_periods`` rating periods; a period is a day
+unless ``[period] length_days`` says otherwise) is pulled ``fraction`` of the way to
+``target`` before the match, and a prediction made that far ahead sees the same. Whatever
+the sport's calendar, a season's first match comes after the longest gap of the year.
+
+>>> league = rankcraft.League(rankcraft.loads_ruleset(
+...     'extends = "elo"\\nname = "e"\\n[decay]\\nplugin = "regress"\\n'
+...     '[decay.params]\\nfraction = 0.5\\ntarget = 1500.0\\nafter_periods = 90.0\\n'))
+>>> league.import_state({"players": [{"id": "a", "skill": {"rating": 1700.0},
+...                                   "last_played": "2024-02-01"}]})
+1
+>>> [round(league.predict([["a"], ["b"]], at=day)[0], 3) for day in ("2024-03-01", "2024-09-01")]
+[0.76, 0.64]
 """
 
 from __future__ import annotations
@@ -27,8 +42,8 @@ from typing import Any
 
 import attrs
 
-from rankcraft import InputError, Needs, PlayerRecord, field_of_role, hookimpl
-from rankcraft.validators import RATING_LIMIT, unit
+from rankcraft import InputError, Needs, PlayerRecord, State, field_of_role, hookimpl
+from rankcraft.validators import RATING_LIMIT, unit, within
 
 
 @attrs.frozen(kw_only=True)
@@ -60,14 +75,43 @@ class RegressParams:
             )
 
 
+@attrs.frozen(kw_only=True)
+class IdleRegressParams:
+    """Params of ``regress`` in the decay slot (the off-season found from the data).
+
+    Attributes:
+        fraction: the share of the distance to the target removed, [0, 1] (default 1/3).
+        target: the location to regress to, in the skill's units, |x| ≤ 1e6 (default 1500).
+        after_periods: the idle time, in rating periods, that counts as an off-season,
+            [0, 1e6] (default 90: with one-day periods, three months without a match).
+    """
+
+    fraction: float = attrs.field(default=1.0 / 3.0, validator=unit)
+    target: float = attrs.field(default=1500.0, validator=within(-RATING_LIMIT, RATING_LIMIT))
+    after_periods: float = attrs.field(default=90.0, validator=within(0.0, 1e6))
+
+
 @hookimpl
 def rankcraft_params(slot: str) -> type | None:
+    if slot == "decay":
+        return IdleRegressParams
     return RegressParams if slot == "reset" else None
 
 
 @hookimpl
 def rankcraft_needs(slot: str) -> Needs | None:
-    return Needs(roles=("location",)) if slot == "reset" else None
+    return Needs(roles=("location",)) if slot in ("reset", "decay") else None
+
+
+@hookimpl
+def rankcraft_decay(params: IdleRegressParams, state: State, periods: float) -> State:
+    if periods < params.after_periods or params.fraction == 0.0:
+        return state
+    field = field_of_role(type(state), "location")
+    assert field is not None
+    value = getattr(state, field)
+    moved = params.target + (1.0 - params.fraction) * (value - params.target)
+    return attrs.evolve(state, **{field: moved})
 
 
 @hookimpl

@@ -1,0 +1,159 @@
+"""`rankcraft tune` with Optuna: a seeded TPE study improves on its start point, prunes on
+the validation slice, and a storage URL lets two searches share one study."""
+
+from __future__ import annotations
+
+import json
+import random
+import uuid
+from pathlib import Path
+
+import pytest
+
+import rankcraft
+from rankcraft.errors import InputError
+from rankcraft.tune import optuna_storage, parse_param, tune
+
+from .conftest import PG_SERVER
+
+optuna = pytest.importorskip("optuna", reason="Optuna is the optional 'tune' extra")
+
+
+def _history(path: Path) -> Path:
+    rng = random.Random(3)
+    skill = {f"p{i}": rng.gauss(0, 1) for i in range(12)}
+    lines = []
+    for i in range(300):
+        a, b = rng.sample(sorted(skill), 2)
+        won = rng.random() < 1 / (1 + 10 ** (skill[b] - skill[a]))
+        lines.append(
+            json.dumps(
+                {
+                    "id": f"m{i}",
+                    "played_at": f"2021-{1 + i // 30:02d}-01",
+                    "teams": [[a], [b]],
+                    "scores": [int(won), int(not won)],
+                }
+            )
+        )
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _bad_start() -> rankcraft.Ruleset:
+    return rankcraft.loads_ruleset(
+        'name = "slow"\n[update]\nplugin = "elo"\n[update.params]\nk_factor = 2.0\n'
+    )
+
+
+def test_seeded_study_improves_on_its_start_point(tmp_path: Path) -> None:
+    path = _history(tmp_path / "h.jsonl")
+    ruleset = _bad_start()
+    params = [parse_param("update.k_factor=1:120", ruleset)]
+    runs = [
+        tune(
+            path, ruleset, params, test_from="2021-09-01", trials=6, jobs=1, seed=7, method="optuna"
+        )
+        for _ in range(2)
+    ]
+    result = runs[0]
+    start = result.trials[0]
+    assert start.values == (2.0,)  # the ruleset's own value is the first trial
+    assert result.validation_log_loss < start.log_loss - 0.02
+    assert result.best[0] > 10.0
+    assert result.ruleset.update.params.k_factor == pytest.approx(result.best[0])
+    # seeded: the same trials again
+    assert [t.values for t in runs[1].trials] == [t.values for t in result.trials]
+
+
+def test_random_method_and_errors(tmp_path: Path) -> None:
+    path = _history(tmp_path / "h.jsonl")
+    ruleset = _bad_start()
+    params = [parse_param("update.k_factor=1:120", ruleset)]
+    with pytest.raises(InputError, match="--storage needs the optuna method"):
+        tune(path, ruleset, params, test_from="2021-09-01", method="random", storage="sqlite://")
+    with pytest.raises(InputError, match="--method must be"):
+        tune(path, ruleset, params, test_from="2021-09-01", method="grid")
+
+
+def test_pruned_trials_stop_early() -> None:
+    from rankcraft.tune import _run_checked
+
+    history = _history(Path(__import__("tempfile").mkdtemp()) / "h.jsonl")
+    ruleset = _bad_start()
+    params = (parse_param("update.k_factor=1:120", ruleset),)
+    job = (str(history), None, rankcraft.dumps(ruleset), params, (2.0,), "2021-07-01", "2021-09-01")
+    running, pruned = _run_checked((*job, ()))
+    assert not pruned and len(running) == 4
+    stopped, pruned = _run_checked((*job, (running[0] - 0.01,) * 4))
+    assert pruned and stopped == running[:1]
+
+
+def _pg_schema() -> tuple[str, str] | None:
+    """A fresh schema on the test server: (base URL, schema), or None without a server."""
+    try:
+        import psycopg
+    except ImportError:  # pragma: no cover
+        return None
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    base = PG_SERVER.split("?")[0]
+    try:
+        with psycopg.connect(base, autocommit=True, connect_timeout=3) as connection:
+            connection.execute(f'CREATE SCHEMA "{schema}"')
+    except psycopg.OperationalError:  # pragma: no cover - no server here
+        return None
+    return base, schema
+
+
+def test_storage_url_shared_by_two_studies(tmp_path: Path) -> None:
+    """Two searches (as on two machines) against one PostgreSQL study (SQLite when this
+    machine has no server): the second sees the first's trials and picks the study's best."""
+    server = _pg_schema()
+    if server is None:  # pragma: no cover
+        url = f"sqlite:///{tmp_path / 'study.db'}"
+    else:
+        url = f"{server[0]}?options=-csearch_path%3D{server[1]}"
+        assert optuna_storage(url).startswith(("postgresql://", "postgresql+psycopg://"))
+    try:
+        path = _history(tmp_path / "h.jsonl")
+        ruleset = _bad_start()
+        params = [parse_param("update.k_factor=1:120", ruleset)]
+        first = tune(
+            path,
+            ruleset,
+            params,
+            test_from="2021-09-01",
+            trials=3,
+            jobs=1,
+            storage=url,
+            study_name="shared",
+        )
+        second = tune(
+            path,
+            ruleset,
+            params,
+            test_from="2021-09-01",
+            trials=3,
+            jobs=1,
+            seed=1,
+            storage=url,
+            study_name="shared",
+        )
+        storage = optuna.storages.RDBStorage(optuna_storage(url))
+        try:
+            trials = optuna.load_study(study_name="shared", storage=storage).trials
+        finally:
+            storage.engine.dispose()
+        assert len(trials) == 6
+        assert trials[0].params == {"update.params.k_factor": 2.0}  # enqueued once
+        assert (
+            second.validation_log_loss
+            == min(t.value for t in trials if t.value is not None)
+            <= first.validation_log_loss
+        )
+    finally:
+        if server is not None:
+            import psycopg
+
+            with psycopg.connect(server[0], autocommit=True) as connection:
+                connection.execute(f'DROP SCHEMA "{server[1]}" CASCADE')
