@@ -7,6 +7,8 @@ out, in the formats of the match and state documents (docs/design.md):
 method   path                    token scope  answer
 =======  ======================  ===========  ==========================================
 POST     ``/matches``            record       record one match; 201 ``{"match", "report"}``
+POST     ``/matches/batch``      record       record many in one transaction (all or none);
+                                              201 ``{"recorded", "reports"}``
 GET      ``/matches/{id}``       (read)       a recorded match with its report
 GET      ``/players/{id}``       (read)       ``{"player", "standing"}``
 GET      ``/leaderboard``        (read)       ``?top=N``: players best first
@@ -17,6 +19,7 @@ POST     ``/reset``              admin        ``{"kind", "at"}``: a season event
 GET      ``/health``                          ``{"ok": true, "matches": N}``
 GET      ``/openapi.json``                    the OpenAPI 3.1 description of all of the above
 GET      ``/docs``                            a page that shows it and can send requests
+GET      ``/``                                the league's web page (:mod:`rankcraft.web`)
 =======  ======================  ===========  ==========================================
 
 Writes need a token (``Authorization: Bearer rk_...``, :mod:`rankcraft.tokens`) of the
@@ -76,7 +79,7 @@ from typing import Any
 
 import attrs
 
-from . import __version__
+from . import __version__, web
 from .engine import League, UnknownPlayerError
 from .errors import (
     DuplicateMatchError,
@@ -87,7 +90,7 @@ from .errors import (
 from .fields import Body, Field
 from .io import MATCH, parse_match
 from .jsontext import loads_strict
-from .model import format_time
+from .model import Match, format_time
 from .openapi import Operation, build_document
 from .ruleset import dumps, to_dict
 from .tokens import authenticate
@@ -125,6 +128,7 @@ class Settings:
         max_body: the most bytes a request body may have (413 beyond).
         max_sides: the most sides a match or prediction may have.
         max_players: the most players a match or prediction may have, all sides together.
+        max_batch: the most matches a batch (``POST /matches/batch``) may have.
         max_future: how many seconds past the server's clock a match's ``played_at`` may be.
         header_timeout: seconds a client has to send a request's line and headers, from
             its first byte (or from connecting); the connection is closed after that.
@@ -138,11 +142,12 @@ class Settings:
     max_sides: int = 64
     max_players: int = 256
     max_future: float = 86_400.0
+    max_batch: int = 10_000
     header_timeout: float = 10.0
     body_timeout: float = 30.0
 
     def __attrs_post_init__(self) -> None:
-        for name in ("max_body", "max_sides", "max_players"):
+        for name in ("max_body", "max_sides", "max_players", "max_batch"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise InputError(f"'{name}' must be a whole number >= 1: {value!r}")
@@ -253,6 +258,17 @@ def error_body(status: int, kind: str, message: str, field: str | None) -> dict[
 
 def _text(value: str) -> str:
     return value.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _item_error(index: int, exc: InputError) -> dict[str, Any]:
+    """One refused item of a batch: its 0-based index, status, type, message, field."""
+    return {
+        "index": index,
+        "status": _status(exc),
+        "type": type(exc).__name__,
+        "message": _text(str(exc)),
+        "field": None if exc.field is None else _text(exc.field),
+    }
 
 
 def _fail(exc: Exception) -> JSONResponse:
@@ -443,6 +459,25 @@ def request_bodies(settings: Settings) -> dict[str, Body]:
     }
     return {
         "Match": attrs.evolve(MATCH, fields=[match_fields.get(f.name, f) for f in MATCH.fields]),
+        "MatchBatch": Body(
+            "a batch of matches",
+            (
+                Field(
+                    "matches",
+                    "array",
+                    required=True,
+                    min_items=1,
+                    max_items=settings.max_batch,
+                    must=f"a list of 1 to {settings.max_batch} matches",
+                    items=Field("match", "object", description="a match (schema Match)"),
+                    description="the matches, in time order (schema Match each); at most "
+                    f"{settings.max_batch} (--max-batch)",
+                ),
+            ),
+            description="matches recorded in one transaction: all of them, or none "
+            "(a bare JSON array of matches is taken too)",
+            unknown_error=RequestError,
+        ),
         "Prediction": Body(
             "a prediction",
             (
@@ -518,6 +553,16 @@ OPERATIONS = (
         summary="Record one match",
         answer=(201, "the match as stored, with its report", "Recorded"),
         body="Match",
+        errors=(409,),
+    ),
+    Operation(
+        method="POST",
+        path="/matches/batch",
+        handler="post_batch",
+        scope="record",
+        summary="Record many matches in one transaction (all or none)",
+        answer=(201, "how many were recorded, and each match's report", "BatchRecorded"),
+        body="MatchBatch",
         errors=(409,),
     ),
     Operation(
@@ -630,8 +675,8 @@ class _Handlers:
         probabilities = self.league.predict(sides, at=body.get("at"), home=home)
         return JSONResponse({"sides": sides, "probabilities": probabilities})
 
-    async def post_match(self, request: Request) -> JSONResponse:
-        body = await _json_body(request, self.settings)
+    def parse(self, body: Any) -> Match:
+        """A match of a request, within the service's limits."""
         if not isinstance(body, dict):
             raise InputError(f"a match must be a JSON object, got {type(body).__name__}")
         _check_sides(body.get("teams"), "teams", self.settings)
@@ -643,11 +688,63 @@ class _Handlers:
                 f"clock ({format_time(now)}) plus {self.settings.max_future:g} s (--max-future)",
                 field="played_at",
             )
+        return match
+
+    async def post_match(self, request: Request) -> JSONResponse:
+        match = self.parse(await _json_body(request, self.settings))
         report = self.league.record(match)
         return JSONResponse(
             {"match": match.to_dict(), "report": self.codec.report_to_dict(report)},
             status_code=201,
         )
+
+    async def post_batch(self, request: Request) -> JSONResponse:
+        """Every match is checked first (all errors answered, each with its ``index``);
+        then all are recorded in one transaction, or none (the first refused match's
+        error, with its index)."""
+        body = await _json_body(request, self.settings)
+        if isinstance(body, list):
+            body = {"matches": body}
+        items = self.bodies["MatchBatch"].check(body)["matches"]
+        errors: list[dict[str, Any]] = []
+        matches: list[Match] = []
+        for index, item in enumerate(items):
+            try:
+                matches.append(self.parse(item))
+            except InputError as exc:
+                errors.append(_item_error(index, exc))
+        if not errors:
+            reports = []
+            try:
+                with self.league.batch():
+                    for index, match in enumerate(matches):
+                        try:
+                            reports.append(self.league.record(match))
+                        except InputError as exc:
+                            errors.append(_item_error(index, exc))
+                            raise
+            except InputError:
+                pass
+            else:
+                return JSONResponse(
+                    {
+                        "recorded": len(reports),
+                        "reports": [self.codec.report_to_dict(r) for r in reports],
+                    },
+                    status_code=201,
+                )
+        first = errors[0]
+        status = first["status"]
+        answer = error_body(
+            status,
+            first["type"],
+            f"matches[{first['index']}]: {first['message']}"
+            + (f" (and {len(errors) - 1} more errors)" if len(errors) > 1 else "")
+            + "; nothing was recorded",
+            f"matches[{first['index']}]" + (f".{first['field']}" if first["field"] else ""),
+        )
+        answer["errors"] = errors
+        return JSONResponse(answer, status_code=status)
 
     async def get_match(self, request: Request) -> JSONResponse:
         match_id = request.path_params["match_id"]
@@ -771,6 +868,12 @@ def create_app(league: League, settings: Settings | None = None) -> Starlette:
         Route("/openapi.json", h.openapi, methods=["GET"]),
         Route("/docs", docs_page, methods=["GET"]),
     ]
+
+    async def json_body(request: Request, large: bool) -> Any:
+        limits = attrs.evolve(settings, max_body=settings.max_body * 16) if large else settings
+        return await _json_body(request, limits)
+
+    routes += web.routes(league, json_body, guarded)
 
     async def as_json(request: Request, exc: Exception) -> JSONResponse:
         return _fail(exc)
