@@ -70,6 +70,7 @@ import hashlib
 import json
 import os
 import re
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
@@ -969,3 +970,54 @@ class GuardedH11Protocol(H11Protocol):
         self._deadline = None
         if not self.transport.is_closing():
             self.transport.close()
+
+
+def log_config(access_log: bool = True) -> dict[str, Any]:
+    """uvicorn's logging configuration for ``rankcraft serve``: one access line per request
+    on standard output (unless ``access_log`` is off: ``--no-access-log``), and only
+    warnings and errors of the server on standard error."""
+    from uvicorn.config import LOGGING_CONFIG
+
+    config: dict[str, Any] = json.loads(json.dumps(LOGGING_CONFIG))
+    config["loggers"]["uvicorn"]["level"] = "WARNING"
+    config["loggers"]["uvicorn.error"]["level"] = "WARNING"
+    config["loggers"]["uvicorn.access"]["level"] = "INFO" if access_log else "WARNING"
+    return config
+
+
+def announce_when_ready(
+    host: str, port: int, say: Callable[[str], None], *, timeout: float = 120.0
+) -> threading.Thread:
+    """Start a thread that asks ``GET /health`` until a worker answers it, then calls
+    ``say`` with the line that the service is ready (or that it did not answer in
+    ``timeout`` seconds). A listening socket is not enough: a worker must be accepting
+    connections and answering with the league open."""
+    import http.client
+    import time
+
+    target = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
+
+    def poll() -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                connection = http.client.HTTPConnection(target, port, timeout=2)
+                connection.request("GET", "/health")
+                answer = connection.getresponse()
+                body = json.loads(answer.read())
+                connection.close()
+                if answer.status == 200:
+                    shown = f"[{host}]" if ":" in host else host
+                    say(
+                        f"rankcraft serve: ready on http://{shown}:{port}/ "
+                        f"({body.get('matches', 0):,} matches; the page at /, the API at /docs)"
+                    )
+                    return
+            except (OSError, ValueError, http.client.HTTPException):
+                pass
+            time.sleep(0.05)
+        say(f"rankcraft serve: no worker answered /health within {timeout:g} s")
+
+    thread = threading.Thread(target=poll, name="rankcraft-ready", daemon=True)
+    thread.start()
+    return thread
