@@ -271,3 +271,34 @@ def test_the_page_in_a_browser(browser: Any, served: tuple[str, str, rankcraft.L
     assert page.locator("#leaderboard tbody tr").count() == 5
     assert errors == []
     page.close()
+
+
+def test_serve_is_ready_when_a_worker_answers_and_logs_each_request(
+    served: tuple[str, str, rankcraft.League],
+) -> None:
+    from rankcraft.serve import announce_when_ready, log_config
+
+    base, _, _ = served
+    port = int(base.rsplit(":", 1)[1])
+    said: list[str] = []
+    announce_when_ready("127.0.0.1", port, said.append, timeout=5).join(6)
+    matches = served[2].match_count  # (48, or 49 after the browser test recorded one)
+    assert said == [
+        f"rankcraft serve: ready on http://127.0.0.1:{port}/ ({matches} matches; the page "
+        "at /, the API at /docs)"
+    ]
+    closed = free_port()
+    announce_when_ready("127.0.0.1", closed, said.append, timeout=0.3).join(2)
+    assert said[-1] == "rankcraft serve: no worker answered /health within 0.3 s"
+    loggers = log_config()["loggers"]
+    assert loggers["uvicorn.access"]["level"] == "INFO"  # the access log is on by default
+    assert loggers["uvicorn.error"]["level"] == "WARNING"
+    assert log_config(access_log=False)["loggers"]["uvicorn.access"]["level"] == "WARNING"
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
