@@ -18,8 +18,8 @@ def close_to(word: str, choices: Iterable[str], n: int = 3) -> list[str]:
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """`` (did you mean 'x' or 'y'?)`` for the choices close to ``word``, else ``""``.
 
-    >>> did_you_mean("alise", ["alice", "bob", "alicia"])
-    " (did you mean 'alice' or 'alicia'?)"
+    >>> did_you_mean("glicko", ["elo", "glicko1", "glicko2"])
+    " (did you mean 'glicko2' or 'glicko1'?)"
     >>> did_you_mean("zed", ["alice"])
     ''
     """

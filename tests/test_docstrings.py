@@ -28,6 +28,9 @@ MODULES = [
     "rankcraft.evaluate",
     "rankcraft.serve",
     "rankcraft.tokens",
+    "rankcraft.web",
+    "rankcraft.suggest",
+    "rankcraft.terminal",
 ]
 
 
