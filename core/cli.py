@@ -813,6 +813,25 @@ def _add_token_commands(sub: Any, db: Callable[[argparse.ArgumentParser], None])
     p.add_argument("name", help="the token's name")
 
 
+def _serve_settings(args: argparse.Namespace, settings_class: Any) -> Any:
+    """The service's settings from ``serve``'s options (errors name the option)."""
+    try:
+        settings = settings_class(
+            auth_reads=args.auth_reads,
+            cors_origins=args.cors_origin or (),
+            max_body=args.max_body,
+            max_sides=args.max_sides,
+            max_players=args.max_players,
+            max_future=args.max_future,
+            max_batch=args.max_batch,
+            header_timeout=args.header_timeout,
+            body_timeout=args.body_timeout,
+        )
+    except InputError as exc:  # name the option, not the attribute
+        raise InputError(str(exc).replace("'", "'--", 1).replace("_", "-", 1)) from None
+    return settings
+
+
 def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
         import uvicorn
@@ -829,19 +848,7 @@ def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             raise InputError(
                 f"'--{option.replace('_', '-')}' must be at least 1: {getattr(args, option)}"
             )
-    try:
-        settings = serve.Settings(
-            auth_reads=args.auth_reads,
-            cors_origins=args.cors_origin or (),
-            max_body=args.max_body,
-            max_sides=args.max_sides,
-            max_players=args.max_players,
-            max_future=args.max_future,
-            header_timeout=args.header_timeout,
-            body_timeout=args.body_timeout,
-        )
-    except InputError as exc:  # name the option, not the attribute
-        raise InputError(str(exc).replace("'", "'--", 1).replace("_", "-", 1)) from None
+    settings = _serve_settings(args, serve.Settings)
     db = _db_path(args)
     # open (and create or migrate) the league once here, so that a bad database or
     # ruleset fails before any worker starts, with exit status 2
@@ -1091,6 +1098,9 @@ def _serve_command(c: _Commands) -> None:
         "--max-body", type=int, default=1 << 20, help="most bytes in a request body (1048576)"
     )
     p.add_argument("--max-sides", type=int, default=64, help="most sides in a match (64)")
+    p.add_argument(
+        "--max-batch", type=int, default=10_000, help="most matches in POST /matches/batch (10000)"
+    )
     p.add_argument(
         "--max-players", type=int, default=256, help="most players in a match, all sides (256)"
     )

@@ -26,6 +26,7 @@ function fmt(v, digits) {
   if (v === null || v === undefined) return "-";
   if (typeof v !== "number") return String(v);
   if (digits !== undefined) return v.toFixed(digits);
+  if (Number.isInteger(v)) return String(v);
   return Math.abs(v) < 100 ? v.toFixed(3) : v.toFixed(1);
 }
 
