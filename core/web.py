@@ -349,8 +349,9 @@ def compare(
 ) -> dict[str, Any]:
     """Replay ``matches`` with each ruleset and compare: one-step-ahead log loss (with a
     95 % interval), Brier, accuracy, calibration, the rating and tier distributions at
-    the end, the top 20, and how many players a ruleset places in another tier than the
-    first one does. ``test_from`` (ISO) starts the scored part; default: the time of the
+    the end (and the tiers of each ended season, where the rank keeps an archive), the
+    top 20, and how many players a ruleset places in another tier than the first one
+    does. ``test_from`` (ISO) starts the scored part; default: the time of the
     match half-way through."""
     if len(matches) < 2:
         raise FieldError(f"the lab needs at least 2 matches: {len(matches)}", field="matches")
@@ -376,6 +377,13 @@ def compare(
                 "ratings": _histogram([float(_value(r.skill, location) or 0.0) for r in records]),
                 "tiers": dict(Counter(_tier_group(s) for s in standings.values()).most_common()),
                 "top": [_top_row(r, standings, location) for r in records[:20]],
+                "seasons": [
+                    {
+                        "ago": season["ago"],
+                        "tiers": dict(Counter(_tier_group(p["tier"]) for p in season["players"])),
+                    }
+                    for season in season_archive(league)
+                ],
             }
         )
         if progress is not None:

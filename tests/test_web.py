@@ -117,6 +117,8 @@ def test_the_lab_compares_rulesets_on_the_leagues_matches() -> None:
     low, high = elo["log_loss_interval"]
     assert low < direct.log_loss < high
     assert sum(sky["tiers"].values()) == 4 and elo["tiers"] == {}
+    # one four-week Skyweaver season ended in the history: its tiers, per player
+    assert [sum(x["tiers"].values()) for x in sky["seasons"]] == [4] and elo["seasons"] == []
     assert sum(elo["ratings"]["counts"]) == 4
     assert [r["id"] for r in elo["top"]] == [r.id for r in direct_top(40)]
     assert bad.status_code == 400 and bad.json()["error"]["index"] == 1
@@ -251,6 +253,7 @@ def test_the_page_in_a_browser(browser: Any, served: tuple[str, str, rankcraft.L
     assert "log loss" in scores and "mine" in scores
     assert page.locator("#lab-calibration path.series").count() == 4  # ideal + 3 rulesets
     assert page.locator("table.lab-top").count() == 3
+    assert page.locator("table.lab-seasons[data-ruleset='skyweaver'] tbody tr").count() >= 1
 
     # Matches: recording a match from the page updates the leaderboard
     page.goto(f"{base}/#matches")

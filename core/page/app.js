@@ -401,6 +401,16 @@ function renderLab(data) {
   $("#lab-tiers thead").replaceChildren(el("tr", {}, el("th", { text: "tier" }), ...rs.map((r) => el("th", { text: r.name }))));
   $("#lab-tiers tbody").replaceChildren(...(tiers.length ? tiers : ["(no tiers)"]).map((t) =>
     el("tr", {}, el("td", { text: t }), ...rs.map((r) => el("td", { class: "num", text: r.tiers[t] || 0 })))));
+  const seasonal = rs.filter((r) => r.seasons && r.seasons.length);
+  $("#lab-seasons").replaceChildren(...seasonal.map((r) => {
+    const names = [...new Set(r.seasons.flatMap((x) => Object.keys(x.tiers)))];
+    return el("table", { class: "lab-seasons", "data-ruleset": r.name },
+      el("caption", { text: `${r.name}: tiers at the end of each season` }),
+      el("thead", {}, el("tr", {}, el("th", { text: "season" }), ...names.map((n) => el("th", { text: n })))),
+      el("tbody", {}, ...r.seasons.slice().reverse().map((x) => el("tr", {},
+        el("td", { text: x.ago === 1 ? "last" : `${x.ago} ago` }),
+        ...names.map((n) => el("td", { class: "num", text: x.tiers[n] || 0 }))))));
+  }));
   $("#lab-top").replaceChildren(...rs.map((r) => {
     const table = el("table", { class: "lab-top", "data-ruleset": r.name },
       el("caption", { text: r.name }),
