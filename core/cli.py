@@ -1258,7 +1258,7 @@ def main(
     except SystemExit as exc:
         return int(exc.code or 0)
     except UsageError as exc:
-        err.write(f"{exc.usage}rankcraft: error: {exc}\n")
+        sys.stderr.write(f"{exc.usage}rankcraft: error: {exc}\n")  # (where argparse writes)
         if "--json" in words:
             _emit_json(error_json(exc, None, 2), out)
         return 2

@@ -75,7 +75,7 @@ def test_json_errors_name_the_field_the_value_and_the_line(tmp_path: Path) -> No
     )
     error = json.loads(out)["error"]
     assert code == 2 and error["line"] == 2 and error["field"] == "scores"
-    code, out, _ = run("leaderboard", "--tpo", "3", "--json")
+    code, out, _ = run("leaderboard", "--tpo", "3", "--json")  # (usage on sys.stderr)
     assert code == 2 and json.loads(out)["error"]["type"] == "UsageError"
     code, out, _ = run("check", "glicko", "--json")
     error = json.loads(out)["error"]
