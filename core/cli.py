@@ -10,19 +10,21 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
+import itertools
 import json
 import math
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from . import __version__
 from ._files import write_atomically
-from .data import demo_matches_path
-from .engine import League
+from .data import SAMPLE_RULESET, demo_matches_path, sample_matches_path
+from .engine import League, UnknownPlayerError
 from .errors import DuplicateMatchError, InputError, MatchError, RankcraftError
 from .io import parse_time, read_match_dicts
 from .jsontext import loads_strict
@@ -30,6 +32,8 @@ from .manager import PLUGINS_DIR_ENV, Plugins
 from .model import Match, PlayerRecord, format_time
 from .ruleset import bundled_names, dumps, load_ruleset, loads_ruleset, to_dict
 from .store import Creation, SQLiteStore, creating, is_postgres_url, mask_url, open_store
+from .suggest import did_you_mean
+from .terminal import Bar, count_lines, plural, print_table
 
 if TYPE_CHECKING:
     from .evaluate import Difference, Evaluation
@@ -37,30 +41,6 @@ if TYPE_CHECKING:
 DEFAULT_DB = "rankcraft.sqlite"
 DEMO_DB = "rankcraft-demo.sqlite"
 DB_ENV = "RANKCRAFT_DB"
-
-
-class Progress:
-    """A one-line progress display on a terminal; silent when output is piped."""
-
-    def __init__(self, stream: TextIO, enabled: bool | None = None) -> None:
-        self.stream = stream
-        self.enabled = stream.isatty() if enabled is None else enabled
-        self.start = time.perf_counter()
-        self.shown = False
-
-    def __call__(self, count: int) -> None:
-        if not self.enabled or count % 5000:
-            return
-        rate = count / max(time.perf_counter() - self.start, 1e-9)
-        self.stream.write(f"\r  {count:,} matches  ({rate:,.0f}/s)")
-        self.stream.flush()
-        self.shown = True
-
-    def done(self) -> None:
-        if self.shown:
-            self.stream.write("\r" + " " * 48 + "\r")
-            self.stream.flush()
-            self.shown = False
 
 
 class _LineTracker:
@@ -136,29 +116,7 @@ def _record_json(league: League, record: PlayerRecord) -> dict[str, Any]:
     return league.codec.record_to_dict(record)
 
 
-def _print_table(rows: list[list[str]], headers: list[str], out: TextIO) -> None:
-    widths = [
-        max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)
-    ]
-    numeric = [all(_is_number(r[i]) for r in rows) for i in range(len(headers))]
-
-    def fmt(cells: list[str]) -> str:
-        return "  ".join(
-            c.rjust(w) if num else c.ljust(w)
-            for c, w, num in zip(cells, widths, numeric, strict=True)
-        ).rstrip()
-
-    out.write(fmt(headers) + "\n")
-    for row in rows:
-        out.write(fmt(row) + "\n")
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text.replace(",", ""))
-    except ValueError:
-        return False
-    return True
+_print_table = print_table
 
 
 def _leaderboard_rows(
@@ -204,10 +162,28 @@ def _num(value: float) -> str:
     return f"{value:.3f}" if abs(value) < 100 else f"{value:.1f}"
 
 
-def _emit_json(data: Any, out: TextIO, *, strict: bool = False) -> None:
-    """``data`` as indented JSON; ``strict``: refuse NaN and infinities (JSON has neither:
-    the caller writes null for a missing figure)."""
-    out.write(json.dumps(data, indent=2, ensure_ascii=False, allow_nan=not strict) + "\n")
+def _emit_json(data: Any, out: TextIO) -> None:
+    """Strict JSON (RFC 8259): a NaN or infinity is written as null."""
+    out.write(json.dumps(_finite(data), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if value == value and abs(value) != float("inf") else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+def _known_player(league: League, player: str) -> PlayerRecord:
+    """The player's record; an unknown id is refused with the ids most like it."""
+    if player in league:
+        return league.player(player)
+    raise UnknownPlayerError(
+        f"unknown player {player!r}{did_you_mean(player, (r.id for r in league.players()))}"
+    )
 
 
 # -- commands ------------------------------------------------------------------------------
@@ -224,7 +200,7 @@ def _replay_into(
     creation: Creation | None = None,
 ) -> dict[str, Any]:
     """Replay the file at ``path`` into ``league``; errors name the file's line."""
-    progress = Progress(err)
+    progress = Bar(err, "replaying", count_lines(path) if err.isatty() else None)
     started = time.perf_counter()
     source = _LineTracker(path, home_from, window=max(commit_every, 0))
     try:
@@ -290,10 +266,10 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         _emit_json({**result, "db": mask_url(db)}, out)
     else:
         out.write(
-            f"recorded {result['recorded']:,} matches"
+            f"recorded {plural(result['recorded'], 'match')}"
             + (f" (skipped {result['skipped']:,} already recorded)" if result["skipped"] else "")
-            + f" in {result['seconds']:.1f} s into {mask_url(db)}: {result['players']:,} players, "
-            f"{result['matches']:,} matches in all\n"
+            + f" in {result['seconds']:.1f} s into {mask_url(db)}: "
+            f"{plural(result['players'], 'player')}, {plural(result['matches'], 'match')} in all\n"
         )
     return 0
 
@@ -325,6 +301,30 @@ def cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         )
         headers, rows = _leaderboard_rows(league, top)
         _print_table(rows, headers, out)
+    return 0
+
+
+def cmd_sample(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    folder = Path(args.folder)
+    if not folder.is_dir():
+        raise InputError(f"no folder {args.folder!r} to write the sample files into")
+    files = {
+        folder / "matches.jsonl.gz": sample_matches_path().read_bytes(),
+        folder / "my-ruleset.toml": SAMPLE_RULESET.encode(),
+    }
+    present = [str(p) for p in files if p.exists()]
+    if present and not args.force:
+        raise InputError(f"{', '.join(present)} already there: --force writes over them")
+    for path, data in files.items():
+        path.write_bytes(data)
+    if args.json:
+        _emit_json({"written": [str(p) for p in files]}, out)
+    else:
+        out.write(
+            f"wrote {', '.join(str(p) for p in files)}: 120 made-up games of alice, bob, "
+            "carol, dan and four more (try: rankcraft replay matches.jsonl.gz --ruleset elo "
+            "--db league.sqlite)\n"
+        )
     return 0
 
 
@@ -409,11 +409,13 @@ def _fmt_state(state: Any) -> str:
 
 def cmd_player(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     with _open_existing(args, read_only=True) as league:
-        record = league.player(args.id)
+        record = _known_player(league, args.id)
         if args.plot:
             from .plots import plot_player
 
-            plot_player(league, args.id, args.plot)
+            written = plot_player(league, args.id, args.plot)
+            if not args.json:
+                err.write(f"wrote the plot of {args.id!r} to {written.resolve()}\n")
         rows = league.history(args.id, args.last)
         codec = league.codec
         standing = league.standings().get(args.id)
@@ -436,7 +438,7 @@ def cmd_player(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             )
             return 0
         last = format_time(record.last_played) if record.last_played else "-"
-        out.write(f"{record.id}: {record.matches} matches, last played {last}\n")
+        out.write(f"{record.id}: {plural(record.matches, 'match')}, last played {last}\n")
         out.write(f"  skill: {_fmt_state(record.skill)}\n")
         if record.rank is not None:
             out.write(f"  rank:  {_fmt_state(record.rank)}\n")
@@ -447,8 +449,14 @@ def cmd_player(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             low, high = shown.interval
             value = "" if shown.value is None else f"{_num(shown.value)}; "
             out.write(f"  shown: {value}95% interval {_num(low)} to {_num(high)}\n")
+        resets = _resets_before(rows, args.id)
         if rows:
-            out.write(f"\nlast {len(rows)} matches, newest first:\n")
+            out.write(
+                f"\nlast {plural(len(rows), 'match')}"
+                + (", newest first" if len(rows) > 1 else "")
+                + (" (* after a season reset)" if resets else "")
+                + ":\n"
+            )
         loc = _skill_columns(league)[:1]
         for row in rows:
             change = row.report.change(args.id)
@@ -471,11 +479,24 @@ def cmd_player(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             if change.factors:
                 parts.append("why: " + ", ".join(f"{k} {v:.4g}" for k, v in change.factors.items()))
             out.write(
-                f"  {m.played_at.date().isoformat()}  {m.id}: {result} vs {opponents}; "
+                f"{'*' if row.seq in resets else ' '} {m.played_at.date().isoformat()}  "
+                f"{m.id}: {result} vs {opponents}; "
                 + "; ".join(parts)
                 + "\n"
             )
     return 0
+
+
+def _resets_before(rows: Sequence[Any], player: str) -> set[int]:
+    """The ``seq`` of each of ``rows`` (newest first) before which the player's stored
+    state changed outside a match: a season reset (or an import)."""
+    out = set()
+    for newer, older in itertools.pairwise(rows):
+        before = newer.report.change(player)
+        after = older.report.change(player)
+        if before.skill_before != after.skill_after or before.rank_before != after.rank_after:
+            out.add(newer.seq)
+    return out
 
 
 def _delta(field: str, before: Any, after: Any) -> str:
@@ -496,7 +517,8 @@ def _side_result(match: Match, side: int) -> float | None:
 def cmd_predict(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     sides = [[p for p in side.split(",") if p] for side in args.sides]
     db = _db_path(args)
-    if _database_exists(db):
+    stored = _database_exists(db)  # (without a database every player is new)
+    if stored:
         league = _open_existing(args, read_only=True)
     else:
         if args.ruleset is None:
@@ -505,10 +527,18 @@ def cmd_predict(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             )
         league = League(args.ruleset)
     with league:
+        if stored and not args.new_ok:
+            for player in (p for side in sides for p in side):
+                if player not in league:
+                    raise UnknownPlayerError(
+                        f"unknown player {player!r}"
+                        f"{did_you_mean(player, (r.id for r in league.players()))}; "
+                        "--new-ok predicts them as new players"
+                    )
         forecast = league.forecast(sides, at=args.at, home=args.home)
     if args.json:
         document = {"sides": sides, "probabilities": list(forecast.probabilities)}
-        _emit_json({**document, **forecast.to_dict()}, out, strict=True)
+        _emit_json({**document, **forecast.to_dict()}, out)
         return 0
     names = [",".join(side) for side in sides]
     score = [f"{p:.4f}" for p in forecast.expected_score]
@@ -660,7 +690,7 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if differences:
             document["baseline"] = baseline
             document["differences"] = [d.to_dict() for d in differences]
-        _emit_json(document, out, strict=True)
+        _emit_json(document, out)
         return 0
     out.write(f"{args.matches}: one step ahead from {args.test_from}\n\n")
     _evaluation_tables(results, baseline, differences, out)
@@ -746,7 +776,6 @@ def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     ruleset = load_ruleset(args.ruleset)
     params = [parse_param(text, ruleset) for text in args.param]
-    shown = err.isatty()
     from .advice import HomeSeen
 
     seen = HomeSeen(_source(args.matches, args.home_from))
@@ -754,11 +783,10 @@ def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if seen.with_home:
             break
     _warn_home(ruleset, seen.matches, seen.with_home, args.matches, err)
+    bar = Bar(err, "tuning", args.trials)
 
     def progress(done: int, total: int, best: float) -> None:
-        if shown:
-            err.write(f"\r  trial {done}/{total}, best validation log loss {best:.4f}  ")
-            err.flush()
+        bar(done)
 
     result = tune(
         args.matches,
@@ -775,8 +803,7 @@ def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         storage=args.storage,
         study_name=args.study,
     )
-    if shown:
-        err.write("\n")
+    bar.done()
     write_atomically(args.out, dumps(result.ruleset))
     chosen = {
         p.name: (round(v) if p.integer else v)
@@ -1050,6 +1077,25 @@ def _add_token_commands(sub: Any, db: Callable[[argparse.ArgumentParser], None])
     p.add_argument("name", help="the token's name")
 
 
+def _serve_settings(args: argparse.Namespace, settings_class: Any) -> Any:
+    """The service's settings from ``serve``'s options (errors name the option)."""
+    try:
+        settings = settings_class(
+            auth_reads=args.auth_reads,
+            cors_origins=args.cors_origin or (),
+            max_body=args.max_body,
+            max_sides=args.max_sides,
+            max_players=args.max_players,
+            max_future=args.max_future,
+            max_batch=args.max_batch,
+            header_timeout=args.header_timeout,
+            body_timeout=args.body_timeout,
+        )
+    except InputError as exc:  # name the option, not the attribute
+        raise InputError(str(exc).replace("'", "'--", 1).replace("_", "-", 1)) from None
+    return settings
+
+
 def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
         import uvicorn
@@ -1066,19 +1112,7 @@ def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             raise InputError(
                 f"'--{option.replace('_', '-')}' must be at least 1: {getattr(args, option)}"
             )
-    try:
-        settings = serve.Settings(
-            auth_reads=args.auth_reads,
-            cors_origins=args.cors_origin or (),
-            max_body=args.max_body,
-            max_sides=args.max_sides,
-            max_players=args.max_players,
-            max_future=args.max_future,
-            header_timeout=args.header_timeout,
-            body_timeout=args.body_timeout,
-        )
-    except InputError as exc:  # name the option, not the attribute
-        raise InputError(str(exc).replace("'", "'--", 1).replace("_", "-", 1)) from None
+    settings = _serve_settings(args, serve.Settings)
     db = _db_path(args)
     # open (and create or migrate) the league once here, so that a bad database or
     # ruleset fails before any worker starts, with exit status 2
@@ -1097,15 +1131,21 @@ def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         "proxy_headers": True,
         "forwarded_allow_ips": args.forwarded_allow_ips,
     }
+    options["log_config"] = serve.log_config(args.access_log)
     err.write(
-        f"rankcraft serve: {mask_url(db)} on http://{args.host}:{args.port} "
+        f"rankcraft serve: starting {mask_url(db)} on http://{args.host}:{args.port} "
         f"({args.workers} worker{'s' if args.workers > 1 else ''})\n"
     )
+    err.flush()
+
+    def say(line: str) -> None:
+        err.write(line + "\n")
+        err.flush()
+
+    serve.announce_when_ready(args.host, args.port, say)
     app = "rankcraft.serve:app_from_env"
     if args.workers == 1:
-        uvicorn.run(
-            app, factory=True, host=args.host, port=args.port, log_level="warning", **options
-        )
+        uvicorn.run(app, factory=True, host=args.host, port=args.port, **options)
         return 0
     import socket
 
@@ -1128,7 +1168,6 @@ def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         host=args.host,
         port=args.port,
         workers=args.workers,
-        log_level="warning",
         **options,
     )
     Multiprocess(config, sockets=[sock]).run()
@@ -1186,6 +1225,9 @@ def _replay_commands(c: _Commands) -> None:
     p.add_argument("--db", help=f"SQLite database file (default: {DEMO_DB})")
     p.add_argument("--top", type=int, default=20, help="how many teams to list (default 20)")
 
+    p = c.add("sample", cmd_sample, "write the README's example files: a match history, a ruleset")
+    p.add_argument("folder", nargs="?", default=".", help="where to write them (default: here)")
+    p.add_argument("--force", action="store_true", help="write over files already there")
     p = c.add("replay", cmd_replay, "rate the matches of a .jsonl or .jsonl.gz file")
     p.add_argument("matches", help="match file (.jsonl, .jsonl.gz, or - for standard input)")
     p.add_argument("--ruleset", help="bundled ruleset name or TOML file (required for a new db)")
@@ -1246,7 +1288,12 @@ def _read_commands(c: _Commands) -> None:
     p.add_argument("--ruleset", help="ruleset (needed when there is no database)")
     p.add_argument("--at", help="predict for this time (ISO-8601): decays idle players")
     p.add_argument(
-        "--home", type=int, metavar="INDEX", help="the side at home: its index (0 = the first)"
+        "--home", type=int, metavar="INDEX", help="the index of the side at home (0 = first)"
+    )
+    p.add_argument(
+        "--new-ok",
+        action="store_true",
+        help="predict unknown players as new players (else an unknown id is an error)",
     )
     c.db(p)
 
@@ -1363,6 +1410,12 @@ def _serve_command(c: _Commands) -> None:
     )
     p.add_argument("--auth-reads", action="store_true", help="reads need a token of scope read too")
     p.add_argument(
+        "--no-access-log",
+        dest="access_log",
+        action="store_false",
+        help="no line per request on standard output (the access log is on by default)",
+    )
+    p.add_argument(
         "--cors-origin",
         action="append",
         metavar="URL",
@@ -1372,6 +1425,9 @@ def _serve_command(c: _Commands) -> None:
         "--max-body", type=int, default=1 << 20, help="most bytes in a request body (1048576)"
     )
     p.add_argument("--max-sides", type=int, default=64, help="most sides in a match (64)")
+    p.add_argument(
+        "--max-batch", type=int, default=10_000, help="most matches in POST /matches/batch (10000)"
+    )
     p.add_argument(
         "--max-players", type=int, default=256, help="most players in a match, all sides (256)"
     )
@@ -1429,9 +1485,59 @@ def _other_commands(c: _Commands) -> None:
     p.add_argument("--show", action="store_true", help="print the ruleset with every default")
 
 
+class UsageError(Exception):
+    """A command line that argparse refuses (its message; exit status 2)."""
+
+    def __init__(self, message: str, usage: str) -> None:
+        super().__init__(message)
+        self.usage = usage
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, raising :class:`UsageError` instead of exiting, so that ``--json``
+    can report a bad command line as a JSON error too."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message, self.format_usage())
+
+
+def error_json(exc: BaseException, command: str | None, status: int) -> dict[str, Any]:
+    """The ``--json`` form of an error: its type, message, the field and value it names
+    (when it does) and the line of the input file (when known), and the exit status."""
+    message = str(exc)
+    field = getattr(exc, "field", None)
+    line = getattr(exc, "line", None)
+    value = None
+    found = _VALUE.search(message)
+    if found:
+        field = field or found.group(1)
+        value = found.group(2)
+    unknown = _UNKNOWN.search(message)
+    if unknown and value is None:
+        field, value = field or unknown.group(1), unknown.group(2)
+    if line is None and (at := _AT_LINE.search(message)):
+        line = int(at.group(1))
+    return {
+        "error": {
+            "type": type(exc).__name__,
+            "command": command,
+            "message": message,
+            "field": field,
+            "value": value,
+            "line": line,
+            "status": status,
+        }
+    }
+
+
+_UNKNOWN = re.compile(r"unknown (\w+) '([^']*)'")
+_VALUE = re.compile(r"'([^']+)' (?:must|is not|is later|is earlier)[^:]*: (.+?)(?: \(|$)")
+_AT_LINE = re.compile(r"\bline (\d+)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``rankcraft``."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="rankcraft",
         description="Skill ratings and player-facing ranks from match histories.",
     )
@@ -1474,10 +1580,16 @@ def main(
     out = out or sys.stdout
     err = err or sys.stderr
     parser = build_parser()
+    words = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(words)
     except SystemExit as exc:
         return int(exc.code or 0)
+    except UsageError as exc:
+        sys.stderr.write(f"{exc.usage}rankcraft: error: {exc}\n")  # (where argparse writes)
+        if "--json" in words:
+            _emit_json(error_json(exc, None, 2), out)
+        return 2
     try:
         with _plugin_dirs(args.plugins_dir):
             return int(args.func(args, out, err))
@@ -1486,9 +1598,11 @@ def main(
         if isinstance(exc, DuplicateMatchError) and getattr(args, "skip_seen", None) is False:
             hint = " (--skip-seen passes over matches already recorded)"
         err.write(f"rankcraft {args.command}: error: {_without_password(str(exc), args)}{hint}\n")
+        _json_error(args, exc, out, 2)
         return 2
     except RankcraftError as exc:
         err.write(f"rankcraft {args.command}: error: {_without_password(str(exc), args)}\n")
+        _json_error(args, exc, out, 1)
         return 1
     except KeyboardInterrupt:
         err.write(f"rankcraft {args.command}: interrupted; nothing of the open batch was kept\n")
@@ -1503,7 +1617,18 @@ def main(
             f"{_without_password(str(exc), args)} "
             "(set RANKCRAFT_DEBUG=1 for a traceback)\n"
         )
+        _json_error(args, exc, out, 1)
         return 1
+
+
+def _json_error(args: argparse.Namespace, exc: BaseException, out: TextIO, status: int) -> None:
+    """With ``--json``, the error as JSON on standard output too (its text stays on
+    standard error)."""
+    if getattr(args, "json", False):
+        document = error_json(exc, args.command, status)
+        document["error"]["message"] = _without_password(document["error"]["message"], args)
+        with contextlib.suppress(BrokenPipeError, ValueError):
+            _emit_json(document, out)
 
 
 if __name__ == "__main__":  # pragma: no cover

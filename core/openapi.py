@@ -258,6 +258,14 @@ def _answers() -> dict[str, dict[str, Any]]:
             },
         ),
         "Leaderboard": {"type": "array", "items": _ref("Place")},
+        "BatchRecorded": _closed(
+            "how many matches were recorded, and each one's report, in order",
+            ["recorded", "reports"],
+            {
+                "recorded": {"type": "integer", "minimum": 1},
+                "reports": {"type": "array", "items": _ref("Report")},
+            },
+        ),
         "Predicted": _predicted(string_list),
         **_matchmaking_answers(string_list),
         "Ruleset": _closed(
@@ -284,23 +292,44 @@ def _answers() -> dict[str, dict[str, Any]]:
                 "matches": {"type": "integer", "minimum": 0},
             },
         ),
-        "Error": _closed(
-            "why a request was refused",
-            ["error"],
-            {
-                "error": _closed(
-                    "status, the error's type, a message, and the field that was wrong",
-                    ["status", "type", "message", "field"],
+        "Error": _error(),
+    }
+
+
+def _error() -> dict[str, Any]:
+    """The schema of every error answer (a refused batch lists each refused match)."""
+    return _closed(
+        "why a request was refused",
+        ["error"],
+        {
+            "error": _closed(
+                "status, the error's type, a message, and the field that was wrong",
+                ["status", "type", "message", "field"],
+                {
+                    "status": {"type": "integer"},
+                    "type": {"type": "string"},
+                    "message": {"type": "string"},
+                    "field": {"type": ["string", "null"]},
+                },
+            ),
+            "errors": {
+                "type": "array",
+                "description": "a refused batch: every refused match, by its 0-based "
+                "index in the batch",
+                "items": _closed(
+                    "one refused match of a batch",
+                    ["index", "status", "type", "message", "field"],
                     {
+                        "index": {"type": "integer", "minimum": 0},
                         "status": {"type": "integer"},
                         "type": {"type": "string"},
                         "message": {"type": "string"},
                         "field": {"type": ["string", "null"]},
                     },
-                )
+                ),
             },
-        ),
-    }
+        },
+    )
 
 
 def _matchmaking_answers(string_list: dict[str, Any]) -> dict[str, dict[str, Any]]:

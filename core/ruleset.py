@@ -30,6 +30,7 @@ from cattrs.preconf.tomllib import make_converter
 from .errors import PluginError, RulesetError
 from .manager import SLOTS, Plugins
 from .model import field_of_role
+from .suggest import did_you_mean
 from .validators import within
 
 converter = make_converter(forbid_extra_keys=True)
@@ -405,8 +406,8 @@ def _read_source(source: str | Path) -> tuple[str, str, Path | None]:
     if str(source) in bundled_names():
         return _bundled_text(str(source)), f"<bundled ruleset {source}>", None
     raise RulesetError(
-        f"unknown ruleset {str(source)!r}: not a file and not a bundled ruleset "
-        f"(bundled: {', '.join(bundled_names())})"
+        f"unknown ruleset {str(source)!r}: not a file and not a bundled ruleset"
+        f"{did_you_mean(str(source), bundled_names())} (bundled: {', '.join(bundled_names())})"
     )
 
 
@@ -435,7 +436,8 @@ def _extends_target(parent: str, source: str, here: Path | None) -> str | Path:
         if parent in bundled_names():
             return parent
         raise RulesetError(
-            f"{source}: unknown ruleset {parent!r} in 'extends' (bundled: "
+            f"{source}: unknown ruleset {parent!r} in 'extends'"
+            f"{did_you_mean(parent, bundled_names())} (bundled: "
             f"{', '.join(bundled_names())}) @ ruleset.extends"
         )
     if here is None:
@@ -536,6 +538,14 @@ def from_dict(
 ) -> Ruleset:
     """Build a :class:`Ruleset` from a parsed TOML document (``extends`` resolved here)."""
     plugins = plugins if plugins is not None else Plugins()
+    if "extends" in raw and "name" not in raw:
+        # else it would take its parent's name, and be stored and shown as the parent
+        if base_path is None:
+            raise RulesetError(
+                f"{source}: a ruleset that extends {raw['extends']!r} needs its own 'name' "
+                "(else it would pass for its parent) @ ruleset.name"
+            )
+        raw = {**raw, "name": base_path.stem}
     data = _resolve_extends(dict(raw), source, base_path, ())
     extra = set(data) - set(_TOP_KEYS)
     if extra:

@@ -7,6 +7,8 @@ out, in the formats of the match and state documents (docs/design.md):
 method   path                    token scope  answer
 =======  ======================  ===========  ==========================================
 POST     ``/matches``            record       record one match; 201 ``{"match", "report"}``
+POST     ``/matches/batch``      record       record many in one transaction (all or none);
+                                              201 ``{"recorded", "reports"}``
 GET      ``/matches/{id}``       (read)       a recorded match with its report
 GET      ``/players/{id}``       (read)       ``{"player", "standing"}``
 GET      ``/leaderboard``        (read)       ``?top=N``: players best first
@@ -20,6 +22,7 @@ POST     ``/reset``              admin        ``{"kind", "at"}``: a season event
 GET      ``/health``                          ``{"ok": true, "matches": N}``
 GET      ``/openapi.json``                    the OpenAPI 3.1 description of all of the above
 GET      ``/docs``                            a page that shows it and can send requests
+GET      ``/``                                the league's web page (:mod:`rankcraft.web`)
 =======  ======================  ===========  ==========================================
 
 Writes need a token (``Authorization: Bearer rk_...``, :mod:`rankcraft.tokens`) of the
@@ -70,6 +73,7 @@ import hashlib
 import json
 import os
 import re
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
@@ -79,7 +83,7 @@ from typing import Any
 
 import attrs
 
-from . import __version__, matchmaking
+from . import __version__, matchmaking, web
 from .engine import League, UnknownPlayerError
 from .errors import (
     DuplicateMatchError,
@@ -91,7 +95,7 @@ from .fields import Body, Field
 from .io import MATCH, parse_match
 from .jsontext import loads_strict
 from .matchmaking import RankFilter
-from .model import format_time
+from .model import Match, format_time
 from .openapi import Operation, build_document
 from .ruleset import dumps, to_dict
 from .tokens import authenticate
@@ -129,6 +133,7 @@ class Settings:
         max_body: the most bytes a request body may have (413 beyond).
         max_sides: the most sides a match or prediction may have.
         max_players: the most players a match or prediction may have, all sides together.
+        max_batch: the most matches a batch (``POST /matches/batch``) may have.
         max_future: how many seconds past the server's clock a match's ``played_at`` may be.
         header_timeout: seconds a client has to send a request's line and headers, from
             its first byte (or from connecting); the connection is closed after that.
@@ -142,11 +147,12 @@ class Settings:
     max_sides: int = 64
     max_players: int = 256
     max_future: float = 86_400.0
+    max_batch: int = 10_000
     header_timeout: float = 10.0
     body_timeout: float = 30.0
 
     def __attrs_post_init__(self) -> None:
-        for name in ("max_body", "max_sides", "max_players"):
+        for name in ("max_body", "max_sides", "max_players", "max_batch"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise InputError(f"'{name}' must be a whole number >= 1: {value!r}")
@@ -257,6 +263,17 @@ def error_body(status: int, kind: str, message: str, field: str | None) -> dict[
 
 def _text(value: str) -> str:
     return value.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _item_error(index: int, exc: InputError) -> dict[str, Any]:
+    """One refused item of a batch: its 0-based index, status, type, message, field."""
+    return {
+        "index": index,
+        "status": _status(exc),
+        "type": type(exc).__name__,
+        "message": _text(str(exc)),
+        "field": None if exc.field is None else _text(exc.field),
+    }
 
 
 def _fail(exc: Exception) -> JSONResponse:
@@ -447,6 +464,25 @@ def request_bodies(settings: Settings) -> dict[str, Body]:
     }
     return {
         "Match": attrs.evolve(MATCH, fields=[match_fields.get(f.name, f) for f in MATCH.fields]),
+        "MatchBatch": Body(
+            "a batch of matches",
+            (
+                Field(
+                    "matches",
+                    "array",
+                    required=True,
+                    min_items=1,
+                    max_items=settings.max_batch,
+                    must=f"a list of 1 to {settings.max_batch} matches",
+                    items=Field("match", "object", description="a match (schema Match)"),
+                    description="the matches, in time order (schema Match each); at most "
+                    f"{settings.max_batch} (--max-batch)",
+                ),
+            ),
+            description="matches recorded in one transaction: all of them, or none "
+            "(a bare JSON array of matches is taken too)",
+            unknown_error=RequestError,
+        ),
         "Prediction": Body(
             "a prediction",
             (
@@ -673,6 +709,16 @@ OPERATIONS = (
         errors=(409,),
     ),
     Operation(
+        method="POST",
+        path="/matches/batch",
+        handler="post_batch",
+        scope="record",
+        summary="Record many matches in one transaction (all or none)",
+        answer=(201, "how many were recorded, and each match's report", "BatchRecorded"),
+        body="MatchBatch",
+        errors=(409,),
+    ),
+    Operation(
         method="GET",
         path="/matches/{match_id}",
         handler="get_match",
@@ -820,8 +866,8 @@ class _Handlers:
         self.league.refresh([p for side in sides for p in side])
         return _forecast(self.league, sides, body.get("at"), home)
 
-    async def post_match(self, request: Request) -> JSONResponse:
-        body = await _json_body(request, self.settings)
+    def parse(self, body: Any) -> Match:
+        """A match of a request, within the service's limits."""
         if not isinstance(body, dict):
             raise InputError(f"a match must be a JSON object, got {type(body).__name__}")
         _check_sides(body.get("teams"), "teams", self.settings)
@@ -833,11 +879,63 @@ class _Handlers:
                 f"clock ({format_time(now)}) plus {self.settings.max_future:g} s (--max-future)",
                 field="played_at",
             )
+        return match
+
+    async def post_match(self, request: Request) -> JSONResponse:
+        match = self.parse(await _json_body(request, self.settings))
         report = self.league.record(match)
         return JSONResponse(
             {"match": match.to_dict(), "report": self.codec.report_to_dict(report)},
             status_code=201,
         )
+
+    async def post_batch(self, request: Request) -> JSONResponse:
+        """Every match is checked first (all errors answered, each with its ``index``);
+        then all are recorded in one transaction, or none (the first refused match's
+        error, with its index)."""
+        body = await _json_body(request, self.settings)
+        if isinstance(body, list):
+            body = {"matches": body}
+        items = self.bodies["MatchBatch"].check(body)["matches"]
+        errors: list[dict[str, Any]] = []
+        matches: list[Match] = []
+        for index, item in enumerate(items):
+            try:
+                matches.append(self.parse(item))
+            except InputError as exc:
+                errors.append(_item_error(index, exc))
+        if not errors:
+            reports = []
+            try:
+                with self.league.batch():
+                    for index, match in enumerate(matches):
+                        try:
+                            reports.append(self.league.record(match))
+                        except InputError as exc:
+                            errors.append(_item_error(index, exc))
+                            raise
+            except InputError:
+                pass
+            else:
+                return JSONResponse(
+                    {
+                        "recorded": len(reports),
+                        "reports": [self.codec.report_to_dict(r) for r in reports],
+                    },
+                    status_code=201,
+                )
+        first = errors[0]
+        status = first["status"]
+        answer = error_body(
+            status,
+            first["type"],
+            f"matches[{first['index']}]: {first['message']}"
+            + (f" (and {len(errors) - 1} more errors)" if len(errors) > 1 else "")
+            + "; nothing was recorded",
+            f"matches[{first['index']}]" + (f".{first['field']}" if first["field"] else ""),
+        )
+        answer["errors"] = errors
+        return JSONResponse(answer, status_code=status)
 
     async def get_match(self, request: Request) -> JSONResponse:
         match_id = request.path_params["match_id"]
@@ -1010,6 +1108,12 @@ def create_app(league: League, settings: Settings | None = None) -> Starlette:
         Route("/docs", docs_page, methods=["GET"]),
     ]
 
+    async def json_body(request: Request, large: bool) -> Any:
+        limits = attrs.evolve(settings, max_body=settings.max_body * 16) if large else settings
+        return await _json_body(request, limits)
+
+    routes += web.routes(league, json_body, guarded)
+
     async def as_json(request: Request, exc: Exception) -> JSONResponse:
         return _fail(exc)
 
@@ -1104,3 +1208,54 @@ class GuardedH11Protocol(H11Protocol):
         self._deadline = None
         if not self.transport.is_closing():
             self.transport.close()
+
+
+def log_config(access_log: bool = True) -> dict[str, Any]:
+    """uvicorn's logging configuration for ``rankcraft serve``: one access line per request
+    on standard output (unless ``access_log`` is off: ``--no-access-log``), and only
+    warnings and errors of the server on standard error."""
+    from uvicorn.config import LOGGING_CONFIG
+
+    config: dict[str, Any] = json.loads(json.dumps(LOGGING_CONFIG))
+    config["loggers"]["uvicorn"]["level"] = "WARNING"
+    config["loggers"]["uvicorn.error"]["level"] = "WARNING"
+    config["loggers"]["uvicorn.access"]["level"] = "INFO" if access_log else "WARNING"
+    return config
+
+
+def announce_when_ready(
+    host: str, port: int, say: Callable[[str], None], *, timeout: float = 120.0
+) -> threading.Thread:
+    """Start a thread that asks ``GET /health`` until a worker answers it, then calls
+    ``say`` with the line that the service is ready (or that it did not answer in
+    ``timeout`` seconds). A listening socket is not enough: a worker must be accepting
+    connections and answering with the league open."""
+    import http.client
+    import time
+
+    target = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
+
+    def poll() -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                connection = http.client.HTTPConnection(target, port, timeout=2)
+                connection.request("GET", "/health")
+                answer = connection.getresponse()
+                body = json.loads(answer.read())
+                connection.close()
+                if answer.status == 200:
+                    shown = f"[{host}]" if ":" in host else host
+                    say(
+                        f"rankcraft serve: ready on http://{shown}:{port}/ "
+                        f"({body.get('matches', 0):,} matches; the page at /, the API at /docs)"
+                    )
+                    return
+            except (OSError, ValueError, http.client.HTTPException):
+                pass
+            time.sleep(0.05)
+        say(f"rankcraft serve: no worker answered /health within {timeout:g} s")
+
+    thread = threading.Thread(target=poll, name="rankcraft-ready", daemon=True)
+    thread.start()
+    return thread

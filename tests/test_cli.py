@@ -367,12 +367,11 @@ def test_console_script_exit_codes(tmp_path: Path) -> None:
 
 
 def test_progress_shows_only_on_a_terminal() -> None:
-    from rankcraft.cli import Progress
+    from rankcraft.terminal import Bar
 
     piped = io.StringIO()
-    progress = Progress(piped)
-    progress(5000)
-    progress.done()
+    with Bar(piped, "replaying", 10_000) as bar:
+        bar(5000)
     assert piped.getvalue() == ""
 
     class Terminal(io.StringIO):
@@ -380,11 +379,11 @@ def test_progress_shows_only_on_a_terminal() -> None:
             return True
 
     terminal = Terminal()
-    progress = Progress(terminal)
-    for count in range(1000, 11000, 1000):
-        progress(count)
-    progress.done()
+    with Bar(terminal, "replaying", 10_000) as bar:
+        for count in range(1000, 11000, 1000):
+            bar(count)
     text = terminal.getvalue()
-    assert "\r  5,000 matches" in text and "\r  10,000 matches" in text
-    assert "7,000" not in text
-    assert text.endswith("\r")
+    # rich's bar: what, done of total, percent, rate, elapsed and ETA; cleared at the end
+    assert "replaying" in text and "10000/10000" in text and "100%" in text
+    assert "/s" in text and "ETA" in text
+    assert text.endswith("\x1b[2K")

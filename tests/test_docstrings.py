@@ -29,6 +29,9 @@ MODULES = [
     "rankcraft.evaluate",
     "rankcraft.serve",
     "rankcraft.tokens",
+    "rankcraft.web",
+    "rankcraft.suggest",
+    "rankcraft.terminal",
 ]
 
 

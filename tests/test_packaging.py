@@ -73,9 +73,9 @@ def test_every_subpackage_is_listed() -> None:
         assert name in packages, f"{name} is missing from [tool.setuptools] packages"
 
 
-def test_runtime_dependencies_are_the_documented_four() -> None:
+def test_runtime_dependencies_are_the_documented_five() -> None:
     deps = {d.split(">")[0].split("=")[0] for d in PYPROJECT["project"]["dependencies"]}
-    assert deps == {"pluggy", "attrs", "cattrs", "tomli-w"}
+    assert deps == {"pluggy", "attrs", "cattrs", "tomli-w", "rich"}  # rich: the CLI's bars
 
 
 @pytest.mark.slow
@@ -94,6 +94,9 @@ def test_wheel_installs_runs_the_demo_and_a_smoke_subset(tmp_path: Path) -> None
     names = zipfile.ZipFile(wheel).namelist()
     assert "rankcraft/py.typed" in names
     assert "rankcraft/docs.html" in names  # the service's /docs page ships in the package
+    for page in ("index.html", "app.js", "app.css"):  # and its web page (no CDN)
+        assert f"rankcraft/page/{page}" in names
+    assert "rankcraft/data/sample-matches.jsonl.gz" in names  # `rankcraft sample`
     assert "rankcraft/rulesets/elo.toml" in names
     assert "rankcraft/data/intl_football_1872_2026.jsonl.gz" in names
     assert "rankcraft/plugins/elo.py" in names

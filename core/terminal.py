@@ -1,0 +1,143 @@
+"""What the command line shows on a terminal: progress bars with rate and ETA, and
+tables, both drawn by rich. Piped or redirected output gets none of it: no bar, and
+tables as plain aligned text that scripts can read."""
+
+from __future__ import annotations
+
+import gzip
+from collections.abc import Sequence
+from types import TracebackType
+from typing import TextIO
+
+
+class Bar:
+    """A progress bar of ``what`` on ``stream`` when it is a terminal (else nothing):
+    call it with the count done so far; ``total`` None shows the count and rate only.
+    Use it as a context manager, or call :meth:`done` at the end."""
+
+    def __init__(
+        self, stream: TextIO, what: str, total: int | None = None, enabled: bool | None = None
+    ) -> None:
+        self.enabled = _is_terminal(stream) if enabled is None else enabled
+        self._progress = None
+        self._task = None
+        if not self.enabled:
+            return
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TaskProgressColumn,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        columns = [
+            TextColumn("[progress.description]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TaskProgressColumn(),
+            TextColumn("{task.fields[rate]}"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+        ]
+        self._progress = Progress(
+            *columns, console=Console(file=stream), transient=True, refresh_per_second=8
+        )
+        self._progress.start()
+        self._task = self._progress.add_task(what, total=total, rate="")
+
+    def __call__(self, count: int) -> None:
+        if self._progress is None or self._task is None:
+            return
+        task = self._progress.tasks[0]
+        elapsed = task.elapsed or 0.0
+        rate = f"{count / elapsed:,.0f}/s" if elapsed > 0 else ""
+        self._progress.update(self._task, completed=count, rate=rate)
+
+    def done(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
+
+    def __enter__(self) -> Bar:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.done()
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def count_lines(path: str) -> int | None:
+    """The non-blank lines of a match file (the bar's total), or None for standard input
+    or a file that cannot be read."""
+    if path == "-":
+        return None
+    opener = gzip.open if path.endswith(".gz") else open
+    try:
+        with opener(path, "rb") as f:
+            return sum(1 for line in f if line.strip())
+    except (OSError, EOFError):
+        return None
+
+
+def print_table(rows: Sequence[Sequence[str]], headers: Sequence[str], out: TextIO) -> None:
+    """A table: drawn by rich on a terminal, else plain aligned text (numbers right)."""
+    numeric = [all(_is_number(r[i]) for r in rows) for i in range(len(headers))]
+    if _is_terminal(out):
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(show_edge=False, header_style="bold")
+        for header, num in zip(headers, numeric, strict=True):
+            table.add_column(header, justify="right" if num else "left")
+        for row in rows:
+            table.add_row(*row)
+        Console(file=out).print(table)
+        return
+    widths = [
+        max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)
+    ]
+
+    def fmt(cells: Sequence[str]) -> str:
+        return "  ".join(
+            c.rjust(w) if num else c.ljust(w)
+            for c, w, num in zip(cells, widths, numeric, strict=True)
+        ).rstrip()
+
+    out.write(fmt(headers) + "\n")
+    for row in rows:
+        out.write(fmt(row) + "\n")
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text.replace(",", ""))
+    except ValueError:
+        return False
+    return True
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """``1 match``, ``2 matches``, ``1,000 players``.
+
+    >>> plural(1, "match"), plural(2, "match"), plural(1000, "player")
+    ('1 match', '2 matches', '1,000 players')
+    """
+    if count == 1:
+        return f"1 {word}"
+    if many is None:
+        many = word + ("es" if word.endswith(("s", "sh", "ch", "x")) else "s")
+    return f"{count:,} {many}"

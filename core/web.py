@@ -1,0 +1,573 @@
+"""The web page of ``rankcraft serve``: a league you can see, and a ruleset lab.
+
+The page (``GET /``) is static HTML, CSS and JavaScript shipped in the package
+(``core/page/``, no build step, nothing fetched from another site). Its script reads the
+service's JSON API and draws the charts itself (SVG). Besides the service's own
+endpoints it reads these, all JSON and open to readers (a ``read`` token with
+``serve --auth-reads``):
+
+=======  ===========================  ==================================================
+method   path                         answer
+=======  ===========================  ==================================================
+GET      ``/web/meta``                the ruleset's name and fields, bundled rulesets
+GET      ``/web/search?q=TEXT``       up to 10 player ids holding TEXT (suggestions)
+GET      ``/web/players/{id}``        the player and every match of theirs, oldest first,
+                                      with resets between matches marked
+GET      ``/web/seasons``             each ended season's tiers, as the rank keeps them
+POST     ``/web/lab/check``           ``{"toml"}``: the ruleset, or its error with the
+                                      field and the TOML line
+POST     ``/web/lab/compare``         ``{"rulesets", "matches"?, "test_from"?}``: replay a
+                                      history with each ruleset and compare them
+=======  ===========================  ==================================================
+
+>>> from starlette.testclient import TestClient
+>>> from rankcraft.serve import create_app
+>>> league = League("elo")
+>>> _ = league.record({"id": "m1", "played_at": "2024-05-01", "teams": [["ann"], ["bo"]],
+...                    "scores": [1, 0]})
+>>> client = TestClient(create_app(league))
+>>> client.get("/web/search", params={"q": "an"}).json()
+['ann']
+>>> [m["skill_after"] for m in client.get("/web/players/ann").json()["matches"]]
+[1516.0]
+>>> client.post("/web/lab/check", json={"toml": 'name = "x"\\n[update]\\nplugin = "elox"\\n'}
+...             ).json()["error"]["field"]
+'update.plugin'
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from importlib import resources
+from typing import Any
+
+import attrs
+
+from .engine import League
+from .errors import InputError, RulesetError
+from .evaluate import evaluate
+from .fields import FieldError
+from .io import parse_match
+from .model import Match, PlayerRecord, field_of_role, format_time
+from .ruleset import Ruleset, bundled_names, load_ruleset, loads_ruleset
+
+try:
+    from starlette.requests import Request
+    from starlette.responses import HTMLResponse, JSONResponse, Response
+    from starlette.routing import Route
+except ImportError:  # pragma: no cover - serve checks first
+    raise InputError("the web page needs Starlette: pip install 'rankcraft[serve]'") from None
+
+ASSETS = {"app.js": "text/javascript", "app.css": "text/css"}
+"""The page's files besides index.html (core/page/), served at ``/static/NAME``."""
+
+POLICY = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+"""The page's Content-Security-Policy: its own script and style, requests to this site."""
+
+LAB_MAX_MATCHES = 200_000
+"""The most matches the lab replays (each ruleset replays them all)."""
+LAB_MAX_RULESETS = 6
+"""The most rulesets the lab compares at once."""
+HISTORY_LIMIT = 5000
+"""The most matches the player page lists (the latest ones)."""
+
+_PATH = re.compile(r"@ ruleset\.([A-Za-z0-9_.\[\]-]+)")
+_KEYS = re.compile(r"unknown key\(s\) '([^']+)'")
+_TOML_LINE = re.compile(r"at line (\d+)")
+
+
+def _asset(name: str) -> str:
+    return resources.files("rankcraft").joinpath("page", name).read_text("utf-8")
+
+
+# -- ruleset errors at their field ---------------------------------------------------------
+
+
+def ruleset_error(exc: RulesetError, text: str) -> dict[str, Any]:
+    """A ruleset error as the page shows it: the message, the field's dotted path (such
+    as ``update.params.k``) and the 1-based line of ``text`` that holds it (None when the
+    error names no field or the line cannot be found).
+
+    >>> text = 'name = "x"\\n[update]\\nplugin = "elo"\\n[update.params]\\nkk = 3\\n'
+    >>> try:
+    ...     loads_ruleset(text)
+    ... except RulesetError as exc:
+    ...     found = ruleset_error(exc, text)
+    >>> found["field"], found["line"]
+    ('update.params.kk', 5)
+    """
+    message = str(exc)
+    field = exc.field
+    line: int | None = None
+    path = _PATH.search(message)
+    if path:
+        field = path.group(1)
+        keys = _KEYS.search(message)
+        if keys:
+            field = f"{field}.{keys.group(1).split(',')[0].strip(chr(39) + ' ')}"
+        line = _line_of(text, field)
+    else:
+        found = _TOML_LINE.search(message)
+        if found:
+            line = int(found.group(1))
+            field = field or "toml"
+    return {"message": message, "field": field, "line": line}
+
+
+def _line_of(text: str, field: str) -> int | None:
+    """The line of ``text`` (TOML) that sets the dotted ``field``, else the line of its
+    table, else None."""
+    parts = [p for p in re.split(r"[.\[\]]", field) if p and not p.isdigit()]
+    table: list[str] = []
+    best: int | None = None
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.split("#", 1)[0].strip()
+        header = re.fullmatch(r"\[\[?\s*([^\]]+?)\s*\]\]?", line)
+        if header:
+            table = [t.strip().strip('"') for t in header.group(1).split(".")]
+            if table == parts and best is None:
+                best = number
+            continue
+        key = re.match(r"([A-Za-z0-9_\-\"]+(?:\s*\.\s*[A-Za-z0-9_\-\"]+)*)\s*=", line)
+        if key:
+            dotted = table + [k.strip().strip('"') for k in key.group(1).split(".")]
+            if dotted == parts:
+                return number
+            if dotted == parts[: len(dotted)] and best is None and len(dotted) > len(table):
+                best = number
+    return best
+
+
+# -- the league's data for the page --------------------------------------------------------
+
+
+def _fields(league: League) -> dict[str, str | None]:
+    rank = field_of_role(league.rank_class, "location") if league.rank_class else None
+    return {
+        "location": field_of_role(league.skill_class, "location"),
+        "spread": field_of_role(league.skill_class, "spread"),
+        "rank": rank,
+    }
+
+
+def _value(state: Any, name: str | None) -> Any:
+    if state is None or name is None:
+        return None
+    value = getattr(state, name, None)
+    return value if isinstance(value, int | float | str) else None
+
+
+def _tier(state: Any) -> str | None:
+    tier = getattr(state, "tier", None)
+    return tier if isinstance(tier, str) else None
+
+
+def player_history(league: League, player: str, limit: int = HISTORY_LIMIT) -> dict[str, Any]:
+    """A player's matches, oldest first, as the player page draws them: the skill's
+    location and spread and the rank points and tier after each match, the win
+    probability the league gave the player's side, the factors of the change, and
+    ``reset_before`` where the stored state changed between two matches (a season event
+    or an imported state)."""
+    record = league.player(player)
+    fields = _fields(league)
+    location, spread, rank = fields["location"], fields["spread"], fields["rank"]
+    rows = list(reversed(league.history(player, limit)))
+    out = []
+    previous: tuple[Any, Any] | None = None
+    for row in rows:
+        change = row.report.change(player)
+        match = row.match
+        reset = previous is not None and (
+            change.skill_before != previous[0] or change.rank_before != previous[1]
+        )
+        previous = (change.skill_after, change.rank_after)
+        out.append(
+            {
+                "seq": row.seq,
+                "id": match.id,
+                "played_at": format_time(match.played_at),
+                "side": change.side,
+                "teams": [list(side) for side in match.teams],
+                "places": list(match.places),
+                "result": _result(match, change.side),
+                "expected": row.report.expected[change.side],
+                "skill_before": _value(change.skill_used, location),
+                "skill_after": _value(change.skill_after, location),
+                "spread_after": _value(change.skill_after, spread),
+                "rank_before": _value(change.rank_before, rank),
+                "rank_after": _value(change.rank_after, rank),
+                "tier_after": _tier(change.rank_after),
+                "factors": dict(change.factors),
+                "reset_before": reset,
+            }
+        )
+    return {
+        "player": league.codec.record_to_dict(record),
+        "standing": league.standings().get(player),
+        "fields": fields,
+        "ruleset": league.ruleset.name,
+        "matches": out,
+    }
+
+
+def _result(match: Match, side: int) -> str:
+    places = match.places
+    mine = places[side]
+    if len(places) == 2:
+        other = places[1 - side]
+        return "won" if mine < other else "lost" if mine > other else "drew"
+    return f"placed {mine} of {len(places)}"
+
+
+def search(league: League, text: str, limit: int = 10) -> list[str]:
+    """Up to ``limit`` player ids that start with ``text`` (any case), then those that
+    hold it, each in id order."""
+    needle = text.casefold()
+    if not needle:
+        return []
+    ids = sorted(p.id for p in league.players())
+    starts = [p for p in ids if p.casefold().startswith(needle)]
+    holds = [p for p in ids if needle in p.casefold() and p not in starts]
+    return (starts + holds)[:limit]
+
+
+def season_archive(league: League) -> list[dict[str, Any]]:
+    """Each ended season's standings, from the ``seasons`` archive a rank state keeps
+    (``skyweaver-rp``: ``[end-of-season rank, score]`` per season a player played). The
+    archives are aligned from their end: the last entry of every player is the latest
+    season ended. Empty when the rank keeps no archive."""
+    if league.rank_class is None or "seasons" not in attrs.fields_dict(league.rank_class):
+        return []
+    archives = {
+        r.id: list(getattr(r.rank, "seasons", ()) or ()) for r in league.players() if r.rank
+    }
+    count = max((len(a) for a in archives.values()), default=0)
+    seasons = []
+    for back in range(1, count + 1):
+        entries = sorted(
+            (
+                (float(a[-back][1]), pid, str(a[-back][0]))
+                for pid, a in archives.items()
+                if len(a) >= back
+            ),
+            key=lambda e: (-e[0], e[1]),
+        )
+        rows = [{"id": pid, "tier": tier, "score": score} for score, pid, tier in entries]
+        seasons.append({"ago": back, "players": rows})
+    return seasons
+
+
+def meta(league: League) -> dict[str, Any]:
+    """What the page needs to know of the league."""
+    return {
+        "ruleset": league.ruleset.name,
+        "description": league.ruleset.description,
+        "fields": _fields(league),
+        "standings": league.has_standings,
+        "matches": league.match_count,
+        "players": len(league),
+        "bundled": bundled_names(),
+    }
+
+
+# -- the ruleset lab ---------------------------------------------------------------------
+
+
+def _load_lab_ruleset(item: Any, index: int) -> Ruleset:
+    where = f"rulesets[{index}]"
+    if isinstance(item, str):
+        item = {"name": item}
+    if not isinstance(item, dict) or not (("name" in item) ^ ("toml" in item)):
+        raise FieldError(
+            f'\'{where}\' must be a bundled name or {{"name"}} or {{"toml"}}: {item!r}'[:300],
+            field=where,
+        )
+    if "name" in item:
+        if item["name"] not in bundled_names():
+            raise FieldError(
+                f"'{where}' is not a bundled ruleset: {item['name']!r}"[:300], field=where
+            )
+        return load_ruleset(item["name"])
+    if not isinstance(item["toml"], str):
+        raise FieldError(f"'{where}.toml' must be TOML text", field=f"{where}.toml")
+    return loads_ruleset(item["toml"], source=where)
+
+
+def league_matches(league: League) -> list[Match]:
+    """Every match the league has recorded, in the order it recorded them (read through
+    each player's history: the store offers no walk over all matches)."""
+    seen: dict[int, Match] = {}
+    for record in league.players():
+        for row in league.history(record.id, None):
+            seen.setdefault(row.seq, row.match)
+    return [seen[s] for s in sorted(seen)]
+
+
+def _losses(items: Iterable[tuple[float, float]]) -> list[float]:
+    out = []
+    for p, s in items:
+        p = min(max(p, 1e-12), 1 - 1e-12)
+        out.append(-(s * math.log(p) + (1 - s) * math.log(1 - p)))
+    return out
+
+
+def _interval(values: list[float]) -> tuple[float, float]:
+    """A 95 % normal-approximation interval of the mean of ``values``."""
+    n = len(values)
+    mean = math.fsum(values) / n
+    if n < 2:
+        return mean, mean
+    var = math.fsum((v - mean) ** 2 for v in values) / (n - 1)
+    half = 1.959964 * math.sqrt(var / n)
+    return mean - half, mean + half
+
+
+def _histogram(values: list[float], bins: int = 20) -> dict[str, Any]:
+    if not values:
+        return {"low": 0.0, "high": 0.0, "counts": []}
+    low, high = min(values), max(values)
+    if high == low:
+        return {"low": low, "high": high, "counts": [len(values)]}
+    width = (high - low) / bins
+    counts = [0] * bins
+    for v in values:
+        counts[min(int((v - low) / width), bins - 1)] += 1
+    return {"low": low, "high": high, "counts": counts}
+
+
+def compare(
+    rulesets: list[Ruleset],
+    matches: list[Match],
+    test_from: str | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
+    """Replay ``matches`` with each ruleset and compare: one-step-ahead log loss (with a
+    95 % interval), Brier, accuracy, calibration, the rating and tier distributions at
+    the end (and the tiers of each ended season, where the rank keeps an archive), the
+    top 20, and how many players a ruleset places in another tier than the first one
+    does. ``test_from`` (ISO) starts the scored part; default: the time of the
+    match half-way through."""
+    if len(matches) < 2:
+        raise FieldError(f"the lab needs at least 2 matches: {len(matches)}", field="matches")
+    ordered = sorted(matches, key=lambda m: m.played_at)
+    if test_from is None:
+        test_from = ordered[len(ordered) // 2].played_at.isoformat()
+    results: list[dict[str, Any]] = []
+    tiers: list[dict[str, str]] = []
+    for index, ruleset in enumerate(rulesets):
+        league = League(ruleset)
+        evaluation = evaluate(league, ordered, test_from=test_from)
+        low, high = _interval(_losses(evaluation.predictions))
+        location = field_of_role(league.skill_class, "location")
+        records = league.leaderboard()
+        standings = league.standings()
+        tiers.append({pid: _tier_group(s) for pid, s in standings.items()})
+        results.append(
+            {
+                "name": ruleset.name,
+                "evaluation": evaluation.to_dict(),
+                "log_loss_interval": [low, high],
+                "location": location,
+                "ratings": _histogram([float(_value(r.skill, location) or 0.0) for r in records]),
+                "tiers": dict(Counter(_tier_group(s) for s in standings.values()).most_common()),
+                "top": [_top_row(r, standings, location) for r in records[:20]],
+                "seasons": [
+                    {
+                        "ago": season["ago"],
+                        "tiers": dict(Counter(_tier_group(p["tier"]) for p in season["players"])),
+                    }
+                    for season in season_archive(league)
+                ],
+            }
+        )
+        if progress is not None:
+            progress(index + 1)
+    base = tiers[0]
+    for result, mine in zip(results, tiers, strict=True):
+        shared = [p for p in mine if p in base]
+        result["tier_changes"] = (
+            sum(1 for p in shared if mine[p] != base[p]) if base and mine else None
+        )
+    out: dict[str, Any] = _finite(
+        {
+            "matches": len(ordered),
+            "test_from": test_from,
+            "baseline": results[0]["name"],
+            "results": results,
+        }
+    )
+    return out
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every NaN or infinity (an empty calibration bin) made None: strict
+    JSON has neither."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+def _tier_group(standing: str) -> str:
+    """A standing without its division (``Trainee III`` -> ``Trainee``)."""
+    return re.sub(r"\s+[IVX]+$", "", standing)
+
+
+def _top_row(record: PlayerRecord, standings: Mapping[str, str], location: str | None) -> Any:
+    return {
+        "id": record.id,
+        "standing": standings.get(record.id),
+        "rating": _value(record.skill, location),
+        "matches": record.matches,
+    }
+
+
+def _ruleset_refused(index: int, exc: RulesetError, item: Any) -> JSONResponse:
+    """The lab's answer to a ruleset that does not load: 400, with the ruleset's index,
+    the field within it (``at``) and its TOML line."""
+    text = item.get("toml", "") if isinstance(item, dict) else ""
+    found = ruleset_error(exc, text if isinstance(text, str) else "")
+    error = {
+        "status": 400,
+        "type": "RulesetError",
+        "message": found["message"],
+        "field": f"rulesets[{index}]",
+        "index": index,
+        "at": found["field"],
+        "line": found["line"],
+    }
+    return JSONResponse({"error": error}, status_code=400)
+
+
+def _lab_matches(raw: Any) -> list[Match]:
+    """The matches a lab request uploaded, each checked as a match."""
+    if not isinstance(raw, list):
+        raise FieldError("'matches' must be a list of matches", field="matches")
+    if len(raw) > LAB_MAX_MATCHES:
+        raise FieldError(f"'matches' has more than {LAB_MAX_MATCHES:,} matches", field="matches")
+    matches = []
+    for i, item in enumerate(raw):
+        try:
+            matches.append(parse_match(item))
+        except InputError as exc:
+            raise FieldError(f"matches[{i}]: {exc}", field=f"matches[{i}]") from None
+    return matches
+
+
+# -- routes ----------------------------------------------------------------------------------
+
+
+async def page(request: Request) -> Response:
+    """The page (index.html), with its Content-Security-Policy."""
+    return HTMLResponse(_asset("index.html"), headers={"Content-Security-Policy": POLICY})
+
+
+async def asset(request: Request) -> Response:
+    """One of the page's files (``ASSETS``)."""
+    name = request.path_params["name"]
+    if name not in ASSETS:
+        return JSONResponse(
+            {"error": {"status": 404, "type": "NotFound", "message": name, "field": None}},
+            status_code=404,
+        )
+    return Response(_asset(name), media_type=ASSETS[name])
+
+
+def routes(
+    league: League,
+    json_body: Callable[[Request, bool], Awaitable[Any]],
+    guard: Callable[[Any, str | None], Any],
+) -> list[Route]:
+    """The page's routes; ``json_body(request, large)`` reads a request's JSON as the
+    service does (``large``: with the lab's larger limit), ``guard`` wraps a handler in
+    the service's token check of a scope."""
+
+    async def get_meta(request: Request) -> JSONResponse:
+        league.refresh()
+        return JSONResponse(meta(league))
+
+    async def get_search(request: Request) -> JSONResponse:
+        league.refresh()
+        return JSONResponse(search(league, request.query_params.get("q", "")[:100]))
+
+    async def get_player(request: Request) -> JSONResponse:
+        player = request.path_params["player_id"]
+        league.refresh([player])
+        if league.has_standings:
+            league.refresh()
+        return JSONResponse(player_history(league, player))
+
+    async def get_seasons(request: Request) -> JSONResponse:
+        league.refresh()
+        return JSONResponse(season_archive(league))
+
+    async def post_check(request: Request) -> JSONResponse:
+        body = await json_body(request, False)
+        text = body.get("toml") if isinstance(body, dict) else None
+        if not isinstance(text, str):
+            raise FieldError("'toml' must be the ruleset's TOML text", field="toml")
+        try:
+            ruleset = loads_ruleset(text, source="the ruleset")
+        except RulesetError as exc:
+            return JSONResponse({"ok": False, "error": ruleset_error(exc, text)})
+        return JSONResponse({"ok": True, "name": ruleset.name, "error": None})
+
+    async def post_compare(request: Request) -> JSONResponse:
+        body = await json_body(request, True)
+        if not isinstance(body, dict):
+            raise InputError("the lab's request must be a JSON object")
+        items = body.get("rulesets")
+        if not isinstance(items, list) or not 1 <= len(items) <= LAB_MAX_RULESETS:
+            raise FieldError(
+                f"'rulesets' must list 1 to {LAB_MAX_RULESETS} rulesets", field="rulesets"
+            )
+        rulesets = []
+        for i, item in enumerate(items):
+            try:
+                rulesets.append(_load_lab_ruleset(item, i))
+            except RulesetError as exc:
+                return _ruleset_refused(i, exc, item)
+        raw = body.get("matches")
+        if raw is None:
+            league.refresh()
+        matches = league_matches(league) if raw is None else _lab_matches(raw)
+        test_from = body.get("test_from")
+        if test_from is not None and not isinstance(test_from, str):
+            raise FieldError(f"'test_from' must be an ISO time: {test_from!r}", field="test_from")
+        if isinstance(test_from, str) and test_from:
+            from .io import parse_time
+
+            test_from = parse_time(test_from, field="test_from").isoformat()
+        return JSONResponse(compare(rulesets, matches, test_from or None))
+
+    return [
+        Route("/", page, methods=["GET"]),
+        Route("/static/{name}", asset, methods=["GET"]),
+        Route("/web/meta", guard(get_meta, "read"), methods=["GET"]),
+        Route("/web/search", guard(get_search, "read"), methods=["GET"]),
+        Route("/web/players/{player_id:path}", guard(get_player, "read"), methods=["GET"]),
+        Route("/web/seasons", guard(get_seasons, "read"), methods=["GET"]),
+        Route("/web/lab/check", guard(post_check, "read"), methods=["POST"]),
+        Route("/web/lab/compare", guard(post_compare, "read"), methods=["POST"]),
+    ]
+
+
+__all__ = [
+    "compare",
+    "league_matches",
+    "meta",
+    "player_history",
+    "routes",
+    "ruleset_error",
+    "search",
+    "season_archive",
+]

@@ -1,0 +1,168 @@
+"""The command line's finish: the README's commands run as shown, --json errors, "did
+you mean", predict's options, season resets in `player`, and the ruleset fixes (extends
+without a name, wager's team params). (serve's readiness and access log: test_web.py.)"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+import rankcraft
+from rankcraft.cli import main
+from rankcraft.errors import RulesetError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def shell_commands(path: Path) -> list[list[str]]:
+    """The ``rankcraft ...`` lines of a page's bash blocks, comments and ``[--opt]`` cut."""
+    text = path.read_text("utf-8")
+    commands = []
+    for block in re.findall(r"```bash\n(.*?)```", text, flags=re.DOTALL):
+        for line in block.splitlines():
+            line = re.sub(r"\s+#.*$", "", line).strip()
+            line = re.sub(r"\s*\[[^\]]*\]", "", line)
+            if line.startswith("rankcraft "):
+                commands.append(shlex.split(line)[1:])
+    return commands
+
+
+def test_the_readme_and_quickstart_commands_run_as_shown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    readme = shell_commands(ROOT / "README.md")
+    quick = shell_commands(ROOT / "docs" / "quickstart.md")
+    assert readme[0] == ["sample"] and quick[1] == ["sample"]
+    assert ["check", "my-ruleset.toml"] in readme
+    for page, commands in (("readme", readme), ("quickstart", quick)):
+        (tmp_path / page).mkdir()
+        monkeypatch.chdir(tmp_path / page)  # a fresh folder, as a new user has
+        for argv in commands:
+            if "demo" in argv or "rankcraft-demo.sqlite" in argv:
+                continue  # the demo replays 49,520 matches: tests/test_cli.py runs it
+            code, out, err = run(*argv)
+            assert code == 0, (argv, err)
+            assert out
+        code, out, _ = run("player", "alice", "--db", "league.sqlite")
+        assert out.startswith("alice: 36 matches")
+
+
+def test_json_errors_name_the_field_the_value_and_the_line(tmp_path: Path) -> None:
+    code, out, err = run(
+        "leaderboard", "--db", str(tmp_path / "none.sqlite"), "--top", "0", "--json"
+    )
+    assert code == 2 and "'--top' must be" in err
+    error = json.loads(out)["error"]
+    assert (error["field"], error["value"], error["status"]) == ("--top", "0", 2)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(
+        '{"id": "a", "played_at": "2024-01-01", "teams": [["x"], ["y"]], "scores": [1, 0]}\n'
+        '{"id": "b", "played_at": "2024-01-02", "teams": [["x"], ["y"]], "scores": [1]}\n'
+    )
+    code, out, _ = run(
+        "replay", str(bad), "--ruleset", "elo", "--db", str(tmp_path / "l.sqlite"), "--json"
+    )
+    error = json.loads(out)["error"]
+    assert code == 2 and error["line"] == 2 and error["field"] == "scores"
+    code, out, _ = run("leaderboard", "--tpo", "3", "--json")  # (usage on sys.stderr)
+    assert code == 2 and json.loads(out)["error"]["type"] == "UsageError"
+    code, out, _ = run("check", "glicko", "--json")
+    error = json.loads(out)["error"]
+    assert error["value"] == "glicko" and "did you mean 'glicko1'" in error["message"]
+
+
+def test_predict_needs_known_players_unless_new_ok_and_takes_home(tmp_path: Path) -> None:
+    db = str(tmp_path / "l.sqlite")
+    games = tmp_path / "g.jsonl"
+    games.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "id": f"g{i}",
+                    "played_at": f"2024-01-{i + 1:02d}",
+                    "teams": [["alice"], ["bob"]],
+                    "scores": [1, 0],
+                }
+            )
+            + "\n"
+            for i in range(3)
+        )
+    )
+    assert run("replay", str(games), "--ruleset", "elo-538", "--db", db)[0] == 0
+    code, _, err = run("predict", "--db", db, "alice", "bobb")
+    assert code == 2 and "unknown player 'bobb' (did you mean 'bob'?)" in err
+    assert "--new-ok" in err
+    code, out, _ = run("predict", "--db", db, "alice", "newcomer", "--new-ok", "--json")
+    assert code == 0 and json.loads(out)["probabilities"][0] > 0.5
+    plain = json.loads(run("predict", "--db", db, "alice", "bob", "--json")[1])["probabilities"]
+    home = json.loads(run("predict", "--db", db, "alice", "bob", "--home", "1", "--json")[1])
+    assert home["probabilities"][1] > plain[1]  # elo-538's home advantage
+    code, _, err = run("player", "alise", "--db", db)
+    assert code == 2 and "did you mean 'alice'" in err
+
+
+def test_player_marks_season_resets_and_counts_in_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = str(tmp_path / "s.sqlite")
+    games = tmp_path / "g.jsonl"
+    games.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "id": f"g{i}",
+                    "played_at": f"2024-01-{1 + 4 * i:02d}",
+                    "teams": [["ann"], ["bo"]],
+                    "scores": [1, 0],
+                }
+            )
+            + "\n"
+            for i in range(5)
+        )
+        + json.dumps(
+            {"id": "one", "played_at": "2024-01-30", "teams": [["cy"], ["bo"]], "scores": [1, 0]}
+        )
+        + "\n"
+    )
+    assert run("replay", str(games), "--ruleset", "skyweaver", "--db", db)[0] == 0
+    _, out, _ = run("player", "ann", "--db", db)
+    assert "(* after a season reset)" in out
+    marked = [line for line in out.splitlines() if line.startswith("* ")]
+    assert len(marked) >= 2  # weekly soft resets between games four days apart
+    _, out, _ = run("player", "cy", "--db", db)
+    assert out.startswith("cy: 1 match,") and "last 1 match:" in out
+    drawn = []
+    monkeypatch.setattr(  # (drawing needs matplotlib: tests/test_cli.py draws)
+        "rankcraft.plots.plot_player", lambda league, p, path: drawn.append(p) or Path(path)
+    )
+    plot = tmp_path / "ann.png"
+    code, _, err = run("player", "ann", "--db", db, "--plot", str(plot))
+    assert code == 0 and drawn == ["ann"] and f"wrote the plot of 'ann' to {plot.resolve()}" in err
+
+
+def test_extends_without_a_name_is_named_after_its_file_or_refused(tmp_path: Path) -> None:
+    path = tmp_path / "house-elo.toml"
+    path.write_text('extends = "elo"\n[update.params]\nk_factor = 20.0\n')
+    assert rankcraft.load_ruleset(path).name == "house-elo"
+    with pytest.raises(RulesetError, match=r"needs its own 'name'.*@ ruleset.name"):
+        rankcraft.ruleset.loads_ruleset('extends = "elo"\n')
+
+
+def test_wager_team_params_are_refused_not_ignored() -> None:
+    with pytest.raises(RulesetError, match="takes no params in slot 'team'"):
+        rankcraft.ruleset.loads_ruleset(
+            'name = "w"\nextends = "team-wager"\n[team.params]\ndivisor = 5.0\n'
+        )
+    shown = rankcraft.ruleset.dumps(rankcraft.load_ruleset("team-wager"))
+    assert "[team.params]" not in shown and "[update.params]" in shown

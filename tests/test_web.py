@@ -1,0 +1,307 @@
+"""The web page of ``rankcraft serve`` in a real browser (headless Chromium driven by
+Playwright), and the JSON endpoints it reads.
+
+The browser tests run the service in a thread on loopback over a small Skyweaver league
+(tiers, weekly soft and four-weekly hard resets) and use the system's Chromium
+(``apt-get install chromium``); they skip, saying so, where it or Playwright is missing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+
+import rankcraft
+from rankcraft.serve import create_app
+from rankcraft.tokens import create_token
+from rankcraft.web import compare, league_matches, ruleset_error, season_archive
+
+CHROMIUM = os.environ.get("RANKCRAFT_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+
+
+def history(n: int = 48) -> list[dict[str, Any]]:
+    """``n`` games of four players, one a day from 2024-01-01 (six weeks and more)."""
+    players = ["ann", "bo", "cy", "di"]
+    out = []
+    for i in range(n):
+        a, b = players[i % 4], players[(i + 1 + i // 4) % 4]
+        if a == b:
+            b = players[(i + 2) % 4]
+        day = f"2024-{1 + i // 28:02d}-{1 + i % 28:02d}T12:00:00Z"
+        out.append(
+            {
+                "id": f"g{i}",
+                "played_at": day,
+                "teams": [[a], [b]],
+                "scores": [i % 3 != 0, i % 3 == 0],
+            }
+        )
+    for m in out:
+        m["scores"] = [int(s) for s in m["scores"]]
+    return out
+
+
+def skyweaver_league() -> rankcraft.League:
+    league = rankcraft.League("skyweaver")
+    league.record_many(history())
+    return league
+
+
+# -- the page's JSON -----------------------------------------------------------------------
+
+
+def test_player_history_marks_resets_and_explains_changes() -> None:
+    league = skyweaver_league()
+    with TestClient(create_app(league)) as client:
+        data = client.get("/web/players/ann").json()
+        matches = data["matches"]
+        assert len(matches) == league.player("ann").matches == 24
+        assert [m["played_at"] for m in matches] == sorted(m["played_at"] for m in matches)
+        assert data["fields"] == {"location": "rating", "spread": "deviation", "rank": "points"}
+        # weekly soft resets move the deviation between matches: marked
+        assert sum(m["reset_before"] for m in matches) >= 5
+        assert not matches[0]["reset_before"]
+        last = matches[-1]
+        assert last["skill_after"] == league.player("ann").skill.rating
+        assert last["rank_after"] == league.player("ann").rank.points
+        assert "mmr_change" in last["factors"]
+        assert client.get("/web/players/nobody").status_code == 404
+        assert client.get("/web/search", params={"q": "D"}).json() == ["di"]
+        seasons = client.get("/web/seasons").json()
+    assert seasons == season_archive(league)
+    assert seasons and {r["id"] for r in seasons[0]["players"]} <= {"ann", "bo", "cy", "di"}
+
+
+def test_ruleset_errors_name_their_field_and_line() -> None:
+    text = 'name = "x"\nextends = "elo"\n\n[update.params]\nk_factor = 20.0\nkk = 3\n'
+    with TestClient(create_app(rankcraft.League("elo"))) as client:
+        answer = client.post("/web/lab/check", json={"toml": text}).json()
+        assert answer["ok"] is False
+        assert answer["error"]["field"] == "update.params.kk"
+        assert answer["error"]["line"] == 6
+        broken = client.post("/web/lab/check", json={"toml": 'name = "x"\n[update\n'}).json()
+        assert broken["error"]["line"] == 2
+        good = client.post("/web/lab/check", json={"toml": text.replace("kk = 3\n", "")})
+        assert good.json() == {"ok": True, "name": "x", "error": None}
+    try:
+        rankcraft.ruleset.loads_ruleset('name = "y"\n[update]\nplugin = "nope"\n')
+    except rankcraft.errors.RulesetError as exc:
+        assert ruleset_error(exc, 'name = "y"\n[update]\nplugin = "nope"\n')["line"] == 3
+
+
+def test_the_lab_compares_rulesets_on_the_leagues_matches() -> None:
+    league = rankcraft.League("elo")
+    league.record_many(history(40))
+    assert [m.id for m in league_matches(league)] == [f"g{i}" for i in range(40)]
+    with TestClient(create_app(league)) as client:
+        data = client.post(
+            "/web/lab/compare", json={"rulesets": ["elo", "skyweaver"], "test_from": "2024-01-21"}
+        ).json()
+        bad = client.post(
+            "/web/lab/compare", json={"rulesets": ["elo", {"toml": 'name = "z"\n[update]\n'}]}
+        )
+    assert data["matches"] == 40 and data["baseline"] == "elo"
+    elo, sky = data["results"]
+    # the lab's figures are evaluate's on the same history
+    direct = rankcraft.evaluate.evaluate(
+        rankcraft.League("elo"), history(40), test_from="2024-01-21"
+    )
+    assert elo["evaluation"]["log_loss"] == pytest.approx(direct.log_loss)
+    low, high = elo["log_loss_interval"]
+    assert low < direct.log_loss < high
+    assert sum(sky["tiers"].values()) == 4 and elo["tiers"] == {}
+    # one four-week Skyweaver season ended in the history: its tiers, per player
+    assert [sum(x["tiers"].values()) for x in sky["seasons"]] == [4] and elo["seasons"] == []
+    assert sum(elo["ratings"]["counts"]) == 4
+    assert [r["id"] for r in elo["top"]] == [r.id for r in direct_top(40)]
+    assert bad.status_code == 400 and bad.json()["error"]["index"] == 1
+
+
+def direct_top(n: int) -> list[rankcraft.PlayerRecord]:
+    league = rankcraft.League("elo")
+    league.record_many(history(n))
+    return league.leaderboard(20)
+
+
+def test_compare_needs_matches() -> None:
+    with pytest.raises(rankcraft.errors.InputError, match="at least 2 matches"):
+        compare([rankcraft.load_ruleset("elo")], [])
+
+
+# -- the batch endpoint --------------------------------------------------------------------
+
+
+def test_a_batch_is_recorded_whole_or_not_at_all() -> None:
+    league = rankcraft.League("elo")
+    _, token = create_token(league.store, scope="record")
+    games = history(6)
+    with TestClient(create_app(league), headers={"Authorization": f"Bearer {token}"}) as client:
+        done = client.post("/matches/batch", json={"matches": games[:3]})
+        assert done.status_code == 201
+        assert done.json()["recorded"] == 3
+        assert [r["match_id"] for r in done.json()["reports"]] == ["g0", "g1", "g2"]
+        # checks first: every malformed item is listed with its index; nothing recorded
+        bad = client.post(
+            "/matches/batch", json=[games[3], {"id": "x"}, {**games[4], "scores": [1]}]
+        )
+        assert bad.status_code == 400
+        assert [e["index"] for e in bad.json()["errors"]] == [1, 2]
+        assert bad.json()["error"]["field"] == "matches[1].played_at"
+        # a refusal while rating (a repeated id at index 1) undoes the whole batch
+        again = client.post("/matches/batch", json=[games[3], games[0]])
+        assert again.status_code == 409
+        assert again.json()["errors"][0]["index"] == 1
+        assert league.match_count == 3 and league.player("ann").matches == 1  # g3 undone
+        assert client.post("/matches/batch", json=[]).status_code == 400
+        anonymous = client.post("/matches/batch", json=games[3:], headers={"Authorization": ""})
+        assert anonymous.status_code == 401
+        assert client.post("/matches/batch", json=games[3:]).status_code == 201
+    assert league.match_count == 6
+
+
+# -- in a real browser ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(
+            f"no Chromium at {CHROMIUM} (apt-get install chromium; or set RANKCRAFT_CHROMIUM)"
+        )
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("needs Playwright (pip install playwright; the test extra has it)")
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[tuple[str, str, rankcraft.League]]:
+    import uvicorn
+
+    league = skyweaver_league()
+    _, token = create_token(league.store, scope="record")
+    config = uvicorn.Config(create_app(league), host="127.0.0.1", port=0, log_level="error")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.02)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    yield f"http://127.0.0.1:{port}", token, league
+    server.should_exit = True
+    thread.join(5)
+
+
+def test_the_page_in_a_browser(browser: Any, served: tuple[str, str, rankcraft.League]) -> None:
+    base, token, league = served
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+
+    # League: every player, with their tier and rank points
+    page.goto(f"{base}/#league")
+    page.wait_for_selector("body[data-ready='1'] #leaderboard tbody tr")
+    rows = page.locator("#leaderboard tbody tr")
+    assert rows.count() == 4
+    best = league.leaderboard(1)[0]
+    first = rows.nth(0).inner_text()
+    assert best.id in first and league.standings()[best.id] in first
+    assert str(best.rank.points) in first
+    page.fill("#league-search", "d")
+    assert page.locator("#leaderboard tbody tr").count() == 1
+    page.fill("#league-search", "")
+    assert page.locator("#seasons").is_visible()
+
+    # Player: rating with its band, resets marked, each match with its factors
+    page.goto(f"{base}/#player/ann")
+    page.wait_for_selector("#player-matches tbody tr")
+    assert page.locator("#player-title").inner_text() == "ann"
+    assert page.locator("#rating-chart path.series").count() == 1
+    assert page.locator("#rating-chart polygon.band").count() == 1
+    assert page.locator("#rating-chart line.reset-mark").count() >= 5
+    assert page.locator("#rank-chart path.series").count() == 1
+    assert page.locator("#player-matches tbody tr").count() == 24
+    assert "mmr_change" in page.locator("#player-matches tbody tr").nth(0).inner_text()
+
+    # Ruleset lab: an error shows at its field; two bundled rulesets compared
+    page.goto(f"{base}/#lab")
+    page.click("#lab-add")
+    page.fill(".editor textarea", 'name = "mine"\nextends = "elo"\n[update.params]\nkk = 3\n')
+    error = page.wait_for_selector(".field-error[data-field='update.params.kk']")
+    assert "line 4" in error.inner_text() and "unknown key" in error.inner_text()
+    page.fill(
+        ".editor textarea", 'name = "mine"\nextends = "elo"\n[update.params]\nk_factor = 16.0\n'
+    )
+    page.wait_for_selector(".editor:not(.invalid)")
+    page.click("#lab-run")
+    page.wait_for_selector("#lab-results:not([hidden]) #lab-scores tbody tr")
+    scores = page.locator("#lab-scores").inner_text()
+    assert "log loss" in scores and "mine" in scores
+    assert page.locator("#lab-calibration path.series").count() == 4  # ideal + 3 rulesets
+    assert page.locator("table.lab-top").count() == 3
+    assert page.locator("table.lab-seasons[data-ruleset='skyweaver'] tbody tr").count() >= 1
+
+    # Matches: recording a match from the page updates the leaderboard
+    page.goto(f"{base}/#matches")
+    page.fill("#token", token)
+    page.fill("#rec-id", "web-1")
+    page.fill("#rec-at", "2024-03-01T12:00:00Z")
+    page.fill("#rec-teams", "newcomer\nann")
+    page.fill("#rec-scores", "1,0")
+    page.click("#record-form button")
+    page.wait_for_function("document.querySelector('#record-result').textContent.length > 0")
+    assert "recorded web-1" in page.locator("#record-result").inner_text()
+    page.fill("#pred-teams", "newcomer\nann")
+    page.click("#predict-form button")
+    page.wait_for_selector("#predict-result tbody tr")
+    assert page.locator("#predict-result tbody tr").count() == 2
+    page.goto(f"{base}/#league")
+    page.wait_for_selector("#leaderboard tbody tr[data-player='newcomer']")
+    assert page.locator("#leaderboard tbody tr").count() == 5
+    assert errors == []
+    page.close()
+
+
+def test_serve_is_ready_when_a_worker_answers_and_logs_each_request(
+    served: tuple[str, str, rankcraft.League],
+) -> None:
+    from rankcraft.serve import announce_when_ready, log_config
+
+    base, _, _ = served
+    port = int(base.rsplit(":", 1)[1])
+    said: list[str] = []
+    announce_when_ready("127.0.0.1", port, said.append, timeout=5).join(6)
+    matches = served[2].match_count  # (48, or 49 after the browser test recorded one)
+    assert said == [
+        f"rankcraft serve: ready on http://127.0.0.1:{port}/ ({matches} matches; the page "
+        "at /, the API at /docs)"
+    ]
+    closed = free_port()
+    announce_when_ready("127.0.0.1", closed, said.append, timeout=0.3).join(2)
+    assert said[-1] == "rankcraft serve: no worker answered /health within 0.3 s"
+    loggers = log_config()["loggers"]
+    assert loggers["uvicorn.access"]["level"] == "INFO"  # the access log is on by default
+    assert loggers["uvicorn.error"]["level"] == "WARNING"
+    assert log_config(access_log=False)["loggers"]["uvicorn.access"]["level"] == "WARNING"
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
