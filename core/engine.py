@@ -602,8 +602,9 @@ class League:
 
     @property
     def has_draw_model(self) -> bool:
-        """Whether the expectation plugin implements ``rankcraft_outcomes`` (P(win),
-        P(draw), P(loss) for two sides: :meth:`forecast`)."""
+        """Whether the ruleset has a draw model: the expectation plugin implements
+        ``rankcraft_outcomes`` (P(win), P(draw), P(loss) for two sides: :meth:`forecast`)
+        and answers it for two new players (elo without ``draw`` answers None)."""
         return self._steps.outcomes is not None
 
     def _side_states(

@@ -144,6 +144,12 @@ class Steps:
                 break
         self._factors: dict[str, float] = {}
         self._initial = self.initial_skill()
+        if self.outcomes is not None:
+            # a plugin that implements the hook with its draw model turned off (e.g. elo
+            # without ``draw``) answers None for every pair: then there is no draw model
+            newcomer = self.aggregate([self._initial])
+            if self.outcomes([newcomer, newcomer], None) is None:
+                self.outcomes = None
         self._initial_rank = None if self.initial_rank is None else self.initial_rank()
         self.skill_names = _state_names(self.skill_class)
         self.rank_names = _state_names(self.rank_class)

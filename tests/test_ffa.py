@@ -76,7 +76,9 @@ def test_power_in_the_individual_plugin() -> None:
 
 def test_opponent_power_is_checked() -> None:
     with pytest.raises(rankcraft.RulesetError, match=r"'opponent_power' must be .*: 1.5"):
-        rankcraft.loads_ruleset('extends = "ffa"\n[team.params]\nopponent_power = 1.5\n')
+        rankcraft.loads_ruleset(
+            'name = "x"\nextends = "ffa"\n[team.params]\nopponent_power = 1.5\n'
+        )
 
 
 def test_ffa_shares_a_race_and_shows_the_active_table() -> None:

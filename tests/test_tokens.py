@@ -13,6 +13,7 @@ import pytest
 import rankcraft
 from rankcraft.cli import main
 from rankcraft.store import open_store
+from rankcraft.store.migrations import SCHEMA_VERSION
 from rankcraft.tokens import authenticate, create_token
 
 from .conftest import snapshot, sql_rows, sql_run
@@ -106,12 +107,17 @@ def test_a_version_3_database_is_migrated_by_the_token_command(db_url: str) -> N
     sql_run(
         db_url,
         "DROP TABLE api_tokens",
-        "DELETE FROM schema_history WHERE version = 4",
+        "DROP INDEX players_by_key",
+        "DROP INDEX players_by_last_epoch",
+        *(f"ALTER TABLE players DROP COLUMN {c}" for c in ("tier", "sort_key", "last_epoch")),
+        "DELETE FROM schema_history WHERE version >= 4",
         "UPDATE meta SET value = '3' WHERE key = 'schema_version'",
     )
     code, _, err = run("token", "create", "--db", db_url, "--scope", "read", "--name", "r")
     assert code == 0, err
-    assert sql_rows(db_url, "SELECT value FROM meta WHERE key = 'schema_version'") == [("4",)]
+    assert sql_rows(db_url, "SELECT value FROM meta WHERE key = 'schema_version'") == [
+        (str(SCHEMA_VERSION),)
+    ]
     history = sql_rows(db_url, "SELECT version, summary FROM schema_history WHERE version = 4")
     assert history == [(4, "api_tokens: the HTTP service's API tokens, kept as SHA-256 digests")]
     assert sql_rows(db_url, "SELECT name, scope FROM api_tokens") == [("r", "read")]
