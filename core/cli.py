@@ -17,7 +17,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
@@ -480,9 +480,7 @@ def cmd_player(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 parts.append("why: " + ", ".join(f"{k} {v:.4g}" for k, v in change.factors.items()))
             out.write(
                 f"{'*' if row.seq in resets else ' '} {m.played_at.date().isoformat()}  "
-                f"{m.id}: {result} vs {opponents}; "
-                + "; ".join(parts)
-                + "\n"
+                f"{m.id}: {result} vs {opponents}; " + "; ".join(parts) + "\n"
             )
     return 0
 
@@ -636,6 +634,16 @@ def _source(path: str, home_from: str | None) -> Any:
     return with_home(dicts, home_from) if home_from else dicts
 
 
+def _counted(items: Iterable[Any], bar: Bar, every: int = 500) -> Iterator[Any]:
+    """``items`` as they are, telling ``bar`` the count every ``every`` items."""
+    count = 0
+    for count, item in enumerate(items, 1):
+        if count % every == 0:
+            bar(count)
+        yield item
+    bar(count)
+
+
 def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from .advice import HomeSeen
     from .evaluate import compare, evaluate
@@ -662,9 +670,11 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             )
         baseline = labels.get(args.baseline, args.baseline)
     results = {}
+    total = count_lines(args.matches) if err.isatty() else None
     for label, ruleset in rulesets:
         seen = HomeSeen(_source(args.matches, args.home_from))
-        results[label] = evaluate(League(ruleset), seen, test_from=test_from)
+        with Bar(err, f"evaluating {label}", total) as bar:
+            results[label] = evaluate(League(ruleset), _counted(seen, bar), test_from=test_from)
         _warn_home(ruleset, seen.matches, seen.with_home, args.matches, err)
     differences = [
         compare(

@@ -1,4 +1,4 @@
-""""Did you mean" for names a user typed: player ids, ruleset names."""
+""" "Did you mean" for names a user typed: player ids, ruleset names."""
 
 from __future__ import annotations
 

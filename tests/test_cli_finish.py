@@ -166,3 +166,40 @@ def test_wager_team_params_are_refused_not_ignored() -> None:
         )
     shown = rankcraft.ruleset.dumps(rankcraft.load_ruleset("team-wager"))
     assert "[team.params]" not in shown and "[update.params]" in shown
+
+
+class _Terminal(io.StringIO):
+    """A stream that says it is a terminal, so that progress bars draw on it."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_replay_and_evaluate_draw_progress_bars_on_a_terminal_only(tmp_path: Path) -> None:
+    assert main(["sample", str(tmp_path)], out=io.StringIO(), err=io.StringIO()) == 0
+    matches = str(tmp_path / "matches.jsonl.gz")
+    for argv, what in (
+        (["replay", matches, "--ruleset", "elo", "--db", str(tmp_path / "a.sqlite")], "replaying"),
+        (
+            [
+                "evaluate",
+                matches,
+                "--ruleset",
+                "elo",
+                "--ruleset",
+                "glicko1",
+                "--test-from",
+                "2024-02-01",
+            ],
+            "evaluating glicko1",
+        ),
+    ):
+        out, err = io.StringIO(), _Terminal()
+        assert main(argv, out=out, err=err) == 0
+        assert what in err.getvalue() and "/120" in err.getvalue()  # the file has 120 lines
+        plain_out, plain_err = io.StringIO(), io.StringIO()
+        if argv[0] == "replay":
+            argv = [*argv[:-1], str(tmp_path / "b.sqlite")]
+        assert main(argv, out=plain_out, err=plain_err) == 0
+        assert what not in plain_err.getvalue()  # piped: no bar, and the same answer
+        assert plain_out.getvalue() == out.getvalue().replace("a.sqlite", "b.sqlite")

@@ -25,7 +25,7 @@ from rankcraft.jsontext import loads_strict
 # with π = 10^(rating / 400), P(i wins) = π_i / T, P(draw) = nu √(π_i π_j) / T,
 # T = π_i + π_j + nu √(π_i π_j). Its expectation is P(win) + ½ P(draw), so the two agree.
 # nu = 0 stands for "no draw model" (the hook answers None).
-DRAWY = '''
+DRAWY = """
     import math
 
     import attrs
@@ -68,7 +68,7 @@ DRAWY = '''
         if params.broken:
             return (0.5, 0.5, 0.5)
         return None if params.nu == 0 else davidson(params, side_states)
-'''
+"""
 
 
 def _ruleset_text(nu: float = 0.5, broken: bool = False) -> str:

@@ -160,7 +160,10 @@ function renderBoard() {
   if (tier) rows = rows.filter((r) => tierOf(r.standing) === tier);
   if (q) rows = rows.filter((r) => r.id.toLowerCase().includes(q));
   const hasStanding = state.board.some((r) => r.standing);
-  const hasConservative = state.board.some((r) => r.conservative !== undefined);
+  // [display] conservative: the value the board is sorted by differs from the location
+  const shown = (r) => (r.display ? r.display.value : null);
+  const hasConservative = !f.rank && state.board.some(
+    (r) => shown(r) !== null && f.location && shown(r) !== r.skill[f.location]);
   const head = ["#", "player"];
   if (hasStanding) head.push("standing");
   if (f.rank) head.push(f.rank);
@@ -174,7 +177,7 @@ function renderBoard() {
     const cells = [el("td", { class: "num", text: r.place }), el("td", {}, link)];
     if (hasStanding) cells.push(el("td", { text: r.standing || "-" }));
     if (f.rank) cells.push(el("td", { class: "num", text: fmt(r.rank && r.rank[f.rank]) }));
-    if (hasConservative) cells.push(el("td", { class: "num", text: fmt(r.conservative) }));
+    if (hasConservative) cells.push(el("td", { class: "num", text: fmt(shown(r)) }));
     cells.push(el("td", { class: "num", text: fmt(f.location ? r.skill[f.location] : null) }));
     if (f.spread) cells.push(el("td", { class: "num", text: fmt(r.skill[f.spread]) }));
     cells.push(el("td", { class: "num", text: r.matches }),
