@@ -102,7 +102,7 @@ def post_and_check(league: rankcraft.League, client: TestClient, body: bytes) ->
 
 
 @pytest.mark.parametrize("name", ["elo", "inversus", "skyweaver", "team-wager"])
-@settings(max_examples=100)
+@settings(max_examples=60)
 @given(st.lists(mutated_matches(), min_size=1, max_size=8))
 def test_fuzzed_matches_are_answered_cleanly(name: str, inputs: list[Any]) -> None:
     league, client = fuzz_client(name)
@@ -110,7 +110,7 @@ def test_fuzzed_matches_are_answered_cleanly(name: str, inputs: list[Any]) -> No
         post_and_check(league, client, python_json(data))
 
 
-@settings(max_examples=300)
+@settings(max_examples=150)
 @given(st.lists(raw_bodies(), min_size=1, max_size=6))
 def test_fuzzed_bytes_are_answered_cleanly(bodies: list[bytes]) -> None:
     league, client = fuzz_client("inversus")
@@ -146,7 +146,7 @@ def predictions(draw: st.DrawFn) -> Any:
 
 
 @pytest.mark.parametrize("name", ["elo", "skyweaver"])
-@settings(max_examples=150)
+@settings(max_examples=80)
 @given(st.lists(predictions(), min_size=1, max_size=6), st.lists(raw_bodies(), max_size=3))
 def test_fuzzed_predictions_are_answered_cleanly(
     name: str, inputs: list[Any], bodies: list[bytes]
