@@ -27,7 +27,7 @@ from .data import SAMPLE_RULESET, demo_matches_path, sample_matches_path
 from .engine import League, UnknownPlayerError
 from .errors import DuplicateMatchError, InputError, MatchError, RankcraftError
 from .io import parse_time, read_match_dicts
-from .jsontext import loads_strict
+from .jsontext import finite, loads_strict
 from .manager import PLUGINS_DIR_ENV, Plugins
 from .model import Match, PlayerRecord, format_time
 from .ruleset import bundled_names, dumps, load_ruleset, loads_ruleset, to_dict
@@ -164,17 +164,7 @@ def _num(value: float) -> str:
 
 def _emit_json(data: Any, out: TextIO) -> None:
     """Strict JSON (RFC 8259): a NaN or infinity is written as null."""
-    out.write(json.dumps(_finite(data), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
-
-
-def _finite(value: Any) -> Any:
-    if isinstance(value, float):
-        return value if value == value and abs(value) != float("inf") else None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    return value
+    out.write(json.dumps(finite(data), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
 
 
 def _known_player(league: League, player: str) -> PlayerRecord:

@@ -33,6 +33,7 @@ import attrs
 from .engine import League
 from .errors import InputError
 from .io import parse_match, parse_time
+from .jsontext import finite
 from .model import Match, pair_score
 
 _CLIP = 1e-12
@@ -114,18 +115,7 @@ class Evaluation:
         out = attrs.asdict(self, recurse=True)
         out.pop("predictions")
         out.pop("days")
-        return dict(_finite(out))
-
-
-def _finite(value: Any) -> Any:
-    """``value`` with every NaN or infinite float replaced by None (JSON has neither)."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    return value
+        return dict(finite(out))
 
 
 def field_at(table: Mapping[str, Any], keys: Sequence[str]) -> Any:
@@ -365,7 +355,7 @@ class Difference:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (strict: null for a figure without a value)."""
-        return dict(_finite(attrs.asdict(self)))
+        return dict(finite(attrs.asdict(self)))
 
 
 def _item_losses(evaluation: Evaluation) -> list[float]:

@@ -248,3 +248,16 @@ def _check_text(text: str, path: str, what: str, *, key: bool = False) -> None:
             f"which is not text",
             field=path or None,
         ) from None
+
+
+def finite(value: Any) -> Any:
+    """``value`` with every NaN or infinite float, at any depth of dicts, lists and
+    tuples, replaced by None: strict JSON (RFC 8259) has neither (an empty calibration
+    bin, say). Tuples come back as lists."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite(v) for v in value]
+    return value

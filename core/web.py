@@ -51,6 +51,7 @@ from .errors import InputError, RulesetError
 from .evaluate import evaluate
 from .fields import FieldError
 from .io import parse_match
+from .jsontext import finite
 from .model import Match, PlayerRecord, field_of_role, format_time
 from .ruleset import Ruleset, bundled_names, load_ruleset, loads_ruleset
 
@@ -394,7 +395,7 @@ def compare(
         result["tier_changes"] = (
             sum(1 for p in shared if mine[p] != base[p]) if base and mine else None
         )
-    out: dict[str, Any] = _finite(
+    out: dict[str, Any] = finite(
         {
             "matches": len(ordered),
             "test_from": test_from,
@@ -403,18 +404,6 @@ def compare(
         }
     )
     return out
-
-
-def _finite(value: Any) -> Any:
-    """``value`` with every NaN or infinity (an empty calibration bin) made None: strict
-    JSON has neither."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    return value
 
 
 def _tier_group(standing: str) -> str:
