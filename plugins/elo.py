@@ -451,23 +451,28 @@ def rankcraft_update(
         surprise += weight * (score - logistic10(gap / scale))
     k = _k_of(params, state, context)
     context.factors["k"] = k
-    if (
-        params.margin != "none"
-        and match is not None
-        and match.scores is not None
-        and len(match.scores) == 2
-        and len(pairings) == 1
-    ):
-        mine, theirs = match.scores[context.side], match.scores[1 - context.side]
-        lead = rating + edge - pairings[0].opponent.rating  # my rating edge over the opponent
-        multiplier = margin_rule_multiplier(params.margin, params.margin_form, mine - theirs, lead)
-        context.factors["margin"] = multiplier
-        k *= multiplier
+    if params.margin != "none":
+        k *= _margin_factor(params, pairings, context, rating + edge - pairings[0].opponent.rating)
     new = rating + k * surprise
     if not -RATING_LIMIT <= new <= RATING_LIMIT:
         new = limit(new, -RATING_LIMIT, RATING_LIMIT)
     peak = state.peak
     return EloSkill(new, new if new > peak else peak)
+
+
+def _margin_factor(
+    params: EloParams, pairings: Sequence[Pairing], context: PlayerContext, lead: float
+) -> float:
+    """K's margin-of-victory multiplier for a two-sided match with scores and one pairing
+    (explained as ``margin``), else 1. ``lead``: the player's rating edge over the
+    opponent, home advantage included, rating points."""
+    match = context.match
+    if match is None or match.scores is None or len(match.scores) != 2 or len(pairings) != 1:
+        return 1.0
+    margin = match.scores[context.side] - match.scores[1 - context.side]
+    multiplier = margin_rule_multiplier(params.margin, params.margin_form, margin, lead)
+    context.factors["margin"] = multiplier
+    return multiplier
 
 
 def _update_in_context(
@@ -491,18 +496,10 @@ def _update_in_context(
         surprise += weight * (score - expected_of_gap(params, gap * gap_scale))
     k = _k_of(params, state, context) * k_scale
     context.factors["k"] = k
-    if (
-        params.margin != "none"
-        and match is not None
-        and match.scores is not None
-        and len(match.scores) == 2
-        and len(pairings) == 1
-    ):
-        lead = mine + edge - _rating_in(params, opponent, index)
-        margin = match.scores[context.side] - match.scores[1 - context.side]
-        multiplier = margin_rule_multiplier(params.margin, params.margin_form, margin, lead)
-        context.factors["margin"] = multiplier
-        k *= multiplier
+    if params.margin != "none":
+        k *= _margin_factor(
+            params, pairings, context, mine + edge - _rating_in(params, opponent, index)
+        )
     new = limit(state.rating + k * surprise, -RATING_LIMIT, RATING_LIMIT)
     peak = state.peak if state.peak >= new else new
     if params.blend_field is None:
