@@ -49,6 +49,7 @@ from .ruleset import Display, Ruleset, dumps, load_ruleset, loads_ruleset
 from .seasons import Seasons, due_before
 from .steps import LAST, PENDING, SKILL, Steps, record_of
 from .store import MatchRow, MemoryStore, Store, mask_url, open_store
+from .store.memory import leaderboard_page
 from .unit import FLUSH_EVERY, UnitOfWork
 
 CHUNK = 2000
@@ -521,17 +522,8 @@ class League:
         if unit.lazy:
             unit.written()
             return self.store.leaderboard(top, offset, since, tier)
-        key = self._sort_key
-        tier_of = self.codec.tier
-        records = []
-        for p, row in unit.rows.items():
-            if row is None or (since is not None and (row[LAST] is None or row[LAST] < since)):
-                continue
-            record = record_of(p, row)
-            if tier is None or tier_of(record) == tier:
-                records.append(record)
-        records.sort(key=lambda r: (-key(r), r.id))
-        return records[offset:] if top is None else records[offset : offset + top]
+        records = (record_of(p, row) for p, row in unit.rows.items() if row is not None)
+        return leaderboard_page(records, self.codec, top, offset, since, tier)
 
     def latest_played(self) -> datetime | None:
         """When the league's latest match was played (the latest ``last_played``), or

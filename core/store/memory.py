@@ -10,6 +10,27 @@ from ..model import PlayerRecord
 from .base import Codec, Entry, MatchRow
 
 
+def leaderboard_page(
+    records: Iterable[PlayerRecord],
+    codec: Codec,
+    limit: int | None,
+    offset: int = 0,
+    since: datetime | None = None,
+    tier: str | None = None,
+) -> list[PlayerRecord]:
+    """A page of ``records`` best first (descending ``codec.sort_key``, then id), as
+    :meth:`Store.leaderboard` defines it, sorted here in memory."""
+    key, tier_of = codec.sort_key, codec.tier
+    chosen = [
+        r
+        for r in records
+        if (since is None or (r.last_played is not None and r.last_played >= since))
+        and (tier is None or tier_of(r) == tier)
+    ]
+    chosen.sort(key=lambda r: (-key(r), r.id))
+    return chosen[offset:] if limit is None else chosen[offset : offset + limit]
+
+
 class MemoryStore:
     """Players, matches and reports in dicts; ``rollback`` drops the pending batch.
 
@@ -72,15 +93,7 @@ class MemoryStore:
         """The committed players, sorted on each call (a league in memory sorts its own
         rows instead: see :meth:`rankcraft.League.leaderboard`)."""
         assert self._codec is not None, "attach() first"
-        tier_of = self._codec.tier
-        chosen = [
-            r
-            for r in self._players.values()
-            if (since is None or (r.last_played is not None and r.last_played >= since))
-            and (tier is None or tier_of(r) == tier)
-        ]
-        chosen.sort(key=self._key)
-        return chosen[offset:] if limit is None else chosen[offset : offset + limit]
+        return leaderboard_page(self._players.values(), self._codec, limit, offset, since, tier)
 
     def latest_played(self) -> datetime | None:
         lasts = [r.last_played for r in self._players.values() if r.last_played is not None]
