@@ -17,8 +17,8 @@ import cattrs
 
 from .errors import MatchError, StateError
 from .io import parse_time
-from .model import Pairing, PlayerChange, PlayerRecord, Report, State, format_time
-from .rated import Rated, ReportWriter
+from .model import Match, Pairing, PlayerChange, PlayerRecord, Report, State, format_time
+from .rated import PACKED, Rated, ReportPacker, ReportWriter, compact_json
 from .ruleset import converter, format_exception
 from .store.base import Codec
 
@@ -211,12 +211,23 @@ def make_codec(
         data: dict[str, Any] = json.loads(text)
         return data
 
+    packer = ReportPacker(writer)
+
+    def entry_row(entry: Rated) -> tuple[str, bytes]:
+        return compact_json(entry.match.to_dict()), packer.pack(entry)
+
+    def report_of(match: Match, kept: str | bytes) -> Report:
+        if kept[0] == PACKED and isinstance(kept, bytes):
+            return states.report(packer.unpack(kept, match))
+        return states.report(json.loads(kept))
+
     return Codec(
         record_to_dict=record_to_dict,
         record_from_dict=lambda data: states.record(data, "player"),
         report_to_dict=report_to_dict,
         report_from_dict=states.report,
-        entry_texts=writer.texts,
+        entry_row=entry_row,
+        report_of=report_of,
         parse_record=states.record,
         sort_key=sort_key[1],
         sort_key_name=sort_key[0],

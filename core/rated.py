@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import operator
+import struct
 from collections.abc import Callable
 from datetime import datetime
 from operator import itemgetter
@@ -19,7 +20,7 @@ from typing import Any
 
 from .model import Match, PlayerChange, Report, State, format_time
 
-__all__ = ["Rated", "ReportWriter", "compact_json"]
+__all__ = ["PACKED", "Rated", "ReportPacker", "ReportWriter", "compact_json"]
 
 compact_json: Callable[[Any], str] = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
 """JSON text without spaces; NaN and infinity refused (ValueError)."""
@@ -209,3 +210,134 @@ class ReportWriter:
         match, expected, changes = entry
         report = self.report_text(match.id, match.played_at, expected, changes)
         return compact_json(match.to_dict()), report
+
+
+# ---------------------------------------------------------------------------------------
+# The packed report: what stores keep per match (numbers as IEEE doubles, not text)
+# ---------------------------------------------------------------------------------------
+
+PACKED = 1
+"""The first byte of a packed report (a JSON report starts with ``{``)."""
+
+_HEAD = struct.Struct("<BH")  # version, number of expected values
+_COUNT = struct.Struct("<I")  # a change count, or the byte length of a JSON text
+_FLAG = struct.Struct("<B")
+_USED, _RANK, _FACTORS = 1, 2, 4  # a change's flags
+_DOUBLES, _JSON = 0, 1  # how a state is packed
+
+
+def _doubles(count: int) -> struct.Struct:
+    return struct.Struct(f"<{count}d")
+
+
+class _StatePacker:
+    """Packs and unpacks the states of one class: its fields as doubles when they are
+    all finite floats, else the state's JSON text (as :class:`ReportWriter` writes it)."""
+
+    def __init__(self, names: tuple[str, ...], text: Callable[[State], str]) -> None:
+        self.names = names
+        self._values = _packer(names)
+        self._text = text
+        self._fixed = struct.Struct(f"<B{len(names)}d")
+
+    def pack(self, state: State, out: list[bytes]) -> None:
+        values = self._values(state)
+        if set(map(type, values)) <= _FLOAT and sum(values) - sum(values) == 0.0:
+            out.append(self._fixed.pack(_DOUBLES, *values))
+        else:
+            text = self._text(state).encode()
+            out.append(_FLAG.pack(_JSON) + _COUNT.pack(len(text)) + text)
+
+    def unpack(self, blob: bytes, at: int) -> tuple[dict[str, Any], int]:
+        if blob[at] == _DOUBLES:
+            values = self._fixed.unpack_from(blob, at)[1:]
+            return dict(zip(self.names, values, strict=True)), at + self._fixed.size
+        return _json_at(blob, at + 1)
+
+
+def _json_at(blob: bytes, at: int) -> tuple[Any, int]:
+    """The JSON value whose length-prefixed text starts at ``at``, and the next offset."""
+    (length,) = _COUNT.unpack_from(blob, at)
+    start = at + _COUNT.size
+    return json.loads(blob[start : start + length]), start + length
+
+
+class ReportPacker:
+    """Packs a rated match's report into bytes, and reads it back as the dict form of
+    :meth:`ReportWriter.report_text` (what ``json.loads`` of that text gives).
+
+    The match id, its time and the player ids are not repeated: the reader is handed
+    the match. Floats are IEEE doubles, so a value read back is the value written, bit
+    for bit; a state with a field that is not a finite float, and a change's factors,
+    are kept as their JSON text.
+    """
+
+    def __init__(self, writer: ReportWriter) -> None:
+        self._skill = _StatePacker(writer._skill_names, writer.skill_text)
+        self._rank = _StatePacker(writer._rank_names, writer.rank_text)
+        self._factors: tuple[dict[str, float], bytes] | None = None
+
+    def pack(self, entry: Rated) -> bytes:
+        """The packed report of ``entry``."""
+        match, expected, changes = entry
+        if [c[0] for c in changes] != [p for team in match.teams for p in team]:
+            raise ValueError(f"match {match.id!r}: the changes do not follow its players")
+        out = [_HEAD.pack(PACKED, len(expected)), _doubles(len(expected)).pack(*expected)]
+        out.append(_COUNT.pack(len(changes)))
+        skill, rank = self._skill.pack, self._rank.pack
+        for _, _, before, used, after, rank_before, rank_after, factors in changes:
+            flags = (
+                (_USED if used is not before else 0)
+                | (_RANK if rank_after is not None else 0)
+                | (_FACTORS if factors else 0)
+            )
+            out.append(_FLAG.pack(flags))
+            skill(before, out)
+            skill(after, out)
+            if flags & _USED:
+                skill(used, out)
+            if flags & _RANK:
+                rank(rank_before, out)
+                rank(rank_after, out)
+            if flags & _FACTORS:
+                known = self._factors
+                if known is None or known[0] is not factors:  # (equal factors share a dict)
+                    text = compact_json(factors).encode()
+                    known = self._factors = (factors, _COUNT.pack(len(text)) + text)
+                out.append(known[1])
+        return b"".join(out)
+
+    def unpack(self, blob: bytes, match: Match) -> dict[str, Any]:
+        """The report dict of the packed ``blob`` of ``match``."""
+        version, count = _HEAD.unpack_from(blob, 0)
+        if version != PACKED:
+            raise ValueError(f"not a packed report (version byte {version})")
+        at = _HEAD.size
+        expected = list(_doubles(count).unpack_from(blob, at))
+        at += 8 * count
+        (n_changes,) = _COUNT.unpack_from(blob, at)
+        at += _COUNT.size
+        seats = [(player, side) for side, team in enumerate(match.teams) for player in team]
+        if n_changes != len(seats):
+            raise ValueError(f"a packed report of {n_changes} changes for {len(seats)} players")
+        changes = []
+        skill, rank = self._skill.unpack, self._rank.unpack
+        for player, side in seats:
+            flags = blob[at]
+            change: dict[str, Any] = {"player": player, "side": side}
+            change["skill_before"], at = skill(blob, at + 1)
+            change["skill_after"], at = skill(blob, at)
+            if flags & _USED:
+                change["skill_used"], at = skill(blob, at)
+            if flags & _RANK:
+                change["rank_before"], at = rank(blob, at)
+                change["rank_after"], at = rank(blob, at)
+            if flags & _FACTORS:
+                change["factors"], at = _json_at(blob, at)
+            changes.append(change)
+        return {
+            "match_id": match.id,
+            "played_at": format_time(match.played_at),
+            "expected": expected,
+            "changes": changes,
+        }

@@ -58,8 +58,28 @@ TO_VERSION_4 = [
 ]
 
 
-def age_to_version_4(url: str) -> None:
+def age_to_version_5(url: str, league: rankcraft.League) -> None:
+    """Turn a current database into what rankcraft wrote at schema version 5: every
+    report as JSON text (``league``: the same matches in memory)."""
+    from rankcraft.rated import compact_json
+
+    statements = []
+    if url.startswith("postgresql://"):
+        statements.append("ALTER TABLE matches ALTER COLUMN report TYPE TEXT USING ''")
+    for seq, match_id in sql_rows(url, "SELECT seq, id FROM matches"):
+        text = compact_json(league.codec.report_to_dict(league.report(match_id)))
+        statements.append(f"UPDATE matches SET report = '{text}' WHERE seq = {seq}")
+    sql_run(
+        url,
+        *statements,
+        "DELETE FROM schema_history WHERE version = 6",
+        "UPDATE meta SET value = '5' WHERE key = 'schema_version'",
+    )
+
+
+def age_to_version_4(url: str, league: rankcraft.League) -> None:
     """Turn a current database into what rankcraft wrote at schema version 4."""
+    age_to_version_5(url, league)
     sql_run(
         url,
         *TO_VERSION_4,
@@ -68,8 +88,9 @@ def age_to_version_4(url: str) -> None:
     )
 
 
-def age_to_version_1(url: str) -> None:
+def age_to_version_1(url: str, league: rankcraft.League) -> None:
     """Turn a current database into what rankcraft wrote at schema version 1."""
+    age_to_version_5(url, league)
     statements = [
         *TO_VERSION_4,
         "DROP TABLE schema_history",
@@ -92,10 +113,10 @@ def age_to_version_1(url: str) -> None:
 def test_a_new_database_has_the_current_version_and_its_history(db_url: str) -> None:
     rankcraft.League.open(db_url, "elo").close()
     meta = dict(sql_rows(db_url, "SELECT key, value FROM meta"))
-    assert meta["schema_version"] == str(SCHEMA_VERSION) == "5"
+    assert meta["schema_version"] == str(SCHEMA_VERSION) == "6"
     assert meta["sort_key"] == "skill.rating"
     history = sql_rows(db_url, "SELECT version, summary FROM schema_history ORDER BY version")
-    assert [v for v, _ in history] == [1, 2, 3, 4, 5]
+    assert [v for v, _ in history] == [1, 2, 3, 4, 5, 6]
     assert history[0][1] == "created"
     assert [s for _, s in history[1:]] == [step.summary for step in STEPS]
 
@@ -105,7 +126,9 @@ def test_a_version_1_database_is_migrated_and_reads_the_same(db_url: str, tmp_pa
         league.record_many(games(30))
         before = league.export()
     fresh = layout(db_url)
-    age_to_version_1(db_url)
+    reference = rankcraft.League("glicko1")
+    reference.record_many(games(30))
+    age_to_version_1(db_url, reference)
     assert layout(db_url) != fresh
     with rankcraft.League.open(db_url) as league:  # migrated on open
         assert league.export() == before
@@ -118,11 +141,10 @@ def test_a_version_1_database_is_migrated_and_reads_the_same(db_url: str, tmp_pa
         history = [row.match.id for row in league.history("p1", limit=2)]
     assert layout(db_url) == fresh
     rows = sql_rows(db_url, "SELECT version FROM schema_history ORDER BY version")
-    assert rows == [(2,), (3,), (4,), (5,)]
+    assert rows == [(2,), (3,), (4,), (5,), (6,)]
     seqs = [r[0] for r in sql_rows(db_url, "SELECT seq FROM matches ORDER BY seq")]
     assert seqs == sorted(set(seqs)) and len(seqs) == 40 and seqs[:30] == list(range(1, 31))
-    reference = rankcraft.League("glicko1")
-    reference.record_many(games(30) + games(10, day=2))
+    reference.record_many(games(10, day=2))
     assert after == reference.export()
     assert history == ["g2-6", "g2-5"]  # p1 plays g2-0, g2-1, g2-5, g2-6
 
@@ -151,14 +173,42 @@ def test_a_version_4_database_gets_its_sort_keys_on_open(db_url: str) -> None:
     with rankcraft.League.open(db_url, "skyweaver") as league:
         league.record_many(games(40))
         before = league.export()
-    age_to_version_4(db_url)
+    reference = rankcraft.League("skyweaver")
+    reference.record_many(games(40))
+    age_to_version_4(db_url, reference)
     with rankcraft.League.open(db_url) as league:
         assert league.export() == before
         page = [(r.id, r.rank.points) for r in league.leaderboard(3, offset=1)]
-    reference = rankcraft.League("skyweaver")
-    reference.record_many(games(40))
     assert page == [(r.id, r.rank.points) for r in reference.leaderboard()[1:4]]
     keys = sql_rows(db_url, "SELECT id, sort_key, tier FROM players ORDER BY id")
     assert keys == [(r.id, float(r.rank.points), r.rank.tier) for r in reference.players()]
     meta = dict(sql_rows(db_url, "SELECT key, value FROM meta"))
-    assert meta["schema_version"] == "5" and meta["sort_key"] == "rank.points"
+    assert meta["schema_version"] == "6" and meta["sort_key"] == "rank.points"
+
+
+def test_version_5_json_reports_are_read_and_new_ones_packed(db_url: str) -> None:
+    """Schema 6 packs reports (numbers as doubles); a version-5 database keeps its JSON
+    text reports, reads them as before, and packs the reports of matches it records next."""
+    reference = rankcraft.League("skyweaver")
+    reference.record_many(games(30))
+    with rankcraft.League.open(db_url, "skyweaver") as league:
+        league.record_many(games(30))
+        before = league.export()
+    age_to_version_5(db_url, reference)
+    kinds = {type(r[0]) for r in sql_rows(db_url, "SELECT report FROM matches")}
+    assert kinds == {str}
+    with rankcraft.League.open(db_url) as league:  # migrated on open
+        assert league.export() == before
+        assert [league.report(f"g1-{i}") for i in range(30)] == [
+            reference.report(f"g1-{i}") for i in range(30)
+        ]
+        league.record_many(games(10, day=2))
+        history = [row.report for row in league.history("p1")]
+    reference.record_many(games(10, day=2))
+    assert history == [row.report for row in reference.history("p1")]
+    rows = sql_rows(db_url, "SELECT id, report FROM matches ORDER BY seq")
+    starts = [r[1][:1] if isinstance(r[1], str) else bytes(r[1][:1]) for r in rows]
+    # (PostgreSQL's migration turned the old texts into bytes; SQLite keeps them text)
+    assert starts == [b"{" if db_url.startswith("postgresql://") else "{"] * 30 + [b"\x01"] * 10
+    meta = dict(sql_rows(db_url, "SELECT key, value FROM meta"))
+    assert meta["schema_version"] == "6"

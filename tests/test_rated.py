@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 from typing import Any
 
@@ -10,8 +11,9 @@ import pytest
 
 import rankcraft
 from rankcraft.model import format_time
-from rankcraft.rated import Rated, compact_json
+from rankcraft.rated import PACKED, Rated, ReportPacker, ReportWriter, compact_json
 from rankcraft.ruleset import bundled_names
+from rankcraft.store import MemoryStore
 
 
 def independent_dict(report: rankcraft.Report) -> dict[str, Any]:
@@ -63,17 +65,63 @@ def mixed_history(n: int, seed: int) -> list[dict[str, Any]]:
     return out
 
 
+def packer_of(league: rankcraft.League) -> ReportPacker:
+    def names(cls: type | None) -> tuple[str, ...]:
+        return () if cls is None else tuple(f.name for f in attrs.fields(cls))
+
+    return ReportPacker(ReportWriter(names(league.skill_class), names(league.rank_class)))
+
+
 @pytest.mark.parametrize("name", bundled_names())
 def test_the_encoder_writes_the_documented_report(name: str) -> None:
+    """The JSON writer's text, and the packed report read back, are the report's fields
+    exactly (floats bit for bit) for every bundled ruleset on a mixed history."""
     league = rankcraft.League(name)
     matches = mixed_history(300, 11)
     league.record_many(matches)
-    writer_texts = league.codec.entry_texts
+    codec = league.codec
+    packer = packer_of(league)
     for m in matches[::7]:
         row = league.store.match(m["id"])
         assert row is not None
-        match_text, report_text = writer_texts(
-            Rated((row.match, row.report.expected, Rated.changes_of(row.report)))
-        )
-        assert report_text == compact_json(independent_dict(row.report))
+        entry = Rated((row.match, row.report.expected, Rated.changes_of(row.report)))
+        documented = independent_dict(row.report)
+        assert compact_json(codec.report_to_dict(row.report)) == compact_json(documented)
+        match_text, packed = codec.entry_row(entry)
         assert match_text == compact_json(row.match.to_dict())
+        assert packed[0] == PACKED
+        assert packer.unpack(packed, row.match) == json.loads(compact_json(documented))
+        assert codec.report_of(row.match, packed) == row.report
+
+
+def test_a_packed_report_refuses_changes_out_of_the_match_order() -> None:
+    league = rankcraft.League("elo")
+    league.record_many(mixed_history(3, 1))
+    row = league.store.match("m0")
+    assert row is not None
+    changes = Rated.changes_of(row.report)[::-1]
+    with pytest.raises(ValueError, match="'m0': the changes do not follow its players"):
+        packer_of(league).pack(Rated((row.match, row.report.expected, changes)))
+
+
+@pytest.mark.parametrize("name", bundled_names())
+def test_a_packed_memory_store_reads_back_what_it_kept(name: str, monkeypatch) -> None:
+    """Past ``pack_after`` matches the memory store keeps matches packed; every match,
+    report and history reads back equal to a store that kept them as objects."""
+    matches = mixed_history(120, 5)
+    plain = rankcraft.League(name)
+    plain.record_many(matches)
+    monkeypatch.setattr(MemoryStore, "pack_after", 40)
+    packed = rankcraft.League(name)
+    packed.record_many(matches[:70])
+    packed.record_many(matches[70:])
+    kept = packed.store._rows  # type: ignore[attr-defined]
+    assert [type(k) is bytes for k in kept] == [False] * 40 + [True] * 80
+    for m in matches:
+        assert packed.report(m["id"]) == plain.report(m["id"])
+    for player in ("p0", "p5", "p11"):
+        got, want = packed.history(player), plain.history(player)
+        assert [(r.seq, r.match.to_dict(), r.report) for r in got] == [
+            (r.seq, r.match.to_dict(), r.report) for r in want
+        ]
+    assert packed.export() == plain.export()

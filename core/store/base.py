@@ -59,8 +59,12 @@ class Codec:
     record_from_dict: Callable[[Mapping[str, Any]], PlayerRecord]
     report_to_dict: Callable[[Report], dict[str, Any]]
     report_from_dict: Callable[[Mapping[str, Any]], Report]
-    entry_texts: Callable[[Any], tuple[str, str]]
-    """``(entry) -> (match text, report text)``: what a store on disk writes per match."""
+    entry_row: Callable[[Any], tuple[str, bytes]]
+    """``(entry) -> (match text, packed report)``: what a store on disk writes per match
+    (the report packed by :class:`rankcraft.rated.ReportPacker`)."""
+    report_of: Callable[[Match, str | bytes], Report]
+    """``(match, kept report) -> report``: a report a store kept, packed or (written by
+    rankcraft before schema 6) JSON text."""
     parse_record: Callable[[Any, str], PlayerRecord]
     """``(data, path) -> record``: a record document validated, errors naming ``path``."""
     sort_key: Callable[[PlayerRecord], float] = lambda record: 0.0

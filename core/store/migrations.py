@@ -103,6 +103,14 @@ STEPS: tuple[Step, ...] = (
             "CREATE INDEX players_by_last_epoch ON players (last_epoch)",
         ),
     ),
+    Step(
+        6,
+        "matches.report is written packed (numbers as doubles, see rankcraft.rated."
+        "ReportPacker) instead of JSON text; reports written before stay readable as they are",
+        postgres=(
+            "ALTER TABLE matches ALTER COLUMN report TYPE BYTEA USING convert_to(report, 'UTF8')",
+        ),
+    ),
 )
 
 SCHEMA_VERSION = STEPS[-1].version

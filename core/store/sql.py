@@ -1,12 +1,14 @@
 """What the SQLite and PostgreSQL stores share: the tables, the statements, the codec.
 
-Layout (schema version 5; :mod:`rankcraft.store.migrations` builds and migrates it)::
+Layout (schema version 6; :mod:`rankcraft.store.migrations` builds and migrates it)::
 
     meta(key, value)                      schema_version, ruleset_name, ruleset_toml, ...
     players(id, skill, rank, matches, last_played, open, tier, sort_key)
                                           skill/rank/open as JSON objects; sort_key: the
                                           leaderboard's key, indexed with id
-    matches(seq, id, played_at, match, report)           match/report as JSON objects
+    matches(seq, id, played_at, match, report)           match as a JSON object; report
+                                          packed (rankcraft.rated.ReportPacker: doubles),
+                                          or JSON text in rows older than version 6
     participants(player, seq)                            index of who played which match
     schema_history(version, applied_at, rankcraft, summary)   one row per version applied
     api_tokens(name, key, digest, scope, created_at)     rankcraft.tokens: digests only
@@ -380,10 +382,8 @@ class SQLStore:
         match_rows = []
         part_rows = []
         for seq, entry in zip(self._take_seqs(len(entries)), entries, strict=True):
-            match_text, report_text = codec.entry_texts(entry)
-            match_rows.append(
-                (seq, entry.id, format_time(entry.played_at), match_text, report_text)
-            )
+            match_text, report = codec.entry_row(entry)
+            match_rows.append((seq, entry.id, format_time(entry.played_at), match_text, report))
             for side in entry.teams:
                 for player in side:
                     part_rows.append((player, seq))
@@ -403,12 +403,9 @@ class SQLStore:
         if self._in_transaction():
             self._execute("ROLLBACK")
 
-    def _row(self, seq: int, match: str, report: str) -> MatchRow:
-        return MatchRow(
-            seq=seq,
-            match=parse_match(json.loads(match)),
-            report=self.codec.report_from_dict(json.loads(report)),
-        )
+    def _row(self, seq: int, match_text: str, report: str | bytes) -> MatchRow:
+        match = parse_match(json.loads(match_text))
+        return MatchRow(seq=seq, match=match, report=self.codec.report_of(match, report))
 
     def player_matches(self, player: str, limit: int | None) -> list[MatchRow]:
         sql = (
