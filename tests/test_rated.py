@@ -125,3 +125,20 @@ def test_a_packed_memory_store_reads_back_what_it_kept(name: str, monkeypatch) -
             (r.seq, r.match.to_dict(), r.report) for r in want
         ]
     assert packed.export() == plain.export()
+
+
+def test_a_failed_batch_leaves_a_packing_memory_store_as_it_was(monkeypatch) -> None:
+    monkeypatch.setattr(MemoryStore, "pack_after", 10)
+    matches = mixed_history(40, 9)
+    league = rankcraft.League("glicko1")
+    league.record_many(matches[:20])
+    before = league.export()
+    bad = {**matches[25], "id": "m3"}  # a repeated id, after packed matches in the batch
+    with pytest.raises(rankcraft.DuplicateMatchError, match="m3"):
+        league.record_many([*matches[20:30], bad])
+    assert league.export() == before and league.match_count == 20
+    league.record_many(matches[20:])  # the batch's ids were released
+    reference = rankcraft.League("glicko1")
+    reference.record_many(matches)
+    assert league.export() == reference.export()
+    assert league.report("m39") == reference.report("m39")

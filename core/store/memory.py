@@ -61,7 +61,7 @@ class MemoryStore:
         self._by_player: dict[str, list[int]] = {}
         self._indexed = 0
         self._pending_players: list[PlayerRecord] = []
-        self._pending_matches: list[Entry] = []
+        self._pending_matches: list[Entry | bytes] = []
         self._meta: dict[str, str] = {}
         self._pending_meta: dict[str, str] = {}
         self._tokens: dict[str, tuple[str, str, str, str]] = {}  # name: key, digest, scope, at
@@ -139,19 +139,19 @@ class MemoryStore:
 
     def write(self, players: Iterable[PlayerRecord], matches: Iterable[Entry]) -> None:
         self._pending_players.extend(players)
-        start = len(self._pending_matches)
-        self._pending_matches.extend(matches)
-        self._ids.update([entry.id for entry in self._pending_matches[start:]])
+        pending = self._pending_matches
+        entries = matches if isinstance(matches, list) else list(matches)
+        self._ids.update([entry.id for entry in entries])
+        room = max(self.pack_after - len(self._rows) - len(pending), 0)
+        pending.extend(entries[:room])
+        if len(entries) > room:
+            pending.extend(map(self._pack, entries[room:]))
 
     def commit(self) -> None:
         self._meta.update(self._pending_meta)
         for record in self._pending_players:
             self._players[record.id] = record
-        rows, pending = self._rows, self._pending_matches
-        room = max(self.pack_after - len(rows), 0)
-        rows.extend(pending[:room])
-        if len(pending) > room:
-            rows.extend(map(self._pack, pending[room:]))
+        self._rows.extend(self._pending_matches)
         self.begin()
 
     def _pack(self, entry: Entry) -> bytes:
@@ -178,7 +178,7 @@ class MemoryStore:
         return data["id"], data["teams"]
 
     def rollback(self) -> None:
-        self._ids.difference_update([entry.id for entry in self._pending_matches])
+        self._ids.difference_update([self._who(kept)[0] for kept in self._pending_matches])
         self.begin()
 
     def _index(self) -> None:
