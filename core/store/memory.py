@@ -48,7 +48,7 @@ class MemoryStore:
     microseconds more per match.
     """
 
-    pack_after = 50_000
+    pack_after = 10_000
     """Matches kept as objects before the store packs the ones it receives next."""
 
     def __init__(self) -> None:
