@@ -117,11 +117,69 @@ def test_the_lab_compares_rulesets_on_the_leagues_matches() -> None:
     low, high = elo["log_loss_interval"]
     assert low < direct.log_loss < high
     assert sum(sky["tiers"].values()) == 4 and elo["tiers"] == {}
-    # one four-week Skyweaver season ended in the history: its tiers, per player
-    assert [sum(x["tiers"].values()) for x in sky["seasons"]] == [4] and elo["seasons"] == []
+    # Skyweaver's seasons are its four-weekly hard resets' (from Jan 1 12:00: 28 matches,
+    # then 12); elo has no [[resets]]: its season is the calendar year
+    assert [(x["matches"], sum(x["tiers"].values())) for x in sky["seasons"]] == [(28, 4), (12, 4)]
+    assert [(x["start"], x["matches"], x["tiers"]) for x in elo["seasons"]] == [
+        ("2024-01-01T00:00:00Z", 40, {})
+    ]
     assert sum(elo["ratings"]["counts"]) == 4
     assert [r["id"] for r in elo["top"]] == [r.id for r in direct_top(40)]
     assert bad.status_code == 400 and bad.json()["error"]["index"] == 1
+
+
+def test_the_lab_gives_each_calendar_year_its_distribution() -> None:
+    # Elo (K = 32), no [[resets]]: seasons are calendar years. 2023: a beats b (1516,
+    # 1484). 2024: c beats d (1516, 1484); a beats b again: E = 1 / (1 + 10^(-32/400))
+    # = 0.545922, so a gains 32 x 0.454078 = 14.5305 (1530.5305) and b falls to 1469.4695
+    played = [("m1", "a", "b", "2023-06-01"), ("m2", "c", "d", "2024-03-01")]
+    played.append(("m3", "a", "b", "2024-04-01"))
+    matches = [
+        rankcraft.parse_match({"id": i, "played_at": t, "teams": [[a], [b]], "scores": [1, 0]})
+        for i, a, b, t in played
+    ]
+    (elo,) = compare([rankcraft.load_ruleset("elo")], matches, "2024-01-01")["results"]
+    first, second = elo["seasons"]
+    assert (first["season"], first["start"], first["end"]) == (
+        1,
+        "2023-01-01T00:00:00Z",
+        "2024-01-01T00:00:00Z",
+    )
+    assert (first["matches"], first["players"], second["matches"], second["players"]) == (1, 2, 2, 4)
+    # one span for both seasons: 1469.4695 to 1530.5305 in 20 bins of 3.0531
+    for season in (first, second):
+        assert season["ratings"]["low"] == pytest.approx(1469.4695, abs=1e-4)
+        assert season["ratings"]["high"] == pytest.approx(1530.5305, abs=1e-4)
+    counts = [[i for i, c in enumerate(s["ratings"]["counts"]) for _ in range(c)] for s in (first, second)]
+    # 1484 -> bin 4 ((1484 - 1469.47) / 3.053 = 4.76), 1516 -> bin 15, the ends -> 0 and 19
+    assert counts == [[4, 15], [0, 4, 15, 19]]
+    assert first["tiers"] == second["tiers"] == {}
+
+
+def test_a_season_of_resets_ends_before_its_reset() -> None:
+    """Each season's figures are the league's state after its last match, before the
+    event that ends it: what a league fed the season's matches alone holds."""
+    (sky,) = compare([rankcraft.load_ruleset("skyweaver")], [
+        rankcraft.parse_match(m) for m in history(48)
+    ], "2024-01-15")["results"]
+    assert [(s["start"], s["end"], s["matches"]) for s in sky["seasons"]] == [
+        ("2024-01-01T12:00:00Z", "2024-01-29T12:00:00Z", 28),
+        ("2024-01-29T12:00:00Z", "2024-02-26T12:00:00Z", 20),
+    ]
+    for season, count in zip(sky["seasons"], (28, 48), strict=True):
+        alone = rankcraft.League("skyweaver")
+        alone.record_many(history(count))
+        tiers: dict[str, int] = {}
+        for standing in alone.standings().values():
+            tier = standing.rsplit(" ", 1)[0] if standing[-1] in "IVX" else standing
+            tiers[tier] = tiers.get(tier, 0) + 1
+        assert season["tiers"] == tiers
+        low, high = season["ratings"]["low"], season["ratings"]["high"]
+        width = (high - low) / 20
+        binned = [0] * 20
+        for record in alone.players():
+            binned[min(int((record.skill.rating - low) / width), 19)] += 1
+        assert season["ratings"]["counts"] == binned and season["players"] == 4
 
 
 def direct_top(n: int) -> list[rankcraft.PlayerRecord]:
