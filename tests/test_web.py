@@ -13,6 +13,7 @@ import shutil
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -243,12 +244,11 @@ def browser() -> Iterator[Any]:
         chromium.close()
 
 
-@pytest.fixture(scope="module")
-def served() -> Iterator[tuple[str, str, rankcraft.League]]:
+@contextmanager
+def serving(league: rankcraft.League) -> Iterator[str]:
+    """The service over ``league`` in a thread on loopback; its base URL."""
     import uvicorn
 
-    league = skyweaver_league()
-    _, token = create_token(league.store, scope="record")
     config = uvicorn.Config(create_app(league), host="127.0.0.1", port=0, log_level="error")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
@@ -258,12 +258,24 @@ def served() -> Iterator[tuple[str, str, rankcraft.League]]:
         assert time.monotonic() < deadline, "the server did not start"
         time.sleep(0.02)
     port = server.servers[0].sockets[0].getsockname()[1]
-    yield f"http://127.0.0.1:{port}", token, league
-    server.should_exit = True
-    thread.join(5)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(5)
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[tuple[str, str, rankcraft.League]]:
+    league = skyweaver_league()
+    _, token = create_token(league.store, scope="record")
+    with serving(league) as base:
+        yield base, token, league
 
 
 def test_the_page_in_a_browser(browser: Any, served: tuple[str, str, rankcraft.League]) -> None:
+    from playwright.sync_api import expect
+
     base, token, league = served
     page = browser.new_page()
     errors: list[str] = []
@@ -280,10 +292,10 @@ def test_the_page_in_a_browser(browser: Any, served: tuple[str, str, rankcraft.L
     assert best.id in first and league.standings()[best.id] in first
     assert str(best.rank.points) in first
     page.fill("#league-search", "d")
-    assert page.locator("#leaderboard tbody tr").count() == 1
+    expect(page.locator("#leaderboard tbody tr")).to_have_count(1)
     page.fill("#league-search", "")
+    expect(page.locator("#leaderboard tbody tr")).to_have_count(4)
     assert page.locator("#seasons").is_visible()
-
     # Player: rating with its band, resets marked, each match with its factors
     page.goto(f"{base}/#player/ann")
     page.wait_for_selector("#player-matches tbody tr")
@@ -311,7 +323,12 @@ def test_the_page_in_a_browser(browser: Any, served: tuple[str, str, rankcraft.L
     assert "log loss" in scores and "mine" in scores
     assert page.locator("#lab-calibration path.series").count() == 4  # ideal + 3 rulesets
     assert page.locator("table.lab-top").count() == 3
-    assert page.locator("table.lab-seasons[data-ruleset='skyweaver'] tbody tr").count() >= 1
+    # each season's ratings drawn per ruleset: skyweaver's two four-week seasons, glicko1's year
+    seasons = page.locator("table.lab-seasons[data-ruleset='skyweaver'] tbody tr")
+    assert seasons.count() == 2
+    assert seasons.nth(0).locator("td").nth(3).inner_text() == "28"
+    assert seasons.nth(0).locator("td.season-ratings svg rect").count() == 20
+    assert page.locator("table.lab-seasons[data-ruleset='glicko1'] tbody tr").count() == 1
 
     # Matches: recording a match from the page updates the leaderboard
     page.goto(f"{base}/#matches")
@@ -330,8 +347,49 @@ def test_the_page_in_a_browser(browser: Any, served: tuple[str, str, rankcraft.L
     page.goto(f"{base}/#league")
     page.wait_for_selector("#leaderboard tbody tr[data-player='newcomer']")
     assert page.locator("#leaderboard tbody tr").count() == 5
+    # the tier filter is the service's (GET /leaderboard?tier=), not the script's: after
+    # the hard reset of Feb 26, the newcomer is the one Wanderer
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.url) if "/leaderboard?" in r.url else None)
+    tiers = {r.id: r.rank.tier for r in league.players()}
+    assert tiers["newcomer"] == "Wanderer" and list(tiers.values()).count("Wanderer") == 1
+    page.select_option("#league-tier", "Wanderer")
+    expect(page.locator("#leaderboard tbody tr")).to_have_count(1)
+    assert page.locator("#leaderboard tbody tr").get_attribute("data-player") == "newcomer"
+    assert any("tier=Wanderer" in url for url in asked)
+    page.select_option("#league-tier", "")
+    expect(page.locator("#leaderboard tbody tr")).to_have_count(5)
     assert errors == []
     page.close()
+
+
+def test_the_conservative_column_in_a_browser(browser: Any) -> None:
+    """glicko1's ``[display] conservative = 2.0``: the board sorts by rating - 2 RD and
+    shows it in its own column, next to the rating."""
+    league = rankcraft.League("glicko1")
+    league.record_many(history(8))
+    page = browser.new_page()
+    with serving(league) as base:
+        page.goto(f"{base}/#league")
+        page.wait_for_selector("body[data-ready='1'] #leaderboard tbody tr")
+        head = page.locator("#leaderboard thead th").all_inner_texts()
+        assert head[2:5] == ["conservative", "rating", "± deviation"]
+        cells = page.locator("#leaderboard tbody tr").evaluate_all(
+            "rows => rows.map((r) => [r.dataset.player, r.cells[2].textContent,"
+            " r.cells[3].textContent, r.cells[4].textContent])"
+        )
+    page.close()
+    board = league.leaderboard()
+    assert [c[0] for c in cells] == [r.id for r in board]
+    for (_, conservative, rating, deviation), record in zip(cells, board, strict=True):
+        value = record.skill.rating - 2 * record.skill.deviation
+        assert league.shown(record).value == pytest.approx(value)
+        assert conservative == f"{value:.1f}"
+        assert (rating, deviation) == (f"{record.skill.rating:.1f}", f"{record.skill.deviation:.1f}")
+    # the order is the conservative value's, which is not the rating's here (cy's RD is
+    # lower than di's: cy passes di, whose rating is higher)
+    assert [float(c[1]) for c in cells] == sorted((float(c[1]) for c in cells), reverse=True)
+    assert [float(c[2]) for c in cells] != sorted((float(c[2]) for c in cells), reverse=True)
 
 
 def test_serve_is_ready_when_a_worker_answers_and_logs_each_request(
