@@ -424,9 +424,7 @@ def _replay(
     return evaluation, seasons
 
 
-def _season_end(
-    league: League, bounds: tuple[datetime, datetime], matches: int
-) -> dict[str, Any]:
+def _season_end(league: League, bounds: tuple[datetime, datetime], matches: int) -> dict[str, Any]:
     """A season's state at its end (before the event that ends it): its bounds, its
     count of matches, the rating (skill location) of each player who played in it, and
     the tiers of the league's players then."""

@@ -146,12 +146,19 @@ def test_the_lab_gives_each_calendar_year_its_distribution() -> None:
         "2023-01-01T00:00:00Z",
         "2024-01-01T00:00:00Z",
     )
-    assert (first["matches"], first["players"], second["matches"], second["players"]) == (1, 2, 2, 4)
+    assert (first["matches"], first["players"], second["matches"], second["players"]) == (
+        1,
+        2,
+        2,
+        4,
+    )
     # one span for both seasons: 1469.4695 to 1530.5305 in 20 bins of 3.0531
     for season in (first, second):
         assert season["ratings"]["low"] == pytest.approx(1469.4695, abs=1e-4)
         assert season["ratings"]["high"] == pytest.approx(1530.5305, abs=1e-4)
-    counts = [[i for i, c in enumerate(s["ratings"]["counts"]) for _ in range(c)] for s in (first, second)]
+    counts = [
+        [i for i, c in enumerate(s["ratings"]["counts"]) for _ in range(c)] for s in (first, second)
+    ]
     # 1484 -> bin 4 ((1484 - 1469.47) / 3.053 = 4.76), 1516 -> bin 15, the ends -> 0 and 19
     assert counts == [[4, 15], [0, 4, 15, 19]]
     assert first["tiers"] == second["tiers"] == {}
@@ -160,9 +167,11 @@ def test_the_lab_gives_each_calendar_year_its_distribution() -> None:
 def test_a_season_of_resets_ends_before_its_reset() -> None:
     """Each season's figures are the league's state after its last match, before the
     event that ends it: what a league fed the season's matches alone holds."""
-    (sky,) = compare([rankcraft.load_ruleset("skyweaver")], [
-        rankcraft.parse_match(m) for m in history(48)
-    ], "2024-01-15")["results"]
+    (sky,) = compare(
+        [rankcraft.load_ruleset("skyweaver")],
+        [rankcraft.parse_match(m) for m in history(48)],
+        "2024-01-15",
+    )["results"]
     assert [(s["start"], s["end"], s["matches"]) for s in sky["seasons"]] == [
         ("2024-01-01T12:00:00Z", "2024-01-29T12:00:00Z", 28),
         ("2024-01-29T12:00:00Z", "2024-02-26T12:00:00Z", 20),
@@ -385,7 +394,10 @@ def test_the_conservative_column_in_a_browser(browser: Any) -> None:
         value = record.skill.rating - 2 * record.skill.deviation
         assert league.shown(record).value == pytest.approx(value)
         assert conservative == f"{value:.1f}"
-        assert (rating, deviation) == (f"{record.skill.rating:.1f}", f"{record.skill.deviation:.1f}")
+        assert (rating, deviation) == (
+            f"{record.skill.rating:.1f}",
+            f"{record.skill.deviation:.1f}",
+        )
     # the order is the conservative value's, which is not the rating's here (cy's RD is
     # lower than di's: cy passes di, whose rating is higher)
     assert [float(c[1]) for c in cells] == sorted((float(c[1]) for c in cells), reverse=True)
