@@ -267,3 +267,32 @@ def test_the_cli_says_what_it_dropped_from_a_database_and_an_export(tmp_path: Pa
         assert league.ruleset == rankcraft.load_ruleset(current)
         (exported_a,) = [p for p in document["players"] if p["id"] == "a"]
         assert league.codec.record_to_dict(league.player("a")) == exported_a
+
+
+def test_a_team_wager_league_of_an_older_rankcraft_opens(tmp_path: Path) -> None:
+    """Before [team] shared the update's params, ``team-wager`` stored its team slot's
+    WagerParams whole, defaults and all: such a league opens, by its stored ruleset (with
+    the warning) and by name (the given ruleset is the league's: nothing to say)."""
+    import tomli_w
+
+    from rankcraft.plugins.wager import WagerParams
+    from rankcraft.ruleset import RulesetMigrationWarning, converter
+
+    db = tmp_path / "old.sqlite"
+    with rankcraft.League.open(db, "team-wager") as league:
+        league.record(_played(0))
+    table = rankcraft.ruleset.to_dict(rankcraft.load_ruleset("team-wager"))
+    table["team"]["params"] = converter.unstructure(WagerParams())
+    con = sqlite3.connect(db)
+    with con:
+        con.execute(
+            "UPDATE meta SET value = ? WHERE key = 'ruleset_toml'", (tomli_w.dumps(table),)
+        )
+    con.close()
+    keys = "'active_days', 'divisor', 'floor', 'initial_rank', 'placement_matches', 'team_time'"
+    with pytest.warns(RulesetMigrationWarning, match=re.escape(f"[team.params] ({keys})")):
+        rankcraft.League.open(db).close()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RulesetMigrationWarning)
+        with rankcraft.League.open(db, "team-wager") as league:
+            assert league.record(_played(1)).changes
