@@ -285,9 +285,7 @@ def test_a_team_wager_league_of_an_older_rankcraft_opens(tmp_path: Path) -> None
     table["team"]["params"] = converter.unstructure(WagerParams())
     con = sqlite3.connect(db)
     with con:
-        con.execute(
-            "UPDATE meta SET value = ? WHERE key = 'ruleset_toml'", (tomli_w.dumps(table),)
-        )
+        con.execute("UPDATE meta SET value = ? WHERE key = 'ruleset_toml'", (tomli_w.dumps(table),))
     con.close()
     keys = "'active_days', 'divisor', 'floor', 'initial_rank', 'placement_matches', 'team_time'"
     with pytest.warns(RulesetMigrationWarning, match=re.escape(f"[team.params] ({keys})")):
