@@ -22,7 +22,7 @@ from starlette.testclient import TestClient
 import rankcraft
 from rankcraft.serve import create_app
 from rankcraft.tokens import create_token
-from rankcraft.web import compare, league_matches, ruleset_error, season_archive
+from rankcraft.web import compare, league_matches, ruleset_error, season_archive, tiers
 
 CHROMIUM = os.environ.get("RANKCRAFT_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 
@@ -75,9 +75,17 @@ def test_player_history_marks_resets_and_explains_changes() -> None:
         assert "mmr_change" in last["factors"]
         assert client.get("/web/players/nobody").status_code == 404
         assert client.get("/web/search", params={"q": "D"}).json() == ["di"]
+        meta = client.get("/web/meta").json()  # the tiers ?tier= matches, best first
+        assert (meta["tiers"], meta["active_days"]) == (["Trainee II"], None)
         seasons = client.get("/web/seasons").json()
     assert seasons == season_archive(league)
     assert seasons and {r["id"] for r in seasons[0]["players"]} <= {"ann", "bo", "cy", "di"}
+    # after the hard reset of Feb 26, a newcomer (243 RP) starts below the others (>= 316)
+    later = skyweaver_league()
+    later.record(
+        {"id": "n1", "played_at": "2024-03-01", "teams": [["new"], ["ann"]], "scores": [1, 0]}
+    )
+    assert tiers(later) == ["Trainee I", "Wanderer"]
 
 
 def test_ruleset_errors_name_their_field_and_line() -> None:
@@ -402,6 +410,41 @@ def test_the_conservative_column_in_a_browser(browser: Any) -> None:
     # lower than di's: cy passes di, whose rating is higher)
     assert [float(c[1]) for c in cells] == sorted((float(c[1]) for c in cells), reverse=True)
     assert [float(c[2]) for c in cells] != sorted((float(c[2]) for c in cells), reverse=True)
+
+
+def test_the_board_pages_through_the_service(browser: Any) -> None:
+    """106 players: 100 places a page, asked of the service with ?offset=&top=."""
+    from playwright.sync_api import expect
+
+    league = rankcraft.League("elo")
+    league.record_many(
+        {
+            "id": f"m{i}",
+            "played_at": f"2024-01-01T{i // 60:02d}:{i % 60:02d}:00Z",
+            "teams": [[f"w{i:03d}"], [f"l{i:03d}"]],
+            "scores": [1, 0],
+        }
+        for i in range(53)
+    )
+    asked: list[str] = []
+    page = browser.new_page()
+    page.on("request", lambda r: asked.append(r.url) if "/leaderboard?" in r.url else None)
+    with serving(league) as base:
+        page.goto(f"{base}/#league")
+        rows = page.locator("#leaderboard tbody tr")
+        expect(rows).to_have_count(100)
+        assert page.locator("#league-count").inner_text() == "places 1 to 100"
+        assert page.locator("#league-prev").is_hidden()
+        page.click("#league-next")
+        expect(rows).to_have_count(6)
+        assert page.locator("#league-count").inner_text() == "places 101 to 106"
+        placed = rows.evaluate_all("rows => rows.map((r) => r.dataset.player)")
+        assert placed == [r.id for r in league.leaderboard(offset=100)]
+        assert page.locator("#league-next").is_hidden()
+        page.click("#league-prev")
+        expect(rows).to_have_count(100)
+    page.close()
+    assert any("offset=100" in url and "top=101" in url for url in asked)
 
 
 def test_serve_is_ready_when_a_worker_answers_and_logs_each_request(
