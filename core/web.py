@@ -380,7 +380,8 @@ def season_of(ruleset: Ruleset, first: datetime) -> Callable[[datetime], tuple[d
     if not ruleset.resets:
 
         def year(at: datetime) -> tuple[datetime, datetime]:
-            return datetime(at.year, 1, 1, tzinfo=UTC), datetime(at.year + 1, 1, 1, tzinfo=UTC)
+            start = datetime(at.year, 1, 1, tzinfo=UTC)
+            return start, _later(start, lambda: datetime(at.year + 1, 1, 1, tzinfo=UTC))
 
         return year
     longest = max(ruleset.resets, key=lambda r: r.every_days)
@@ -388,10 +389,18 @@ def season_of(ruleset: Ruleset, first: datetime) -> Callable[[datetime], tuple[d
     step = timedelta(days=longest.every_days)
 
     def period(at: datetime) -> tuple[datetime, datetime]:
-        start = origin + step * ((at - origin) // step)
-        return start, start + step
+        start = _later(origin, lambda: origin + step * ((at - origin) // step))
+        return start, _later(start, lambda: start + step)
 
     return period
+
+
+def _later(moment: datetime, later: Callable[[], datetime]) -> datetime:
+    """``later()``, or the last time a date holds where it would pass year 9999."""
+    try:
+        return later()
+    except (OverflowError, ValueError):
+        return datetime.max.replace(tzinfo=UTC)
 
 
 def _replay(

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import attrs
 import pytest
 from starlette.testclient import TestClient
 
@@ -170,6 +171,12 @@ def test_the_lab_gives_each_calendar_year_its_distribution() -> None:
     # 1484 -> bin 4 ((1484 - 1469.47) / 3.053 = 4.76), 1516 -> bin 15, the ends -> 0 and 19
     assert counts == [[4, 15], [0, 4, 15, 19]]
     assert first["tiers"] == second["tiers"] == {}
+    # the last year a date holds ends with it (no year 10000)
+    late = [attrs.evolve(m, played_at=m.played_at.replace(year=9999)) for m in matches]
+    (elo,) = compare([rankcraft.load_ruleset("elo")], late, "9999-04-01")["results"]
+    assert [(s["start"][:10], s["end"][:10], s["matches"]) for s in elo["seasons"]] == [
+        ("9999-01-01", "9999-12-31", 3)
+    ]
 
 
 def test_a_season_of_resets_ends_before_its_reset() -> None:
