@@ -3,7 +3,7 @@
 
 const $ = (sel) => document.querySelector(sel);
 const COLORS = ["#2f6fde", "#d9480f", "#2b8a3e", "#862e9c", "#c92a2a", "#495057"];
-const state = { meta: null, board: [], more: false, offset: 0, seasons: [], customs: 0 };
+const state = { meta: null, board: [], more: false, offset: 0, asked: 0, seasons: [], customs: 0 };
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -128,7 +128,6 @@ function bars(counts, color, width = 260, height = 120) {
 
 // -- league --------------------------------------------------------------------------------
 
-function tierOf(standing) { return standing ? standing.replace(/\s+[IVX]+$/, "") : null; }
 
 const PAGE = 100;
 
@@ -164,7 +163,9 @@ async function showLeague() {
 }
 
 async function loadBoard() {
+  const ticket = ++state.asked;  // only the latest request's answer is drawn
   const rows = await api(`/leaderboard?${boardQuery()}`);
+  if (ticket !== state.asked) return;
   state.more = !$("#league-search").value.trim() && rows.length > PAGE;
   state.board = state.more ? rows.slice(0, PAGE) : rows;
   renderBoard();
