@@ -17,6 +17,7 @@ import os
 import re
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
@@ -30,7 +31,14 @@ from .io import parse_time, read_match_dicts
 from .jsontext import finite, loads_strict
 from .manager import PLUGINS_DIR_ENV, Plugins
 from .model import Match, PlayerRecord, format_time
-from .ruleset import bundled_names, dumps, load_ruleset, loads_ruleset, to_dict
+from .ruleset import (
+    RulesetMigrationWarning,
+    bundled_names,
+    dumps,
+    load_ruleset,
+    loads_stored_ruleset,
+    to_dict,
+)
 from .store import Creation, SQLiteStore, creating, is_postgres_url, mask_url, open_store
 from .suggest import did_you_mean
 from .terminal import Bar, count_lines, plural, print_table
@@ -332,7 +340,7 @@ def _open_existing(args: argparse.Namespace, *, read_only: bool = False) -> Leag
             stored = store.stored_ruleset()
             if stored is None:
                 raise InputError(f"no database at {db!r}")
-            ruleset = loads_ruleset(stored[1], source=f"the ruleset stored in {db!r}")
+            ruleset = loads_stored_ruleset(stored[1], source=f"the ruleset stored in {db!r}")
         return League(ruleset, store=store)
     except BaseException:
         store.close()
@@ -583,7 +591,7 @@ def cmd_import(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         # a new database: the ruleset the document carries (else its bundled name)
         toml = document.get("ruleset_toml")
         ruleset = (
-            loads_ruleset(toml, source=f"the ruleset in {args.file!r}")
+            loads_stored_ruleset(toml, source=f"the ruleset in {args.file!r}")
             if isinstance(toml, str)
             else document.get("ruleset")
         )
@@ -1573,6 +1581,19 @@ def _without_password(text: str, args: argparse.Namespace) -> str:
     return text
 
 
+def _show_warning(command: str, err: TextIO, others: Callable[..., None]) -> Callable[..., None]:
+    """``warnings.showwarning`` for a command: a migrated stored ruleset is said as
+    ``rankcraft COMMAND: warning: ...`` on ``err``; other warnings as Python shows them."""
+
+    def show(message: Warning | str, category: type[Warning], *rest: Any, **kw: Any) -> None:
+        if issubclass(category, RulesetMigrationWarning):
+            err.write(f"rankcraft {command}: warning: {message}\n")
+        else:
+            others(message, category, *rest, **kw)
+
+    return show
+
+
 def main(
     argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None
 ) -> int:
@@ -1591,7 +1612,9 @@ def main(
             _emit_json(error_json(exc, None, 2), out)
         return 2
     try:
-        with _plugin_dirs(args.plugins_dir):
+        with _plugin_dirs(args.plugins_dir), warnings.catch_warnings():
+            warnings.simplefilter("always", RulesetMigrationWarning)  # said, not raised
+            warnings.showwarning = _show_warning(args.command, err, warnings.showwarning)
             return int(args.func(args, out, err))
     except InputError as exc:
         hint = ""

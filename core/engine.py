@@ -45,7 +45,7 @@ from .manager import Plugins
 from .matchmaking import Balanced, Opponents, RankFilter
 from .model import Match, PlayerRecord, Report, ResetContext
 from .rated import Rated, ReportWriter
-from .ruleset import Display, Ruleset, dumps, load_ruleset, loads_ruleset
+from .ruleset import Display, Ruleset, dumps, load_ruleset, loads_stored_ruleset
 from .seasons import Seasons, due_before
 from .steps import LAST, PENDING, SKILL, Steps, record_of
 from .store import MatchRow, MemoryStore, Store, mask_url, open_store
@@ -222,7 +222,7 @@ class League:
                         "(e.g. --ruleset elo)"
                     )
                 source = f"the ruleset stored in {mask_url(str(path))!r}"
-                ruleset = loads_ruleset(stored[1], source=source, plugins=plugins)
+                ruleset = loads_stored_ruleset(stored[1], source=source, plugins=plugins)
             return cls(ruleset, store=store, plugins=plugins)
         except BaseException:
             store.close()
@@ -231,7 +231,11 @@ class League:
     def _check_same_ruleset(self, stored: tuple[str, str]) -> None:
         name, text = stored
         try:
-            theirs = loads_ruleset(text, source="stored ruleset", plugins=self.plugins)
+            # (params an older version accepted and nothing reads are dropped: the league
+            # runs the given ruleset, which cannot have them)
+            theirs = loads_stored_ruleset(
+                text, source="stored ruleset", plugins=self.plugins, dropped=[]
+            )
         except RulesetError as exc:
             raise LeagueMismatchError(
                 f"the store was created with ruleset {name!r}, which no longer loads: {exc}"

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import tomllib
+import warnings
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from importlib import resources
@@ -35,6 +36,11 @@ from .validators import within
 
 converter = make_converter(forbid_extra_keys=True)
 """The one converter between TOML tables and attrs classes (rulesets and params)."""
+
+
+class RulesetMigrationWarning(UserWarning):
+    """A stored ruleset was read with a change: something an older rankcraft accepted,
+    and which nothing reads any more, was dropped (:func:`loads_stored_ruleset`)."""
 
 
 def _strict_float(value: Any, _: type) -> float:
@@ -471,7 +477,12 @@ def _resolve_extends(
     return _merge(base, raw)
 
 
-def _structure_slot(raw: Any, slot: str, plugins: Plugins, source: str) -> SlotSpec:
+def _structure_slot(
+    raw: Any, slot: str, plugins: Plugins, source: str, dropped: list[str] | None = None
+) -> SlotSpec:
+    """The slot's spec; ``dropped`` (a stored ruleset's list of what was dropped): a
+    params table of a slot whose plugin takes none is dropped and said there, instead of
+    refused."""
     where = f"ruleset.{slot}"
     if not isinstance(raw, Mapping):
         raise RulesetError(f"{source}: [{slot}] must be a table: {raw!r} @ {where}")
@@ -503,6 +514,12 @@ def _structure_slot(raw: Any, slot: str, plugins: Plugins, source: str) -> SlotS
         raise RulesetError(f"{source}: 'params' must be a table: {table!r} @ {where}.params")
     cls = plugins.params_class(plugin, slot)
     if cls is None:
+        if table and dropped is not None:
+            keys = ", ".join(map(repr, sorted(table)))
+            dropped.append(
+                f"[{slot}.params] ({keys}): plugin {plugin!r} takes none in slot {slot!r}"
+            )
+            return SlotSpec(plugin=plugin, params=None)
         if table:
             raise RulesetError(
                 f"{source}: plugin {plugin!r} takes no params in slot {slot!r}: "
@@ -535,8 +552,14 @@ def from_dict(
     source: str = "<ruleset>",
     plugins: Plugins | None = None,
     base_path: Path | None = None,
+    dropped: list[str] | None = None,
 ) -> Ruleset:
-    """Build a :class:`Ruleset` from a parsed TOML document (``extends`` resolved here)."""
+    """Build a :class:`Ruleset` from a parsed TOML document (``extends`` resolved here).
+
+    :param dropped: for a stored ruleset (:func:`loads_stored_ruleset`): params tables
+        of slots whose plugin takes none are dropped, each said in this list, instead of
+        refused.
+    """
     plugins = plugins if plugins is not None else Plugins()
     if "extends" in raw and "name" not in raw:
         # else it would take its parent's name, and be stored and shown as the parent
@@ -565,7 +588,9 @@ def from_dict(
     quits = structure(data.get("quits", {}), QuitSpec, path="ruleset.quits", source=source)
     data.setdefault("team", {"plugin": DEFAULT_TEAM_PLUGIN})
     slots = {
-        slot: _structure_slot(data[slot], slot, plugins, source) for slot in SLOTS if slot in data
+        slot: _structure_slot(data[slot], slot, plugins, source, dropped)
+        for slot in SLOTS
+        if slot in data
     }
     _share_update_params(slots, data)
     if period.mode == "batch" and "rank" in slots:
@@ -655,6 +680,53 @@ def loads_ruleset(
 ) -> Ruleset:
     """Load a ruleset from TOML text."""
     return from_dict(_parse_toml(text, source), source=source, plugins=plugins)
+
+
+def loads_stored_ruleset(
+    text: str,
+    *,
+    source: str = "<stored ruleset>",
+    plugins: Plugins | None = None,
+    dropped: list[str] | None = None,
+) -> Ruleset:
+    """Load a ruleset that rankcraft stored itself (in a league's database, or an export
+    document's ``ruleset_toml``), migrating what an older rankcraft accepted.
+
+    A params table of a slot whose plugin takes no params there is dropped, with a
+    :class:`RulesetMigrationWarning` that names the keys, the slot and the plugin (nothing
+    can read those values). Such a table comes from an older version that accepted it:
+    ``[team.params]`` and ``[expectation.params]`` of ``wager``, which rankcraft printed
+    and never read (docs/wager.md). Everything else is checked as :func:`loads_ruleset`
+    checks it; a ruleset *file* with such a table is refused.
+
+    :param dropped: say what was dropped in this list instead of warning.
+
+    >>> import warnings
+    >>> old = ('name = "w"\\n[update]\\nplugin = "wager"\\n[team]\\nplugin = "wager"\\n'
+    ...        '[team.params]\\ndivisor = 10.0\\n')
+    >>> with warnings.catch_warnings(record=True) as said:
+    ...     warnings.simplefilter("always")
+    ...     ruleset = loads_stored_ruleset(old, source="the ruleset stored in 'old.db'")
+    >>> ruleset.team.params is None
+    True
+    >>> print(said[0].message)  # doctest: +NORMALIZE_WHITESPACE
+    the ruleset stored in 'old.db': dropped [team.params] ('divisor'): plugin 'wager'
+    takes none in slot 'team'. The rankcraft (or plugin) that stored this ruleset
+    accepted them; nothing reads them now. A ruleset file with them is refused: remove
+    them from the file.
+    """
+    said: list[str] = [] if dropped is None else dropped
+    ruleset = from_dict(_parse_toml(text, source), source=source, plugins=plugins, dropped=said)
+    if said and dropped is None:
+        warnings.warn(
+            RulesetMigrationWarning(
+                f"{source}: dropped {'; '.join(said)}. The rankcraft (or plugin) that "
+                "stored this ruleset accepted them; nothing reads them now. A ruleset file "
+                "with them is refused: remove them from the file."
+            ),
+            stacklevel=2,
+        )
+    return ruleset
 
 
 def load_ruleset(source: str | Path, *, plugins: Plugins | None = None) -> Ruleset:

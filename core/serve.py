@@ -11,7 +11,9 @@ POST     ``/matches/batch``      record       record many in one transaction (al
                                               201 ``{"recorded", "reports"}``
 GET      ``/matches/{id}``       (read)       a recorded match with its report
 GET      ``/players/{id}``       (read)       ``{"player", "standing"}``
-GET      ``/leaderboard``        (read)       ``?top=N``: players best first
+GET      ``/leaderboard``        (read)       players best first; a page of them with
+                                              ``?top=N&offset=N``, filtered by
+                                              ``active_days=D``, ``tier=T``, ``all=true``
 GET      ``/predict``            (read)       ``?side=a,b&side=c[&at=ISO]``: the forecast
 POST     ``/predict``            (read)       the same for ``{"sides", "at", "home"}``
 POST     ``/match/opponents``    (read)       ``{"players", "width", ...}``: a rank filter's players
@@ -349,17 +351,38 @@ def _query(request: Request, spec: Field) -> Any:
         value: Any = request.query_params.getlist(name) or None
     else:
         value = request.query_params.get(name)
-        if value is not None and "integer" in spec.type:
-            digits = value[1:] if value.startswith("-") else value
-            if not (digits.isascii() and digits.isdigit()) or len(digits) > 18:
-                raise InputError(f"'{name}' must be {spec.wanted}: {value!r}"[:300])
-            value = int(value)
+        if value is not None:
+            value = _query_value(value, spec)
     if value is None:
         if spec.required:
             raise InputError(f"'{name}' must be given: it is required")
         return None
     spec.check(value, name)
     return value
+
+
+_NUMBER = re.compile(r"[+-]?(\d{1,18}(\.\d{0,18})?|\.\d{1,18})")
+
+
+def _query_value(text: str, spec: Field) -> Any:
+    """A query parameter's text as its spec's JSON type: an ``integer`` from whole-number
+    text, a ``number`` from decimal text (no exponent, NaN or infinity), a ``boolean``
+    from ``true`` or ``false``; else the text itself."""
+    name = spec.name
+    if "integer" in spec.type:
+        digits = text[1:] if text.startswith("-") else text
+        if not (digits.isascii() and digits.isdigit()) or len(digits) > 18:
+            raise InputError(f"'{name}' must be {spec.wanted}: {text!r}"[:300])
+        return int(text)
+    if "number" in spec.type:
+        if not (text.isascii() and _NUMBER.fullmatch(text)):
+            raise InputError(f"'{name}' must be {spec.wanted}: {text!r}"[:300])
+        return float(text)
+    if "boolean" in spec.type:
+        if text not in ("true", "false"):
+            raise InputError(f"'{name}' must be {spec.wanted}: {text!r}"[:300])
+        return text == "true"
+    return text
 
 
 def _check_sides(sides: Any, field: str, settings: Settings) -> None:
@@ -674,7 +697,40 @@ def query_parameters(settings: Settings) -> dict[str, Field]:
             "integer",
             minimum=1,
             must="a whole number >= 1",
-            description="only the first N players",
+            description="only the first N players (after offset)",
+        ),
+        "offset": Field(
+            "offset",
+            "integer",
+            minimum=0,
+            must="a whole number >= 0",
+            default=0,
+            description="skip the first N places: ?offset=100&top=50 lists places 101-150",
+        ),
+        "active_days": Field(
+            "active_days",
+            "number",
+            minimum=0,
+            must="a number of days >= 0",
+            description="only players whose last match is at most this many days before "
+            "the league's latest match; default: the ruleset's [display] active_days "
+            "(no limit without it)",
+        ),
+        "tier": Field(
+            "tier",
+            "string",
+            min_length=1,
+            must="a tier's name",
+            description="only players of this tier (the rank state's tier, e.g. Master); "
+            "a tier nobody holds lists nobody",
+        ),
+        "all": Field(
+            "all",
+            "boolean",
+            must="true or false",
+            default=False,
+            description="true: ignore the ruleset's [display] active_days (an explicit "
+            "active_days still applies)",
         ),
         "side": Field(
             "side",
@@ -743,7 +799,7 @@ OPERATIONS = (
         scope="read",
         summary="Players best first",
         answer=(200, "place, standing and state per player", "Leaderboard"),
-        query=("top",),
+        query=("top", "offset", "active_days", "tier", "all"),
         errors=(400,),
     ),
     Operation(
@@ -967,8 +1023,18 @@ class _Handlers:
         )
 
     async def leaderboard(self, request: Request) -> JSONResponse:
-        top = _query(request, self.query["top"])
+        """A page of the leaderboard, as ``League.leaderboard`` gives it (and the CLI's
+        ``leaderboard`` with the same options); places count from ``offset + 1``."""
+        query = self.query
+        top = _query(request, query["top"])
+        offset = _query(request, query["offset"]) or 0
+        active_days = _query(request, query["active_days"])
+        tier = _query(request, query["tier"])
+        everyone = bool(_query(request, query["all"]))
         self.league.refresh()
+        page = self.league.leaderboard(
+            top, offset=offset, active_days=active_days, tier=tier, everyone=everyone
+        )
         standings = self.league.standings()
         return JSONResponse(
             [
@@ -978,7 +1044,7 @@ class _Handlers:
                     "display": self.league.shown(r).to_dict(),
                     **self.codec.record_to_dict(r),
                 }
-                for i, r in enumerate(self.league.leaderboard(top), 1)
+                for i, r in enumerate(page, offset + 1)
             ]
         )
 

@@ -40,7 +40,8 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from datetime import UTC, datetime, timedelta
 from importlib import resources
 from typing import Any
 
@@ -273,8 +274,21 @@ def meta(league: League) -> dict[str, Any]:
         "standings": league.has_standings,
         "matches": league.match_count,
         "players": len(league),
+        "tiers": tiers(league),
+        "active_days": league.ruleset.display.active_days,
         "bundled": bundled_names(),
     }
+
+
+def tiers(league: League) -> list[str]:
+    """The tiers the league's players hold (the rank state's ``tier``, what
+    ``GET /leaderboard?tier=`` filters by), best first: in the order of each tier's best
+    player on the leaderboard. Empty without a rank layer that keeps tiers."""
+    if league.rank_class is None:
+        return []
+    tier_of = league.codec.tier
+    seen = (tier_of(r) for r in league.leaderboard(everyone=True))
+    return list(dict.fromkeys(t for t in seen if t is not None))
 
 
 # -- the ruleset lab ---------------------------------------------------------------------
@@ -329,10 +343,14 @@ def _interval(values: list[float]) -> tuple[float, float]:
     return mean - half, mean + half
 
 
-def _histogram(values: list[float], bins: int = 20) -> dict[str, Any]:
+def _histogram(
+    values: list[float], bins: int = 20, span: tuple[float, float] | None = None
+) -> dict[str, Any]:
+    """Counts of ``values`` in ``bins`` equal bins from their lowest to their highest
+    (or over ``span``, which holds them all: histograms that share their bins)."""
     if not values:
         return {"low": 0.0, "high": 0.0, "counts": []}
-    low, high = min(values), max(values)
+    low, high = span if span is not None else (min(values), max(values))
     if high == low:
         return {"low": low, "high": high, "counts": [len(values)]}
     width = (high - low) / bins
@@ -340,6 +358,97 @@ def _histogram(values: list[float], bins: int = 20) -> dict[str, Any]:
     for v in values:
         counts[min(int((v - low) / width), bins - 1)] += 1
     return {"low": low, "high": high, "counts": counts}
+
+
+def season_of(ruleset: Ruleset, first: datetime) -> Callable[[datetime], tuple[datetime, datetime]]:
+    """The season a time falls in, as ``time -> (start, end)`` (end excluded). Seasons
+    are the periods between the runs of the ruleset's least frequent ``[[resets]]`` event
+    (the largest ``every_days``: Skyweaver's four-weekly hard reset), counted as the
+    league counts them: from the event's ``start``, else from the first match
+    (``first``). Without ``[[resets]]``: calendar years (UTC).
+
+    >>> two_weeks = loads_ruleset(
+    ...     'name = "x"\\n[update]\\nplugin = "elo"\\n[reset]\\nplugin = "regress"\\n'
+    ...     '[[resets]]\\nkind = "soft"\\nevery_days = 14.0\\n')
+    >>> season = season_of(two_weeks, datetime(2024, 1, 1, 12, tzinfo=UTC))
+    >>> [t.isoformat() for t in season(datetime(2024, 1, 20, tzinfo=UTC))]
+    ['2024-01-15T12:00:00+00:00', '2024-01-29T12:00:00+00:00']
+    >>> first = datetime(2024, 5, 1, tzinfo=UTC)
+    >>> [t.year for t in season_of(load_ruleset("elo"), first)(first)]
+    [2024, 2025]
+    """
+    if not ruleset.resets:
+
+        def year(at: datetime) -> tuple[datetime, datetime]:
+            start = datetime(at.year, 1, 1, tzinfo=UTC)
+            return start, _later(start, lambda: datetime(at.year + 1, 1, 1, tzinfo=UTC))
+
+        return year
+    longest = max(ruleset.resets, key=lambda r: r.every_days)
+    origin = longest.start_time or first
+    step = timedelta(days=longest.every_days)
+
+    def period(at: datetime) -> tuple[datetime, datetime]:
+        start = _later(origin, lambda: origin + step * ((at - origin) // step))
+        return start, _later(start, lambda: start + step)
+
+    return period
+
+
+def _later(moment: datetime, later: Callable[[], datetime]) -> datetime:
+    """``later()``, or the last time a date holds where it would pass year 9999."""
+    try:
+        return later()
+    except (OverflowError, ValueError):
+        return datetime.max.replace(tzinfo=UTC)
+
+
+def _replay(
+    league: League, ordered: list[Match], test_from: str
+) -> tuple[Any, list[dict[str, Any]]]:
+    """Replay ``ordered`` into ``league`` (``evaluate``'s one-step-ahead scores) and take
+    each season's state at its end: the ratings of the players who played in it and
+    the tiers of all players (:func:`_season_end`)."""
+    season = season_of(league.ruleset, ordered[0].played_at)
+    seasons: list[dict[str, Any]] = []
+    current: list[Any] = [None, 0]  # (the season, its matches)
+
+    def watched() -> Iterator[Match]:
+        for match in ordered:
+            bounds = season(match.played_at)
+            if current[0] is not None and bounds != current[0]:
+                seasons.append(_season_end(league, current[0], current[1]))  # all recorded
+                current[1] = 0
+            current[0] = bounds
+            current[1] += 1
+            yield match
+
+    evaluation = evaluate(league, watched(), test_from=test_from)
+    seasons.append(_season_end(league, current[0], current[1]))  # (after a last period)
+    values = [v for s in seasons for v in s["ratings"]]
+    span = (min(values), max(values)) if values else None
+    for number, s in enumerate(seasons, 1):
+        s["season"] = number
+        s["ratings"] = _histogram(s["ratings"], span=span)
+    return evaluation, seasons
+
+
+def _season_end(league: League, bounds: tuple[datetime, datetime], matches: int) -> dict[str, Any]:
+    """A season's state at its end (before the event that ends it): its bounds, its
+    count of matches, the rating (skill location) of each player who played in it, and
+    the tiers of the league's players then."""
+    start, end = bounds
+    location = field_of_role(league.skill_class, "location")
+    active = [r for r in league.players() if r.last_played is not None and r.last_played >= start]
+    standings = league.standings()
+    return {
+        "start": format_time(start),
+        "end": format_time(end),
+        "matches": matches,
+        "players": len(active),
+        "ratings": sorted(float(_value(r.skill, location) or 0.0) for r in active),
+        "tiers": dict(Counter(_tier_group(s) for s in standings.values()).most_common()),
+    }
 
 
 def compare(
@@ -350,10 +459,10 @@ def compare(
 ) -> dict[str, Any]:
     """Replay ``matches`` with each ruleset and compare: one-step-ahead log loss (with a
     95 % interval), Brier, accuracy, calibration, the rating and tier distributions at
-    the end (and the tiers of each ended season, where the rank keeps an archive), the
-    top 20, and how many players a ruleset places in another tier than the first one
-    does. ``test_from`` (ISO) starts the scored part; default: the time of the
-    match half-way through."""
+    the end and at the end of each season (:func:`season_of`; the ratings of a season's
+    players, in bins the seasons of a ruleset share), the top 20, and how many players a
+    ruleset places in another tier than the first one does. ``test_from`` (ISO) starts
+    the scored part; default: the time of the match half-way through."""
     if len(matches) < 2:
         raise FieldError(f"the lab needs at least 2 matches: {len(matches)}", field="matches")
     ordered = sorted(matches, key=lambda m: m.played_at)
@@ -363,7 +472,7 @@ def compare(
     tiers: list[dict[str, str]] = []
     for index, ruleset in enumerate(rulesets):
         league = League(ruleset)
-        evaluation = evaluate(league, ordered, test_from=test_from)
+        evaluation, seasons = _replay(league, ordered, test_from)
         low, high = _interval(_losses(evaluation.predictions))
         location = field_of_role(league.skill_class, "location")
         records = league.leaderboard()
@@ -378,13 +487,7 @@ def compare(
                 "ratings": _histogram([float(_value(r.skill, location) or 0.0) for r in records]),
                 "tiers": dict(Counter(_tier_group(s) for s in standings.values()).most_common()),
                 "top": [_top_row(r, standings, location) for r in records[:20]],
-                "seasons": [
-                    {
-                        "ago": season["ago"],
-                        "tiers": dict(Counter(_tier_group(p["tier"]) for p in season["players"])),
-                    }
-                    for season in season_archive(league)
-                ],
+                "seasons": seasons,
             }
         )
         if progress is not None:
@@ -559,4 +662,6 @@ __all__ = [
     "ruleset_error",
     "search",
     "season_archive",
+    "season_of",
+    "tiers",
 ]

@@ -448,3 +448,43 @@ def test_a_query_parameter_spec_changes_validation_and_schema(
         ]
         (top,) = [p for p in parameters if p["name"] == "top"]
         assert top["schema"]["maximum"] == 2
+
+
+def test_the_leaderboard_parameters_are_the_ones_checked() -> None:
+    """``/leaderboard`` documents the parameters League.leaderboard takes, and accepts a
+    value exactly when its documented schema does."""
+    league = rankcraft.League("elo")
+    league.record(game("m1", "a", "b"))
+    with token_client(league, "read") as client:
+        document = client.get("/openapi.json").json()
+        listed = document["paths"]["/leaderboard"]["get"]["parameters"]
+        schemas = {p["name"]: p["schema"] for p in listed}
+        assert list(schemas) == ["top", "offset", "active_days", "tier", "all"]
+        probes = [
+            ("offset", "0", 0, True),
+            ("offset", "-1", -1, False),
+            ("active_days", "2.5", 2.5, True),
+            ("active_days", "0", 0.0, True),
+            ("active_days", "-0.5", -0.5, False),
+            ("tier", "Gold", "Gold", True),
+            ("tier", "", "", False),
+            ("all", "true", True, True),
+            ("all", "false", False, True),
+        ]
+        for name, text, value, ok in probes:
+            answer = client.get("/leaderboard", params={name: text})
+            assert fits(value, schemas[name]) is ok, (name, text)
+            assert answer.status_code == (200 if ok else 400), (name, text, answer.text)
+            if not ok:
+                assert answer.json()["error"]["field"] == name
+                assert repr(value) in answer.json()["error"]["message"]
+        for name, text in [("offset", "1.5"), ("active_days", "inf"), ("all", "1")]:
+            answer = client.get("/leaderboard", params={name: text})  # not of the type
+            assert answer.status_code == 400
+            assert answer.json()["error"]["field"] == name
+            assert repr(text) in answer.json()["error"]["message"]
+        conforms(client.get("/leaderboard?offset=1").json(), _ref_of("Leaderboard"), document)
+
+
+def _ref_of(name: str) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{name}"}

@@ -243,6 +243,13 @@ def test_the_service_answers_as_the_league_does(db_url: str) -> None:
         (("get", "/predict?side=a&side=b&home=²", {}), 400, "InputError", "home"),
         (("get", "/leaderboard?top=" + "9" * 5000, {}), 400, "InputError", "top"),
         (("get", "/leaderboard?top=-2", {}), 400, "InputError", "top"),
+        (("get", "/leaderboard?offset=-1", {}), 400, "InputError", "offset"),
+        (("get", "/leaderboard?offset=x", {}), 400, "InputError", "offset"),
+        (("get", "/leaderboard?active_days=-1", {}), 400, "InputError", "active_days"),
+        (("get", "/leaderboard?active_days=nan", {}), 400, "InputError", "active_days"),
+        (("get", "/leaderboard?active_days=1e400", {}), 400, "InputError", "active_days"),
+        (("get", "/leaderboard?tier=", {}), 400, "InputError", "tier"),
+        (("get", "/leaderboard?all=yes", {}), 400, "InputError", "all"),
         (("delete", "/matches", {}), 405, "HTTPException", None),
     ],
 )
@@ -263,6 +270,70 @@ def test_errors_are_json_and_change_nothing(
         assert (error["status"], error["type"], error["field"]) == (status, kind, field)
         assert error["message"]
         assert snapshot(db_url) == before
+
+
+def test_leaderboard_pages_and_filters_as_the_library_does(db_url: str) -> None:
+    # Elo, K = 32: a beats b (1516, 1484) on Jan 1, c beats d (1516, 1484) on Mar 1, then
+    # a (1516) beats c (1516) on Mar 2: a 1532, c 1500; b and d tie at 1484 (ids order them)
+    played = (("m1", "a", "b", "01-01"), ("m2", "c", "d", "03-01"), ("m3", "a", "c", "03-02"))
+    matches = [
+        {"id": mid, "played_at": f"2024-{day}", "teams": [[a], [b]], "scores": [1, 0]}
+        for mid, a, b, day in played
+    ]
+    reference = rankcraft.League("elo")
+    with client_for(db_url, "elo") as client:
+        for m in matches:
+            assert client.post("/matches", json=m).status_code == 201
+            reference.record(m)
+
+        def board(**query: Any) -> list[tuple[int, str, float]]:
+            answer = client.get("/leaderboard", params=query)
+            assert answer.status_code == 200, answer.text
+            return [(r["place"], r["id"], r["skill"]["rating"]) for r in answer.json()]
+
+        everyone = [(1, "a", 1532.0), (2, "c", 1500.0), (3, "b", 1484.0), (4, "d", 1484.0)]
+        assert board() == everyone
+        assert board(offset=1, top=2) == [(2, "c", 1500.0), (3, "b", 1484.0)]
+        assert board(offset=4) == []
+        # b last played 61 days before the league's latest match (Mar 2)
+        assert board(active_days=60) == [(1, "a", 1532.0), (2, "c", 1500.0), (3, "d", 1484.0)]
+        assert board(active_days=61.5) == everyone
+        assert board(active_days=0.5, offset=1) == [(2, "c", 1500.0)]
+        for query in ({"offset": 1, "top": 2}, {"active_days": 60}, {"top": 1}):
+            expected = reference.leaderboard(
+                query.get("top"),
+                offset=query.get("offset", 0),
+                active_days=query.get("active_days"),
+            )
+            assert [r[1] for r in board(**query)] == [r.id for r in expected]
+
+
+def test_leaderboard_tier_and_all(tmp_path: Path) -> None:
+    # skyweaver: the tier is the rank state's; ffa: [display] active_days = 365 hides
+    # players idle for longer unless all=true
+    league = rankcraft.League("skyweaver")
+    for i in range(12):
+        league.record(game(f"m{i}", "ace", f"p{i % 3}", day=1 + i))
+    client = TestClient(create_app(league))
+    tiers = {r.id: r.rank.tier for r in league.players()}
+    for tier in set(tiers.values()):
+        answer = client.get("/leaderboard", params={"tier": tier}).json()
+        assert sorted(r["id"] for r in answer) == sorted(p for p, t in tiers.items() if t == tier)
+        assert [r["place"] for r in answer] == list(range(1, len(answer) + 1))
+    assert len(set(tiers.values())) >= 2
+    assert client.get("/leaderboard", params={"tier": "Nowhere"}).json() == []
+
+    ffa = rankcraft.League("ffa")
+    old = {"id": "old", "played_at": "2020-01-01", "teams": [["x"], ["y"]], "ranks": [1, 2]}
+    new = {"id": "new", "played_at": "2024-01-01", "teams": [["z"], ["w"]], "ranks": [1, 2]}
+    ffa.record(old)
+    ffa.record(new)
+    client = TestClient(create_app(ffa))
+    ids = lambda **q: sorted(r["id"] for r in client.get("/leaderboard", params=q).json())  # noqa: E731
+    assert ids() == ["w", "z"]
+    assert ids(all="true") == ["w", "x", "y", "z"]
+    assert ids(all="true", active_days=10_000) == ["w", "x", "y", "z"]
+    assert ids(all="false") == ["w", "z"]
 
 
 def test_writes_need_a_token_of_their_scope(db_url: str) -> None:

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import re
+import sqlite3
+import warnings
+from pathlib import Path
+
 import pytest
 
 import rankcraft
@@ -152,3 +158,139 @@ def test_team_average_exactly_on_a_half_cent_rounds_up_issue_15() -> None:
     assert report.change("a1").skill_after.rank == 1.14  # 1.08 + 0.054 * 2.06/1.86 = 1.1398
     assert report.change("b0").skill_after.rank == 2.13  # 2.26 - 0.113 * 2.06/1.86 = 2.1348…
     assert report.change("b1").skill_after.rank == 1.75  # 1.85 - 0.0925 * 2.06/1.86 = 1.7475…
+
+
+# -- leagues stored when [team.params] was printed and ignored -------------------------------
+
+WAGER_FILE = 'name = "old-wager"\nextends = "team-wager"\n[expectation]\nplugin = "wager"\n'
+
+
+def _played(i: int) -> dict[str, object]:
+    return {
+        "id": f"g{i}",
+        "played_at": f"2024-01-0{i + 1}T20:00:00Z",
+        "teams": [["a", "b"], ["c", "d"]],
+        "scores": [1, 0] if i % 2 else [0, 1],
+    }
+
+
+def _old_text() -> str:
+    """The ruleset as an older rankcraft stored it from ``WAGER_FILE`` with a
+    ``[team.params]`` table: the team and expectation slots took WagerParams (written out
+    whole, defaults too) and never read them."""
+    import tomli_w
+
+    table = rankcraft.ruleset.to_dict(rankcraft.loads_ruleset(WAGER_FILE))
+    ignored = {"initial_rank": 1.0, "divisor": 10.0, "team_time": "mean"}
+    table["team"]["params"] = ignored
+    table["expectation"]["params"] = dict(ignored)
+    return tomli_w.dumps(table)
+
+
+MIGRATED = (
+    r"dropped \[team.params\] \('divisor', 'initial_rank', 'team_time'\): plugin 'wager' "
+    r"takes none in slot 'team'; \[expectation.params\] \('divisor', 'initial_rank', "
+    r"'team_time'\): plugin 'wager' takes none in slot 'expectation'\. .*A ruleset file "
+    r"with them is refused"
+)
+
+
+def test_a_stored_ruleset_with_ignored_params_is_migrated_a_file_is_refused(
+    db_url: str, tmp_path: Path
+) -> None:
+    from rankcraft.ruleset import RulesetMigrationWarning
+
+    from .conftest import snapshot, sql_run
+
+    current = tmp_path / "old-wager.toml"
+    current.write_text(WAGER_FILE)
+    with rankcraft.League.open(db_url, current) as league:
+        league.record(_played(0))
+    old = _old_text().replace("'", "''")
+    sql_run(db_url, f"UPDATE meta SET value = '{old}' WHERE key = 'ruleset_toml'")
+    before = snapshot(db_url)
+
+    with pytest.warns(RulesetMigrationWarning, match=MIGRATED):
+        league = rankcraft.League.open(db_url)
+    with league:
+        assert league.ruleset == rankcraft.load_ruleset(current)
+        assert league.ruleset.team.params is None and league.ruleset.expectation is not None
+        assert snapshot(db_url) == before  # reading it changed nothing stored
+        report = league.record(_played(1))
+    # the dropped params were never read: the league rates as one of the current ruleset
+    fresh = rankcraft.League(rankcraft.load_ruleset(current))
+    fresh.record(_played(0))
+    assert report == fresh.record(_played(1))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RulesetMigrationWarning)
+        rankcraft.League.open(db_url, current).close()  # the file as it is now: no warning
+    refused = tmp_path / "with-params.toml"
+    refused.write_text(WAGER_FILE + "[team.params]\ndivisor = 10.0\n")
+    with pytest.raises(rankcraft.RulesetError, match=r"takes no params in slot 'team'.*divisor"):
+        rankcraft.League.open(db_url, refused)
+    with pytest.raises(rankcraft.RulesetError, match="takes no params in slot 'team'"):
+        rankcraft.loads_ruleset(_old_text())
+
+
+def test_the_cli_says_what_it_dropped_from_a_database_and_an_export(tmp_path: Path) -> None:
+    from .test_cli import run
+
+    db = tmp_path / "old.sqlite"
+    current = tmp_path / "old-wager.toml"
+    current.write_text(WAGER_FILE)
+    with rankcraft.League.open(db, current) as league:
+        league.record(_played(0))
+        document = league.export()
+    con = sqlite3.connect(db)
+    with con:
+        con.execute("UPDATE meta SET value = ? WHERE key = 'ruleset_toml'", (_old_text(),))
+    con.close()
+
+    code, out, err = run("leaderboard", "--db", str(db))
+    assert code == 0 and "a" in out
+    assert err.startswith(f"rankcraft leaderboard: warning: the ruleset stored in '{db}': ")
+    assert re.search(MIGRATED, err)
+
+    # an export document carries the old text: imported into a new database, it is
+    # migrated once, and the new database holds the ruleset without the dropped params
+    exported = tmp_path / "old.json"
+    exported.write_text(json.dumps({**document, "ruleset_toml": _old_text()}))
+    new = tmp_path / "new.sqlite"
+    code, out, err = run("import", str(exported), "--db", str(new))
+    assert code == 0, err
+    assert err.startswith(f"rankcraft import: warning: the ruleset in '{exported}': dropped")
+    assert re.search(MIGRATED, err)
+    code, out, err = run("leaderboard", "--db", str(new))
+    assert (code, err) == (0, "")
+    with rankcraft.League.open(new) as league:
+        assert league.ruleset == rankcraft.load_ruleset(current)
+        (exported_a,) = [p for p in document["players"] if p["id"] == "a"]
+        assert league.codec.record_to_dict(league.player("a")) == exported_a
+
+
+def test_a_team_wager_league_of_an_older_rankcraft_opens(tmp_path: Path) -> None:
+    """Before [team] shared the update's params, ``team-wager`` stored its team slot's
+    WagerParams whole, defaults and all: such a league opens, by its stored ruleset (with
+    the warning) and by name (the given ruleset is the league's: nothing to say)."""
+    import tomli_w
+
+    from rankcraft.plugins.wager import WagerParams
+    from rankcraft.ruleset import RulesetMigrationWarning, converter
+
+    db = tmp_path / "old.sqlite"
+    with rankcraft.League.open(db, "team-wager") as league:
+        league.record(_played(0))
+    table = rankcraft.ruleset.to_dict(rankcraft.load_ruleset("team-wager"))
+    table["team"]["params"] = converter.unstructure(WagerParams())
+    con = sqlite3.connect(db)
+    with con:
+        con.execute("UPDATE meta SET value = ? WHERE key = 'ruleset_toml'", (tomli_w.dumps(table),))
+    con.close()
+    keys = "'active_days', 'divisor', 'floor', 'initial_rank', 'placement_matches', 'team_time'"
+    with pytest.warns(RulesetMigrationWarning, match=re.escape(f"[team.params] ({keys})")):
+        rankcraft.League.open(db).close()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RulesetMigrationWarning)
+        with rankcraft.League.open(db, "team-wager") as league:
+            assert league.record(_played(1)).changes

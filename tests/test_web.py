@@ -13,15 +13,17 @@ import shutil
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
+import attrs
 import pytest
 from starlette.testclient import TestClient
 
 import rankcraft
 from rankcraft.serve import create_app
 from rankcraft.tokens import create_token
-from rankcraft.web import compare, league_matches, ruleset_error, season_archive
+from rankcraft.web import compare, league_matches, ruleset_error, season_archive, tiers
 
 CHROMIUM = os.environ.get("RANKCRAFT_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 
@@ -74,9 +76,17 @@ def test_player_history_marks_resets_and_explains_changes() -> None:
         assert "mmr_change" in last["factors"]
         assert client.get("/web/players/nobody").status_code == 404
         assert client.get("/web/search", params={"q": "D"}).json() == ["di"]
+        meta = client.get("/web/meta").json()  # the tiers ?tier= matches, best first
+        assert (meta["tiers"], meta["active_days"]) == (["Trainee II"], None)
         seasons = client.get("/web/seasons").json()
     assert seasons == season_archive(league)
     assert seasons and {r["id"] for r in seasons[0]["players"]} <= {"ann", "bo", "cy", "di"}
+    # after the hard reset of Feb 26, a newcomer (243 RP) starts below the others (>= 316)
+    later = skyweaver_league()
+    later.record(
+        {"id": "n1", "played_at": "2024-03-01", "teams": [["new"], ["ann"]], "scores": [1, 0]}
+    )
+    assert tiers(later) == ["Trainee I", "Wanderer"]
 
 
 def test_ruleset_errors_name_their_field_and_line() -> None:
@@ -117,11 +127,84 @@ def test_the_lab_compares_rulesets_on_the_leagues_matches() -> None:
     low, high = elo["log_loss_interval"]
     assert low < direct.log_loss < high
     assert sum(sky["tiers"].values()) == 4 and elo["tiers"] == {}
-    # one four-week Skyweaver season ended in the history: its tiers, per player
-    assert [sum(x["tiers"].values()) for x in sky["seasons"]] == [4] and elo["seasons"] == []
+    # Skyweaver's seasons are its four-weekly hard resets' (from Jan 1 12:00: 28 matches,
+    # then 12); elo has no [[resets]]: its season is the calendar year
+    assert [(x["matches"], sum(x["tiers"].values())) for x in sky["seasons"]] == [(28, 4), (12, 4)]
+    assert [(x["start"], x["matches"], x["tiers"]) for x in elo["seasons"]] == [
+        ("2024-01-01T00:00:00Z", 40, {})
+    ]
     assert sum(elo["ratings"]["counts"]) == 4
     assert [r["id"] for r in elo["top"]] == [r.id for r in direct_top(40)]
     assert bad.status_code == 400 and bad.json()["error"]["index"] == 1
+
+
+def test_the_lab_gives_each_calendar_year_its_distribution() -> None:
+    # Elo (K = 32), no [[resets]]: seasons are calendar years. 2023: a beats b (1516,
+    # 1484). 2024: c beats d (1516, 1484); a beats b again: E = 1 / (1 + 10^(-32/400))
+    # = 0.545922, so a gains 32 x 0.454078 = 14.5305 (1530.5305) and b falls to 1469.4695
+    played = [("m1", "a", "b", "2023-06-01"), ("m2", "c", "d", "2024-03-01")]
+    played.append(("m3", "a", "b", "2024-04-01"))
+    matches = [
+        rankcraft.parse_match({"id": i, "played_at": t, "teams": [[a], [b]], "scores": [1, 0]})
+        for i, a, b, t in played
+    ]
+    (elo,) = compare([rankcraft.load_ruleset("elo")], matches, "2024-01-01")["results"]
+    first, second = elo["seasons"]
+    assert (first["season"], first["start"], first["end"]) == (
+        1,
+        "2023-01-01T00:00:00Z",
+        "2024-01-01T00:00:00Z",
+    )
+    assert (first["matches"], first["players"], second["matches"], second["players"]) == (
+        1,
+        2,
+        2,
+        4,
+    )
+    # one span for both seasons: 1469.4695 to 1530.5305 in 20 bins of 3.0531
+    for season in (first, second):
+        assert season["ratings"]["low"] == pytest.approx(1469.4695, abs=1e-4)
+        assert season["ratings"]["high"] == pytest.approx(1530.5305, abs=1e-4)
+    counts = [
+        [i for i, c in enumerate(s["ratings"]["counts"]) for _ in range(c)] for s in (first, second)
+    ]
+    # 1484 -> bin 4 ((1484 - 1469.47) / 3.053 = 4.76), 1516 -> bin 15, the ends -> 0 and 19
+    assert counts == [[4, 15], [0, 4, 15, 19]]
+    assert first["tiers"] == second["tiers"] == {}
+    # the last year a date holds ends with it (no year 10000)
+    late = [attrs.evolve(m, played_at=m.played_at.replace(year=9999)) for m in matches]
+    (elo,) = compare([rankcraft.load_ruleset("elo")], late, "9999-04-01")["results"]
+    assert [(s["start"][:10], s["end"][:10], s["matches"]) for s in elo["seasons"]] == [
+        ("9999-01-01", "9999-12-31", 3)
+    ]
+
+
+def test_a_season_of_resets_ends_before_its_reset() -> None:
+    """Each season's figures are the league's state after its last match, before the
+    event that ends it: what a league fed the season's matches alone holds."""
+    (sky,) = compare(
+        [rankcraft.load_ruleset("skyweaver")],
+        [rankcraft.parse_match(m) for m in history(48)],
+        "2024-01-15",
+    )["results"]
+    assert [(s["start"], s["end"], s["matches"]) for s in sky["seasons"]] == [
+        ("2024-01-01T12:00:00Z", "2024-01-29T12:00:00Z", 28),
+        ("2024-01-29T12:00:00Z", "2024-02-26T12:00:00Z", 20),
+    ]
+    for season, count in zip(sky["seasons"], (28, 48), strict=True):
+        alone = rankcraft.League("skyweaver")
+        alone.record_many(history(count))
+        tiers: dict[str, int] = {}
+        for standing in alone.standings().values():
+            tier = standing.rsplit(" ", 1)[0] if standing[-1] in "IVX" else standing
+            tiers[tier] = tiers.get(tier, 0) + 1
+        assert season["tiers"] == tiers
+        low, high = season["ratings"]["low"], season["ratings"]["high"]
+        width = (high - low) / 20
+        binned = [0] * 20
+        for record in alone.players():
+            binned[min(int((record.skill.rating - low) / width), 19)] += 1
+        assert season["ratings"]["counts"] == binned and season["players"] == 4
 
 
 def direct_top(n: int) -> list[rankcraft.PlayerRecord]:
@@ -185,12 +268,11 @@ def browser() -> Iterator[Any]:
         chromium.close()
 
 
-@pytest.fixture(scope="module")
-def served() -> Iterator[tuple[str, str, rankcraft.League]]:
+@contextmanager
+def serving(league: rankcraft.League) -> Iterator[str]:
+    """The service over ``league`` in a thread on loopback; its base URL."""
     import uvicorn
 
-    league = skyweaver_league()
-    _, token = create_token(league.store, scope="record")
     config = uvicorn.Config(create_app(league), host="127.0.0.1", port=0, log_level="error")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
@@ -200,12 +282,24 @@ def served() -> Iterator[tuple[str, str, rankcraft.League]]:
         assert time.monotonic() < deadline, "the server did not start"
         time.sleep(0.02)
     port = server.servers[0].sockets[0].getsockname()[1]
-    yield f"http://127.0.0.1:{port}", token, league
-    server.should_exit = True
-    thread.join(5)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(5)
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[tuple[str, str, rankcraft.League]]:
+    league = skyweaver_league()
+    _, token = create_token(league.store, scope="record")
+    with serving(league) as base:
+        yield base, token, league
 
 
 def test_the_page_in_a_browser(browser: Any, served: tuple[str, str, rankcraft.League]) -> None:
+    from playwright.sync_api import expect
+
     base, token, league = served
     page = browser.new_page()
     errors: list[str] = []
@@ -222,10 +316,10 @@ def test_the_page_in_a_browser(browser: Any, served: tuple[str, str, rankcraft.L
     assert best.id in first and league.standings()[best.id] in first
     assert str(best.rank.points) in first
     page.fill("#league-search", "d")
-    assert page.locator("#leaderboard tbody tr").count() == 1
+    expect(page.locator("#leaderboard tbody tr")).to_have_count(1)
     page.fill("#league-search", "")
+    expect(page.locator("#leaderboard tbody tr")).to_have_count(4)
     assert page.locator("#seasons").is_visible()
-
     # Player: rating with its band, resets marked, each match with its factors
     page.goto(f"{base}/#player/ann")
     page.wait_for_selector("#player-matches tbody tr")
@@ -253,7 +347,12 @@ def test_the_page_in_a_browser(browser: Any, served: tuple[str, str, rankcraft.L
     assert "log loss" in scores and "mine" in scores
     assert page.locator("#lab-calibration path.series").count() == 4  # ideal + 3 rulesets
     assert page.locator("table.lab-top").count() == 3
-    assert page.locator("table.lab-seasons[data-ruleset='skyweaver'] tbody tr").count() >= 1
+    # each season's ratings drawn per ruleset: skyweaver's two four-week seasons, glicko1's year
+    seasons = page.locator("table.lab-seasons[data-ruleset='skyweaver'] tbody tr")
+    assert seasons.count() == 2
+    assert seasons.nth(0).locator("td").nth(3).inner_text() == "28"
+    assert seasons.nth(0).locator("td.season-ratings svg rect").count() == 20
+    assert page.locator("table.lab-seasons[data-ruleset='glicko1'] tbody tr").count() == 1
 
     # Matches: recording a match from the page updates the leaderboard
     page.goto(f"{base}/#matches")
@@ -272,8 +371,87 @@ def test_the_page_in_a_browser(browser: Any, served: tuple[str, str, rankcraft.L
     page.goto(f"{base}/#league")
     page.wait_for_selector("#leaderboard tbody tr[data-player='newcomer']")
     assert page.locator("#leaderboard tbody tr").count() == 5
+    # the tier filter is the service's (GET /leaderboard?tier=), not the script's: after
+    # the hard reset of Feb 26, the newcomer is the one Wanderer
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.url) if "/leaderboard?" in r.url else None)
+    tiers = {r.id: r.rank.tier for r in league.players()}
+    assert tiers["newcomer"] == "Wanderer" and list(tiers.values()).count("Wanderer") == 1
+    page.select_option("#league-tier", "Wanderer")
+    expect(page.locator("#leaderboard tbody tr")).to_have_count(1)
+    assert page.locator("#leaderboard tbody tr").get_attribute("data-player") == "newcomer"
+    assert any("tier=Wanderer" in url for url in asked)
+    page.select_option("#league-tier", "")
+    expect(page.locator("#leaderboard tbody tr")).to_have_count(5)
     assert errors == []
     page.close()
+
+
+def test_the_conservative_column_in_a_browser(browser: Any) -> None:
+    """glicko1's ``[display] conservative = 2.0``: the board sorts by rating - 2 RD and
+    shows it in its own column, next to the rating."""
+    league = rankcraft.League("glicko1")
+    league.record_many(history(8))
+    page = browser.new_page()
+    with serving(league) as base:
+        page.goto(f"{base}/#league")
+        page.wait_for_selector("body[data-ready='1'] #leaderboard tbody tr")
+        head = page.locator("#leaderboard thead th").all_inner_texts()
+        assert head[2:5] == ["conservative", "rating", "± deviation"]
+        cells = page.locator("#leaderboard tbody tr").evaluate_all(
+            "rows => rows.map((r) => [r.dataset.player, r.cells[2].textContent,"
+            " r.cells[3].textContent, r.cells[4].textContent])"
+        )
+    page.close()
+    board = league.leaderboard()
+    assert [c[0] for c in cells] == [r.id for r in board]
+    for (_, conservative, rating, deviation), record in zip(cells, board, strict=True):
+        value = record.skill.rating - 2 * record.skill.deviation
+        assert league.shown(record).value == pytest.approx(value)
+        assert conservative == f"{value:.1f}"
+        assert (rating, deviation) == (
+            f"{record.skill.rating:.1f}",
+            f"{record.skill.deviation:.1f}",
+        )
+    # the order is the conservative value's, which is not the rating's here (cy's RD is
+    # lower than di's: cy passes di, whose rating is higher)
+    assert [float(c[1]) for c in cells] == sorted((float(c[1]) for c in cells), reverse=True)
+    assert [float(c[2]) for c in cells] != sorted((float(c[2]) for c in cells), reverse=True)
+
+
+def test_the_board_pages_through_the_service(browser: Any) -> None:
+    """106 players: 100 places a page, asked of the service with ?offset=&top=."""
+    from playwright.sync_api import expect
+
+    league = rankcraft.League("elo")
+    league.record_many(
+        {
+            "id": f"m{i}",
+            "played_at": f"2024-01-01T{i // 60:02d}:{i % 60:02d}:00Z",
+            "teams": [[f"w{i:03d}"], [f"l{i:03d}"]],
+            "scores": [1, 0],
+        }
+        for i in range(53)
+    )
+    asked: list[str] = []
+    page = browser.new_page()
+    page.on("request", lambda r: asked.append(r.url) if "/leaderboard?" in r.url else None)
+    with serving(league) as base:
+        page.goto(f"{base}/#league")
+        rows = page.locator("#leaderboard tbody tr")
+        expect(rows).to_have_count(100)
+        assert page.locator("#league-count").inner_text() == "places 1 to 100"
+        assert page.locator("#league-prev").is_hidden()
+        page.click("#league-next")
+        expect(rows).to_have_count(6)
+        assert page.locator("#league-count").inner_text() == "places 101 to 106"
+        placed = rows.evaluate_all("rows => rows.map((r) => r.dataset.player)")
+        assert placed == [r.id for r in league.leaderboard(offset=100)]
+        assert page.locator("#league-next").is_hidden()
+        page.click("#league-prev")
+        expect(rows).to_have_count(100)
+    page.close()
+    assert any("offset=100" in url and "top=101" in url for url in asked)
 
 
 def test_serve_is_ready_when_a_worker_answers_and_logs_each_request(

@@ -3,7 +3,7 @@
 
 const $ = (sel) => document.querySelector(sel);
 const COLORS = ["#2f6fde", "#d9480f", "#2b8a3e", "#862e9c", "#c92a2a", "#495057"];
-const state = { meta: null, board: [], seasons: [], customs: 0 };
+const state = { meta: null, board: [], more: false, offset: 0, asked: 0, seasons: [], customs: 0 };
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -128,36 +128,63 @@ function bars(counts, color, width = 260, height = 120) {
 
 // -- league --------------------------------------------------------------------------------
 
-function tierOf(standing) { return standing ? standing.replace(/\s+[IVX]+$/, "") : null; }
+
+const PAGE = 100;
+
+// The board's filters are the query parameters of GET /leaderboard (what League.leaderboard
+// takes); the search box narrows the rows in the page (with a search, every place is read).
+function boardQuery() {
+  const params = new URLSearchParams();
+  if ($("#league-active").checked) params.set("active_days", String(Number($("#league-days").value) || 30));
+  else params.set("all", "true");
+  const tier = $("#league-tier").value;
+  if (tier) params.set("tier", tier);
+  if (!$("#league-search").value.trim()) {
+    params.set("offset", String(state.offset));
+    params.set("top", String(PAGE + 1)); // one more: is there a next page?
+  }
+  return params;
+}
 
 async function showLeague() {
   status("loading the leaderboard…");
-  const [board, seasons] = await Promise.all([api("/leaderboard"), api("/web/seasons")]);
-  state.board = board;
+  const [meta, seasons] = await Promise.all([api("/web/meta"), api("/web/seasons")]);
+  state.meta = meta;
   state.seasons = seasons;
-  const tiers = [...new Set(board.map((r) => tierOf(r.standing)).filter(Boolean))];
   const pick = $("#league-tier");
   const chosen = pick.value;
   pick.replaceChildren(el("option", { value: "", text: "all" }),
-    ...tiers.map((t) => el("option", { value: t, text: t })));
-  pick.value = tiers.includes(chosen) ? chosen : "";
-  pick.parentElement.hidden = !tiers.length;
-  renderBoard();
+    ...meta.tiers.map((t) => el("option", { value: t, text: t })));
+  pick.value = meta.tiers.includes(chosen) ? chosen : "";
+  pick.parentElement.hidden = !meta.tiers.length;
+  await loadBoard();
   renderSeasons();
   status("");
+}
+
+async function loadBoard() {
+  const ticket = ++state.asked;  // only the latest request's answer is drawn
+  const rows = await api(`/leaderboard?${boardQuery()}`);
+  if (ticket !== state.asked) return;
+  state.more = !$("#league-search").value.trim() && rows.length > PAGE;
+  state.board = state.more ? rows.slice(0, PAGE) : rows;
+  renderBoard();
+}
+
+function refilter() {
+  state.offset = 0;
+  loadBoard().catch((e) => status(`error: ${e.message}`));
+}
+
+function turnPage(step) {
+  state.offset = Math.max(0, state.offset + step * PAGE);
+  loadBoard().catch((e) => status(`error: ${e.message}`));
 }
 
 function renderBoard() {
   const f = state.meta.fields;
   const q = $("#league-search").value.trim().toLowerCase();
-  const tier = $("#league-tier").value;
   let rows = state.board;
-  if ($("#league-active").checked) {
-    const last = Math.max(...rows.map((r) => (r.last_played ? Date.parse(r.last_played) : 0)));
-    const days = Number($("#league-days").value) || 30;
-    rows = rows.filter((r) => r.last_played && Date.parse(r.last_played) >= last - days * 864e5);
-  }
-  if (tier) rows = rows.filter((r) => tierOf(r.standing) === tier);
   if (q) rows = rows.filter((r) => r.id.toLowerCase().includes(q));
   const hasStanding = state.board.some((r) => r.standing);
   // [display] conservative: the value the board is sorted by differs from the location
@@ -177,7 +204,7 @@ function renderBoard() {
     const cells = [el("td", { class: "num", text: r.place }), el("td", {}, link)];
     if (hasStanding) cells.push(el("td", { text: r.standing || "-" }));
     if (f.rank) cells.push(el("td", { class: "num", text: fmt(r.rank && r.rank[f.rank]) }));
-    if (hasConservative) cells.push(el("td", { class: "num", text: fmt(shown(r)) }));
+    if (hasConservative) cells.push(el("td", { class: "num conservative", text: fmt(shown(r)) }));
     cells.push(el("td", { class: "num", text: fmt(f.location ? r.skill[f.location] : null) }));
     if (f.spread) cells.push(el("td", { class: "num", text: fmt(r.skill[f.spread]) }));
     cells.push(el("td", { class: "num", text: r.matches }),
@@ -185,8 +212,13 @@ function renderBoard() {
     return el("tr", { "data-player": r.id }, ...cells);
   });
   $("#leaderboard tbody").replaceChildren(...body);
-  $("#league-count").textContent =
-    `${rows.length} of ${state.board.length} players` + (rows.length > 500 ? " (first 500 shown)" : "");
+  const first = state.board.length ? state.board[0].place : 0;
+  const last = state.board.length ? state.board[state.board.length - 1].place : 0;
+  $("#league-count").textContent = q
+    ? `${rows.length} of ${state.board.length} players hold “${q}”` + (rows.length > 500 ? " (first 500 shown)" : "")
+    : (state.board.length ? `places ${first} to ${last}` : "no players");
+  $("#league-prev").hidden = !!q || state.offset === 0;
+  $("#league-next").hidden = !!q || !state.more;
 }
 
 function renderSeasons() {
@@ -404,14 +436,21 @@ function renderLab(data) {
   $("#lab-tiers thead").replaceChildren(el("tr", {}, el("th", { text: "tier" }), ...rs.map((r) => el("th", { text: r.name }))));
   $("#lab-tiers tbody").replaceChildren(...(tiers.length ? tiers : ["(no tiers)"]).map((t) =>
     el("tr", {}, el("td", { text: t }), ...rs.map((r) => el("td", { class: "num", text: r.tiers[t] || 0 })))));
-  const seasonal = rs.filter((r) => r.seasons && r.seasons.length);
-  $("#lab-seasons").replaceChildren(...seasonal.map((r) => {
+  // each season at its end: the ratings of its players (bins shared by a ruleset's
+  // seasons) and the tiers of the league then
+  $("#lab-seasons").replaceChildren(...rs.map((r, k) => {
     const names = [...new Set(r.seasons.flatMap((x) => Object.keys(x.tiers)))];
+    const span = r.seasons.length ? r.seasons[0].ratings : null;
     return el("table", { class: "lab-seasons", "data-ruleset": r.name },
-      el("caption", { text: `${r.name}: tiers at the end of each season` }),
-      el("thead", {}, el("tr", {}, el("th", { text: "season" }), ...names.map((n) => el("th", { text: n })))),
-      el("tbody", {}, ...r.seasons.slice().reverse().map((x) => el("tr", {},
-        el("td", { text: x.ago === 1 ? "last" : `${x.ago} ago` }),
+      el("caption", { text: `${r.name}: each season at its end` +
+        (span ? ` (${r.location} ${fmt(span.low)} to ${fmt(span.high)})` : "") }),
+      el("thead", {}, el("tr", {}, ...["season", "from", "to", "matches", "players", r.location || "rating",
+        ...names].map((n) => el("th", { text: n })))),
+      el("tbody", {}, ...r.seasons.map((x) => el("tr", { "data-season": x.season },
+        el("td", { class: "num", text: x.season }),
+        el("td", { text: x.start.slice(0, 10) }), el("td", { text: x.end.slice(0, 10) }),
+        el("td", { class: "num", text: x.matches }), el("td", { class: "num", text: x.players }),
+        el("td", { class: "season-ratings" }, bars(x.ratings.counts, COLORS[k % COLORS.length], 160, 40)),
         ...names.map((n) => el("td", { class: "num", text: x.tiers[n] || 0 }))))));
   }));
   $("#lab-top").replaceChildren(...rs.map((r) => {
@@ -489,10 +528,21 @@ async function route() {
 async function start() {
   $("#token").value = sessionStorage.getItem("rankcraft-token") || "";
   state.meta = await api("/web/meta");
-  $("#ruleset-name").textContent = `${state.meta.ruleset}: ${state.meta.players} players, ${state.meta.matches} matches`;
-  for (const id of ["#league-search", "#league-tier", "#league-active", "#league-days"]) {
-    $(id).addEventListener("input", renderBoard);
+  if (state.meta.active_days !== null) {  // the ruleset's [display] active_days
+    $("#league-active").checked = true;
+    $("#league-days").value = state.meta.active_days;
   }
+  $("#ruleset-name").textContent = `${state.meta.ruleset}: ${state.meta.players} players, ${state.meta.matches} matches`;
+  for (const id of ["#league-tier", "#league-active", "#league-days"]) {
+    $(id).addEventListener("input", refilter);
+  }
+  let searchTimer = null;
+  $("#league-search").addEventListener("input", () => {
+    clearTimeout(searchTimer);
+    searchTimer = setTimeout(refilter, 200);
+  });
+  $("#league-prev").addEventListener("click", () => turnPage(-1));
+  $("#league-next").addEventListener("click", () => turnPage(1));
   $("#league-filters").addEventListener("submit", (e) => e.preventDefault());
   $("#league-search").addEventListener("input", (e) => suggest(e.target));
   $("#player-id").addEventListener("input", (e) => suggest(e.target));
