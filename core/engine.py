@@ -24,11 +24,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from . import matchmaking
 from .documents import make_codec, parse_export
 from .errors import (
     DuplicateMatchError,
@@ -42,7 +41,6 @@ from .errors import (
 from .forecast import Forecast, forecast_states
 from .io import parse_match, parse_time
 from .manager import Plugins
-from .matchmaking import Balanced, Opponents, RankFilter
 from .model import Match, PlayerRecord, Report, ResetContext
 from .rated import Rated, ReportWriter
 from .ruleset import Display, Ruleset, dumps, load_ruleset, loads_stored_ruleset
@@ -51,6 +49,9 @@ from .steps import LAST, PENDING, SKILL, Steps, record_of
 from .store import MatchRow, MemoryStore, Store, mask_url, open_store
 from .store.memory import leaderboard_page
 from .unit import FLUSH_EVERY, UnitOfWork
+
+if TYPE_CHECKING:  # (rankcraft.matchmaking is imported when it is first used)
+    from .matchmaking import Balanced, Opponents, RankFilter
 
 CHUNK = 2000
 """record_many reads this many matches ahead, to ask the store which it has already and
@@ -694,6 +695,8 @@ class League:
         """The active players a rank filter lets in with ``players`` (a player or a
         party), ``needed`` of them after ``waited`` seconds: see
         :func:`rankcraft.matchmaking.find_opponents`."""
+        from . import matchmaking
+
         return matchmaking.find_opponents(
             self,
             players,
@@ -713,12 +716,16 @@ class League:
         """How good a match ``sides`` would make, in [0, 1]: the expectation plugin's
         ``rankcraft_quality``, else the closeness of the win probabilities
         (:func:`rankcraft.matchmaking.quality`)."""
+        from . import matchmaking
+
         return matchmaking.quality(self, sides, at=at, home=home)[0]
 
     def balance(
         self, players: Sequence[str], teams: int = 2, at: datetime | str | None = None
     ) -> Balanced:
         """``players`` split into ``teams`` fair teams (:func:`rankcraft.matchmaking.balance`)."""
+        from . import matchmaking
+
         return matchmaking.balance(self, players, teams, at=at)
 
     def _reset_context(

@@ -140,9 +140,16 @@ class _Source(NamedTuple):
 
 
 def _find_entry_points(found: dict[str, dict[str, _Source]]) -> None:
+    named: dict[int, tuple[str, str]] = {}  # (a distribution's metadata is parsed once)
     for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
-        dist = ep.dist.name if ep.dist is not None else "<unknown distribution>"
-        version = ep.dist.version if ep.dist is not None else "?"
+        if ep.dist is None:
+            dist, version = "<unknown distribution>", "?"
+        else:
+            known = named.get(id(ep.dist))
+            if known is None:
+                data = ep.dist.metadata
+                known = named[id(ep.dist)] = (data["Name"], data["Version"])
+            dist, version = known
         # One distribution listing a name twice (a stale egg-info beside an install) is one.
         found.setdefault(ep.name, {}).setdefault(dist, _Source(version, ep.value, ep.load))
 
