@@ -43,13 +43,13 @@ from .forecast import Forecast, forecast_states
 from .io import parse_match, parse_time
 from .manager import Plugins
 from .matchmaking import Balanced, Opponents, RankFilter
-from .model import Match, PlayerRecord, Report, ResetContext
+from .model import Match, PlayerRecord, Report, ResetContext, ResetScope
 from .rated import Rated, ReportWriter
 from .ruleset import Display, Ruleset, dumps, load_ruleset, loads_ruleset
 from .seasons import Seasons, due_before
-from .steps import LAST, PENDING, SKILL, Steps, record_of
+from .steps import LAST, PENDING, RANK, SKILL, Row, Steps, record_of, row_of
 from .store import MatchRow, MemoryStore, Store, mask_url, open_store
-from .store.memory import leaderboard_page
+from .store.memory import in_scope, leaderboard_page
 from .unit import FLUSH_EVERY, UnitOfWork
 
 CHUNK = 2000
@@ -66,31 +66,44 @@ def leaderboard_key(display: Display) -> tuple[str, Callable[[PlayerRecord], flo
 
     Any per-record float fits: a store on disk keeps it in an indexed column and
     computes it again, once, when the name changes (the name says the field and k)."""
+    name, key = state_key(display)
+    return name, lambda record: key(record.skill, record.rank)
+
+
+def state_key(display: Display) -> tuple[str, Callable[[Any, Any], float]]:
+    """:func:`leaderboard_key` as ``(skill, rank) -> key`` (read from the engine's rows
+    without building records)."""
     if not display.orders:
-        return "id", lambda record: 0.0
+        return "id", lambda skill, rank: 0.0
     value = display.value
     if display.rank_location is not None:
         name = f"rank.{display.rank_location}"
 
-        def rank_key(record: PlayerRecord) -> float:
-            if record.rank is None:
+        def rank_key(skill: Any, rank: Any) -> float:
+            if rank is None:
                 return float("-inf")
-            return value(record.skill, record.rank)  # type: ignore[return-value]
+            return value(skill, rank)  # type: ignore[return-value]
 
         return name, rank_key
     name = f"skill.{display.location}"
     if display.k:
         name += f"-{display.k!r}*{display.spread}"
-    return name, lambda record: value(record.skill, None)  # type: ignore[return-value]
+    return name, lambda skill, rank: value(skill, None)  # type: ignore[return-value]
 
 
 def tier_function(steps: Steps) -> Callable[[PlayerRecord], str | None]:
     """A record's tier: the rank state's ``tier`` field when it has one, else None."""
-    if "tier" not in steps.rank_names:
-        return lambda record: None
+    tier = rank_tier(steps)
+    return lambda record: tier(record.rank)
 
-    def tier(record: PlayerRecord) -> str | None:
-        value = getattr(record.rank, "tier", None)
+
+def rank_tier(steps: Steps) -> Callable[[Any], str | None]:
+    """:func:`tier_function` as ``rank state -> tier``."""
+    if "tier" not in steps.rank_names:
+        return lambda rank: None
+
+    def tier(rank: Any) -> str | None:
+        value = getattr(rank, "tier", None)
         return None if value is None else str(value)
 
     return tier
@@ -278,9 +291,7 @@ class League:
         m = match if isinstance(match, Match) else parse_match(match)
         unit = self._unit
         one_match = (
-            unit.row_locks
-            and not unit.in_transaction
-            and not self._seasons.due_in(self.store, m.played_at)
+            unit.row_locks and not unit.in_transaction and not self._seasons.due_in(self.store, m)
         )
         players = sorted({p for side in m.teams for p in side})
         with unit.transaction(players, m.id) if one_match else unit.transaction():
@@ -298,7 +309,7 @@ class League:
         """Run due season events, rate ``match`` and keep the result in the open
         transaction (what ``record`` and ``record_many`` do for every match)."""
         if self._seasons.events:
-            self._seasons.run_due(match.played_at, self._run_reset)
+            self._seasons.run_due(match, self._run_reset)
         unit = self._unit
         changes, entry = self._steps.rate(match, unit.rows.get)
         for pid, row in changes:
@@ -729,6 +740,7 @@ class League:
             rank_params=None if self.ruleset.rank is None else self.ruleset.rank.params,
             decay=steps.skill_decay,
             since=since,
+            ran=dict(self._seasons.ran),
         )
 
     def _after_resets(self, when: datetime) -> Mapping[str, Any]:
@@ -737,14 +749,13 @@ class League:
         league's rows themselves when none is due."""
         rows = self._unit.rows
         steps = self._steps
-        if steps.reset is None or not self._seasons.events:
-            return rows
-        if not any(m is not None and m <= when for m in self._seasons.moments):
+        seasons = self._seasons
+        if steps.reset is None or not seasons.events or not seasons.due_by(when):
             return rows
         # (a free-for-all's evaluation predicts every pair at one time: project once while
         # no row and no schedule moment has changed)
         cached = getattr(self, "_projection", None)
-        key = (when, tuple(self._seasons.moments), len(rows))
+        key = (when, tuple(seasons.moments), seasons.latest, len(rows))
         if (
             cached is not None
             and cached[0] == key
@@ -755,7 +766,7 @@ class League:
         reset = steps.reset
         current = {pid: record_of(pid, row) for pid, row in source.items()}
 
-        def run(kind: str, moment: datetime, since: datetime) -> int:
+        def run(kind: str, moment: datetime, since: datetime | None) -> int:
             context = self._reset_context(kind, moment, since)
             changed = 0
             for record in reset([current[p] for p in sorted(current)], kind, context):
@@ -764,7 +775,7 @@ class League:
                     changed += 1
             return changed
 
-        due_before(self._seasons, when, run)
+        due_before(seasons, when, run)
         projected: dict[str, Any] = dict(rows)
         for pid, record in current.items():
             if record.skill is not source[pid][SKILL]:
@@ -804,6 +815,9 @@ class League:
         """
         records = parse_export(document, self.ruleset.name, self.codec)
         with self.batch():
+            if self._seasons.events:
+                lasts = [r.last_played for r in records if r.last_played is not None]
+                self._seasons.imported(max(lasts, default=None))
             if document.get("schedule") is not None:
                 self._seasons.adopt(document["schedule"])
             for record in records:
@@ -827,7 +841,23 @@ class League:
             )
         when = parse_time(at, field="at") if isinstance(at, str) else at
         with self.batch():
-            return self._run_reset(kind, when)
+            changed = self._run_reset(kind, when)
+            if self._seasons.events:  # (every player went through it, up to now)
+                self._unit.written()
+                self._seasons.note_ran(kind, when, self.store.latest_played())
+            return changed
+
+    @property
+    def catch_up_progress(self) -> Callable[[int, int], None] | None:
+        """Called while a match dated after many due season events runs them (a
+        catch-up of more than one ``[[resets]]`` event), with the events handled so far
+        and the events due; None (the default) reports nothing. ``rankcraft`` draws it as
+        a progress bar on a terminal."""
+        return self._seasons.progress
+
+    @catch_up_progress.setter
+    def catch_up_progress(self, report: Callable[[int, int], None] | None) -> None:
+        self._seasons.progress = report
 
     def _run_reset(self, kind: str, when: datetime | None, since: datetime | None = None) -> int:
         """Run one season event; returns the number of records it changed.
@@ -837,7 +867,8 @@ class League:
         steps = self._steps
         assert steps.reset is not None
         context = self._reset_context(kind, when, since)
-        rows = self._unit.known()
+        scope = steps.reset_scope(kind, context) if steps.reset_scope is not None else None
+        rows = self._unit.known() if scope is None else self._rows_in(scope)
         players = [record_of(p, rows[p]) for p in sorted(rows)]
         returned = steps.reset(players, kind, context)
         if not returned:
@@ -852,6 +883,31 @@ class League:
                 self._unit.put_record(record)
                 changed += 1
         return changed
+
+    def _rows_in(self, scope: ResetScope) -> dict[str, Row]:
+        """The rows of the players in a season event's scope: the store's (read along
+        its indexed columns) with the open transaction's own, which are the newer."""
+        unit = self._unit
+        rows = unit.rows
+        conditions = (scope.played_since, scope.sort_key_from, scope.tiers)
+        if not unit.complete:
+            for pid, record in self.store.load_where(*conditions).items():
+                if rows.get(pid) is None:
+                    rows[pid] = row_of(record)
+        key = state_key(self._display)[1]
+        tier = rank_tier(self._steps)
+
+        def last_of(row: Row) -> datetime | None:
+            return row[LAST]  # type: ignore[no-any-return]
+
+        def key_of(row: Row) -> float:
+            return key(row[SKILL], row[RANK])
+
+        def tier_of(row: Row) -> str | None:
+            return tier(row[RANK])
+
+        chosen = in_scope(*conditions, last_of, key_of, tier_of)
+        return {pid: row for pid, row in rows.items() if row is not None and chosen(row)}
 
     def refresh(self, players: Iterable[str] | None = None) -> None:
         """Read again what other processes committed to the league's database.
