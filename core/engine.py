@@ -885,15 +885,13 @@ class League:
         return changed
 
     def _rows_in(self, scope: ResetScope) -> dict[str, Row]:
-        """The rows of the players in a season event's scope: the store's (read along
-        its indexed columns) with the open transaction's own, which are the newer."""
+        """The rows of the players in a season event's scope. In memory, the league's
+        rows filtered; over a database, the store's answer along its indexed columns
+        with the rows the open transaction changed and has not written yet (the newer:
+        the other cached rows are what the store has)."""
         unit = self._unit
         rows = unit.rows
         conditions = (scope.played_since, scope.sort_key_from, scope.tiers)
-        if not unit.complete:
-            for pid, record in self.store.load_where(*conditions).items():
-                if rows.get(pid) is None:
-                    rows[pid] = row_of(record)
         key = state_key(self._display)[1]
         tier = rank_tier(self._steps)
 
@@ -907,7 +905,20 @@ class League:
             return tier(row[RANK])
 
         chosen = in_scope(*conditions, last_of, key_of, tier_of)
-        return {pid: row for pid, row in rows.items() if row is not None and chosen(row)}
+        if not unit.lazy:
+            return {pid: row for pid, row in rows.items() if row is not None and chosen(row)}
+        out = {}
+        for pid, record in self.store.load_where(*conditions).items():
+            if pid not in unit.dirty:
+                row = rows.get(pid)
+                if row is None:
+                    rows[pid] = row = row_of(record)
+                out[pid] = row
+        for pid in unit.dirty:
+            row = rows.get(pid)
+            if row is not None and chosen(row):
+                out[pid] = row
+        return out
 
     def refresh(self, players: Iterable[str] | None = None) -> None:
         """Read again what other processes committed to the league's database.
