@@ -6,12 +6,12 @@
 ruleset into a new SQLite file; prints CPU seconds, the file's size and the longest season
 archive. ``worldcup``: the World Cup line-ups (1970-2022) in memory, with the bundled
 resets and without them (``resets = []``). ``future``: 200 players who played in 2024,
-then one match dated ``--year``-12-31 (default 2100): prints the CPU seconds and the player records the
-reset hook was handed. ``idle``: a SQLite league of ``--players`` idle players (imported,
-then through a hard reset) where 100 players play once a week for four weeks: prints the
-CPU time per week (matches and the weekly soft reset) and the records the hook was handed,
-which a reset plugin's scope (``rankcraft_reset_scope``) keeps to the players an event can
-change.
+then one match dated ``--year``-12-31 (default 2100; 9999 leaves the schedule no room):
+prints the CPU seconds and the player records the reset hook was handed. ``idle``: a
+SQLite league of ``--players`` idle players (imported, then through a hard reset) where
+100 players play once a week for four weeks: prints the CPU time per week (matches and
+the weekly soft reset) and the records the hook was handed, which a reset plugin's scope
+(``rankcraft_reset_scope``) keeps to the players an event can change.
 """
 
 from __future__ import annotations
