@@ -729,7 +729,11 @@ class League:
         return matchmaking.balance(self, players, teams, at=at)
 
     def _reset_context(
-        self, kind: str, when: datetime | None, since: datetime | None
+        self,
+        kind: str,
+        when: datetime | None,
+        since: datetime | None,
+        every_days: float | None = None,
     ) -> ResetContext:
         """The context a season event ``kind`` at ``when`` hands the reset plugin."""
         steps = self._steps
@@ -741,6 +745,7 @@ class League:
             decay=steps.skill_decay,
             since=since,
             ran=dict(self._seasons.ran),
+            every_days=every_days,
         )
 
     def _after_resets(self, when: datetime) -> Mapping[str, Any]:
@@ -766,8 +771,8 @@ class League:
         reset = steps.reset
         current = {pid: record_of(pid, row) for pid, row in source.items()}
 
-        def run(kind: str, moment: datetime, since: datetime | None) -> int:
-            context = self._reset_context(kind, moment, since)
+        def run(kind: str, moment: datetime, since: datetime | None, every: float | None) -> int:
+            context = self._reset_context(kind, moment, since, every)
             changed = 0
             for record in reset([current[p] for p in sorted(current)], kind, context):
                 if record.id in current and record != current[record.id]:
@@ -859,14 +864,20 @@ class League:
     def catch_up_progress(self, report: Callable[[int, int], None] | None) -> None:
         self._seasons.progress = report
 
-    def _run_reset(self, kind: str, when: datetime | None, since: datetime | None = None) -> int:
+    def _run_reset(
+        self,
+        kind: str,
+        when: datetime | None,
+        since: datetime | None = None,
+        every_days: float | None = None,
+    ) -> int:
         """Run one season event; returns the number of records it changed.
 
         The plugin returns only the records it changes (or any superset); a returned
         record that is the one it was given, or equal to it, is not written."""
         steps = self._steps
         assert steps.reset is not None
-        context = self._reset_context(kind, when, since)
+        context = self._reset_context(kind, when, since, every_days)
         scope = steps.reset_scope(kind, context) if steps.reset_scope is not None else None
         rows = self._unit.known() if scope is None else self._rows_in(scope)
         players = [record_of(p, rows[p]) for p in sorted(rows)]

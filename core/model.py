@@ -282,6 +282,8 @@ class ResetContext:
             imported). A reset plugin may read it to say which players an event can change
             (``rankcraft_reset_scope``): e.g. every player idle since the last ``"hard"``
             event went through it.
+        every_days: a dated event's interval, in days (its ``since`` is always that long
+            before ``at``); None for an event triggered by the data or run by hand.
     """
 
     kind: str
@@ -291,6 +293,7 @@ class ResetContext:
     decay: Callable[[Any, float], Any] | None = None
     since: datetime | None = None
     ran: Mapping[str, datetime] = attrs.field(factory=dict)
+    every_days: float | None = None
 
     def played(self, record: PlayerRecord) -> bool:
         """Whether ``record``'s player played in the period this event closes (always

@@ -29,8 +29,9 @@ from .store import Store
 _KEY = "next_resets"
 _RAN_KEY = "resets_ran"
 
-Run = Callable[[str, datetime, datetime | None], int]
-"""``run(kind, moment, since) -> records changed``: runs one event."""
+Run = Callable[[str, datetime, datetime | None, float | None], int]
+"""``run(kind, moment, since, every_days) -> records changed``: runs one event
+(``every_days`` None: an event triggered by the data)."""
 Progress = Callable[[int, int], None]
 """``progress(events handled, events due)``: reported during a catch-up."""
 
@@ -256,21 +257,23 @@ class Seasons:
                 continue
             if event.trigger == "gap" and not self._gap(event, at):
                 continue
-            self._run(run, event.kind, at, mark.since)
+            self._run(run, event.kind, at, mark.since, None)
             self.moments[i] = Mark(at, season)
             self.dirty = True
         if self.latest is None or at > self.latest:
             self.latest = at
 
-    def _run(self, run: Run, kind: str, moment: datetime, since: datetime | None) -> int:
-        changed = run(kind, moment, since)
+    def _run(
+        self, run: Run, kind: str, moment: datetime, since: datetime | None, every: float | None
+    ) -> int:
+        changed = run(kind, moment, since, every)
         self.ran[kind] = moment
         return changed
 
     def run_dated(self, at: datetime, run: Run) -> None:
         """Run, in time order, every dated event due at or before ``at``:
-        ``run(kind, moment, since) -> records changed``, ``since`` being the event's
-        previous moment (``moment`` less ``every_days``).
+        ``run(kind, moment, since, every_days) -> records changed``, ``since`` being the
+        event's previous moment (``moment`` less ``every_days``).
 
         Catch-up is cheap: once every entry's latest run changed no record (and nothing
         changed since), no later run can change one before the next match, so the
@@ -317,7 +320,8 @@ class Seasons:
                 moments[i] = _later(moment, step, times, at)
                 done += times
                 continue
-            changed = self._run(run, self.events[i].kind, moment, moment - step)
+            event = self.events[i]
+            changed = self._run(run, event.kind, moment, moment - step, event.every_days)
             moments[i] = _later(moment, step, 1, at)
             done += 1
             if report is not None:
@@ -369,7 +373,7 @@ def due_before(seasons: Seasons, at: datetime, run: Run) -> None:
     for i, event in enumerate(copy.events):
         mark = copy.moments[i]
         if event.gap_days is not None and isinstance(mark, Mark) and copy._gap(event, at):
-            copy._run(run, event.kind, at, mark.since)
+            copy._run(run, event.kind, at, mark.since, None)
 
 
 def _later(moment: datetime, step: timedelta, times: int, at: datetime) -> datetime:

@@ -183,3 +183,18 @@ def test_a_scope_is_validated() -> None:
     with pytest.raises(ValueError, match="'tiers' must be tier names"):
         ResetScope(tiers=[3])  # type: ignore[list-item]
     assert ResetScope(tiers=["Master"]).tiers == ("Master",)
+
+
+def test_a_soft_reset_triggered_by_the_data_reads_everyone() -> None:
+    # its `since` is its previous run, however long before: a week recorded before the
+    # hard reset may belong to a player idle since, so no scope is exact
+    ruleset = rankcraft.loads_ruleset(
+        'extends = "skyweaver"\nname = "sw-gap"\nresets = [\n'
+        '  { kind = "soft", gap_days = 3.0 },\n'
+        '  { kind = "hard", every_days = 28.0, start = "2024-01-01" },\n]\n'
+    )
+    league = rankcraft.League(ruleset)
+    handed = counting(league)
+    league.import_state({"players": IMPORTED})
+    league.record_many(history())
+    assert handed and all(n == len(league) for n in handed)
