@@ -564,6 +564,8 @@ class League:
         sides: Sequence[Sequence[str]],
         at: datetime | str | None = None,
         home: int | None = None,
+        *,
+        season: str | int | None = None,
     ) -> list[float]:
         """One probability per side, summing to 1, if they met now (or at time ``at``).
 
@@ -574,13 +576,16 @@ class League:
         places and, for two sides with a draw model, P(win), P(draw) and P(loss)).
 
         Unknown players count as new players. With ``at``, each player's skill is
-        decayed for the time since their last match; ``home`` is the index of the side at
-        home (for rulesets with a home advantage).
+        decayed for the time since their last match, and the season events a match at
+        ``at`` would meet are applied first (to copies): the dated ones due by then, a
+        ``gap_days`` one after a long gap, and, when ``season`` (the match's value of a
+        ``season_field``) is given, a ``season_field`` one whose season it changes;
+        ``home`` is the index of the side at home (for rulesets with a home advantage).
 
         :param sides: player ids per side, at least two sides, none empty, no player twice.
         :returns: one probability per side, summing to 1.
         """
-        states = self._side_states(sides, at, home)
+        states = self._side_states(sides, at, home, season)
         steps = self._steps
         if len(states) == 2:
             return [float(p) for p in steps.predict(states, home)]
@@ -591,6 +596,8 @@ class League:
         sides: Sequence[Sequence[str]],
         at: datetime | str | None = None,
         home: int | None = None,
+        *,
+        season: str | int | None = None,
     ) -> Forecast:
         """The model's forecast of a match between ``sides`` (docs/forecasts.md): each
         side's expected score; for two sides with a draw model (the expectation plugin's
@@ -599,7 +606,7 @@ class League:
 
         Arguments as for :meth:`predict`.
         """
-        states = self._side_states(sides, at, home)
+        states = self._side_states(sides, at, home, season)
         steps = self._steps
         return forecast_states(states, home, steps.predict, steps.outcomes)
 
@@ -611,7 +618,11 @@ class League:
         return self._steps.outcomes is not None
 
     def _side_states(
-        self, sides: Sequence[Sequence[str]], at: datetime | str | None, home: int | None
+        self,
+        sides: Sequence[Sequence[str]],
+        at: datetime | str | None,
+        home: int | None,
+        season: str | int | None = None,
     ) -> list[Any]:
         """The state standing for each side at ``at`` (checked sides; new players at the
         initial state, idle players decayed)."""
@@ -625,9 +636,16 @@ class League:
         if home is not None and not 0 <= home < len(sides):
             raise InputError(f"'home' must be a side index (0 to {len(sides) - 1}): {home!r}")
         when = parse_time(at, field="at") if isinstance(at, str) else at
+        if season is not None and (
+            when is None or isinstance(season, bool) or not isinstance(season, str | int)
+        ):
+            raise InputError(
+                "'season' must be a string or an integer, with 'at' (the season of a match "
+                f"at that time): {season!r}"[:300]
+            )
         steps = self._steps
         self._unit.fetch(flat)
-        rows = self._after_resets(when) if when is not None else self._unit.rows
+        rows = self._after_resets(when, season) if when is not None else self._unit.rows
         states = []
         for side in sides:
             members = []
@@ -748,19 +766,19 @@ class League:
             every_days=every_days,
         )
 
-    def _after_resets(self, when: datetime) -> Mapping[str, Any]:
+    def _after_resets(self, when: datetime, season: str | int | None = None) -> Mapping[str, Any]:
         """The players' rows as a match at ``when`` would meet them: the season events due
         by then applied to copies (``record`` runs them before rating the match); the
         league's rows themselves when none is due."""
         rows = self._unit.rows
         steps = self._steps
         seasons = self._seasons
-        if steps.reset is None or not seasons.events or not seasons.due_by(when):
+        if steps.reset is None or not seasons.events or not seasons.due_by(when, season):
             return rows
         # (a free-for-all's evaluation predicts every pair at one time: project once while
         # no row and no schedule moment has changed)
         cached = getattr(self, "_projection", None)
-        key = (when, tuple(seasons.moments), seasons.latest, len(rows))
+        key = (when, season, tuple(seasons.moments), seasons.latest, len(rows))
         if (
             cached is not None
             and cached[0] == key
@@ -780,7 +798,7 @@ class League:
                     changed += 1
             return changed
 
-        due_before(seasons, when, run)
+        due_before(seasons, when, run, season)
         projected: dict[str, Any] = dict(rows)
         for pid, record in current.items():
             if record.skill is not source[pid][SKILL]:

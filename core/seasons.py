@@ -217,12 +217,14 @@ class Seasons:
                 return True
         return False
 
-    def due_by(self, at: datetime) -> bool:
-        """Whether a prediction at ``at`` meets an event: a dated one due by then, or a
-        gap longer than ``gap_days`` since the league's latest match."""
+    def due_by(self, at: datetime, season: str | int | None = None) -> bool:
+        """Whether a prediction at ``at`` meets an event: a dated one due by then, a gap
+        longer than ``gap_days`` since the league's latest match, or (``season`` given) a
+        season field's change."""
         return any(
             (m is not None and not isinstance(m, Mark) and m <= at)
             or (e.gap_days is not None and self._gap(e, at))
+            or _new_season(e, m, season)
             for e, m in zip(self.events, self.moments, strict=True)
         )
 
@@ -350,13 +352,24 @@ def _season(event: ResetSchedule, match: Match, index: int) -> str | int:
     return value
 
 
-def due_before(seasons: Seasons, at: datetime, run: Run) -> None:
+def _new_season(event: ResetSchedule, moment: Moment, season: str | int | None) -> bool:
+    """Whether a match of ``season`` starts a new season for a ``season_field`` entry."""
+    return (
+        season is not None
+        and event.season_field is not None
+        and isinstance(moment, Mark)
+        and season != moment.season
+    )
+
+
+def due_before(seasons: Seasons, at: datetime, run: Run, season: str | int | None = None) -> None:
     """Run, on a copy of the schedule, the events a match at ``at`` would meet, as
     :meth:`Seasons.run_due` would (same order, same catch-up rule); the league's schedule
     is not changed. For a prediction at a later time: ``run`` applies each event to a
-    copy of the records. A prediction does not know the next match's season: entries
-    with a ``season_field`` are not run; a gap longer than ``gap_days`` since the
-    league's latest match runs its entry."""
+    copy of the records. A prediction knows the next match's season only when given it
+    (``season``): entries with a ``season_field`` run only then, when it changes the
+    season; a gap longer than ``gap_days`` since the league's latest match runs its
+    entry."""
     if not seasons.events:
         return
     copy = Seasons.__new__(Seasons)
@@ -372,7 +385,10 @@ def due_before(seasons: Seasons, at: datetime, run: Run) -> None:
     copy.run_dated(at, run)
     for i, event in enumerate(copy.events):
         mark = copy.moments[i]
-        if event.gap_days is not None and isinstance(mark, Mark) and copy._gap(event, at):
+        if isinstance(mark, Mark) and (
+            (event.gap_days is not None and copy._gap(event, at))
+            or _new_season(event, mark, season)
+        ):
             copy._run(run, event.kind, at, mark.since, None)
 
 

@@ -97,11 +97,22 @@ def test_a_long_gap_resets_once_before_the_match_after_it() -> None:
     assert ratings(league, "d") == pytest.approx([1492.0 - 32.0 * expected(1492.0, 1508.0)])
 
 
-def test_predict_does_not_guess_the_next_season() -> None:
+def test_predict_applies_a_new_season_only_when_given_it() -> None:
     league = rankcraft.League(rankcraft.loads_ruleset(BY_SEASON))
     league.record_many(SEASONS[:2])
     # no match says a new season has begun: a prediction a year on is unregressed
     assert league.predict([["a"], ["b"]], at="2025-06-01")[0] == pytest.approx(expected(A2, B2))
+    same = league.predict([["a"], ["b"]], at="2024-06-20", season="2023-24")[0]
+    assert same == pytest.approx(expected(A2, B2))
+    a3, b3 = 1500 + (A2 - 1500) / 2, 1500 + (B2 - 1500) / 2
+    ahead = league.forecast([["a"], ["b"]], at="2024-10-20", season="2024-25")
+    assert ahead.expected_score[0] == pytest.approx(expected(a3, b3))
+    assert ratings(league, "a") == pytest.approx([A2])  # a prediction changes nothing
+    league.record(game("m3", "2024-10-20", "a", "b", "2024-25"))  # record agrees
+    assert ratings(league, "a") == pytest.approx([a3 + 32.0 * (1.0 - ahead.expected_score[0])])
+    for season, at in ((2024.5, "2025-01-01"), (True, "2025-01-01"), ("2025-26", None)):
+        with pytest.raises(rankcraft.InputError, match="'season' must be a string or an int"):
+            league.predict([["a"], ["b"]], at=at, season=season)  # type: ignore[arg-type]
 
 
 def test_a_match_without_its_season_is_refused_and_nothing_changes() -> None:
