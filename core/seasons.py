@@ -73,7 +73,9 @@ def _parse_moment(event: ResetSchedule, value: Any, field: str) -> Moment:
             f"'{field}' must be an object with 'since' (and 'season'): {value!r}"[:300]
         )
     season = value.get("season")
-    if season is not None and (isinstance(season, bool) or not isinstance(season, str | int)):
+    if event.trigger == "season" and (
+        isinstance(season, bool) or not isinstance(season, str | int)
+    ):
         raise MatchError(f"'{field}.season' must be a string or an integer: {season!r}"[:300])
     return Mark(parse_time(value.get("since"), field=f"{field}.since"), season)
 

@@ -215,3 +215,19 @@ def test_postgres_one_match_path_runs_the_same_events(ruleset: str, pg_url: str)
         for match in HISTORY:  # one match per transaction, row locks when no event is due
             league.record(match)
         assert players(league) == players(want)
+
+
+def test_a_state_document_schedule_is_validated() -> None:
+    league = rankcraft.League(rankcraft.loads_ruleset(BY_SEASON))
+    league.record_many(SEASONS[:2])
+    document = league.export()
+    assert document["schedule"] == [{"since": "2024-01-10T00:00:00Z", "season": "2023-24"}]
+    for bad, message in (
+        (["2024-01-01"], r"'schedule\[0\]' must be an object with 'since'"),
+        ([{"since": "2024-01-01"}], r"'schedule\[0\].season' must be a string or an integer"),
+        ([{"since": "later", "season": "x"}], r"schedule\[0\].since"),
+    ):
+        with pytest.raises(rankcraft.StateError, match=message):
+            rankcraft.League(rankcraft.loads_ruleset(BY_SEASON)).import_state(
+                {**document, "schedule": bad}
+            )
