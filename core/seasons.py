@@ -205,7 +205,11 @@ class Seasons:
         transaction only: the league takes the schedule as the store has it."""
         if not self.events:
             return False
-        self.load(store)
+        # (``ran`` is not read: it matters only when an event is due, and then the
+        # league-wide transaction reads the whole schedule again)
+        self.moments = self._stored(store)
+        if any(e.gap_days is not None for e in self.events):
+            self.latest = store.latest_played()
         at = match.played_at
         for event, moment in zip(self.events, self.moments, strict=True):
             if moment is None:
