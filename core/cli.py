@@ -199,6 +199,8 @@ def _replay_into(
 ) -> dict[str, Any]:
     """Replay the file at ``path`` into ``league``; errors name the file's line."""
     progress = Bar(err, "replaying", count_lines(path) if err.isatty() else None)
+    if progress.enabled:  # a match long after the last one may make many events due
+        league.catch_up_progress = progress.events
     started = time.perf_counter()
     source = _LineTracker(path, home_from, window=max(commit_every, 0))
     try:
@@ -226,6 +228,7 @@ def _replay_into(
         raise exc.at_line(line) from None
     finally:
         progress.done()
+        league.catch_up_progress = None
     seconds = time.perf_counter() - started
     _warn_home(league.ruleset, source.count, source.homes, path, err)
     return {

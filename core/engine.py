@@ -41,13 +41,13 @@ from .errors import (
 from .forecast import Forecast, forecast_states
 from .io import parse_match, parse_time
 from .manager import Plugins
-from .model import Match, PlayerRecord, Report, ResetContext
+from .model import Match, PlayerRecord, Report, ResetContext, ResetScope
 from .rated import Rated, ReportWriter
 from .ruleset import Display, Ruleset, dumps, load_ruleset, loads_stored_ruleset
 from .seasons import Seasons, due_before
-from .steps import LAST, PENDING, SKILL, Steps, record_of
+from .steps import LAST, PENDING, RANK, SKILL, Row, Steps, record_of, row_of
 from .store import MatchRow, MemoryStore, Store, mask_url, open_store
-from .store.memory import leaderboard_page
+from .store.memory import in_scope, leaderboard_page
 from .unit import FLUSH_EVERY, UnitOfWork
 
 if TYPE_CHECKING:  # (rankcraft.matchmaking is imported when it is first used)
@@ -67,31 +67,44 @@ def leaderboard_key(display: Display) -> tuple[str, Callable[[PlayerRecord], flo
 
     Any per-record float fits: a store on disk keeps it in an indexed column and
     computes it again, once, when the name changes (the name says the field and k)."""
+    name, key = state_key(display)
+    return name, lambda record: key(record.skill, record.rank)
+
+
+def state_key(display: Display) -> tuple[str, Callable[[Any, Any], float]]:
+    """:func:`leaderboard_key` as ``(skill, rank) -> key`` (read from the engine's rows
+    without building records)."""
     if not display.orders:
-        return "id", lambda record: 0.0
+        return "id", lambda skill, rank: 0.0
     value = display.value
     if display.rank_location is not None:
         name = f"rank.{display.rank_location}"
 
-        def rank_key(record: PlayerRecord) -> float:
-            if record.rank is None:
+        def rank_key(skill: Any, rank: Any) -> float:
+            if rank is None:
                 return float("-inf")
-            return value(record.skill, record.rank)  # type: ignore[return-value]
+            return value(skill, rank)  # type: ignore[return-value]
 
         return name, rank_key
     name = f"skill.{display.location}"
     if display.k:
         name += f"-{display.k!r}*{display.spread}"
-    return name, lambda record: value(record.skill, None)  # type: ignore[return-value]
+    return name, lambda skill, rank: value(skill, None)  # type: ignore[return-value]
 
 
 def tier_function(steps: Steps) -> Callable[[PlayerRecord], str | None]:
     """A record's tier: the rank state's ``tier`` field when it has one, else None."""
-    if "tier" not in steps.rank_names:
-        return lambda record: None
+    tier = rank_tier(steps)
+    return lambda record: tier(record.rank)
 
-    def tier(record: PlayerRecord) -> str | None:
-        value = getattr(record.rank, "tier", None)
+
+def rank_tier(steps: Steps) -> Callable[[Any], str | None]:
+    """:func:`tier_function` as ``rank state -> tier``."""
+    if "tier" not in steps.rank_names:
+        return lambda rank: None
+
+    def tier(rank: Any) -> str | None:
+        value = getattr(rank, "tier", None)
         return None if value is None else str(value)
 
     return tier
@@ -283,9 +296,7 @@ class League:
         m = match if isinstance(match, Match) else parse_match(match)
         unit = self._unit
         one_match = (
-            unit.row_locks
-            and not unit.in_transaction
-            and not self._seasons.due_in(self.store, m.played_at)
+            unit.row_locks and not unit.in_transaction and not self._seasons.due_in(self.store, m)
         )
         players = sorted({p for side in m.teams for p in side})
         with unit.transaction(players, m.id) if one_match else unit.transaction():
@@ -303,7 +314,7 @@ class League:
         """Run due season events, rate ``match`` and keep the result in the open
         transaction (what ``record`` and ``record_many`` do for every match)."""
         if self._seasons.events:
-            self._seasons.run_due(match.played_at, self._run_reset)
+            self._seasons.run_due(match, self._run_reset)
         unit = self._unit
         changes, entry = self._steps.rate(match, unit.rows.get)
         for pid, row in changes:
@@ -558,6 +569,8 @@ class League:
         sides: Sequence[Sequence[str]],
         at: datetime | str | None = None,
         home: int | None = None,
+        *,
+        season: str | int | None = None,
     ) -> list[float]:
         """One probability per side, summing to 1, if they met now (or at time ``at``).
 
@@ -568,13 +581,16 @@ class League:
         places and, for two sides with a draw model, P(win), P(draw) and P(loss)).
 
         Unknown players count as new players. With ``at``, each player's skill is
-        decayed for the time since their last match; ``home`` is the index of the side at
-        home (for rulesets with a home advantage).
+        decayed for the time since their last match, and the season events a match at
+        ``at`` would meet are applied first (to copies): the dated ones due by then, a
+        ``gap_days`` one after a long gap, and, when ``season`` (the match's value of a
+        ``season_field``) is given, a ``season_field`` one whose season it changes;
+        ``home`` is the index of the side at home (for rulesets with a home advantage).
 
         :param sides: player ids per side, at least two sides, none empty, no player twice.
         :returns: one probability per side, summing to 1.
         """
-        states = self._side_states(sides, at, home)
+        states = self._side_states(sides, at, home, season)
         steps = self._steps
         if len(states) == 2:
             return [float(p) for p in steps.predict(states, home)]
@@ -585,6 +601,8 @@ class League:
         sides: Sequence[Sequence[str]],
         at: datetime | str | None = None,
         home: int | None = None,
+        *,
+        season: str | int | None = None,
     ) -> Forecast:
         """The model's forecast of a match between ``sides`` (docs/forecasts.md): each
         side's expected score; for two sides with a draw model (the expectation plugin's
@@ -593,7 +611,7 @@ class League:
 
         Arguments as for :meth:`predict`.
         """
-        states = self._side_states(sides, at, home)
+        states = self._side_states(sides, at, home, season)
         steps = self._steps
         return forecast_states(states, home, steps.predict, steps.outcomes)
 
@@ -605,7 +623,11 @@ class League:
         return self._steps.outcomes is not None
 
     def _side_states(
-        self, sides: Sequence[Sequence[str]], at: datetime | str | None, home: int | None
+        self,
+        sides: Sequence[Sequence[str]],
+        at: datetime | str | None,
+        home: int | None,
+        season: str | int | None = None,
     ) -> list[Any]:
         """The state standing for each side at ``at`` (checked sides; new players at the
         initial state, idle players decayed)."""
@@ -619,9 +641,16 @@ class League:
         if home is not None and not 0 <= home < len(sides):
             raise InputError(f"'home' must be a side index (0 to {len(sides) - 1}): {home!r}")
         when = parse_time(at, field="at") if isinstance(at, str) else at
+        if season is not None and (
+            when is None or isinstance(season, bool) or not isinstance(season, str | int)
+        ):
+            raise InputError(
+                "'season' must be a string or an integer, with 'at' (the season of a match "
+                f"at that time): {season!r}"[:300]
+            )
         steps = self._steps
         self._unit.fetch(flat)
-        rows = self._after_resets(when) if when is not None else self._unit.rows
+        rows = self._after_resets(when, season) if when is not None else self._unit.rows
         states = []
         for side in sides:
             members = []
@@ -729,7 +758,11 @@ class League:
         return matchmaking.balance(self, players, teams, at=at)
 
     def _reset_context(
-        self, kind: str, when: datetime | None, since: datetime | None
+        self,
+        kind: str,
+        when: datetime | None,
+        since: datetime | None,
+        every_days: float | None = None,
     ) -> ResetContext:
         """The context a season event ``kind`` at ``when`` hands the reset plugin."""
         steps = self._steps
@@ -740,22 +773,23 @@ class League:
             rank_params=None if self.ruleset.rank is None else self.ruleset.rank.params,
             decay=steps.skill_decay,
             since=since,
+            ran=dict(self._seasons.ran),
+            every_days=every_days,
         )
 
-    def _after_resets(self, when: datetime) -> Mapping[str, Any]:
+    def _after_resets(self, when: datetime, season: str | int | None = None) -> Mapping[str, Any]:
         """The players' rows as a match at ``when`` would meet them: the season events due
         by then applied to copies (``record`` runs them before rating the match); the
         league's rows themselves when none is due."""
         rows = self._unit.rows
         steps = self._steps
-        if steps.reset is None or not self._seasons.events:
-            return rows
-        if not any(m is not None and m <= when for m in self._seasons.moments):
+        seasons = self._seasons
+        if steps.reset is None or not seasons.events or not seasons.due_by(when, season):
             return rows
         # (a free-for-all's evaluation predicts every pair at one time: project once while
         # no row and no schedule moment has changed)
         cached = getattr(self, "_projection", None)
-        key = (when, tuple(self._seasons.moments), len(rows))
+        key = (when, season, tuple(seasons.moments), seasons.latest, len(rows))
         if (
             cached is not None
             and cached[0] == key
@@ -766,8 +800,8 @@ class League:
         reset = steps.reset
         current = {pid: record_of(pid, row) for pid, row in source.items()}
 
-        def run(kind: str, moment: datetime, since: datetime) -> int:
-            context = self._reset_context(kind, moment, since)
+        def run(kind: str, moment: datetime, since: datetime | None, every: float | None) -> int:
+            context = self._reset_context(kind, moment, since, every)
             changed = 0
             for record in reset([current[p] for p in sorted(current)], kind, context):
                 if record.id in current and record != current[record.id]:
@@ -775,7 +809,7 @@ class League:
                     changed += 1
             return changed
 
-        due_before(self._seasons, when, run)
+        due_before(seasons, when, run, season)
         projected: dict[str, Any] = dict(rows)
         for pid, record in current.items():
             if record.skill is not source[pid][SKILL]:
@@ -815,6 +849,9 @@ class League:
         """
         records = parse_export(document, self.ruleset.name, self.codec)
         with self.batch():
+            if self._seasons.events:
+                lasts = [r.last_played for r in records if r.last_played is not None]
+                self._seasons.imported(max(lasts, default=None))
             if document.get("schedule") is not None:
                 self._seasons.adopt(document["schedule"])
             for record in records:
@@ -838,17 +875,40 @@ class League:
             )
         when = parse_time(at, field="at") if isinstance(at, str) else at
         with self.batch():
-            return self._run_reset(kind, when)
+            changed = self._run_reset(kind, when)
+            if self._seasons.events:  # (every player went through it, up to now)
+                self._unit.written()
+                self._seasons.note_ran(kind, when, self.store.latest_played())
+            return changed
 
-    def _run_reset(self, kind: str, when: datetime | None, since: datetime | None = None) -> int:
+    @property
+    def catch_up_progress(self) -> Callable[[int, int], None] | None:
+        """Called while a match dated after many due season events runs them (a
+        catch-up of more than one ``[[resets]]`` event), with the events handled so far
+        and the events due; None (the default) reports nothing. ``rankcraft`` draws it as
+        a progress bar on a terminal."""
+        return self._seasons.progress
+
+    @catch_up_progress.setter
+    def catch_up_progress(self, report: Callable[[int, int], None] | None) -> None:
+        self._seasons.progress = report
+
+    def _run_reset(
+        self,
+        kind: str,
+        when: datetime | None,
+        since: datetime | None = None,
+        every_days: float | None = None,
+    ) -> int:
         """Run one season event; returns the number of records it changed.
 
         The plugin returns only the records it changes (or any superset); a returned
         record that is the one it was given, or equal to it, is not written."""
         steps = self._steps
         assert steps.reset is not None
-        context = self._reset_context(kind, when, since)
-        rows = self._unit.known()
+        context = self._reset_context(kind, when, since, every_days)
+        scope = steps.reset_scope(kind, context) if steps.reset_scope is not None else None
+        rows = self._unit.known() if scope is None else self._rows_in(scope)
         players = [record_of(p, rows[p]) for p in sorted(rows)]
         returned = steps.reset(players, kind, context)
         if not returned:
@@ -863,6 +923,42 @@ class League:
                 self._unit.put_record(record)
                 changed += 1
         return changed
+
+    def _rows_in(self, scope: ResetScope) -> dict[str, Row]:
+        """The rows of the players in a season event's scope. In memory, the league's
+        rows filtered; over a database, the store's answer along its indexed columns
+        with the rows the open transaction changed and has not written yet (the newer:
+        the other cached rows are what the store has)."""
+        unit = self._unit
+        rows = unit.rows
+        conditions = (scope.played_since, scope.sort_key_from, scope.tiers)
+        key = state_key(self._display)[1]
+        tier = rank_tier(self._steps)
+
+        def last_of(row: Row) -> datetime | None:
+            return row[LAST]  # type: ignore[no-any-return]
+
+        def key_of(row: Row) -> float:
+            return key(row[SKILL], row[RANK])
+
+        def tier_of(row: Row) -> str | None:
+            return tier(row[RANK])
+
+        chosen = in_scope(*conditions, last_of, key_of, tier_of)
+        if not unit.lazy:
+            return {pid: row for pid, row in rows.items() if row is not None and chosen(row)}
+        out = {}
+        for pid, record in self.store.load_where(*conditions).items():
+            if pid not in unit.dirty:
+                row = rows.get(pid)
+                if row is None:
+                    rows[pid] = row = row_of(record)
+                out[pid] = row
+        for pid in unit.dirty:
+            row = rows.get(pid)
+            if row is not None and chosen(row):
+                out[pid] = row
+        return out
 
     def refresh(self, players: Iterable[str] | None = None) -> None:
         """Read again what other processes committed to the league's database.

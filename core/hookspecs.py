@@ -21,7 +21,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ._markers import hookspec
-from .model import Match, Needs, Pairing, PlayerContext, PlayerRecord, ResetContext, State
+from .model import (
+    Match,
+    Needs,
+    Pairing,
+    PlayerContext,
+    PlayerRecord,
+    ResetContext,
+    ResetScope,
+    State,
+)
 
 # ---------------------------------------------------------------------------------------
 # Declarations: called once, when a ruleset is loaded
@@ -279,7 +288,8 @@ def rankcraft_reset(
     due events (a match dated years ahead does not run every weekly event in between).
 
     :param params: the reset slot's params.
-    :param players: every player's record, ordered by id.
+    :param players: every player's record, ordered by id; only the players in the
+        event's scope when the plugin answers :func:`rankcraft_reset_scope`.
     :param kind: the event, e.g. ``"soft"`` or ``"hard"``; raise
         :class:`rankcraft.InputError` for a kind the plugin does not offer.
     :param context: the event's time, the previous event's (``since``) and the
@@ -288,6 +298,33 @@ def rankcraft_reset(
         out are unchanged).
 
     .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def rankcraft_reset_scope(params: Any, kind: str, context: ResetContext) -> ResetScope | None:
+    """Say which players a season event can change (optional).
+
+    Asked before each event: the league then reads from its store only the players in
+    the scope (along the store's indexed columns: latest match, leaderboard value, tier)
+    and hands only those to :func:`rankcraft_reset`, so that an event costs in
+    proportion to the players it can change, not to the league. Without this hook, or
+    when it returns None, every player is read and handed over (the default).
+
+    The answer must be exact: every player outside the scope must be one the event
+    would leave unchanged, and whatever the event computes from the whole league
+    (a mean, the top 100, the lowest rating) must be computable from the players in the
+    scope. An event that moves everyone (a regression to the mean, a rescaling) cannot
+    be scoped: return None. A kind the plugin does not offer may return None
+    (:func:`rankcraft_reset` then refuses it).
+
+    :param params: the reset slot's params.
+    :param kind: the event, e.g. ``"soft"`` or ``"hard"``.
+    :param context: as :func:`rankcraft_reset` gets it (``since``; ``ran``, when each kind
+        last ran over the league).
+    :returns: a :class:`rankcraft.ResetScope`, or None for every player.
+
+    .. versionadded:: 0.2
     """
 
 
@@ -323,5 +360,6 @@ HOOK_SLOTS: dict[str, tuple[str, ...]] = {
     "rankcraft_update": ("update",),
     "rankcraft_rank": ("rank",),
     "rankcraft_reset": ("reset",),
+    "rankcraft_reset_scope": ("reset",),
 }
 """Which slots each per-match or season hook serves (used by ``rankcraft plugins``)."""

@@ -26,7 +26,16 @@ import pluggy
 from . import hookspecs
 from ._markers import PROJECT
 from .errors import PluginConflictError, PluginError
-from .model import Match, Needs, Pairing, PlayerContext, PlayerRecord, ResetContext, State
+from .model import (
+    Match,
+    Needs,
+    Pairing,
+    PlayerContext,
+    PlayerRecord,
+    ResetContext,
+    ResetScope,
+    State,
+)
 
 ENTRY_POINT_GROUP = "rankcraft"
 DISABLE_ENV = "RANKCRAFT_DISABLE_PLUGINS"
@@ -51,6 +60,7 @@ OutcomesFn = Callable[[Sequence[State], int | None], Sequence[float] | None]
 UpdateFn = Callable[[State, Sequence[Pairing], PlayerContext], State]
 RankFn = Callable[[State, State, State, PlayerContext], State]
 ResetFn = Callable[[Sequence[PlayerRecord], str, ResetContext], Sequence[PlayerRecord]]
+ResetScopeFn = Callable[[str, ResetContext], ResetScope | None]
 
 
 @attrs.frozen(kw_only=True)
@@ -401,3 +411,10 @@ class Plugins:
     def reset(self, plugin: str, params: Any) -> ResetFn:
         """``(players, kind, context) -> records``."""
         return cast(ResetFn, self._bind(plugin, "rankcraft_reset", params=params))
+
+    def reset_scope(self, plugin: str, params: Any) -> ResetScopeFn | None:
+        """``(kind, context) -> scope or None``; None when the plugin has no
+        ``rankcraft_reset_scope`` (an optional hook: every player is in every event)."""
+        if not self.implements(plugin, "rankcraft_reset_scope"):
+            return None
+        return cast(ResetScopeFn, self._bind(plugin, "rankcraft_reset_scope", params=params))

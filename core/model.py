@@ -7,6 +7,7 @@ many of them). Validation happens where values enter (:mod:`rankcraft.io` for ma
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal, NamedTuple
@@ -272,9 +273,17 @@ class ResetContext:
         decay: the skill plugin's decay, ``(state, periods) -> state``, or None when the
             skill does not decay (a reset may add rating periods of uncertainty).
         since: when the previous event of this schedule entry was due (a scheduled event:
-            its moment less ``every_days``, or the schedule's start); None for an event run
-            by hand, which knows no previous one. A player whose ``last_played`` is at or
-            after ``since`` played in the period the event closes.
+            its moment less ``every_days``, or the schedule's start; an event triggered by
+            the data: when the entry last ran, or the league's first match); None for an
+            event run by hand, which knows no previous one. A player whose
+            ``last_played`` is at or after ``since`` played in the period the event closes.
+        ran: when each kind of event last ran over the league, scheduled or by hand (a
+            kind absent has not run since the league began or since players were last
+            imported). A reset plugin may read it to say which players an event can change
+            (``rankcraft_reset_scope``): e.g. every player idle since the last ``"hard"``
+            event went through it.
+        every_days: a dated event's interval, in days (its ``since`` is always that long
+            before ``at``); None for an event triggered by the data or run by hand.
     """
 
     kind: str
@@ -283,6 +292,8 @@ class ResetContext:
     rank_params: Any = None
     decay: Callable[[Any, float], Any] | None = None
     since: datetime | None = None
+    ran: Mapping[str, datetime] = attrs.field(factory=dict)
+    every_days: float | None = None
 
     def played(self, record: PlayerRecord) -> bool:
         """Whether ``record``'s player played in the period this event closes (always
@@ -292,6 +303,34 @@ class ResetContext:
             return True
         last = record.last_played
         return last is not None and last >= since
+
+
+@attrs.frozen(kw_only=True)
+class ResetScope:
+    """Which players a season event can change: what ``rankcraft_reset_scope`` answers, so
+    that the league reads (and hands ``rankcraft_reset``) only those. A player is in the
+    scope when any condition given holds; with no condition, nobody is.
+
+    The conditions are those a store on disk answers along its indexed columns.
+
+    Attributes:
+        played_since: players whose latest match (``last_played``) is at or after it.
+        sort_key_from: players whose leaderboard value (:meth:`rankcraft.Display.value`:
+            rank points with a rank layer, else the skill's location less ``[display]
+            conservative`` times its spread) is at least it; a finite number.
+        tiers: players whose rank state's ``tier`` is one of these.
+    """
+
+    played_since: datetime | None = None
+    sort_key_from: float | None = None
+    tiers: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+
+    def __attrs_post_init__(self) -> None:
+        key = self.sort_key_from
+        if key is not None and (isinstance(key, bool) or not math.isfinite(key)):
+            raise ValueError(f"'sort_key_from' must be a finite number: {key!r}")
+        if not all(isinstance(t, str) for t in self.tiers):
+            raise ValueError(f"'tiers' must be tier names: {self.tiers!r}")
 
 
 @attrs.frozen(kw_only=True)

@@ -273,20 +273,50 @@ class Display:
 
 @attrs.frozen(kw_only=True)
 class ResetSchedule:
-    """A season event that a replay runs by itself, every ``every_days`` from ``start``.
+    """A season event that a replay runs by itself: on dates (every ``every_days`` from
+    ``start``), or when the data says a season ended (``season_field`` or ``gap_days``).
+    Exactly one of ``every_days``, ``season_field`` and ``gap_days`` is given.
 
     Attributes:
         kind: the event handed to the reset plugin, e.g. ``"soft"`` or ``"hard"``.
         every_days: days between two events, from an hour (1/24) to 1e6 (7 for weekly, 28
             for four-week seasons).
-        start: ISO-8601 date or date-time (UTC without a zone); the first event is
-            ``every_days`` after it. Left out: the schedule starts at the league's first
-            match. Events due at the same moment run in file order.
+        start: with ``every_days`` only: ISO-8601 date or date-time (UTC without a zone);
+            the first event is ``every_days`` after it. Left out: the schedule starts at
+            the league's first match. Events due at the same moment run in file order.
+        season_field: a field of the match's free data, ``"meta.KEY"`` (e.g.
+            ``"meta.season"``): the event runs before the first match whose value (a
+            string or an integer) differs from the previous match's.
+        gap_days: days, from an hour (1/24) to 1e6: the event runs before a match that
+            comes more than this long after the league's previous match (the off-season).
     """
 
     kind: str
-    every_days: float = attrs.field(validator=within(1.0 / 24.0, 1e6))
+    every_days: float | None = attrs.field(default=None)
     start: str | None = attrs.field(default=None)
+    season_field: str | None = attrs.field(default=None)
+    gap_days: float | None = attrs.field(default=None)
+
+    @every_days.validator
+    def _check_every(self, attribute: attrs.Attribute[float | None], value: float | None) -> None:
+        if value is not None:
+            within(1.0 / 24.0, 1e6)(self, attribute, value)
+
+    @gap_days.validator
+    def _check_gap(self, attribute: attrs.Attribute[float | None], value: float | None) -> None:
+        if value is not None:
+            within(1.0 / 24.0, 1e6)(self, attribute, value)
+
+    @season_field.validator
+    def _check_field(self, attribute: attrs.Attribute[str | None], value: str | None) -> None:
+        if value is None:
+            return
+        parts = value.split(".")
+        if len(parts) < 2 or parts[0] != "meta" or not all(parts[1:]):
+            raise ValueError(
+                "'season_field' must name a field of the match's free data, "
+                f"'meta.KEY' (e.g. 'meta.season'): {value!r}"
+            )
 
     @start.validator
     def _check_start(self, attribute: attrs.Attribute[str | None], value: str | None) -> None:
@@ -296,6 +326,46 @@ class ResetSchedule:
             datetime.fromisoformat(value)
         except ValueError:
             raise ValueError(f"'start' must be an ISO-8601 date or date-time: {value!r}") from None
+
+    def __attrs_post_init__(self) -> None:
+        given = [
+            k for k in ("every_days", "season_field", "gap_days") if getattr(self, k) is not None
+        ]
+        if len(given) != 1:
+            raise ValueError(
+                "a [[resets]] entry needs exactly one of 'every_days' (dates), "
+                f"'season_field' or 'gap_days' (from the data): {given or 'none'} "
+                f"(kind {self.kind!r})"
+            )
+        if self.start is not None and self.every_days is None:
+            raise ValueError(
+                f"'start' goes with 'every_days' (a dated schedule): {self.start!r} "
+                f"(kind {self.kind!r})"
+            )
+
+    @property
+    def trigger(self) -> str:
+        """``"dates"``, ``"season"`` (a season field) or ``"gap"`` (a long gap)."""
+        if self.season_field is not None:
+            return "season"
+        return "gap" if self.gap_days is not None else "dates"
+
+    def season_of(self, meta: Mapping[str, Any]) -> str | int | None:
+        """The match's season value (``season_field`` read from its ``meta``), or None
+        when the field is absent; a value that is not a string or an integer is refused
+        (a ValueError naming the field and the value)."""
+        assert self.season_field is not None
+        value: Any = meta
+        for key in self.season_field.split(".")[1:]:
+            if not isinstance(value, Mapping) or key not in value:
+                return None
+            value = value[key]
+        if isinstance(value, bool) or not isinstance(value, str | int):
+            raise ValueError(
+                f"'{self.season_field}' must be a string or an integer (the season's "
+                f"name): {value!r}"[:300]
+            )
+        return value
 
     @property
     def start_time(self) -> datetime | None:

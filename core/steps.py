@@ -137,6 +137,9 @@ class Steps:
             self.initial_rank = pl.initial(rs.rank.plugin, "rank", rs.rank.params)
             self.rank_class = type(self.initial_rank())
         self.reset = pl.reset(rs.reset.plugin, rs.reset.params) if rs.reset is not None else None
+        self.reset_scope = (
+            pl.reset_scope(rs.reset.plugin, rs.reset.params) if rs.reset is not None else None
+        )
         self.standings: Callable[[Sequence[PlayerRecord]], Mapping[str, str]] | None = None
         for spec in (rs.rank, update):
             if spec is not None and pl.implements(spec.plugin, "rankcraft_standings"):

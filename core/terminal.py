@@ -7,7 +7,10 @@ from __future__ import annotations
 import gzip
 from collections.abc import Sequence
 from types import TracebackType
-from typing import TextIO
+from typing import Any, TextIO
+
+EVENTS_SHOWN = 20
+"""A catch-up of season events is drawn when at least this many are due."""
 
 
 class Bar:
@@ -21,6 +24,7 @@ class Bar:
         self.enabled = _is_terminal(stream) if enabled is None else enabled
         self._progress = None
         self._task = None
+        self._events: Any = None
         if not self.enabled:
             return
         from rich.console import Console
@@ -57,6 +61,24 @@ class Bar:
         elapsed = task.elapsed or 0.0
         rate = f"{count / elapsed:,.0f}/s" if elapsed > 0 else ""
         self._progress.update(self._task, completed=count, rate=rate)
+
+    def events(self, done: int, total: int) -> None:
+        """Draw, under the bar, a catch-up of ``total`` season events (``done`` so far):
+        :attr:`rankcraft.League.catch_up_progress`. Shown from :data:`EVENTS_SHOWN`
+        events due; the line goes when they are done."""
+        progress = self._progress
+        if progress is None or total < EVENTS_SHOWN:
+            return
+        task = self._events
+        first = task is None
+        if task is None:
+            self._events = task = progress.add_task("season events", total=total, rate="")
+        progress.update(task, completed=done, total=total)
+        if first or done >= total:
+            progress.refresh()  # (drawn at least once, however fast the catch-up)
+        if done >= total:
+            progress.remove_task(task)
+            self._events = None
 
     def done(self) -> None:
         if self._progress is not None:

@@ -42,7 +42,7 @@ from typing import Any
 
 import attrs
 
-from rankcraft import InputError, Needs, PlayerRecord, State, field_of_role, hookimpl
+from rankcraft import InputError, Needs, PlayerRecord, ResetScope, State, field_of_role, hookimpl
 from rankcraft.validators import RATING_LIMIT, unit, within
 
 
@@ -112,6 +112,15 @@ def rankcraft_decay(params: IdleRegressParams, state: State, periods: float) -> 
     value = getattr(state, field)
     moved = params.target + (1.0 - params.fraction) * (value - params.target)
     return attrs.evolve(state, **{field: moved})
+
+
+@hookimpl
+def rankcraft_reset_scope(params: RegressParams, kind: str) -> ResetScope | None:
+    """Regression moves every player not at the target (the target itself may be the
+    league's mean): every player, unless ``fraction`` is 0 (then nobody moves)."""
+    if kind in params.kinds and params.fraction == 0.0:
+        return ResetScope()
+    return None
 
 
 @hookimpl

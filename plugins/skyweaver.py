@@ -36,12 +36,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from datetime import timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, cast
 
 import attrs
 
-from rankcraft import InputError, Needs, PlayerContext, PlayerRecord, ResetContext, hookimpl
+from rankcraft import (
+    InputError,
+    Needs,
+    PlayerContext,
+    PlayerRecord,
+    ResetContext,
+    ResetScope,
+    hookimpl,
+)
 from rankcraft import state_field as _state_field
 from rankcraft.validators import RATING_LIMIT, state_within, unit, within
 
@@ -302,6 +311,34 @@ def rankcraft_reset(
     if kind == "hard":
         return _hard_reset(params, players, context)
     raise InputError(f"skyweaver-rp has no {kind!r} reset (it has 'soft' and 'hard')")
+
+
+@hookimpl
+def rankcraft_reset_scope(
+    params: SkyweaverParams, kind: str, context: ResetContext
+) -> ResetScope | None:
+    """A scheduled soft reset changes only the players of the season (played since the
+    latest hard reset, or this week) and the Masters (capped); a hard reset rescales
+    every MMR by the league's lowest and highest (eq. 5): every player.
+
+    Exact when every other player is as the latest hard reset left them: no week
+    recorded, RP below 1200 (a hard reset gives at most 1000), and RD at the level a
+    week's growth keeps (``reset_deviation`` equal to the skill's RD ceiling, or no RD
+    growth). Otherwise, before the league's first hard reset, for a soft reset triggered
+    by the data and for an event run by hand: every player."""
+    hard = context.ran.get("hard")
+    if kind != "soft" or hard is None or context.every_days is None or context.since is None:
+        return None
+    if context.decay is not None and params.soft_reset_periods > 0:
+        ceiling = getattr(context.skill_params, "ceiling", None)
+        if ceiling != params.reset_deviation:
+            return None
+    # a week that closed before the hard reset may have recorded a week for a player
+    # idle since: the first soft reset after it looks back one interval from its moment
+    # (a dated soft reset: the same interval every time; one triggered by the data looks
+    # back to its previous run, which may be long before, so it reads everyone)
+    week = timedelta(days=context.every_days)
+    return ResetScope(played_since=min(context.since, hard - week), sort_key_from=1200.0)
 
 
 def _soft_reset(

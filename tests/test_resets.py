@@ -178,3 +178,50 @@ def test_a_match_after_the_last_representable_event_is_refused_at_once() -> None
     with pytest.raises(rankcraft.MatchError, match="no room for the season schedule"):
         league.record(game("m2", "9999-12-31"))
     assert league.export() == before and calls[0] < 60
+
+
+def test_a_catch_up_reports_its_progress() -> None:
+    league = schedule_league()
+    league.record(game("m1", "2024-01-02"))
+    calls: list[tuple[int, int]] = []
+    league.catch_up_progress = lambda done, total: calls.append((done, total))
+    league.record(game("m2", "2024-01-09"))  # one event due (01-08): no catch-up to show
+    assert calls == []
+    # soft resets 01-15 to 12-30 (51), hard resets 01-15 to 12-30 (26): 77 due; once the
+    # league is at rest the rest are passed over in one step
+    league.record(game("m3", "2024-12-31"))
+    assert calls[0] == (1, 77) and calls[-1] == (77, 77)
+    assert [d for d, _ in calls] == sorted({d for d, _ in calls}) and len(calls) < 77
+
+
+class _Terminal(io.StringIO):
+    """A stream that says it is a terminal, so that progress bars draw on it."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_replay_draws_a_catch_up_bar_on_a_terminal_only(tmp_path: Path) -> None:
+    source = tmp_path / "m.jsonl"
+    # the bundled skyweaver schedule from the first match (2024-01-02): soft resets
+    # 2024-01-09 to 2030-01-01 (313) and hard resets from 2024-01-30 (78) before m3
+    matches = [
+        game("m1", "2024-01-02"),
+        game("m2", "2024-01-03", "c", "a"),
+        game("m3", "2030-01-01", "a", "c"),
+    ]
+    source.write_text("".join(json.dumps(m) + "\n" for m in matches))
+    for n, err in enumerate((_Terminal(), io.StringIO())):
+        out = io.StringIO()
+        argv = [
+            "replay",
+            str(source),
+            "--ruleset",
+            "skyweaver",
+            "--db",
+            str(tmp_path / f"{n}.sqlite"),
+        ]
+        assert main(argv, out=out, err=err) == 0
+        drawn = "season events" in err.getvalue()
+        assert drawn == (n == 0) and ("/391" in err.getvalue()) == (n == 0)
+        assert "recorded 3 matches" in out.getvalue()

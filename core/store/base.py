@@ -117,6 +117,18 @@ class Store(Protocol):
         """How many players the store has (those written in the open batch included)."""
         ...
 
+    def load_where(
+        self,
+        played_since: datetime | None = None,
+        sort_key_from: float | None = None,
+        tiers: Collection[str] = (),
+    ) -> dict[str, PlayerRecord]:
+        """The records of the players who played at or after ``played_since``, or whose
+        :attr:`Codec.sort_key` is at least ``sort_key_from``, or whose tier is one of
+        ``tiers`` (any condition given; none: no player), in one query along the indexed
+        columns (a season event's scope, :class:`rankcraft.ResetScope`)."""
+        ...
+
     def leaderboard(
         self,
         limit: int | None,

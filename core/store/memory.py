@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import struct
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import DuplicateMatchError
 from ..io import parse_match
@@ -14,6 +14,11 @@ from ..model import Match, PlayerRecord, Report
 from .base import Codec, Entry, MatchRow
 
 _LENGTH = struct.Struct("<I")
+T = TypeVar("T")
+
+
+def _last_played(record: PlayerRecord) -> datetime | None:
+    return record.last_played
 
 
 def leaderboard_page(
@@ -35,6 +40,31 @@ def leaderboard_page(
     ]
     chosen.sort(key=lambda r: (-key(r), r.id))
     return chosen[offset:] if limit is None else chosen[offset : offset + limit]
+
+
+def in_scope(
+    played_since: datetime | None,
+    sort_key_from: float | None,
+    tiers: Collection[str],
+    last: Callable[[T], datetime | None],
+    key: Callable[[T], float],
+    tier: Callable[[T], str | None],
+) -> Callable[[T], bool]:
+    """``item -> bool``: whether an item (a record, or the engine's row) meets any of the
+    conditions of :meth:`Store.load_where`, read through ``last`` (its latest match),
+    ``key`` (its sort key) and ``tier``; the latest match first: it costs least."""
+    wanted = frozenset(tiers)
+
+    def chosen(item: T) -> bool:
+        if played_since is not None:
+            moment = last(item)
+            if moment is not None and moment >= played_since:
+                return True
+        if sort_key_from is not None and key(item) >= sort_key_from:
+            return True
+        return bool(wanted) and tier(item) in wanted
+
+    return chosen
 
 
 class MemoryStore:
@@ -91,6 +121,19 @@ class MemoryStore:
 
     def count_players(self) -> int:
         return len(self._players)
+
+    def load_where(
+        self,
+        played_since: datetime | None = None,
+        sort_key_from: float | None = None,
+        tiers: Collection[str] = (),
+    ) -> dict[str, PlayerRecord]:
+        codec = self._codec
+        assert codec is not None, "attach() first"
+        chosen = in_scope(
+            played_since, sort_key_from, tiers, _last_played, codec.sort_key, codec.tier
+        )
+        return {pid: r for pid, r in self._players.items() if chosen(r)}
 
     def _key(self, record: PlayerRecord) -> tuple[float, str]:
         assert self._codec is not None, "attach() first"

@@ -250,6 +250,38 @@ class SQLStore:
             )
         }
 
+    def load_where(
+        self,
+        played_since: datetime | None = None,
+        sort_key_from: float | None = None,
+        tiers: Collection[str] = (),
+    ) -> dict[str, PlayerRecord]:
+        """The records of the players in a season event's scope, in one query: each
+        condition reads an indexed column (``last_epoch``, ``sort_key``) or ``tier``."""
+        conditions: list[str] = []
+        args: list[Any] = []
+        if played_since is not None:
+            conditions.append("last_epoch >= ?")
+            args.append(played_since.timestamp())
+        if sort_key_from is not None:
+            conditions.append("sort_key >= ?")
+            args.append(sort_key_from)
+        if tiers:
+            condition, arg = self._in_list("tier", tiers)
+            conditions.append(condition)
+            args.append(arg)
+        if not conditions:
+            return {}
+        decode = self._decode
+        return {
+            row[0]: decode(row)
+            for row in self._execute(
+                f"SELECT {_PLAYER_COLUMNS} FROM players WHERE ({' OR '.join(conditions)}) "
+                "AND matches >= 0",
+                args,
+            )
+        }
+
     def count_players(self) -> int:
         return int(self._execute("SELECT count(*) FROM players WHERE matches >= 0").fetchone()[0])
 
