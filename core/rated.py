@@ -220,7 +220,7 @@ PACKED = 1
 """The first byte of a packed report (a JSON report starts with ``{``)."""
 
 _HEAD = struct.Struct("<BH")  # version, number of expected values
-_COUNT = struct.Struct("<I")  # a change count, or the byte length of a JSON text
+_COUNT = struct.Struct("<I")  # a change count, or the byte length of a long JSON text
 _FLAG = struct.Struct("<B")
 _USED, _RANK, _FACTORS = 1, 2, 4  # a change's flags
 _DOUBLES, _JSON = 0, 1  # how a state is packed
@@ -246,7 +246,7 @@ class _StatePacker:
             out.append(self._fixed.pack(_DOUBLES, *values))
         else:
             text = self._text(state).encode()
-            out.append(_FLAG.pack(_JSON) + _COUNT.pack(len(text)) + text)
+            out.append(_FLAG.pack(_JSON) + _sized(text))
 
     def unpack(self, blob: bytes, at: int) -> tuple[dict[str, Any], int]:
         if blob[at] == _DOUBLES:
@@ -255,10 +255,19 @@ class _StatePacker:
         return _json_at(blob, at + 1)
 
 
+def _sized(text: bytes) -> bytes:
+    """``text`` after its length: one byte below 255, else 255 and four bytes."""
+    if len(text) < 255:
+        return bytes((len(text),)) + text
+    return b"\xff" + _COUNT.pack(len(text)) + text
+
+
 def _json_at(blob: bytes, at: int) -> tuple[Any, int]:
-    """The JSON value whose length-prefixed text starts at ``at``, and the next offset."""
-    (length,) = _COUNT.unpack_from(blob, at)
-    start = at + _COUNT.size
+    """The JSON value whose :func:`_sized` text starts at ``at``, and the next offset."""
+    length, start = blob[at], at + 1
+    if length == 255:
+        (length,) = _COUNT.unpack_from(blob, start)
+        start += _COUNT.size
     return json.loads(blob[start : start + length]), start + length
 
 
@@ -303,7 +312,7 @@ class ReportPacker:
                 known = self._factors
                 if known is None or known[0] is not factors:  # (equal factors share a dict)
                     text = compact_json(factors).encode()
-                    known = self._factors = (factors, _COUNT.pack(len(text)) + text)
+                    known = self._factors = (factors, _sized(text))
                 out.append(known[1])
         return b"".join(out)
 

@@ -91,7 +91,7 @@ class MemoryStore:
         self._by_player: dict[str, list[int]] = {}
         self._indexed = 0
         self._pending_players: list[PlayerRecord] = []
-        self._pending_matches: list[Entry | bytes] = []
+        self._committed = 0  # rows past this one belong to the open batch
         self._meta: dict[str, str] = {}
         self._pending_meta: dict[str, str] = {}
         self._tokens: dict[str, tuple[str, str, str, str]] = {}  # name: key, digest, scope, at
@@ -177,24 +177,24 @@ class MemoryStore:
 
     def begin(self) -> None:
         self._pending_players = []
-        self._pending_matches = []
         self._pending_meta = {}
+        del self._rows[self._committed :]
 
     def write(self, players: Iterable[PlayerRecord], matches: Iterable[Entry]) -> None:
         self._pending_players.extend(players)
-        pending = self._pending_matches
+        rows = self._rows  # (the open batch's matches go straight in: no second list)
         entries = matches if isinstance(matches, list) else list(matches)
         self._ids.update([entry.id for entry in entries])
-        room = max(self.pack_after - len(self._rows) - len(pending), 0)
-        pending.extend(entries[:room])
+        room = max(self.pack_after - len(rows), 0)
+        rows.extend(entries[:room])
         if len(entries) > room:
-            pending.extend(map(self._pack, entries[room:]))
+            rows.extend(map(self._pack, entries[room:]))
 
     def commit(self) -> None:
         self._meta.update(self._pending_meta)
         for record in self._pending_players:
             self._players[record.id] = record
-        self._rows.extend(self._pending_matches)
+        self._committed = len(self._rows)
         self.begin()
 
     def _pack(self, entry: Entry) -> bytes:
@@ -221,7 +221,8 @@ class MemoryStore:
         return data["id"], data["teams"]
 
     def rollback(self) -> None:
-        self._ids.difference_update([self._who(kept)[0] for kept in self._pending_matches])
+        pending = self._rows[self._committed :]
+        self._ids.difference_update([self._who(kept)[0] for kept in pending])
         self.begin()
 
     def _index(self) -> None:
@@ -229,7 +230,7 @@ class MemoryStore:
         rows = self._rows
         by_id = self._by_id
         by_player = self._by_player
-        for seq in range(self._indexed + 1, len(rows) + 1):
+        for seq in range(self._indexed + 1, self._committed + 1):
             match_id, teams = self._who(rows[seq - 1])
             by_id[match_id] = seq
             for side in teams:
@@ -239,7 +240,7 @@ class MemoryStore:
                         by_player[player] = [seq]
                     else:
                         seqs.append(seq)
-        self._indexed = len(rows)
+        self._indexed = self._committed
 
     def _row(self, seq: int) -> MatchRow:
         match, report = self._unpack(self._rows[seq - 1])
@@ -256,7 +257,7 @@ class MemoryStore:
         return None if seq is None else self._row(seq)
 
     def count_matches(self) -> int:
-        return len(self._rows)
+        return self._committed
 
     def generation(self) -> int:
         return int(self._meta.get("generation", "0"))
