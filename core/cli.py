@@ -513,6 +513,11 @@ def _side_result(match: Match, side: int) -> float | None:
     return pair_score(match.places, side, 1 - side)
 
 
+def _season_value(text: str) -> str | int:
+    """A season given on the command line: a whole number as a number, else the text."""
+    return int(text) if re.fullmatch(r"-?[0-9]+", text) else text
+
+
 def cmd_predict(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     sides = [[p for p in side.split(",") if p] for side in args.sides]
     db = _db_path(args)
@@ -534,7 +539,7 @@ def cmd_predict(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                         f"{did_you_mean(player, (r.id for r in league.players()))}; "
                         "--new-ok predicts them as new players"
                     )
-        forecast = league.forecast(sides, at=args.at, home=args.home)
+        forecast = league.forecast(sides, at=args.at, home=args.home, season=args.season)
     if args.json:
         document = {"sides": sides, "probabilities": list(forecast.probabilities)}
         _emit_json({**document, **forecast.to_dict()}, out)
@@ -1300,6 +1305,13 @@ def _read_commands(c: _Commands) -> None:
     p.add_argument("--at", help="predict for this time (ISO-8601): decays idle players")
     p.add_argument(
         "--home", type=int, metavar="INDEX", help="the index of the side at home (0 = first)"
+    )
+    p.add_argument(
+        "--season",
+        type=_season_value,
+        metavar="VALUE",
+        help="the match's season, for a ruleset whose [[resets]] follow a season field "
+        "(a new season applies its event first; a whole number is read as a number)",
     )
     p.add_argument(
         "--new-ok",

@@ -15,7 +15,7 @@ GET      ``/leaderboard``        (read)       players best first; a page of them
                                               ``?top=N&offset=N``, filtered by
                                               ``active_days=D``, ``tier=T``, ``all=true``
 GET      ``/predict``            (read)       ``?side=a,b&side=c[&at=ISO]``: the forecast
-POST     ``/predict``            (read)       the same for ``{"sides", "at", "home"}``
+POST     ``/predict``            (read)       the same for ``{"sides", "at", "home", "season"}``
 POST     ``/match/opponents``    (read)       ``{"players", "width", ...}``: a rank filter's players
 POST     ``/match/quality``      (read)       ``{"sides", "at", "home"}``: quality in [0, 1]
 POST     ``/match/balance``      (read)       ``{"players", "teams", "at"}``: fair teams
@@ -518,6 +518,12 @@ def request_bodies(settings: Settings) -> dict[str, Body]:
                     must="the index of a side",
                     description="the index of the side at home (below the number of sides)",
                 ),
+                Field(
+                    "season",
+                    ("string", "integer", "null"),
+                    description="the season the match belongs to, for a ruleset whose "
+                    "[[resets]] follow a season field: a new season applies its event first",
+                ),
             ),
             description="the sides to predict (player ids may hold commas here)",
             unknown_error=RequestError,
@@ -896,10 +902,16 @@ def openapi_document(league: League, settings: Settings | None = None) -> dict[s
     )
 
 
-def _forecast(league: League, sides: list[list[str]], at: Any, home: int | None) -> JSONResponse:
+def _forecast(
+    league: League,
+    sides: list[list[str]],
+    at: Any,
+    home: int | None,
+    season: str | int | None = None,
+) -> JSONResponse:
     """The answer of ``/predict``: what ``League.predict`` gives (``probabilities``) and
     the whole :class:`~rankcraft.Forecast` beside it."""
-    forecast = league.forecast(sides, at=at, home=home)
+    forecast = league.forecast(sides, at=at, home=home, season=season)
     return JSONResponse(
         {"sides": sides, "probabilities": list(forecast.probabilities), **forecast.to_dict()}
     )
@@ -920,7 +932,7 @@ class _Handlers:
         if home is not None and home >= len(sides):
             raise InputError(f"'home' must be the index of a side: {home!r}"[:300])
         self.league.refresh([p for side in sides for p in side])
-        return _forecast(self.league, sides, body.get("at"), home)
+        return _forecast(self.league, sides, body.get("at"), home, body.get("season"))
 
     def parse(self, body: Any) -> Match:
         """A match of a request, within the service's limits."""

@@ -231,3 +231,44 @@ def test_a_state_document_schedule_is_validated() -> None:
             rankcraft.League(rankcraft.loads_ruleset(BY_SEASON)).import_state(
                 {**document, "schedule": bad}
             )
+
+
+def test_the_cli_and_the_service_pass_the_season_on(tmp_path: Path) -> None:
+    """``predict --season`` and ``POST /predict {"season"}`` forecast as League.forecast
+    with the season; a whole number on the command line is read as a number."""
+    from starlette.testclient import TestClient
+
+    from rankcraft.serve import Settings, create_app
+    from rankcraft.tokens import create_token
+
+    ruleset = tmp_path / "by-season.toml"
+    ruleset.write_text(BY_SEASON)
+    db = tmp_path / "league.sqlite"
+    history = [
+        game("m1", "2024-01-10", "a", "b", 2023),
+        game("m2", "2024-06-05", "a", "b", 2023),
+    ]
+    with rankcraft.League.open(db, rankcraft.load_ruleset(ruleset)) as league:
+        league.record_many(history)
+        want = {
+            season: league.forecast([["a"], ["b"]], at="2024-10-20", season=season)
+            for season in (2023, 2024)
+        }
+    assert want[2023].expected_score[0] == pytest.approx(expected(A2, B2))
+    a3, b3 = 1500 + (A2 - 1500) / 2, 1500 + (B2 - 1500) / 2
+    assert want[2024].expected_score[0] == pytest.approx(expected(a3, b3))
+    for season in (2023, 2024):
+        out, err = io.StringIO(), io.StringIO()
+        argv = ["predict", "a", "b", "--db", str(db), "--at", "2024-10-20", "--json"]
+        assert main([*argv, "--season", str(season)], out=out, err=err) == 0, err.getvalue()
+        assert json.loads(out.getvalue())["expected_score"] == list(want[season].expected_score)
+    league = rankcraft.League.open(db)
+    _, token = create_token(league.store, scope="read")
+    client = TestClient(create_app(league, Settings()), headers={"Authorization": f"Bearer {token}"})
+    body = {"sides": [["a"], ["b"]], "at": "2024-10-20T00:00:00Z", "season": 2024}
+    answer = client.post("/predict", json=body)
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["expected_score"] == list(want[2024].expected_score)
+    answer = client.post("/predict", json={**body, "season": 2024.5})
+    assert answer.status_code == 400 and "season" in answer.text
+    league.close()
