@@ -365,7 +365,8 @@ def season_of(ruleset: Ruleset, first: datetime) -> Callable[[datetime], tuple[d
     are the periods between the runs of the ruleset's least frequent ``[[resets]]`` event
     (the largest ``every_days``: Skyweaver's four-weekly hard reset), counted as the
     league counts them: from the event's ``start``, else from the first match
-    (``first``). Without ``[[resets]]``: calendar years (UTC).
+    (``first``). Without dated ``[[resets]]`` (none, or only events a season field or
+    a gap in the data triggers): calendar years (UTC).
 
     >>> two_weeks = loads_ruleset(
     ...     'name = "x"\\n[update]\\nplugin = "elo"\\n[reset]\\nplugin = "regress"\\n'
@@ -377,16 +378,17 @@ def season_of(ruleset: Ruleset, first: datetime) -> Callable[[datetime], tuple[d
     >>> [t.year for t in season_of(load_ruleset("elo"), first)(first)]
     [2024, 2025]
     """
-    if not ruleset.resets:
+    dated = [(r.every_days, r) for r in ruleset.resets if r.every_days is not None]
+    if not dated:
 
         def year(at: datetime) -> tuple[datetime, datetime]:
             start = datetime(at.year, 1, 1, tzinfo=UTC)
             return start, _later(start, lambda: datetime(at.year + 1, 1, 1, tzinfo=UTC))
 
         return year
-    longest = max(ruleset.resets, key=lambda r: r.every_days)
+    days, longest = max(dated, key=lambda item: item[0])
     origin = longest.start_time or first
-    step = timedelta(days=longest.every_days)
+    step = timedelta(days=days)
 
     def period(at: datetime) -> tuple[datetime, datetime]:
         start = _later(origin, lambda: origin + step * ((at - origin) // step))

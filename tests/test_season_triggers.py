@@ -264,7 +264,9 @@ def test_the_cli_and_the_service_pass_the_season_on(tmp_path: Path) -> None:
         assert json.loads(out.getvalue())["expected_score"] == list(want[season].expected_score)
     league = rankcraft.League.open(db)
     _, token = create_token(league.store, scope="read")
-    client = TestClient(create_app(league, Settings()), headers={"Authorization": f"Bearer {token}"})
+    client = TestClient(
+        create_app(league, Settings()), headers={"Authorization": f"Bearer {token}"}
+    )
     body = {"sides": [["a"], ["b"]], "at": "2024-10-20T00:00:00Z", "season": 2024}
     answer = client.post("/predict", json=body)
     assert answer.status_code == 200, answer.text
