@@ -377,6 +377,11 @@ def season_of(ruleset: Ruleset, first: datetime) -> Callable[[datetime], tuple[d
     >>> first = datetime(2024, 5, 1, tzinfo=UTC)
     >>> [t.year for t in season_of(load_ruleset("elo"), first)(first)]
     [2024, 2025]
+    >>> by_field = loads_ruleset(
+    ...     'name = "y"\\n[update]\\nplugin = "elo"\\n[reset]\\nplugin = "regress"\\n'
+    ...     '[[resets]]\\nkind = "soft"\\nseason_field = "meta.season"\\n')
+    >>> [t.year for t in season_of(by_field, first)(first)]
+    [2024, 2025]
     """
     dated = [(r.every_days, r) for r in ruleset.resets if r.every_days is not None]
     if not dated:
