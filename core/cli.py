@@ -132,8 +132,8 @@ def _leaderboard_rows(
 ) -> tuple[list[str], list[list[str]]]:
     skill_cols = _skill_columns(league)
     rank_cols = _rank_columns(league)
-    standings = league.standings()
-    extra = ["standing"] if standings else []
+    standings = league.standings(r.id for r in records)
+    extra = ["standing"] if league.has_standings else []
     # [display] conservative: the value the table is sorted by, beside the skill
     conservative = ["conservative"] if league.ruleset.display.conservative else []
     headers = [
@@ -152,7 +152,7 @@ def _leaderboard_rows(
             [
                 str(place),
                 r.id,
-                *([standings.get(r.id, "-")] if standings else []),
+                *([standings.get(r.id, "-")] if extra else []),
                 *(_num(getattr(r.rank, c)) for c in rank_cols),
                 *([_num(league.shown(r).value or 0.0)] if conservative else []),
                 *(_num(getattr(r.skill, c)) for c in skill_cols),
@@ -371,7 +371,7 @@ def cmd_leaderboard(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             everyone=args.all,
         )
         if args.json:
-            standings = league.standings()
+            standings = league.standings(r.id for r in top)
             _emit_json(
                 [
                     {
@@ -419,7 +419,7 @@ def cmd_player(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 err.write(f"wrote the plot of {args.id!r} to {written.resolve()}\n")
         rows = league.history(args.id, args.last)
         codec = league.codec
-        standing = league.standings().get(args.id)
+        standing = league.standings([args.id]).get(args.id)
         if args.json:
             _emit_json(
                 {

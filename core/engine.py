@@ -41,7 +41,7 @@ from .errors import (
 from .forecast import Forecast, forecast_states
 from .io import parse_match, parse_time
 from .manager import Plugins
-from .model import Match, PlayerRecord, Report, ResetContext, ResetScope
+from .model import Match, PlayerRecord, PlayerScope, Report, ResetContext
 from .rated import Rated, ReportWriter
 from .ruleset import Display, Ruleset, dumps, load_ruleset, loads_stored_ruleset
 from .seasons import Seasons, due_before
@@ -924,7 +924,7 @@ class League:
                 changed += 1
         return changed
 
-    def _rows_in(self, scope: ResetScope) -> dict[str, Row]:
+    def _rows_in(self, scope: PlayerScope) -> dict[str, Row]:
         """The rows of the players in a season event's scope. In memory, the league's
         rows filtered; over a database, the store's answer along its indexed columns
         with the rows the open transaction changed and has not written yet (the newer:
@@ -976,13 +976,34 @@ class League:
         """Whether the ruleset gives league-wide labels (:meth:`standings`)."""
         return self._steps.standings is not None
 
-    def standings(self) -> dict[str, str]:
+    def standings(self, players: Iterable[str] | None = None) -> dict[str, str]:
         """League-wide labels per player (a tier such as Grandweaver, a percentile), from
         the rank plugin (or the update plugin without a rank slot); empty when neither
-        offers them."""
-        if self._steps.standings is None:
+        offers them.
+
+        :param players: only these players' labels (unknown ids have none). When the
+            plugin says which players its labels depend on (``rankcraft_standings_scope``),
+            only those and these are read: a page of a large league on a database does
+            not read every player. Default: every player's label.
+        """
+        steps = self._steps
+        if steps.standings is None:
             return {}
-        return dict(self._steps.standings(self.players()))
+        if players is None:
+            return dict(steps.standings(self.players()))
+        wanted = set(players)
+        scope = steps.standings_scope() if steps.standings_scope is not None else None
+        if scope is None:
+            labels = steps.standings(self.players())
+        else:
+            rows = self._rows_in(scope)
+            self._unit.fetch(wanted - rows.keys())
+            for pid in wanted - rows.keys():
+                row = self._unit.rows.get(pid)
+                if row is not None:
+                    rows[pid] = row
+            labels = steps.standings([record_of(p, rows[p]) for p in sorted(rows)])
+        return {p: label for p, label in labels.items() if p in wanted}
 
     def close(self) -> None:
         """Close the store."""

@@ -27,8 +27,8 @@ from .model import (
     Pairing,
     PlayerContext,
     PlayerRecord,
+    PlayerScope,
     ResetContext,
-    ResetScope,
     State,
 )
 
@@ -302,7 +302,7 @@ def rankcraft_reset(
 
 
 @hookspec
-def rankcraft_reset_scope(params: Any, kind: str, context: ResetContext) -> ResetScope | None:
+def rankcraft_reset_scope(params: Any, kind: str, context: ResetContext) -> PlayerScope | None:
     """Say which players a season event can change (optional).
 
     Asked before each event: the league then reads from its store only the players in
@@ -322,7 +322,7 @@ def rankcraft_reset_scope(params: Any, kind: str, context: ResetContext) -> Rese
     :param kind: the event, e.g. ``"soft"`` or ``"hard"``.
     :param context: as :func:`rankcraft_reset` gets it (``since``; ``ran``, when each kind
         last ran over the league).
-    :returns: a :class:`rankcraft.ResetScope`, or None for every player.
+    :returns: a :class:`rankcraft.PlayerScope`, or None for every player.
 
     .. versionadded:: 0.2
     """
@@ -348,6 +348,29 @@ def rankcraft_standings(params: Any, players: Sequence[PlayerRecord]) -> Mapping
     :returns: a mapping from player id to a short label; players left out have none.
 
     .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def rankcraft_standings_scope(params: Any) -> PlayerScope | None:
+    """Say which players the league-wide labels depend on (optional).
+
+    When a reader asks for some players' labels (a leaderboard page, one player's view),
+    the league reads from its store only the players in this scope, adds the players
+    asked about, and hands those to :func:`rankcraft_standings` of the same plugin, so
+    that a label costs in proportion to the scope, not to the league. Without this hook,
+    or when it returns None, every player is read (the default).
+
+    The answer must be exact: the label of any player must be computable from that
+    player and the players in the scope (Skyweaver's Grandweaver, the top 100 Masters,
+    needs the Masters: every player with at least 1,200 RP). A label that compares a
+    player with everyone (a percentile of the league) cannot be scoped: return None.
+
+    :param params: the params of the slot whose plugin answers :func:`rankcraft_standings`.
+    :returns: a :class:`rankcraft.PlayerScope` (no condition: only the players asked
+        about), or None for every player.
+
+    .. versionadded:: 0.2
     """
 
 

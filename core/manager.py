@@ -32,8 +32,8 @@ from .model import (
     Pairing,
     PlayerContext,
     PlayerRecord,
+    PlayerScope,
     ResetContext,
-    ResetScope,
     State,
 )
 
@@ -60,7 +60,8 @@ OutcomesFn = Callable[[Sequence[State], int | None], Sequence[float] | None]
 UpdateFn = Callable[[State, Sequence[Pairing], PlayerContext], State]
 RankFn = Callable[[State, State, State, PlayerContext], State]
 ResetFn = Callable[[Sequence[PlayerRecord], str, ResetContext], Sequence[PlayerRecord]]
-ResetScopeFn = Callable[[str, ResetContext], ResetScope | None]
+PlayerScopeFn = Callable[[str, ResetContext], PlayerScope | None]
+StandingsScopeFn = Callable[[], PlayerScope | None]
 
 
 @attrs.frozen(kw_only=True)
@@ -408,13 +409,22 @@ class Plugins:
             self._bind(plugin, "rankcraft_standings", params=params),
         )
 
+    def standings_scope(self, plugin: str, params: Any) -> StandingsScopeFn | None:
+        """``() -> scope or None``; None when the plugin has no
+        ``rankcraft_standings_scope`` (an optional hook: labels read every player)."""
+        if not self.implements(plugin, "rankcraft_standings_scope"):
+            return None
+        return cast(
+            StandingsScopeFn, self._bind(plugin, "rankcraft_standings_scope", params=params)
+        )
+
     def reset(self, plugin: str, params: Any) -> ResetFn:
         """``(players, kind, context) -> records``."""
         return cast(ResetFn, self._bind(plugin, "rankcraft_reset", params=params))
 
-    def reset_scope(self, plugin: str, params: Any) -> ResetScopeFn | None:
+    def reset_scope(self, plugin: str, params: Any) -> PlayerScopeFn | None:
         """``(kind, context) -> scope or None``; None when the plugin has no
         ``rankcraft_reset_scope`` (an optional hook: every player is in every event)."""
         if not self.implements(plugin, "rankcraft_reset_scope"):
             return None
-        return cast(ResetScopeFn, self._bind(plugin, "rankcraft_reset_scope", params=params))
+        return cast(PlayerScopeFn, self._bind(plugin, "rankcraft_reset_scope", params=params))

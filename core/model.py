@@ -306,10 +306,11 @@ class ResetContext:
 
 
 @attrs.frozen(kw_only=True)
-class ResetScope:
-    """Which players a season event can change: what ``rankcraft_reset_scope`` answers, so
-    that the league reads (and hands ``rankcraft_reset``) only those. A player is in the
-    scope when any condition given holds; with no condition, nobody is.
+class PlayerScope:
+    """Which players a hook needs: those a season event can change
+    (``rankcraft_reset_scope``), or those league-wide labels depend on
+    (``rankcraft_standings_scope``), so that the league reads only those. A player is in
+    the scope when any condition given holds; with no condition, nobody is.
 
     The conditions are those a store on disk answers along its indexed columns.
 

@@ -8,7 +8,7 @@ The schedule is kept in the store (meta key ``next_resets``) so that a league re
 or another process, runs each event once. An event anchored at the league's first match
 (no ``start``) is placed when that match comes. The store also keeps when each kind of
 event last ran over the whole league (meta key ``resets_ran``), which a reset plugin may
-use to say which players an event can change (:class:`rankcraft.ResetScope`).
+use to say which players an event can change (:class:`rankcraft.PlayerScope`).
 """
 
 from __future__ import annotations

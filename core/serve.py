@@ -1025,7 +1025,7 @@ class _Handlers:
         standing = None
         if self.league.has_standings:
             self.league.refresh()
-            standing = self.league.standings().get(player)
+            standing = self.league.standings([player]).get(player)
         return JSONResponse(
             {
                 "player": self.codec.record_to_dict(record),
@@ -1047,7 +1047,7 @@ class _Handlers:
         page = self.league.leaderboard(
             top, offset=offset, active_days=active_days, tier=tier, everyone=everyone
         )
-        standings = self.league.standings()
+        standings = self.league.standings(r.id for r in page)
         return JSONResponse(
             [
                 {

@@ -28,6 +28,7 @@ from .model import (
     Pairing,
     PlayerContext,
     PlayerRecord,
+    PlayerScope,
     State,
     format_time,
     pair_score,
@@ -141,9 +142,11 @@ class Steps:
             pl.reset_scope(rs.reset.plugin, rs.reset.params) if rs.reset is not None else None
         )
         self.standings: Callable[[Sequence[PlayerRecord]], Mapping[str, str]] | None = None
+        self.standings_scope: Callable[[], PlayerScope | None] | None = None
         for spec in (rs.rank, update):
             if spec is not None and pl.implements(spec.plugin, "rankcraft_standings"):
                 self.standings = pl.standings(spec.plugin, spec.params)
+                self.standings_scope = pl.standings_scope(spec.plugin, spec.params)
                 break
         self._factors: dict[str, float] = {}
         self._initial = self.initial_skill()

@@ -211,7 +211,7 @@ def player_history(league: League, player: str, limit: int = HISTORY_LIMIT) -> d
         )
     return {
         "player": league.codec.record_to_dict(record),
-        "standing": league.standings().get(player),
+        "standing": league.standings([player]).get(player),
         "fields": fields,
         "ruleset": league.ruleset.name,
         "matches": out,

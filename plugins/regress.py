@@ -42,7 +42,7 @@ from typing import Any
 
 import attrs
 
-from rankcraft import InputError, Needs, PlayerRecord, ResetScope, State, field_of_role, hookimpl
+from rankcraft import InputError, Needs, PlayerRecord, PlayerScope, State, field_of_role, hookimpl
 from rankcraft.validators import RATING_LIMIT, unit, within
 
 
@@ -115,11 +115,11 @@ def rankcraft_decay(params: IdleRegressParams, state: State, periods: float) -> 
 
 
 @hookimpl
-def rankcraft_reset_scope(params: RegressParams, kind: str) -> ResetScope | None:
+def rankcraft_reset_scope(params: RegressParams, kind: str) -> PlayerScope | None:
     """Regression moves every player not at the target (the target itself may be the
     league's mean): every player, unless ``fraction`` is 0 (then nobody moves)."""
     if kind in params.kinds and params.fraction == 0.0:
-        return ResetScope()
+        return PlayerScope()
     return None
 
 

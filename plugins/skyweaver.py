@@ -47,8 +47,8 @@ from rankcraft import (
     Needs,
     PlayerContext,
     PlayerRecord,
+    PlayerScope,
     ResetContext,
-    ResetScope,
     hookimpl,
 )
 from rankcraft import state_field as _state_field
@@ -281,10 +281,14 @@ def _rank_of(record: PlayerRecord) -> SkyweaverRp:
     return cast(SkyweaverRp, record.rank)
 
 
+MASTER_RP = 1200
+"""The RP from which a player is a Master (a Grandweaver candidate)."""
+
+
 def grandweavers(params: SkyweaverParams, players: Sequence[PlayerRecord]) -> set[str]:
     """Ids of the top ``top_n`` Masters by RP (ties broken by player id)."""
     masters = sorted(
-        (p for p in players if p.rank is not None and _rank_of(p).points >= 1200),
+        (p for p in players if p.rank is not None and _rank_of(p).points >= MASTER_RP),
         key=lambda p: (-_rank_of(p).points, p.id),
     )
     return {p.id for p in masters[: params.top_n]}
@@ -303,6 +307,13 @@ def rankcraft_standings(
 
 
 @hookimpl
+def rankcraft_standings_scope() -> PlayerScope:
+    """A label needs the player and the Masters (the Grandweavers are the top of them);
+    a Skyweaver league sorts by RP, so the Masters are read along the index."""
+    return PlayerScope(sort_key_from=float(MASTER_RP))
+
+
+@hookimpl
 def rankcraft_reset(
     params: SkyweaverParams, players: Sequence[PlayerRecord], kind: str, context: ResetContext
 ) -> list[PlayerRecord]:
@@ -316,7 +327,7 @@ def rankcraft_reset(
 @hookimpl
 def rankcraft_reset_scope(
     params: SkyweaverParams, kind: str, context: ResetContext
-) -> ResetScope | None:
+) -> PlayerScope | None:
     """A scheduled soft reset changes only the players of the season (played since the
     latest hard reset, or this week) and the Masters (capped); a hard reset rescales
     every MMR by the league's lowest and highest (eq. 5): every player.
@@ -338,7 +349,7 @@ def rankcraft_reset_scope(
     # (a dated soft reset: the same interval every time; one triggered by the data looks
     # back to its previous run, which may be long before, so it reads everyone)
     week = timedelta(days=context.every_days)
-    return ResetScope(played_since=min(context.since, hard - week), sort_key_from=1200.0)
+    return PlayerScope(played_since=min(context.since, hard - week), sort_key_from=1200.0)
 
 
 def _soft_reset(

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import rankcraft
-from rankcraft import ResetScope
+from rankcraft import PlayerScope
 
 WEEKS = """
 extends = "skyweaver"
@@ -179,10 +179,10 @@ target = 1500.0
 
 def test_a_scope_is_validated() -> None:
     with pytest.raises(ValueError, match="'sort_key_from' must be a finite number: nan"):
-        ResetScope(sort_key_from=math.nan)
+        PlayerScope(sort_key_from=math.nan)
     with pytest.raises(ValueError, match="'tiers' must be tier names"):
-        ResetScope(tiers=[3])  # type: ignore[list-item]
-    assert ResetScope(tiers=["Master"]).tiers == ("Master",)
+        PlayerScope(tiers=[3])  # type: ignore[list-item]
+    assert PlayerScope(tiers=["Master"]).tiers == ("Master",)
 
 
 def test_a_soft_reset_triggered_by_the_data_reads_everyone() -> None:

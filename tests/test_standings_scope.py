@@ -1,0 +1,87 @@
+"""League-wide labels for some players read only the players the labels depend on
+(``rankcraft_standings_scope``): Skyweaver's Grandweaver needs the Masters alone."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import rankcraft
+from rankcraft.plugins.skyweaver import tier_of
+
+SMALL_TOP = 'extends = "skyweaver"\nname = "sky-top3"\n[rank.params]\ntop_n = 3\n'
+
+
+def games(n: int, players: int, seed: int) -> list[dict[str, Any]]:
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        a, b = rng.sample(range(players), 2)
+        out.append(
+            {
+                "id": f"g{i}",
+                "played_at": f"2024-03-{1 + i // 24:02d}T{i % 24:02d}:00:00Z",
+                "teams": [[f"p{a}"], [f"p{b}"]],
+                "scores": [1, 0] if rng.random() < 0.5 else [0, 1],
+            }
+        )
+    return out
+
+
+def with_masters(document: dict[str, Any], points: dict[str, int]) -> dict[str, Any]:
+    """The export ``document`` with these players' RP (and tier) set."""
+    for player in document["players"]:
+        if player["id"] in points:
+            player["rank"]["points"] = points[player["id"]]
+            player["rank"]["tier"] = tier_of(points[player["id"]])
+    return document
+
+
+@pytest.mark.parametrize("on_disk", [False, True])
+def test_labels_of_some_players_equal_the_whole_leagues(on_disk: bool, tmp_path: Path) -> None:
+    ruleset = rankcraft.loads_ruleset(SMALL_TOP)
+    source = rankcraft.League(ruleset)
+    source.record_many(games(200, 30, 4))
+    masters = {"p3": 1500, "p7": 1300, "p11": 1300, "p20": 1250, "p25": 1200, "p2": 1199}
+    document = with_masters(source.export(), masters)
+    league = (
+        rankcraft.League.open(tmp_path / "l.sqlite", ruleset)
+        if on_disk
+        else rankcraft.League(ruleset)
+    )
+    league.import_state(document)
+    everyone = league.standings()
+    assert [p for p, label in everyone.items() if label == "Grandweaver"] == ["p11", "p3", "p7"]
+    assert everyone["p20"] == everyone["p25"] == "Master" and everyone["p2"] != "Master"
+    for some in (["p3"], ["p20", "p2", "p0"], ["nobody", "p11"], [r.id for r in league.players()]):
+        assert league.standings(some) == {p: everyone[p] for p in some if p in everyone}
+
+
+def test_a_page_of_a_league_on_disk_reads_the_masters_only(tmp_path: Path, monkeypatch) -> None:
+    ruleset = rankcraft.loads_ruleset(SMALL_TOP)
+    source = rankcraft.League(ruleset)
+    source.record_many(games(120, 25, 8))
+    document = with_masters(source.export(), {"p1": 1400, "p2": 1300})
+    with rankcraft.League.open(tmp_path / "l.sqlite", ruleset) as league:
+        league.import_state(document)
+    league = rankcraft.League.open(tmp_path / "l.sqlite")
+    asked: list[Any] = []
+    store = league.store
+    monkeypatch.setattr(store, "load_players", lambda: pytest.fail("read every player"))
+    load_where = store.load_where
+
+    def spy(*args: Any) -> Any:
+        found = load_where(*args)
+        asked.append(sorted(found))
+        return found
+
+    monkeypatch.setattr(store, "load_where", spy)
+    assert league.standings(["p1", "p9"]) == {
+        "p1": "Grandweaver",
+        "p9": tier_of(league.player("p9").rank.points),
+    }
+    assert asked == [["p1", "p2"]]
+    league.close()
