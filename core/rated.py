@@ -223,11 +223,18 @@ _HEAD = struct.Struct("<BH")  # version, number of expected values
 _COUNT = struct.Struct("<I")  # a change count, or the byte length of a long JSON text
 _FLAG = struct.Struct("<B")
 _USED, _RANK, _FACTORS = 1, 2, 4  # a change's flags
+_FLAGS = [bytes((flags,)) for flags in range(8)]
 _DOUBLES, _JSON = 0, 1  # how a state is packed
 
 
+_STRUCTS: dict[int, struct.Struct] = {}
+
+
 def _doubles(count: int) -> struct.Struct:
-    return struct.Struct(f"<{count}d")
+    known = _STRUCTS.get(count)
+    if known is None:
+        known = _STRUCTS[count] = struct.Struct(f"<{count}d")
+    return known
 
 
 class _StatePacker:
@@ -239,14 +246,24 @@ class _StatePacker:
         self._values = _packer(names)
         self._text = text
         self._fixed = struct.Struct(f"<B{len(names)}d")
+        # a state's bytes by identity, for the last states packed (a player's state
+        # after one match is their state before the next)
+        self._memo: dict[int, tuple[State, bytes]] = {}
 
-    def pack(self, state: State, out: list[bytes]) -> None:
+    def pack(self, state: State) -> bytes:
+        """The state's bytes: a tag, then its fields as doubles or its JSON text."""
+        known = self._memo.get(id(state))
+        if known is not None and known[0] is state:
+            return known[1]
         values = self._values(state)
         if set(map(type, values)) <= _FLOAT and sum(values) - sum(values) == 0.0:
-            out.append(self._fixed.pack(_DOUBLES, *values))
+            packed = self._fixed.pack(_DOUBLES, *values)
         else:
-            text = self._text(state).encode()
-            out.append(_FLAG.pack(_JSON) + _sized(text))
+            packed = _FLAG.pack(_JSON) + _sized(self._text(state).encode())
+        if len(self._memo) >= 50_000:
+            self._memo.clear()
+        self._memo[id(state)] = (state, packed)
+        return packed
 
     def unpack(self, blob: bytes, at: int) -> tuple[dict[str, Any], int]:
         if blob[at] == _DOUBLES:
@@ -291,8 +308,11 @@ class ReportPacker:
         match, expected, changes = entry
         if [c[0] for c in changes] != [p for team in match.teams for p in team]:
             raise ValueError(f"match {match.id!r}: the changes do not follow its players")
-        out = [_HEAD.pack(PACKED, len(expected)), _doubles(len(expected)).pack(*expected)]
-        out.append(_COUNT.pack(len(changes)))
+        out = [
+            _HEAD.pack(PACKED, len(expected)),
+            _doubles(len(expected)).pack(*expected),
+            _COUNT.pack(len(changes)),
+        ]
         skill, rank = self._skill.pack, self._rank.pack
         for _, _, before, used, after, rank_before, rank_after, factors in changes:
             flags = (
@@ -300,14 +320,11 @@ class ReportPacker:
                 | (_RANK if rank_after is not None else 0)
                 | (_FACTORS if factors else 0)
             )
-            out.append(_FLAG.pack(flags))
-            skill(before, out)
-            skill(after, out)
+            out += (_FLAGS[flags], skill(before), skill(after))
             if flags & _USED:
-                skill(used, out)
+                out.append(skill(used))
             if flags & _RANK:
-                rank(rank_before, out)
-                rank(rank_after, out)
+                out += (rank(rank_before), rank(rank_after))
             if flags & _FACTORS:
                 known = self._factors
                 if known is None or known[0] is not factors:  # (equal factors share a dict)
