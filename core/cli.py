@@ -652,7 +652,7 @@ def _counted(items: Iterable[Any], bar: Bar, every: int = 500) -> Iterator[Any]:
 
 def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from .advice import HomeSeen
-    from .evaluate import compare, evaluate
+    from .evaluate import compare, evaluate, scratch_league
 
     test_from = parse_time(args.test_from, field="--test-from")
     for option in ("bootstrap", "block_days"):
@@ -680,7 +680,9 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     for label, ruleset in rulesets:
         seen = HomeSeen(_source(args.matches, args.home_from))
         with Bar(err, f"evaluating {label}", total) as bar:
-            results[label] = evaluate(League(ruleset), _counted(seen, bar), test_from=test_from)
+            results[label] = evaluate(
+                scratch_league(ruleset), _counted(seen, bar), test_from=test_from
+            )
         _warn_home(ruleset, seen.matches, seen.with_home, args.matches, err)
     differences = [
         compare(

@@ -35,6 +35,7 @@ from .errors import InputError
 from .io import parse_match, parse_time
 from .jsontext import finite
 from .model import Match, pair_score
+from .store import MemoryStore
 
 _CLIP = 1e-12
 BINS = 10
@@ -204,6 +205,13 @@ def _orientation(teams: Sequence[Sequence[str]], i: int, j: int) -> tuple[int, i
         return zlib.crc32(text.encode("utf-8", "surrogatepass")), text
 
     return (i, j) if key(i) <= key(j) else (j, i)
+
+
+def scratch_league(ruleset: Any) -> League:
+    """A league in memory for a replay that is scored and never read back (``evaluate``
+    and ``tune`` trials): it keeps its matches as objects, never packed, which is the
+    fastest (see :class:`rankcraft.store.MemoryStore`). ``ruleset``: as ``League`` takes it."""
+    return League(ruleset, store=MemoryStore(pack_after=None))
 
 
 def evaluate(

@@ -31,9 +31,8 @@ from typing import Any
 
 import attrs
 
-from .engine import League
 from .errors import InputError
-from .evaluate import Evaluation, evaluate, field_at, with_home
+from .evaluate import Evaluation, evaluate, field_at, scratch_league, with_home
 from .io import read_match_dicts
 from .ruleset import Ruleset, dumps, from_dict, to_dict
 
@@ -172,7 +171,7 @@ def _run_trial(
 
     ruleset = apply(loads_ruleset(text), params, values)
     result = evaluate(
-        League(ruleset),
+        scratch_league(ruleset),
         _matches(path, home_from),
         test_from=test_from,
         score_from=validation_from,
@@ -214,7 +213,7 @@ def _run_checked(
     matches = _matches(path, home_from)
     if ruleset.period.mode == "batch":  # (a chunk's end would close a period): one piece
         result = evaluate(
-            League(ruleset),
+            scratch_league(ruleset),
             matches,
             test_from=test_from,
             score_from=validation_from,
@@ -227,7 +226,7 @@ def _run_checked(
         len(matches),
     )
     bounds = [first + (end - first) * (k + 1) // CHECKPOINTS for k in range(CHECKPOINTS)]
-    league = League(ruleset)
+    league = scratch_league(ruleset)
     start, total, count, running = 0, 0.0, 0, []
     for step, stop in enumerate(bounds):
         if stop <= start:
@@ -561,7 +560,7 @@ def _finish(
             )
         ),
     )
-    test = evaluate(League(tuned), _matches(source, home_from), test_from=test_from)
+    test = evaluate(scratch_league(tuned), _matches(source, home_from), test_from=test_from)
     return TuneResult(
         params=tuple(params),
         best=best.values,

@@ -49,7 +49,7 @@ import attrs
 
 from .engine import League
 from .errors import InputError, RulesetError
-from .evaluate import evaluate
+from .evaluate import evaluate, scratch_league
 from .fields import FieldError
 from .io import parse_match
 from .jsontext import finite
@@ -478,7 +478,7 @@ def compare(
     results: list[dict[str, Any]] = []
     tiers: list[dict[str, str]] = []
     for index, ruleset in enumerate(rulesets):
-        league = League(ruleset)
+        league = scratch_league(ruleset)
         evaluation, seasons = _replay(league, ordered, test_from)
         low, high = _interval(_losses(evaluation.predictions))
         location = field_of_role(league.skill_class, "location")

@@ -105,14 +105,13 @@ def test_a_packed_report_refuses_changes_out_of_the_match_order() -> None:
 
 
 @pytest.mark.parametrize("name", bundled_names())
-def test_a_packed_memory_store_reads_back_what_it_kept(name: str, monkeypatch) -> None:
+def test_a_packed_memory_store_reads_back_what_it_kept(name: str) -> None:
     """Past ``pack_after`` matches the memory store keeps matches packed; every match,
     report and history reads back equal to a store that kept them as objects."""
     matches = mixed_history(120, 5)
     plain = rankcraft.League(name)
     plain.record_many(matches)
-    monkeypatch.setattr(MemoryStore, "pack_after", 40)
-    packed = rankcraft.League(name)
+    packed = rankcraft.League(name, store=MemoryStore(pack_after=40))
     packed.record_many(matches[:70])
     packed.record_many(matches[70:])
     kept = packed.store._rows  # type: ignore[attr-defined]
@@ -127,10 +126,9 @@ def test_a_packed_memory_store_reads_back_what_it_kept(name: str, monkeypatch) -
     assert packed.export() == plain.export()
 
 
-def test_a_failed_batch_leaves_a_packing_memory_store_as_it_was(monkeypatch) -> None:
-    monkeypatch.setattr(MemoryStore, "pack_after", 10)
+def test_a_failed_batch_leaves_a_packing_memory_store_as_it_was() -> None:
     matches = mixed_history(40, 9)
-    league = rankcraft.League("glicko1")
+    league = rankcraft.League("glicko1", store=MemoryStore(pack_after=10))
     league.record_many(matches[:20])
     before = league.export()
     bad = {**matches[25], "id": "m3"}  # a repeated id, after packed matches in the batch
@@ -154,3 +152,19 @@ def test_a_packed_json_text_keeps_its_length_short_or_long(size: int) -> None:
     got, end = _json_at(blob, 1)
     assert got == value and blob[end:] == b"\x09"
     assert len(blob) == len(text or b"null") + (3 if len(text or b"null") < 255 else 7)
+
+
+def test_a_scratch_league_never_packs_and_a_default_one_does_past_its_limit() -> None:
+    from rankcraft.evaluate import scratch_league
+
+    matches = mixed_history(30, 2)
+    kinds = {}
+    for name, league in (
+        ("scratch", scratch_league("elo")),
+        ("default", rankcraft.League("elo")),
+        ("at once", rankcraft.League("elo", store=MemoryStore(pack_after=0))),
+    ):
+        league.record_many(matches)
+        kinds[name] = {type(k) is bytes for k in league.store._rows}  # type: ignore[attr-defined]
+    assert kinds == {"scratch": {False}, "default": {False}, "at once": {True}}
+    assert MemoryStore().pack_after == 10_000
