@@ -276,7 +276,7 @@ def _updates_check(instance: object, attribute: attrs.Attribute[int], value: int
 
 
 @attrs.frozen(slots=True)
-class EloPoolSkill:
+class EloPoolSkill(EloContextSkill):
     """An Elo player's state with a pool offset (``pool_field`` set).
 
     Attributes:
@@ -288,14 +288,6 @@ class EloPoolSkill:
         pool_updates: how many cross-pool results that offset includes (whole, ≥ 0).
     """
 
-    rating: float = state_field(role="location", validator=_state_rating)
-    peak: float = state_field(
-        default=attrs.Factory(lambda self: self.rating, takes_self=True),
-        validator=_state_rating,
-    )
-    contexts: tuple[float, ...] = state_field(
-        default=(), converter=lambda v: tuple(float(x) for x in v), validator=_contexts_check
-    )
     pool_offset: float = state_field(default=0.0, validator=_state_rating)
     pool_updates: int = state_field(default=0, validator=_updates_check)
 
@@ -349,7 +341,7 @@ def _start(params: EloParams, state: Any, match: Match | None, side: int) -> Any
     prior = _prior(params, match, side)
     if prior is None:
         return state
-    if isinstance(state, EloContextSkill | EloPoolSkill):
+    if isinstance(state, EloContextSkill):  # (EloPoolSkill too)
         return attrs.evolve(
             state, rating=prior, peak=prior, contexts=tuple(prior for _ in state.contexts)
         )
