@@ -165,8 +165,8 @@ class EloParams:
 
     The match context (``context_field``, ``home_drift``, ``blend_field``,
     ``pool_field``) is read from the match being rated; a prediction made without a
-    match (``League.predict``) uses the plain ``home_advantage``, the overall rating and
-    no pool offset.
+    match (``League.predict``, ``League.forecast``) uses the plain ``home_advantage``,
+    the overall rating and the difference of the pool offsets the two sides carry.
 
     Ratings stay within ±1e6 (``RATING_LIMIT``): an update that would pass it stops there.
     """
@@ -374,6 +374,13 @@ def _pool_gap(pools: tuple[str, str] | None, mine: Any, theirs: Any) -> float:
     return _offset(mine) - _offset(theirs)
 
 
+def _carried_gap(params: EloParams, mine: Any, theirs: Any) -> float:
+    """The pool offsets' points for ``mine`` against ``theirs`` in a forecast without a
+    match (no pool names): the difference of the offsets the two carry (members of one
+    pool carry the same offset once they have met)."""
+    return _offset(mine) - _offset(theirs) if params.pool_field is not None else 0.0
+
+
 def _pool_after(
     params: EloParams, pools: tuple[str, str] | None, state: Any, opponent: Any, surprise: float
 ) -> tuple[float, int]:
@@ -484,7 +491,11 @@ def rankcraft_expectation(
         gap = (
             _rating_in(params, first, index)
             + home_edge(advantage, home, 0)
-            + _pool_gap(_pools(params, match), first, second)
+            + (
+                _carried_gap(params, first, second)
+                if match is None
+                else _pool_gap(_pools(params, match), first, second)
+            )
             - _rating_in(params, second, index)
         )
         p = expected_of_gap(params, gap * gap_scale)
@@ -503,10 +514,17 @@ def rankcraft_outcomes(
     params: EloParams, side_states: Sequence[EloSkill], home: int | None
 ) -> list[float] | None:
     """(P(side 0 wins), P(draw), P(side 1 wins)) for two sides under the draw model, or
-    None without one (``draw = "none"``) or for more than two sides."""
+    None without one (``draw = "none"``) or for more than two sides (no match: the pool
+    offsets the sides carry count, as in a prediction)."""
     if params.draw == "none" or len(side_states) != 2:
         return None
-    gap = side_states[0].rating + home_edge(params.home_advantage, home, 0) - side_states[1].rating
+    first, second = side_states
+    gap = (
+        first.rating
+        + home_edge(params.home_advantage, home, 0)
+        + _carried_gap(params, first, second)
+        - second.rating
+    )
     win, draw, loss = outcome_probabilities(params, gap)
     return [win, draw, loss]
 

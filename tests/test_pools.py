@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rankcraft
+from rankcraft.plugins._matchup import davidson
 
 
 def _league(params: str = 'pool_field = "pools"\npool_k = 10.0\n') -> rankcraft.League:
@@ -135,3 +136,14 @@ def test_no_effect_within_one_pool(
             plain.player(player).skill.rating
         )
         assert pooled.player(player).skill.pool_offset == offset  # (equal update counts)
+
+
+def test_forecasts_without_a_match_add_the_carried_offsets() -> None:
+    league = _league('pool_field = "pools"\npool_k = 10.0\ndraw = "davidson"\n')
+    league.import_state(_pair(1500.0, 40.0, 1500.0, -20.0))
+    win, draw, _ = davidson(60.0, 400.0, 0.5)  # a 40 + 20 point edge from the offsets
+    p = win + draw / 2
+    assert league.predict([["a"], ["b"]]) == pytest.approx([p, 1 - p])
+    forecast = league.forecast([["a"], ["b"]])
+    assert forecast.win is not None and forecast.draw is not None
+    assert (forecast.win[0], forecast.draw) == pytest.approx((win, draw))
