@@ -154,7 +154,8 @@ class EloParams:
         pool_field, pool_k: rating offsets between pools whose players rarely meet (leagues
             of different strength meeting in cups, confederations in football):
             ``meta[pool_field]`` names each side's pool (a list, one name per side; one
-            name means both sides' pool). When the two pools differ, each side's pool
+            name means both sides' pool; a missing, null or other value: pools unknown,
+            no offset). When the two pools differ, each side's pool
             offset is added to its rating in the expectation, and after the match each
             pool's offset moves by ``pool_k`` times its side's surprise, Σ w · (s − E):
             zero-sum between the two pools (``pool_k`` in [0, 1e4] rating points, default

@@ -69,7 +69,8 @@ def test_one_name_means_one_pool_and_a_missing_pool_means_none() -> None:
     league.record(_match("m1", "a", "x", [1, 0], "A"))
     league.record(_match("m2", "b", "y", [1, 0], ["A", None]))
     league.record(_match("m3", "c", "z", [1, 0], None))
-    for player in "abcxyz":
+    league.record(_match("m4", "d", "w", [1, 0], ["A", "X", "Y"]))  # (not one per side)
+    for player in "abcdxyzw":
         skill = league.player(player).skill
         assert (skill.pool_offset, skill.pool_updates) == (0.0, 0)
         assert abs(skill.rating - 1500.0) == 16.0
