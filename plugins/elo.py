@@ -53,6 +53,7 @@ _k = within(1e-6, K_LIMIT)
 
 __all__ = [
     "ContextRule",
+    "EloPoolSkill",
     "MarginForm",
     "davidson",
     "home_edge",
@@ -150,10 +151,23 @@ class EloParams:
             ranking), a player whose rating is still exactly ``initial_rating`` is forecast
             and updated from ``prior_at_one − prior_per_log · ln(rank)`` instead
             (|values| ≤ 1e6; defaults 1800 and 60; a missing rank keeps the initial rating).
+        pool_field, pool_k: rating offsets between pools whose players rarely meet (leagues
+            of different strength meeting in cups, confederations in football):
+            ``meta[pool_field]`` names each side's pool (a list, one name per side; one
+            name means both sides' pool; a missing, null or other value: pools unknown,
+            no offset). When the two pools differ, each side's pool
+            offset is added to its rating in the expectation, and after the match each
+            pool's offset moves by ``pool_k`` times its side's surprise, Σ w · (s − E):
+            zero-sum between the two pools (``pool_k`` in [0, 1e4] rating points, default
+            10). Within one pool offsets do not enter. Each player carries their pool's
+            offset (state ``pool_offset``, ``pool_updates``: the cross-pool results it
+            includes), and a match between two members of one pool hands both the offset
+            with more updates. The state is then :class:`EloPoolSkill`.
 
-    The match context (``context_field``, ``home_drift``, ``blend_field``) is read from
-    the match being rated; a prediction made without a match (``League.predict``) uses
-    the plain ``home_advantage`` and the overall rating.
+    The match context (``context_field``, ``home_drift``, ``blend_field``,
+    ``pool_field``) is read from the match being rated; a prediction made without a
+    match (``League.predict``, ``League.forecast``) uses the plain ``home_advantage``,
+    the overall rating and the difference of the pool offsets the two sides carry.
 
     Ratings stay within ±1e6 (``RATING_LIMIT``): an update that would pass it stops there.
     """
@@ -184,6 +198,8 @@ class EloParams:
     prior_field: str | None = None
     prior_at_one: float = attrs.field(default=1800.0, validator=_rating)
     prior_per_log: float = attrs.field(default=60.0, validator=_rating)
+    pool_field: str | None = None
+    pool_k: float = attrs.field(default=10.0, validator=within(0.0, K_LIMIT))
 
     def __attrs_post_init__(self) -> None:
         if self.context_rules and not self.context_field:
@@ -255,6 +271,28 @@ class EloContextSkill:
     )
 
 
+def _updates_check(instance: object, attribute: attrs.Attribute[int], value: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"'pool_updates' must be a whole number ≥ 0: {value!r}")
+
+
+@attrs.frozen(slots=True)
+class EloPoolSkill(EloContextSkill):
+    """An Elo player's state with a pool offset (``pool_field`` set).
+
+    Attributes:
+        rating, peak, contexts: as :class:`EloContextSkill` (``contexts`` empty without
+            ``blend_field``).
+        pool_offset: the offset of the player's pool as the player last saw it, rating
+            points within ±1e6; the player's strength against another pool is
+            ``rating + pool_offset``.
+        pool_updates: how many cross-pool results that offset includes (whole, ≥ 0).
+    """
+
+    pool_offset: float = state_field(default=0.0, validator=_state_rating)
+    pool_updates: int = state_field(default=0, validator=_updates_check)
+
+
 def _year(match: Match) -> float:
     moment = match.played_at
     return moment.year + (moment.timetuple().tm_yday - 1) / 365.25
@@ -304,9 +342,62 @@ def _start(params: EloParams, state: Any, match: Match | None, side: int) -> Any
     prior = _prior(params, match, side)
     if prior is None:
         return state
-    if isinstance(state, EloContextSkill):
-        return EloContextSkill(prior, prior, tuple(prior for _ in state.contexts))
+    if isinstance(state, EloContextSkill):  # (EloPoolSkill too)
+        return attrs.evolve(
+            state, rating=prior, peak=prior, contexts=tuple(prior for _ in state.contexts)
+        )
     return EloSkill(prior, prior)
+
+
+def _pools(params: EloParams, match: Match | None) -> tuple[str, str] | None:
+    """The two sides' pools from ``meta[pool_field]`` (a list, one name per side, or one
+    name for both), or None when the field is not set or a side's pool is unknown."""
+    if params.pool_field is None or match is None or len(match.teams) != 2:
+        return None
+    value = match.meta.get(params.pool_field)
+    if isinstance(value, list | tuple):
+        if len(value) != 2 or value[0] is None or value[1] is None:
+            return None
+        return str(value[0]), str(value[1])
+    return None if value is None else (str(value), str(value))
+
+
+def _offset(state: Any) -> float:
+    """A state's pool offset (0 for a state without one, e.g. an imported plain one)."""
+    return float(getattr(state, "pool_offset", 0.0))
+
+
+def _pool_gap(pools: tuple[str, str] | None, mine: Any, theirs: Any) -> float:
+    """Rating points the pool offsets add to ``mine``'s side against ``theirs``: the
+    difference of the two offsets between different pools, else 0."""
+    if pools is None or pools[0] == pools[1]:
+        return 0.0
+    return _offset(mine) - _offset(theirs)
+
+
+def _carried_gap(params: EloParams, mine: Any, theirs: Any) -> float:
+    """The pool offsets' points for ``mine`` against ``theirs`` in a forecast without a
+    match (no pool names): the difference of the offsets the two carry (members of one
+    pool carry the same offset once they have met)."""
+    return _offset(mine) - _offset(theirs) if params.pool_field is not None else 0.0
+
+
+def _pool_after(
+    params: EloParams, pools: tuple[str, str] | None, state: Any, opponent: Any, surprise: float
+) -> tuple[float, int]:
+    """(pool offset, pool updates) of a player after a match: moved by ``pool_k``
+    times the surprise against another pool; between two members of one pool, the one
+    with more updates."""
+    offset, updates = _offset(state), int(getattr(state, "pool_updates", 0))
+    if pools is None:
+        return offset, updates
+    if pools[0] != pools[1]:
+        moved = limit(offset + params.pool_k * surprise, -RATING_LIMIT, RATING_LIMIT)
+        return moved, updates + 1
+    theirs = int(getattr(opponent, "pool_updates", 0))
+    if theirs > updates:
+        return _offset(opponent), theirs
+    return offset, updates
 
 
 def _blend_index(params: EloParams, match: Match | None) -> int | None:
@@ -367,6 +458,7 @@ def _plain(params: EloParams) -> bool:
         and not params.home_drift
         and params.blend_field is None
         and params.prior_field is None
+        and params.pool_field is None
     )
 
 
@@ -376,9 +468,12 @@ def rankcraft_params(slot: str) -> type | None:
 
 
 @hookimpl
-def rankcraft_initial(slot: str, params: EloParams) -> EloSkill | EloContextSkill:
+def rankcraft_initial(slot: str, params: EloParams) -> EloSkill | EloContextSkill | EloPoolSkill:
     if slot != "initial":
         raise ValueError(f"the elo plugin has no {slot!r} state")
+    if params.pool_field is not None:
+        r = params.initial_rating
+        return EloPoolSkill(r, r, tuple(r for _ in params.blend_values))
     if params.blend_field is not None:
         r = params.initial_rating
         return EloContextSkill(r, r, tuple(r for _ in params.blend_values))
@@ -397,6 +492,11 @@ def rankcraft_expectation(
         gap = (
             _rating_in(params, first, index)
             + home_edge(advantage, home, 0)
+            + (
+                _carried_gap(params, first, second)
+                if match is None
+                else _pool_gap(_pools(params, match), first, second)
+            )
             - _rating_in(params, second, index)
         )
         p = expected_of_gap(params, gap * gap_scale)
@@ -415,10 +515,17 @@ def rankcraft_outcomes(
     params: EloParams, side_states: Sequence[EloSkill], home: int | None
 ) -> list[float] | None:
     """(P(side 0 wins), P(draw), P(side 1 wins)) for two sides under the draw model, or
-    None without one (``draw = "none"``) or for more than two sides."""
+    None without one (``draw = "none"``) or for more than two sides (no match: the pool
+    offsets the sides carry count, as in a prediction)."""
     if params.draw == "none" or len(side_states) != 2:
         return None
-    gap = side_states[0].rating + home_edge(params.home_advantage, home, 0) - side_states[1].rating
+    first, second = side_states
+    gap = (
+        first.rating
+        + home_edge(params.home_advantage, home, 0)
+        + _carried_gap(params, first, second)
+        - second.rating
+    )
     win, draw, loss = outcome_probabilities(params, gap)
     return [win, draw, loss]
 
@@ -436,7 +543,7 @@ def _k_of(params: EloParams, state: Any, context: PlayerContext) -> float:
 @hookimpl
 def rankcraft_update(
     params: EloParams, state: EloSkill, pairings: Sequence[Pairing], context: PlayerContext
-) -> EloSkill | EloContextSkill:
+) -> EloSkill | EloContextSkill | EloPoolSkill:
     if not _plain(params):
         return _update_in_context(params, state, pairings, context)
     rating = state.rating
@@ -477,34 +584,35 @@ def _margin_factor(
 
 def _update_in_context(
     params: EloParams, state: Any, pairings: Sequence[Pairing], context: PlayerContext
-) -> EloSkill | EloContextSkill:
-    """The update with a draw model, context rules, a drifting home advantage or
-    context ratings (two-sided matches read the match; a closed period has none)."""
+) -> EloSkill | EloContextSkill | EloPoolSkill:
+    """The update with a draw model, context rules, a drifting home advantage, context
+    ratings or pool offsets (two-sided matches read the match; a closed period has none)."""
     match = context.match
     advantage, k_scale, gap_scale = _venue(params, match)
     index = _blend_index(params, match)
+    pools = _pools(params, match)
+    if pools is not None and context.side == 1:
+        pools = (pools[1], pools[0])
     edge = 0.0
     if advantage and match is not None and len(match.teams) == 2:
         edge = home_edge(advantage, match.home, context.side)
     state = _start(params, state, match, context.side)
     mine = _rating_in(params, state, index)
-    surprise = 0.0
+    surprise = lead = 0.0
     for opponent, score, weight in pairings:
         if len(pairings) == 1 and match is not None and len(match.teams) == 2:
             opponent = _start(params, opponent, match, 1 - context.side)
-        gap = mine + edge - _rating_in(params, opponent, index)
-        surprise += weight * (score - expected_of_gap(params, gap * gap_scale))
+        lead = mine + edge + _pool_gap(pools, state, opponent) - _rating_in(params, opponent, index)
+        surprise += weight * (score - expected_of_gap(params, lead * gap_scale))
     k = _k_of(params, state, context) * k_scale
     context.factors["k"] = k
     if params.margin != "none":
-        k *= _margin_factor(
-            params, pairings, context, mine + edge - _rating_in(params, opponent, index)
-        )
+        k *= _margin_factor(params, pairings, context, lead)
     new = limit(state.rating + k * surprise, -RATING_LIMIT, RATING_LIMIT)
     peak = state.peak if state.peak >= new else new
-    if params.blend_field is None:
+    if params.blend_field is None and params.pool_field is None:
         return EloSkill(new, peak)
-    contexts = tuple(state.contexts)
+    contexts = tuple(getattr(state, "contexts", ()))
     if len(contexts) != len(params.blend_values):  # (an imported state without them)
         contexts = tuple(state.rating for _ in params.blend_values)
     if index is not None:
@@ -514,4 +622,9 @@ def _update_in_context(
             limit(moved, -RATING_LIMIT, RATING_LIMIT),
             *contexts[index + 1 :],
         )
-    return EloContextSkill(new, peak, contexts)
+    if params.pool_field is None:
+        return EloContextSkill(new, peak, contexts)
+    offset, updates = _pool_after(params, pools, state, pairings[0].opponent, surprise)
+    if pools is not None and pools[0] != pools[1]:
+        context.factors["pool_k"] = params.pool_k
+    return EloPoolSkill(new, peak, contexts, offset, updates)
