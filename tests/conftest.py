@@ -202,3 +202,22 @@ def snapshot(url: str) -> dict[str, list[tuple[Any, ...]]]:
         return {t: sorted(sql_rows(url, f"SELECT * FROM {t}")) for t in tables}
     except Exception:  # no league there (yet)
         return {}
+
+
+def age_to_version_5(url: str, league: rankcraft.League) -> None:
+    """Turn a current database into what rankcraft wrote at schema version 5: every
+    report as JSON text (``league``: the same matches in memory)."""
+    from rankcraft.rated import compact_json
+
+    statements = []
+    if url.startswith("postgresql://"):
+        statements.append("ALTER TABLE matches ALTER COLUMN report TYPE TEXT USING ''")
+    for seq, match_id in sql_rows(url, "SELECT seq, id FROM matches"):
+        text = compact_json(league.codec.report_to_dict(league.report(match_id)))
+        statements.append(f"UPDATE matches SET report = '{text}' WHERE seq = {seq}")
+    sql_run(
+        url,
+        *statements,
+        "DELETE FROM schema_history WHERE version = 6",
+        "UPDATE meta SET value = '5' WHERE key = 'schema_version'",
+    )

@@ -13,7 +13,7 @@ import rankcraft
 from rankcraft.store import SCHEMA_VERSION
 from rankcraft.store.migrations import STEPS
 
-from .conftest import snapshot, sql_rows, sql_run
+from .conftest import age_to_version_5, snapshot, sql_rows, sql_run
 
 
 def games(n: int, day: int = 1) -> list[dict[str, Any]]:
@@ -56,25 +56,6 @@ TO_VERSION_4 = [
     "ALTER TABLE players DROP COLUMN tier",
     "ALTER TABLE players DROP COLUMN last_epoch",
 ]
-
-
-def age_to_version_5(url: str, league: rankcraft.League) -> None:
-    """Turn a current database into what rankcraft wrote at schema version 5: every
-    report as JSON text (``league``: the same matches in memory)."""
-    from rankcraft.rated import compact_json
-
-    statements = []
-    if url.startswith("postgresql://"):
-        statements.append("ALTER TABLE matches ALTER COLUMN report TYPE TEXT USING ''")
-    for seq, match_id in sql_rows(url, "SELECT seq, id FROM matches"):
-        text = compact_json(league.codec.report_to_dict(league.report(match_id)))
-        statements.append(f"UPDATE matches SET report = '{text}' WHERE seq = {seq}")
-    sql_run(
-        url,
-        *statements,
-        "DELETE FROM schema_history WHERE version = 6",
-        "UPDATE meta SET value = '5' WHERE key = 'schema_version'",
-    )
 
 
 def age_to_version_4(url: str, league: rankcraft.League) -> None:

@@ -16,7 +16,7 @@ from rankcraft.store import open_store
 from rankcraft.store.migrations import SCHEMA_VERSION
 from rankcraft.tokens import authenticate, create_token
 
-from .conftest import snapshot, sql_rows, sql_run
+from .conftest import age_to_version_5, snapshot, sql_rows, sql_run
 
 
 def run(*argv: str) -> tuple[int, str, str]:
@@ -100,10 +100,12 @@ def test_no_league_no_token(tmp_path: Path) -> None:
 
 
 def test_a_version_3_database_is_migrated_by_the_token_command(db_url: str) -> None:
+    match = {"id": "m", "played_at": "2024-01-01", "teams": [["a"], ["b"]], "ranks": [1, 2]}
     with rankcraft.League.open(db_url, "elo") as league:
-        league.record(
-            {"id": "m", "played_at": "2024-01-01", "teams": [["a"], ["b"]], "ranks": [1, 2]}
-        )
+        league.record(match)
+    reference = rankcraft.League("elo")
+    reference.record(match)
+    age_to_version_5(db_url, reference)
     sql_run(
         db_url,
         "DROP TABLE api_tokens",
