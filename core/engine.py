@@ -925,10 +925,10 @@ class League:
         return changed
 
     def _rows_in(self, scope: PlayerScope) -> dict[str, Row]:
-        """The rows of the players in a season event's scope. In memory, the league's
-        rows filtered; over a database, the store's answer along its indexed columns
-        with the rows the open transaction changed and has not written yet (the newer:
-        the other cached rows are what the store has)."""
+        """The rows of the players in a scope (a season event's, or the standings'). In
+        memory, the league's rows filtered; over a database, the store's answer along its
+        indexed columns with the rows the open transaction changed and has not written
+        yet (the newer: the other cached rows are what the store has)."""
         unit = self._unit
         rows = unit.rows
         conditions = (scope.played_since, scope.sort_key_from, scope.tiers)

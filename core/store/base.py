@@ -126,7 +126,7 @@ class Store(Protocol):
         """The records of the players who played at or after ``played_since``, or whose
         :attr:`Codec.sort_key` is at least ``sort_key_from``, or whose tier is one of
         ``tiers`` (any condition given; none: no player), in one query along the indexed
-        columns (a season event's scope, :class:`rankcraft.PlayerScope`)."""
+        columns (a season event's or the standings' scope, :class:`rankcraft.PlayerScope`)."""
         ...
 
     def leaderboard(

@@ -256,8 +256,9 @@ class SQLStore:
         sort_key_from: float | None = None,
         tiers: Collection[str] = (),
     ) -> dict[str, PlayerRecord]:
-        """The records of the players in a season event's scope, in one query: each
-        condition reads an indexed column (``last_epoch``, ``sort_key``) or ``tier``."""
+        """The records of the players in a scope (:class:`rankcraft.PlayerScope`), in one
+        query: each condition reads an indexed column (``last_epoch``, ``sort_key``) or
+        ``tier``."""
         conditions: list[str] = []
         args: list[Any] = []
         if played_since is not None:
