@@ -31,9 +31,15 @@ from pathlib import Path
 from typing import Any
 
 import rankcraft
-from rankcraft.io import read_matches
+from rankcraft.io import read_match_dicts
 
 DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "atp_singles_2000_2024.jsonl.gz"
+
+
+def from_file(path: Path) -> Any:
+    """The file's match dicts, streamed, as ``rankcraft replay`` reads them (each is
+    validated once, by the league)."""
+    return (data for _, data in read_match_dicts(path))
 
 
 def plain_elo(matches: list[dict[str, Any]]) -> dict[str, float]:
@@ -102,7 +108,7 @@ def main() -> None:
         (
             "rankcraft elo, in memory",
             "file",
-            timed(lambda: league_memory(read_matches(args.file)), args.rounds),
+            timed(lambda: league_memory(from_file(args.file)), args.rounds),
             plain_file,
         )
     )
@@ -110,7 +116,7 @@ def main() -> None:
         (
             "rankcraft elo, into SQLite",
             "file",
-            timed(lambda: league_sqlite(read_matches(args.file)), args.rounds),
+            timed(lambda: league_sqlite(from_file(args.file)), args.rounds),
             plain_file,
         )
     )
