@@ -3,9 +3,10 @@
 The rating loop builds one :class:`Rated` per match: a tuple of the match, the pre-match
 probabilities and one change tuple per participant. It holds no object per player
 beyond the states the plugins returned; :attr:`Rated.report` builds the public
-:class:`~rankcraft.Report` when it is read. :class:`ReportWriter` writes an entry as
-the JSON texts a store keeps, and is the only encoder of reports: the dict form
-(``Codec.report_to_dict``) is read back from its text.
+:class:`~rankcraft.Report` when it is read. :class:`ReportWriter` is the only encoder of
+reports into JSON text: the dict form (``Codec.report_to_dict``) is read back from its
+text. :class:`ReportPacker` packs a report as the stores keep it (numbers as doubles),
+building on the writer's texts for what is not a float.
 """
 
 from __future__ import annotations
@@ -139,8 +140,8 @@ class ReportWriter:
         self._factors: tuple[dict[str, float], str] | None = None
         self.skill_text = self._object_writer(skill_names)
         self.rank_text = self._object_writer(rank_names)
-        self._skill_names = skill_names
-        self._rank_names = rank_names
+        self.skill_names = skill_names
+        self.rank_names = rank_names
 
     def _object_writer(self, names: tuple[str, ...]) -> Callable[[State], str]:
         memo = self._memo
@@ -167,11 +168,11 @@ class ReportWriter:
 
     def skill_dict(self, state: State) -> dict[str, Any]:
         """A skill state as a dict of its fields."""
-        return {n: getattr(state, n) for n in self._skill_names}
+        return {n: getattr(state, n) for n in self.skill_names}
 
     def rank_dict(self, state: State | None) -> dict[str, Any] | None:
         """A rank state as a dict of its fields (None stays None)."""
-        return None if state is None else {n: getattr(state, n) for n in self._rank_names}
+        return None if state is None else {n: getattr(state, n) for n in self.rank_names}
 
     def report_text(
         self,
@@ -204,12 +205,6 @@ class ReportWriter:
             f'{{"match_id":{_text(match_id)},"played_at":{_text(format_time(played_at))},'
             f'"expected":[{",".join(map(_number, expected))}],"changes":[{",".join(parts)}]}}'
         )
-
-    def texts(self, entry: Rated) -> tuple[str, str]:
-        """The match in the JSON line format and its report, as compact JSON text."""
-        match, expected, changes = entry
-        report = self.report_text(match.id, match.played_at, expected, changes)
-        return compact_json(match.to_dict()), report
 
 
 # ---------------------------------------------------------------------------------------
@@ -259,7 +254,7 @@ class _StatePacker:
         if set(map(type, values)) <= _FLOAT and sum(values) - sum(values) == 0.0:
             packed = self._fixed.pack(_DOUBLES, *values)
         else:
-            packed = _FLAG.pack(_JSON) + _sized(self._text(state).encode())
+            packed = _FLAG.pack(_JSON) + sized_json(self._text(state).encode())
         if len(self._memo) >= 50_000:
             self._memo.clear()
         self._memo[id(state)] = (state, packed)
@@ -269,18 +264,19 @@ class _StatePacker:
         if blob[at] == _DOUBLES:
             values = self._fixed.unpack_from(blob, at)[1:]
             return dict(zip(self.names, values, strict=True)), at + self._fixed.size
-        return _json_at(blob, at + 1)
+        return json_at(blob, at + 1)
 
 
-def _sized(text: bytes) -> bytes:
-    """``text`` after its length: one byte below 255, else 255 and four bytes."""
+def sized_json(text: bytes) -> bytes:
+    """JSON ``text`` after its length (one byte below 255, else 255 and four bytes), as a
+    packed report keeps a text and a store may keep one beside it."""
     if len(text) < 255:
         return bytes((len(text),)) + text
     return b"\xff" + _COUNT.pack(len(text)) + text
 
 
-def _json_at(blob: bytes, at: int) -> tuple[Any, int]:
-    """The JSON value whose :func:`_sized` text starts at ``at``, and the next offset."""
+def json_at(blob: bytes, at: int) -> tuple[Any, int]:
+    """The JSON value whose :func:`sized_json` text starts at ``at``, and the next offset."""
     length, start = blob[at], at + 1
     if length == 255:
         (length,) = _COUNT.unpack_from(blob, start)
@@ -299,8 +295,8 @@ class ReportPacker:
     """
 
     def __init__(self, writer: ReportWriter) -> None:
-        self._skill = _StatePacker(writer._skill_names, writer.skill_text)
-        self._rank = _StatePacker(writer._rank_names, writer.rank_text)
+        self._skill = _StatePacker(writer.skill_names, writer.skill_text)
+        self._rank = _StatePacker(writer.rank_names, writer.rank_text)
         self._factors: tuple[dict[str, float], bytes] | None = None
 
     def pack(self, entry: Rated) -> bytes:
@@ -329,7 +325,7 @@ class ReportPacker:
                 known = self._factors
                 if known is None or known[0] is not factors:  # (equal factors share a dict)
                     text = compact_json(factors).encode()
-                    known = self._factors = (factors, _sized(text))
+                    known = self._factors = (factors, sized_json(text))
                 out.append(known[1])
         return b"".join(out)
 
@@ -359,7 +355,7 @@ class ReportPacker:
                 change["rank_before"], at = rank(blob, at)
                 change["rank_after"], at = rank(blob, at)
             if flags & _FACTORS:
-                change["factors"], at = _json_at(blob, at)
+                change["factors"], at = json_at(blob, at)
             changes.append(change)
         return {
             "match_id": match.id,

@@ -144,12 +144,12 @@ def test_a_failed_batch_leaves_a_packing_memory_store_as_it_was() -> None:
 
 @pytest.mark.parametrize("size", [0, 254, 255, 70_000])
 def test_a_packed_json_text_keeps_its_length_short_or_long(size: int) -> None:
-    from rankcraft.rated import _json_at, _sized
+    from rankcraft.rated import json_at, sized_json
 
     text = json.dumps("x" * max(size - 2, 0)).encode()[:size] if size else b""
     value = "x" * (len(text) - 2) if size else None
-    blob = b"\x07" + _sized(text if size else b"null") + b"\x09"
-    got, end = _json_at(blob, 1)
+    blob = b"\x07" + sized_json(text if size else b"null") + b"\x09"
+    got, end = json_at(blob, 1)
     assert got == value and blob[end:] == b"\x09"
     assert len(blob) == len(text or b"null") + (3 if len(text or b"null") < 255 else 7)
 

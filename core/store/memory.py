@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import struct
 from collections.abc import Callable, Collection, Iterable
 from datetime import datetime
 from typing import Any, TypeVar
@@ -11,9 +9,9 @@ from typing import Any, TypeVar
 from ..errors import DuplicateMatchError
 from ..io import parse_match
 from ..model import Match, PlayerRecord, Report
+from ..rated import json_at, sized_json
 from .base import Codec, Entry, MatchRow
 
-_LENGTH = struct.Struct("<I")
 T = TypeVar("T")
 
 
@@ -199,15 +197,14 @@ class MemoryStore:
     def _pack(self, entry: Entry) -> bytes:
         assert self._codec is not None, "attach() first"
         match_text, report = self._codec.entry_row(entry)
-        text = match_text.encode()
-        return _LENGTH.pack(len(text)) + text + report
+        return sized_json(match_text.encode()) + report
 
     def _unpack(self, kept: Entry | bytes) -> tuple[Match, Report]:
         if not isinstance(kept, bytes):
             return kept.match, kept.report
         assert self._codec is not None, "attach() first"
-        end = _LENGTH.size + _LENGTH.unpack_from(kept)[0]
-        match = parse_match(json.loads(kept[_LENGTH.size : end]))
+        data, end = json_at(kept, 0)
+        match = parse_match(data)
         return match, self._codec.report_of(match, kept[end:])
 
     @staticmethod
@@ -215,8 +212,7 @@ class MemoryStore:
         """A kept match's id and teams (without building its report)."""
         if not isinstance(kept, bytes):
             return kept.id, kept.teams
-        end = _LENGTH.size + _LENGTH.unpack_from(kept)[0]
-        data = json.loads(kept[_LENGTH.size : end])
+        data, _ = json_at(kept, 0)
         return data["id"], data["teams"]
 
     def rollback(self) -> None:
