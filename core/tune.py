@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -301,70 +302,52 @@ def has_optuna() -> bool:
     return True
 
 
-def _search_optuna(
-    source: str,
-    home_from: str | None,
-    text: str,
-    params: Sequence[ParamRange],
-    start: tuple[float, ...],
-    validation_from: str,
-    test_from: str,
-    *,
-    trials: int,
-    seed: int,
-    jobs: int,
-    storage: str | None,
-    study_name: str | None,
-    progress: Callable[[int, int, float], None] | None,
-) -> tuple[list[Trial], Trial]:
-    """The Optuna search: (this process's trials, the best finished trial of the study)."""
+_Base = tuple[str, str | None, str, tuple[ParamRange, ...], str, str]
+"""What every trial of a search shares: (source, home_from, ruleset text, params,
+validation_from, test_from)."""
+
+
+def _job(base: _Base, values: tuple[float, ...]) -> tuple[Any, ...]:
+    """A trial's job for the worker pool: the shared part with the trial's values."""
+    source, home_from, text, params, validation_from, test_from = base
+    return (source, home_from, text, params, values, validation_from, test_from)
+
+
+@contextmanager
+def _optuna_study(seed: int, storage: str | None, study_name: str | None) -> Iterator[Any]:
+    """A minimizing TPE study (seeded), in ``storage`` when given (joined if it exists);
+    the storage's pooled connections are closed when the search ends."""
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     url = optuna_storage(storage)
     rdb = None if url is None else optuna.storages.RDBStorage(url)
     try:
-        study = optuna.create_study(
+        yield optuna.create_study(
             direction="minimize",
             sampler=optuna.samplers.TPESampler(seed=seed),
             storage=rdb,
             study_name=study_name,
             load_if_exists=rdb is not None,
         )
-        return _optimize(
-            study,
-            source,
-            home_from,
-            text,
-            params,
-            start,
-            validation_from,
-            test_from,
-            trials=trials,
-            jobs=jobs,
-            progress=progress,
-        )
     finally:
         if rdb is not None:
-            rdb.engine.dispose()  # (its pooled connections, closed now)
+            rdb.engine.dispose()
 
 
 def _optimize(
     study: Any,
-    source: str,
-    home_from: str | None,
-    text: str,
-    params: Sequence[ParamRange],
+    base: _Base,
     start: tuple[float, ...],
-    validation_from: str,
-    test_from: str,
     *,
     trials: int,
     jobs: int,
     progress: Callable[[int, int, float], None] | None,
 ) -> tuple[list[Trial], Trial]:
+    """The Optuna search: (this process's trials, the best finished trial of the study)."""
     import optuna
 
+    params = base[3]
     names = [p.name for p in params]
     if not study.get_trials(deepcopy=False):
         study.enqueue_trial(dict(zip(names, start, strict=True)))
@@ -382,10 +365,7 @@ def _optimize(
                 )
                 batch.append((trial, values))
             limits = _medians(study)
-            jobs_list = [
-                (source, home_from, text, tuple(params), values, validation_from, test_from, limits)
-                for _, values in batch
-            ]
+            jobs_list = [(*_job(base, values), limits) for _, values in batch]
             for (trial, values), (running, pruned) in zip(
                 batch, pool.map(_run_checked, jobs_list), strict=True
             ):
@@ -463,33 +443,22 @@ def tune(
     for p in params:
         value = _at(table, p.path)
         current.append(min(max(float(value), p.low), p.high))
+    base: _Base = (source, home_from, text, tuple(params), validation_from, test_from)
     if method == "optuna":
-        found, chosen = _search_optuna(
-            source,
-            home_from,
-            text,
-            params,
-            tuple(current),
-            validation_from,
-            test_from,
-            trials=max(trials, 1),
-            seed=seed,
-            jobs=jobs,
-            storage=storage,
-            study_name=study_name or ruleset.name,
-            progress=progress,
-        )
+        with _optuna_study(seed, storage, study_name or ruleset.name) as study:
+            found, chosen = _optimize(
+                study, base, tuple(current), trials=max(trials, 1), jobs=jobs, progress=progress
+            )
         return _finish(
             ruleset, params, chosen, found, source, home_from, test_from, validation_from
         )
-    jobs_base = (source, home_from, text, tuple(params), validation_from, test_from)
-    done = _search_random(jobs_base, params, tuple(current), trials, seed, jobs, progress)
+    done = _search_random(base, params, tuple(current), trials, seed, jobs, progress)
     best = min(done, key=lambda t: (t.log_loss, done.index(t)))
     return _finish(ruleset, params, best, done, source, home_from, test_from, validation_from)
 
 
 def _search_random(
-    base: tuple[str, str | None, str, tuple[ParamRange, ...], str, str],
+    base: _Base,
     params: Sequence[ParamRange],
     current: tuple[float, ...],
     trials: int,
@@ -498,7 +467,6 @@ def _search_random(
     progress: Callable[[int, int, float], None] | None,
 ) -> list[Trial]:
     """The seeded random search over the box, then a finer one around its best point."""
-    source, home_from, text, _, validation_from, test_from = base
     rng = random.Random(seed)
     box = [(p.low, p.high) for p in params]
     rounds = [[current] + [_sample(rng, params, box) for _ in range(max(trials - 1, 0))]]
@@ -507,10 +475,7 @@ def _search_random(
     with _pool(jobs) as pool:
         for stage in range(2):
             points = rounds[stage]
-            jobs_list = [
-                (source, home_from, text, tuple(params), values, validation_from, test_from)
-                for values in points
-            ]
+            jobs_list = [_job(base, values) for values in points]
             for values, loss in zip(points, pool.map(_run_trial, jobs_list), strict=True):
                 done.append(Trial(values=values, log_loss=loss))
                 if progress is not None:
