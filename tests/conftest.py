@@ -36,6 +36,13 @@ SHARED_DATA_MISSING = (
 """The reason every test that reads :data:`SHARED_DATA` gives when it skips."""
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run the tests marked ``slow`` first (a stable sort: the order is otherwise kept):
+    under pytest-xdist the long ones then start at once on different workers, instead
+    of one of them starting last while the other workers idle."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture
 def pm() -> PluginManager:
     """A plugin manager with the hookspecs and no entry points loaded."""
