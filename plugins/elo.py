@@ -480,26 +480,38 @@ def rankcraft_initial(slot: str, params: EloParams) -> EloSkill | EloContextSkil
     return EloSkill(params.initial_rating, params.initial_rating)
 
 
+def side_gap(
+    params: EloParams, side_states: Sequence[Any], home: int | None, match: Match | None
+) -> float:
+    """The rating gap of side 0 over side 1 that a two-sided forecast reads, rating
+    points: the ratings (blended with the match's context rating, a newcomer at their
+    prior), side 0's home edge (per competition and drifting), the pool offsets (the
+    match's pools; without a match, the offsets the two carry), all times the match's
+    ``gap_scale``. The expectation (``expected_of_gap``) and the three outcomes
+    (``outcome_probabilities``) are both read from it, so they agree."""
+    advantage, _, gap_scale = _venue(params, match)
+    index = _blend_index(params, match)
+    first, second = (_start(params, side_states[i], match, i) for i in (0, 1))
+    gap = (
+        _rating_in(params, first, index)
+        + home_edge(advantage, home, 0)
+        + (
+            _carried_gap(params, first, second)
+            if match is None
+            else _pool_gap(_pools(params, match), first, second)
+        )
+        - _rating_in(params, second, index)
+    )
+    return gap * gap_scale
+
+
 @hookimpl
 def rankcraft_expectation(
     params: EloParams, side_states: Sequence[EloSkill], home: int | None, match: Match | None
 ) -> list[float]:
     scale = params.scale
     if len(side_states) == 2 and not _plain(params):
-        advantage, _, gap_scale = _venue(params, match)
-        index = _blend_index(params, match)
-        first, second = (_start(params, side_states[i], match, i) for i in (0, 1))
-        gap = (
-            _rating_in(params, first, index)
-            + home_edge(advantage, home, 0)
-            + (
-                _carried_gap(params, first, second)
-                if match is None
-                else _pool_gap(_pools(params, match), first, second)
-            )
-            - _rating_in(params, second, index)
-        )
-        p = expected_of_gap(params, gap * gap_scale)
+        p = expected_of_gap(params, side_gap(params, side_states, home, match))
         return [p, 1.0 - p]
     edge = home_edge(params.home_advantage, home, 0)
     if len(side_states) == 2:  # (side_probabilities' two-sided case, written out)
@@ -512,21 +524,15 @@ def rankcraft_expectation(
 
 @hookimpl
 def rankcraft_outcomes(
-    params: EloParams, side_states: Sequence[EloSkill], home: int | None
+    params: EloParams, side_states: Sequence[EloSkill], home: int | None, match: Match | None
 ) -> list[float] | None:
     """(P(side 0 wins), P(draw), P(side 1 wins)) for two sides under the draw model, or
-    None without one (``draw = "none"``) or for more than two sides (no match: the pool
-    offsets the sides carry count, as in a prediction)."""
+    None without one (``draw = "none"``) or for more than two sides. The gap is the
+    expectation's (:func:`side_gap`, the match's context included), so P(win) + ½
+    P(draw) is the expected score."""
     if params.draw == "none" or len(side_states) != 2:
         return None
-    first, second = side_states
-    gap = (
-        first.rating
-        + home_edge(params.home_advantage, home, 0)
-        + _carried_gap(params, first, second)
-        - second.rating
-    )
-    win, draw, loss = outcome_probabilities(params, gap)
+    win, draw, loss = outcome_probabilities(params, side_gap(params, side_states, home, match))
     return [win, draw, loss]
 
 
