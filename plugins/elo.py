@@ -192,9 +192,11 @@ class EloParams:
             player's last match and their matches since the last break).
 
     The match context (``context_field``, ``home_drift``, ``blend_field``,
-    ``pool_field``) is read from the match being rated; a prediction made without a
-    match (``League.predict``, ``League.forecast``) uses the plain ``home_advantage``,
-    the overall rating and the difference of the pool offsets the two sides carry.
+    ``pool_field``, ``prior_field``, the rest edge) is read from the match being rated or
+    forecast (``League.forecast(sides, match=m)``, ``rankcraft evaluate``); a prediction
+    made without a match (``League.predict``, ``League.forecast`` from sides) uses the
+    plain ``home_advantage``, the overall rating and the difference of the pool offsets
+    the two sides carry, and no rest edge.
 
     Ratings stay within ±1e6 (``RATING_LIMIT``): an update that would pass it stops there.
     """
@@ -559,7 +561,8 @@ def _plain(params: EloParams) -> bool:
         and params.blend_field is None
         and params.prior_field is None
         and params.pool_field is None
-        and not params.timed
+        and params.rest_per_day == 0.0
+        and params.season_k_boost == 1.0
     )
 
 
