@@ -596,8 +596,8 @@ def side_gap(
     points: the ratings (blended with the match's context rating, a newcomer at their
     prior), side 0's home edge (per competition and drifting), the pool offsets (the
     match's pools; without a match, the offsets the two carry) and the rest edge, all
-    times the match's ``gap_scale``. The expectation (``expected_of_gap``) and the three outcomes
-    (``outcome_probabilities``) are both read from it, so they agree."""
+    times the match's ``gap_scale``. The expectation (``expected_of_gap``) and the three
+    outcomes (``outcome_probabilities``) are both read from it, so they agree."""
     advantage, _, gap_scale = _venue(params, match)
     index = _blend_index(params, match)
     first, second = (_start(params, side_states[i], match, i) for i in (0, 1))
