@@ -603,17 +603,54 @@ class League:
         home: int | None = None,
         *,
         season: str | int | None = None,
+        match: Match | None = None,
     ) -> Forecast:
         """The model's forecast of a match between ``sides`` (docs/forecasts.md): each
         side's expected score; for two sides with a draw model (the expectation plugin's
         ``rankcraft_outcomes``), P(win), P(draw) and P(loss); for more than two sides, the
         probability of finishing first and of every place, and the most likely order.
 
-        Arguments as for :meth:`predict`.
+        Arguments as for :meth:`predict`, or ``match``: the forecast of that match before
+        it is recorded. Its sides (``sides`` must be its ``teams``), time, home side and
+        season (the value of the ruleset's ``season_field``, if any) are used, and for
+        two sides the match itself is handed to the expectation and outcomes hooks, whose
+        plugins may read its context (competition, surface, pools: elo's ``meta``
+        options), as when it is rated: the expected score is then the one the match's
+        report will keep.
+
+        :raises InputError: ``match`` with other ``sides``, or with ``at``, ``home`` or
+            ``season`` as well.
         """
+        if match is not None:
+            if [list(side) for side in sides] != [list(side) for side in match.teams]:
+                raise InputError(
+                    f"'sides' must be the match's teams with 'match' {match.id!r}: {sides!r}"[:300]
+                )
+            if at is not None or home is not None or season is not None:
+                raise InputError(
+                    f"'at', 'home' and 'season' come from 'match' {match.id!r}: leave them out"
+                )
+            at, home, season = match.played_at, match.home, self._season_of(match)
         states = self._side_states(sides, at, home, season)
         steps = self._steps
-        return forecast_states(states, home, steps.predict, steps.outcomes)
+        given = match if len(states) == 2 else None
+        outcomes = steps.outcomes
+        return forecast_states(
+            states,
+            home,
+            lambda s, h: steps.expect(s, h, given),
+            None if outcomes is None else (lambda s, h: outcomes(s, h, given)),
+        )
+
+    def _season_of(self, match: Match) -> str | int | None:
+        """The match's season for the ruleset's first ``season_field`` entry, or None."""
+        for event in self.ruleset.resets:
+            if event.season_field is not None:
+                try:
+                    return event.season_of(match.meta)
+                except ValueError as exc:
+                    raise InputError(f"match {match.id!r}: {exc}") from None
+        return None
 
     @property
     def has_draw_model(self) -> bool:

@@ -252,7 +252,7 @@ def evaluate(
                 items.extend(pairs)
                 days.extend([day] * len(pairs))
             elif scored and draw_model:
-                forecast = league.forecast(match.teams, at=at, home=match.home)
+                forecast = league.forecast(match.teams, match=match)
                 if forecast.win is not None and forecast.draw is not None:
                     places = match.places
                     outcome = 0 if places[0] < places[1] else 2 if places[0] > places[1] else 1

@@ -205,7 +205,7 @@ def rankcraft_quality(
 
 @hookspec
 def rankcraft_outcomes(
-    params: Any, side_states: Sequence[State], home: int | None
+    params: Any, side_states: Sequence[State], home: int | None, match: Match | None
 ) -> Sequence[float] | None:
     """Return the pre-match probabilities of a win, a draw and a loss (optional).
 
@@ -223,11 +223,18 @@ def rankcraft_outcomes(
     :param side_states: one state per side, from :func:`rankcraft_aggregate`; exactly two.
     :param home: index of the side playing at home, or None (as for
         :func:`rankcraft_expectation`).
+    :param match: the match being forecast, as :func:`rankcraft_expectation` gets it
+        when the match is rated (its ``meta`` and date: the competition, the surface, the
+        pools); None for a forecast made without a match (:meth:`rankcraft.League.forecast`
+        with sides only). A plugin whose expectation reads the match should read it here
+        too, so that the two agree.
     :returns: ``(P(side 0 wins), P(draw), P(side 1 wins))``, each in [0, 1], summing to 1;
         or None when the plugin has no draw model for these states (e.g. a draw param of
         0 meaning "not modelled").
 
     .. versionadded:: 0.2
+    .. versionchanged:: 0.2 the optional ``match`` argument (an implementation may leave
+       it out of its signature, as implementations written before it do).
     """
 
 

@@ -56,7 +56,7 @@ TeamFn = Callable[
 ]
 ExpectationFn = Callable[[Sequence[State], int | None, Match | None], Sequence[float]]
 QualityFn = Callable[[Sequence[Sequence[State]], Sequence[State], int | None], float]
-OutcomesFn = Callable[[Sequence[State], int | None], Sequence[float] | None]
+OutcomesFn = Callable[[Sequence[State], int | None, Match | None], Sequence[float] | None]
 UpdateFn = Callable[[State, Sequence[Pairing], PlayerContext], State]
 RankFn = Callable[[State, State, State, PlayerContext], State]
 ResetFn = Callable[[Sequence[PlayerRecord], str, ResetContext], Sequence[PlayerRecord]]
@@ -386,7 +386,7 @@ class Plugins:
         return cast(QualityFn, self._bind(plugin, "rankcraft_quality", params=params))
 
     def outcomes(self, plugin: str, params: Any) -> OutcomesFn | None:
-        """``(side_states, home) -> (P(win), P(draw), P(loss)) or None``; None when the
+        """``(side_states, home, match) -> (P(win), P(draw), P(loss)) or None``; None when the
         plugin has no ``rankcraft_outcomes`` (an optional hook)."""
         if not self.implements(plugin, "rankcraft_outcomes"):
             return None

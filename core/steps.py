@@ -22,7 +22,7 @@ from typing import Any
 import attrs
 
 from .errors import LateMatchError, PluginError
-from .manager import Plugins
+from .manager import OutcomesFn, Plugins
 from .model import (
     Match,
     Pairing,
@@ -109,9 +109,9 @@ class Steps:
         self.predict: Callable[[Sequence[State], int | None], Sequence[float]] = (
             lambda states, home: expect(states, home, None)
         )
-        # the optional draw model beside the expectation (forecasts only, never per match)
-        self.outcomes: Callable[[Sequence[State], int | None], Sequence[float] | None] | None
-        self.outcomes = pl.outcomes(expectation.plugin, expectation.params)
+        # the optional draw model beside the expectation (forecasts only, never per match):
+        # ``(states, home, match)``, the match None for a forecast without one
+        self.outcomes: OutcomesFn | None = pl.outcomes(expectation.plugin, expectation.params)
         self.decay: Callable[[State, float], State] | None = None
         if rs.decay is not None or pl.implements(decay.plugin, "rankcraft_decay"):
             self.decay = pl.decay(decay.plugin, decay.params)
@@ -154,7 +154,7 @@ class Steps:
             # a plugin that implements the hook with its draw model turned off (e.g. elo
             # without ``draw``) answers None for every pair: then there is no draw model
             newcomer = self.aggregate([self._initial])
-            if self.outcomes([newcomer, newcomer], None) is None:
+            if self.outcomes([newcomer, newcomer], None, None) is None:
                 self.outcomes = None
         self._initial_rank = None if self.initial_rank is None else self.initial_rank()
         self.skill_names = _state_names(self.skill_class)

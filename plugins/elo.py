@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 import attrs
 
-from rankcraft import Match, Pairing, PlayerContext, hookimpl, state_field
+from rankcraft import Match, Pairing, PlayerContext, StateError, hookimpl, state_field
 from rankcraft.validators import RATING_LIMIT, limit, state_within, within
 
 from ._matchup import (
@@ -54,6 +55,7 @@ _k = within(1e-6, K_LIMIT)
 __all__ = [
     "ContextRule",
     "EloPoolSkill",
+    "EloTimedSkill",
     "MarginForm",
     "davidson",
     "home_edge",
@@ -96,6 +98,16 @@ def _scale(instance: object, attribute: attrs.Attribute[float], value: float) ->
     # a scale below 1 rating point overflows 10 ** (gap / scale)
     if not (math.isfinite(value) and 1.0 <= value <= SCALE_LIMIT):
         raise ValueError(f"'scale' must be a number in [1, {SCALE_LIMIT!r}]: {value!r}")
+
+
+def _whole(low: int, high: int) -> Any:
+    def check(instance: object, attribute: attrs.Attribute[int], value: int) -> None:
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ValueError(
+                f"{attribute.name!r} must be a whole number in [{low}, {high}]: {value!r}"
+            )
+
+    return check
 
 
 @attrs.frozen(kw_only=True)
@@ -163,11 +175,28 @@ class EloParams:
             offset (state ``pool_offset``, ``pool_updates``: the cross-pool results it
             includes), and a match between two members of one pool hands both the offset
             with more updates. The state is then :class:`EloPoolSkill`.
+        rest_per_day, rest_cap_days: rest advantage (an NFL bye week): a side gains
+            ``rest_per_day`` rating points per day of rest more than its opponent, each
+            side's rest being the days since its previous match counted up to
+            ``rest_cap_days`` (so two sides back from an off-season are even; a side
+            that never played counts as fully rested). ``rest_per_day`` in [-1e3, 1e3]
+            (default 0: off), ``rest_cap_days`` in [1e-9, 1e4] days (default 14). Read
+            from the match's time; a forecast without a match has none.
+        season_k_boost, season_k_games, season_gap_days: an early-season K: a player's
+            first ``season_k_games`` matches after a break of at least
+            ``season_gap_days`` days (an off-season; or their first matches ever) are
+            rated with K times ``season_k_boost`` (in [1e-3, 1e3], default 1: off;
+            games a whole number in [1, 1e6], default 4; gap in [1e-9, 1e5] days,
+            default 90), so that ratings catch up with the changes of the off-season.
+            Either option makes the state :class:`EloTimedSkill` (the day of the
+            player's last match and their matches since the last break).
 
     The match context (``context_field``, ``home_drift``, ``blend_field``,
-    ``pool_field``) is read from the match being rated; a prediction made without a
-    match (``League.predict``, ``League.forecast``) uses the plain ``home_advantage``,
-    the overall rating and the difference of the pool offsets the two sides carry.
+    ``pool_field``, ``prior_field``, the rest edge) is read from the match being rated or
+    forecast (``League.forecast(sides, match=m)``, ``rankcraft evaluate``); a prediction
+    made without a match (``League.predict``, ``League.forecast`` from sides) uses the
+    plain ``home_advantage``, the overall rating and the difference of the pool offsets
+    the two sides carry, and no rest edge.
 
     Ratings stay within ±1e6 (``RATING_LIMIT``): an update that would pass it stops there.
     """
@@ -200,6 +229,17 @@ class EloParams:
     prior_per_log: float = attrs.field(default=60.0, validator=_rating)
     pool_field: str | None = None
     pool_k: float = attrs.field(default=10.0, validator=within(0.0, K_LIMIT))
+    rest_per_day: float = attrs.field(default=0.0, validator=within(-1e3, 1e3))
+    rest_cap_days: float = attrs.field(default=14.0, validator=within(1e-9, 1e4))
+    season_k_boost: float = attrs.field(default=1.0, validator=within(1e-3, 1e3))
+    season_k_games: int = attrs.field(default=4, validator=_whole(1, 1_000_000))
+    season_gap_days: float = attrs.field(default=90.0, validator=within(1e-9, 1e5))
+
+    @property
+    def timed(self) -> bool:
+        """Whether the options that read the player's last match time are on (rest,
+        early-season K): the state is then :class:`EloTimedSkill`."""
+        return self.rest_per_day != 0.0 or self.season_k_boost != 1.0
 
     def __attrs_post_init__(self) -> None:
         if self.context_rules and not self.context_field:
@@ -291,6 +331,68 @@ class EloPoolSkill(EloContextSkill):
 
     pool_offset: float = state_field(default=0.0, validator=_state_rating)
     pool_updates: int = state_field(default=0, validator=_updates_check)
+
+
+def _day_check(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not (isinstance(value, int | float) and math.isfinite(value) and 0.0 <= value <= 4e6):
+        raise StateError(f"'last_day' must be a day number in [0, 4e6]: {value!r}")
+
+
+def _games_check(instance: object, attribute: attrs.Attribute[int], value: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise StateError(f"'season_games' must be a whole number ≥ 0: {value!r}")
+
+
+@attrs.frozen(slots=True)
+class EloTimedSkill(EloPoolSkill):
+    """An Elo player's state that remembers when they last played (``rest_per_day`` or
+    ``season_k_boost`` set).
+
+    Attributes:
+        rating, peak, contexts, pool_offset, pool_updates: as :class:`EloPoolSkill`
+            (contexts empty without ``blend_field``; the pool fields 0 without
+            ``pool_field``).
+        last_day: the time of the player's last match as a day number (days since
+            0001-01-01 UTC, the proleptic Gregorian ordinal, with the time of day as a
+            fraction), in [0, 4e6]; 0 before their first match.
+        season_games: their matches since the last break of ``season_gap_days`` (whole,
+            ≥ 0).
+    """
+
+    last_day: float = state_field(default=0.0, validator=_day_check)
+    season_games: int = state_field(default=0, validator=_games_check)
+
+
+def day_number(moment: datetime) -> float:
+    """``moment`` as a day number: days since 0001-01-01 UTC with the time of day as a
+    fraction (``EloTimedSkill.last_day``).
+
+    >>> from datetime import UTC
+    >>> noon = datetime(2024, 1, 2, 12, tzinfo=UTC)
+    >>> day_number(noon) - day_number(datetime(2024, 1, 1, tzinfo=UTC)), day_number(noon)
+    (1.5, 738887.5)
+    """
+    utc = moment.astimezone(UTC) if moment.tzinfo is not None else moment
+    seconds = utc.hour * 3600 + utc.minute * 60 + utc.second + utc.microsecond / 1e6
+    return utc.toordinal() + seconds / 86400.0
+
+
+def _rest(params: EloParams, state: Any, day: float) -> float:
+    """Days of rest of a player before a match on ``day``, up to ``rest_cap_days`` (a
+    player who never played: the cap)."""
+    last = float(getattr(state, "last_day", 0.0))
+    if last <= 0.0:
+        return params.rest_cap_days
+    return min(max(day - last, 0.0), params.rest_cap_days)
+
+
+def _rest_edge(params: EloParams, match: Match | None, mine: Any, theirs: Any) -> float:
+    """Rating points ``mine``'s side gains from resting longer than ``theirs`` before the
+    match (0 without ``rest_per_day`` or without a match)."""
+    if not params.rest_per_day or match is None:
+        return 0.0
+    day = day_number(match.played_at)
+    return params.rest_per_day * (_rest(params, mine, day) - _rest(params, theirs, day))
 
 
 def _year(match: Match) -> float:
@@ -459,6 +561,8 @@ def _plain(params: EloParams) -> bool:
         and params.blend_field is None
         and params.prior_field is None
         and params.pool_field is None
+        and params.rest_per_day == 0.0
+        and params.season_k_boost == 1.0
     )
 
 
@@ -468,9 +572,14 @@ def rankcraft_params(slot: str) -> type | None:
 
 
 @hookimpl
-def rankcraft_initial(slot: str, params: EloParams) -> EloSkill | EloContextSkill | EloPoolSkill:
+def rankcraft_initial(
+    slot: str, params: EloParams
+) -> EloSkill | EloContextSkill | EloPoolSkill | EloTimedSkill:
     if slot != "initial":
         raise ValueError(f"the elo plugin has no {slot!r} state")
+    if params.timed:
+        r = params.initial_rating
+        return EloTimedSkill(r, r, tuple(r for _ in params.blend_values))
     if params.pool_field is not None:
         r = params.initial_rating
         return EloPoolSkill(r, r, tuple(r for _ in params.blend_values))
@@ -480,26 +589,39 @@ def rankcraft_initial(slot: str, params: EloParams) -> EloSkill | EloContextSkil
     return EloSkill(params.initial_rating, params.initial_rating)
 
 
+def side_gap(
+    params: EloParams, side_states: Sequence[Any], home: int | None, match: Match | None
+) -> float:
+    """The rating gap of side 0 over side 1 that a two-sided forecast reads, rating
+    points: the ratings (blended with the match's context rating, a newcomer at their
+    prior), side 0's home edge (per competition and drifting), the pool offsets (the
+    match's pools; without a match, the offsets the two carry) and the rest edge, all
+    times the match's ``gap_scale``. The expectation (``expected_of_gap``) and the three
+    outcomes (``outcome_probabilities``) are both read from it, so they agree."""
+    advantage, _, gap_scale = _venue(params, match)
+    index = _blend_index(params, match)
+    first, second = (_start(params, side_states[i], match, i) for i in (0, 1))
+    gap = (
+        _rating_in(params, first, index)
+        + home_edge(advantage, home, 0)
+        + (
+            _carried_gap(params, first, second)
+            if match is None
+            else _pool_gap(_pools(params, match), first, second)
+        )
+        + _rest_edge(params, match, first, second)
+        - _rating_in(params, second, index)
+    )
+    return gap * gap_scale
+
+
 @hookimpl
 def rankcraft_expectation(
     params: EloParams, side_states: Sequence[EloSkill], home: int | None, match: Match | None
 ) -> list[float]:
     scale = params.scale
     if len(side_states) == 2 and not _plain(params):
-        advantage, _, gap_scale = _venue(params, match)
-        index = _blend_index(params, match)
-        first, second = (_start(params, side_states[i], match, i) for i in (0, 1))
-        gap = (
-            _rating_in(params, first, index)
-            + home_edge(advantage, home, 0)
-            + (
-                _carried_gap(params, first, second)
-                if match is None
-                else _pool_gap(_pools(params, match), first, second)
-            )
-            - _rating_in(params, second, index)
-        )
-        p = expected_of_gap(params, gap * gap_scale)
+        p = expected_of_gap(params, side_gap(params, side_states, home, match))
         return [p, 1.0 - p]
     edge = home_edge(params.home_advantage, home, 0)
     if len(side_states) == 2:  # (side_probabilities' two-sided case, written out)
@@ -512,21 +634,15 @@ def rankcraft_expectation(
 
 @hookimpl
 def rankcraft_outcomes(
-    params: EloParams, side_states: Sequence[EloSkill], home: int | None
+    params: EloParams, side_states: Sequence[EloSkill], home: int | None, match: Match | None
 ) -> list[float] | None:
     """(P(side 0 wins), P(draw), P(side 1 wins)) for two sides under the draw model, or
-    None without one (``draw = "none"``) or for more than two sides (no match: the pool
-    offsets the sides carry count, as in a prediction)."""
+    None without one (``draw = "none"``) or for more than two sides. The gap is the
+    expectation's (:func:`side_gap`, the match's context included), so P(win) + ½
+    P(draw) is the expected score."""
     if params.draw == "none" or len(side_states) != 2:
         return None
-    first, second = side_states
-    gap = (
-        first.rating
-        + home_edge(params.home_advantage, home, 0)
-        + _carried_gap(params, first, second)
-        - second.rating
-    )
-    win, draw, loss = outcome_probabilities(params, gap)
+    win, draw, loss = outcome_probabilities(params, side_gap(params, side_states, home, match))
     return [win, draw, loss]
 
 
@@ -543,7 +659,7 @@ def _k_of(params: EloParams, state: Any, context: PlayerContext) -> float:
 @hookimpl
 def rankcraft_update(
     params: EloParams, state: EloSkill, pairings: Sequence[Pairing], context: PlayerContext
-) -> EloSkill | EloContextSkill | EloPoolSkill:
+) -> EloSkill | EloContextSkill | EloPoolSkill | EloTimedSkill:
     if not _plain(params):
         return _update_in_context(params, state, pairings, context)
     rating = state.rating
@@ -584,7 +700,7 @@ def _margin_factor(
 
 def _update_in_context(
     params: EloParams, state: Any, pairings: Sequence[Pairing], context: PlayerContext
-) -> EloSkill | EloContextSkill | EloPoolSkill:
+) -> EloSkill | EloContextSkill | EloPoolSkill | EloTimedSkill:
     """The update with a draw model, context rules, a drifting home advantage, context
     ratings or pool offsets (two-sided matches read the match; a closed period has none)."""
     match = context.match
@@ -598,19 +714,32 @@ def _update_in_context(
         edge = home_edge(advantage, match.home, context.side)
     state = _start(params, state, match, context.side)
     mine = _rating_in(params, state, index)
+    two_sided = match is not None and len(match.teams) == 2
     surprise = lead = 0.0
     for opponent, score, weight in pairings:
-        if len(pairings) == 1 and match is not None and len(match.teams) == 2:
+        if len(pairings) == 1 and two_sided:
             opponent = _start(params, opponent, match, 1 - context.side)
-        lead = mine + edge + _pool_gap(pools, state, opponent) - _rating_in(params, opponent, index)
+        lead = (
+            mine
+            + edge
+            + _pool_gap(pools, state, opponent)
+            + (_rest_edge(params, match, state, opponent) if two_sided else 0.0)
+            - _rating_in(params, opponent, index)
+        )
         surprise += weight * (score - expected_of_gap(params, lead * gap_scale))
     k = _k_of(params, state, context) * k_scale
+    season_games = 0
+    if params.timed:
+        season_games = _season_games(params, state, match)
+        if season_games < params.season_k_games and params.season_k_boost != 1.0:
+            k *= params.season_k_boost
+            context.factors["season_k_boost"] = params.season_k_boost
     context.factors["k"] = k
     if params.margin != "none":
         k *= _margin_factor(params, pairings, context, lead)
     new = limit(state.rating + k * surprise, -RATING_LIMIT, RATING_LIMIT)
     peak = state.peak if state.peak >= new else new
-    if params.blend_field is None and params.pool_field is None:
+    if params.blend_field is None and params.pool_field is None and not params.timed:
         return EloSkill(new, peak)
     contexts = tuple(getattr(state, "contexts", ()))
     if len(contexts) != len(params.blend_values):  # (an imported state without them)
@@ -622,9 +751,23 @@ def _update_in_context(
             limit(moved, -RATING_LIMIT, RATING_LIMIT),
             *contexts[index + 1 :],
         )
-    if params.pool_field is None:
+    if params.pool_field is None and not params.timed:
         return EloContextSkill(new, peak, contexts)
     offset, updates = _pool_after(params, pools, state, pairings[0].opponent, surprise)
     if pools is not None and pools[0] != pools[1]:
         context.factors["pool_k"] = params.pool_k
-    return EloPoolSkill(new, peak, contexts, offset, updates)
+    if not params.timed:
+        return EloPoolSkill(new, peak, contexts, offset, updates)
+    day = float(getattr(state, "last_day", 0.0)) if match is None else day_number(match.played_at)
+    return EloTimedSkill(new, peak, contexts, offset, updates, day, season_games + 1)
+
+
+def _season_games(params: EloParams, state: Any, match: Match | None) -> int:
+    """The player's matches since their last break of ``season_gap_days`` before this
+    one (0 when this match follows such a break, or is their first)."""
+    last = float(getattr(state, "last_day", 0.0))
+    if last <= 0.0:
+        return 0
+    if match is not None and day_number(match.played_at) - last >= params.season_gap_days:
+        return 0
+    return int(getattr(state, "season_games", 0))

@@ -326,6 +326,146 @@ def test_evaluate_scores_three_ways_with_draws_and_a_draw_model(
     assert evaluate(_league(plugins), decisive, test_from="2024-01-13").three_way is None
 
 
+# -- the match's context reaches the draw model (rankcraft_outcomes' ``match``) -------------
+
+# Elo with Davidson draws, a home advantage per competition (none at the World Cup, whose
+# gap counts 1.5 times), a drifting home advantage and context ratings per surface.
+CONTEXT_DRAWS = """name = "context-draws"
+[update]
+plugin = "elo"
+[update.params]
+k_factor = 30.0
+home_advantage = 80.0
+home_drift = 4.0
+home_drift_year = 2020.0
+draw = "davidson"
+draw_kappa = 0.6
+context_field = "tournament"
+blend_field = "surface"
+blend_values = ["grass", "sand"]
+blend_weight = 0.5
+[[update.params.context_rules]]
+contains = "World Cup"
+home_advantage = 0.0
+gap_scale = 1.5
+[[update.params.context_rules]]
+contains = "Cup"
+home_advantage = 140.0
+"""
+
+
+def _context_history() -> list[dict[str, object]]:
+    """24 matches of four teams: competitions, surfaces, home sides and draws varied."""
+    teams = ["ann", "bo", "cy", "di"]
+    tournaments = ["Friendly", "World Cup", "Nations Cup", "World Cup qualification"]
+    out: list[dict[str, object]] = []
+    for i in range(24):
+        a, b = teams[i % 4], teams[(i * 3 + 1) % 4]
+        if a == b:
+            b = teams[(i + 2) % 4]
+        out.append(
+            {
+                "id": f"c{i}",
+                "played_at": f"2024-{1 + i // 4:02d}-{1 + i % 4 * 7:02d}",
+                "teams": [[a], [b]],
+                "scores": [[2, 0], [1, 1], [0, 1], [3, 1], [0, 0], [1, 2]][i % 6],
+                "home": [0, None, 1][i % 3],
+                "meta": {"tournament": tournaments[i % 4], "surface": ["grass", "sand"][i % 2]},
+            }
+        )
+    return out
+
+
+def _davidson(gap: float, kappa: float) -> tuple[float, float, float]:
+    """Davidson's three probabilities in Elo's units, written from the formula: with
+    x = 10^(gap / 800), P(win) = x / T, P(draw) = κ / T, P(loss) = (1/x) / T."""
+    x = 10.0 ** (gap / 800.0)
+    total = x + 1.0 / x + kappa
+    return x / total, kappa / total, 1.0 / x / total
+
+
+def test_the_draw_model_reads_the_match_as_the_expectation_does() -> None:
+    ruleset = rankcraft.loads_ruleset(CONTEXT_DRAWS)
+    league = rankcraft.League(ruleset)
+    changed = 0
+    for data in _context_history():
+        match = rankcraft.parse_match(data)
+        forecast = league.forecast(match.teams, match=match)
+        # the gap by hand, from the players' stored states (context ratings blended)
+        (a,), (b,) = match.teams
+        index = ["grass", "sand"].index(data["meta"]["surface"])  # type: ignore[index]
+
+        def strength(pid: str, index: int = index) -> float:
+            try:
+                skill = league.player(pid).skill
+            except rankcraft.UnknownPlayerError:
+                return 1500.0
+            return 0.5 * skill.rating + 0.5 * skill.contexts[index]
+
+        tournament = data["meta"]["tournament"]  # type: ignore[index]
+        advantage, gap_scale = (
+            (0.0, 1.5)
+            if "World Cup" in tournament
+            else (140.0, 1.0)
+            if "Cup" in tournament
+            else (80.0, 1.0)
+        )
+        moment = match.played_at
+        advantage += 4.0 * (moment.year + (moment.timetuple().tm_yday - 1) / 365.25 - 2020.0)
+        edge = 0.0 if match.home is None else advantage if match.home == 0 else -advantage
+        gap = (strength(a) + edge - strength(b)) * gap_scale
+        assert forecast.method == "outcomes" and forecast.win is not None
+        assert forecast.draw is not None
+        three = (forecast.win[0], forecast.draw, forecast.win[1])
+        assert three == pytest.approx(_davidson(gap, 0.6), rel=1e-12)
+        # the forecast without the match (sides, time and home only): the plain home
+        # advantage, the overall rating
+        plain = league.forecast(match.teams, at=match.played_at, home=match.home)
+        assert plain.win is not None and plain.draw is not None
+        if abs(plain.win[0] - forecast.win[0]) > 1e-6:
+            changed += 1
+        report = league.record(match)
+        # P(win) + ½ P(draw) is the expectation the report keeps
+        assert forecast.win[0] + forecast.draw / 2 == pytest.approx(report.expected[0], abs=1e-12)
+        assert forecast.expected_score[0] == report.expected[0]
+    assert changed >= 20  # (the match's context moves nearly every forecast)
+
+
+def test_evaluate_scores_three_ways_with_the_match_context() -> None:
+    history = _context_history()
+    ruleset = rankcraft.loads_ruleset(CONTEXT_DRAWS)
+    result = evaluate(rankcraft.League(ruleset), history, test_from="2024-03-01")
+    league = rankcraft.League(ruleset)
+    with_match, without = [], []
+    for data in history:
+        match = rankcraft.parse_match(data)
+        if data["played_at"] >= "2024-03-01":  # type: ignore[operator]
+            s0, s1 = data["scores"]  # type: ignore[misc]
+            outcome = 0 if s0 > s1 else 2 if s0 < s1 else 1
+            for f, out in (
+                (league.forecast(match.teams, match=match), with_match),
+                (league.forecast(match.teams, at=match.played_at, home=match.home), without),
+            ):
+                assert f.win is not None and f.draw is not None
+                out.append((f.win[0], f.draw, f.win[1], outcome))
+        league.record(match)
+    assert result.three_way is not None and result.three_way.n == len(with_match) == 16
+    assert (result.three_way.log_loss, result.three_way.rps) == pytest.approx(
+        score_three_way(with_match), rel=1e-12
+    )
+    assert abs(result.three_way.log_loss - score_three_way(without)[0]) > 1e-3
+
+
+def test_a_forecast_of_a_match_takes_its_sides_time_and_home_from_it() -> None:
+    league = rankcraft.League(rankcraft.loads_ruleset(CONTEXT_DRAWS))
+    match = rankcraft.parse_match(_context_history()[1])
+    with pytest.raises(rankcraft.InputError, match="'sides' must be the match's teams"):
+        league.forecast([["zed"], ["bo"]], match=match)
+    with pytest.raises(rankcraft.InputError, match="'at', 'home' and 'season' come from"):
+        league.forecast(match.teams, home=0, match=match)
+    assert league.match_count == 0
+
+
 # -- the command line and the service: strict JSON -----------------------------------------
 
 

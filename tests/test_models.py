@@ -82,20 +82,22 @@ def test_ordered_logit_closed_form() -> None:
 def test_outcomes_direct_and_through_the_hook_manager() -> None:
     params = EloParams(draw="davidson", draw_kappa=0.5, home_advantage=50.0)
     states = [EloSkill(1550.0, 1550.0), EloSkill(1500.0, 1500.0)]
-    direct = rankcraft_outcomes(params, states, 1)  # away side 0: the edge cancels the gap
+    direct = rankcraft_outcomes(params, states, 1, None)  # away side 0: the edge cancels the gap
     assert direct == pytest.approx([0.4, 0.2, 0.4])
     pm = rankcraft.get_plugin_manager()
     (answer,) = [
         r
-        for r in pm.hook.rankcraft_outcomes(params=params, side_states=states, home=None)
+        for r in pm.hook.rankcraft_outcomes(
+            params=params, side_states=states, home=None, match=None
+        )
         if r is not None
     ]
     assert sum(answer) == pytest.approx(1.0) and answer[0] > answer[2]
     assert rankcraft.Plugins(pm).outcomes("elo", params) is not None
     assert rankcraft.Plugins(pm).outcomes("glicko1", None) is None
     # no draw model, or more sides: None
-    assert rankcraft_outcomes(EloParams(), states, None) is None
-    assert rankcraft_outcomes(params, [*states, states[0]], None) is None
+    assert rankcraft_outcomes(EloParams(), states, None, None) is None
+    assert rankcraft_outcomes(params, [*states, states[0]], None, None) is None
 
 
 def test_draw_model_forecast_and_update_are_consistent() -> None:
