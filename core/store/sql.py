@@ -401,6 +401,7 @@ class SQLStore:
                     _epoch(record),
                 )
             )
+        rows.sort()  # (in key order: each page of the table is visited once)
         self._executemany(
             "INSERT INTO players "
             "(id, skill, rank, matches, last_played, open, sort_key, tier, last_epoch) "
@@ -421,6 +422,7 @@ class SQLStore:
                 for player in side:
                     part_rows.append((player, seq))
         self._insert_matches(match_rows)
+        part_rows.sort()
         self._executemany("INSERT INTO participants (player, seq) VALUES (?, ?)", part_rows)
 
     def _insert_matches(self, rows: list[tuple[Any, ...]]) -> None:
