@@ -18,7 +18,7 @@ import cattrs
 from .errors import MatchError, StateError
 from .io import parse_time
 from .model import Match, Pairing, PlayerChange, PlayerRecord, Report, State, format_time
-from .rated import PACKED, Rated, ReportPacker, ReportWriter, compact_json
+from .rated import PACKED, Rated, ReportPacker, ReportWriter, match_text
 from .ruleset import converter, format_exception
 from .store.base import Codec
 
@@ -214,7 +214,7 @@ def make_codec(
     packer = ReportPacker(writer)
 
     def entry_row(entry: Rated) -> tuple[str, bytes]:
-        return compact_json(entry.match.to_dict()), packer.pack(entry)
+        return match_text(entry.match), packer.pack(entry)
 
     def report_of(match: Match, kept: str | bytes) -> Report:
         if kept[0] == PACKED and isinstance(kept, bytes):

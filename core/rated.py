@@ -21,7 +21,7 @@ from typing import Any
 
 from .model import Match, PlayerChange, Report, State, format_time
 
-__all__ = ["PACKED", "Rated", "ReportPacker", "ReportWriter", "compact_json"]
+__all__ = ["PACKED", "Rated", "ReportPacker", "ReportWriter", "compact_json", "match_text"]
 
 compact_json: Callable[[Any], str] = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
 """JSON text without spaces; NaN and infinity refused (ValueError)."""
@@ -122,6 +122,30 @@ def _packer(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
         get = operator.attrgetter(names[0])
         return lambda state: (get(state),)
     return lambda state: ()
+
+
+def match_text(match: Match) -> str:
+    """A match's JSON text: exactly ``compact_json(match.to_dict())``, what a store keeps
+    per match. A match with only an id, a time, its sides and its scores (the common
+    case) is written from a template; any other goes through :meth:`Match.to_dict`."""
+    if (
+        match.ranks is not None
+        or match.meta
+        or match.seconds_played is not None
+        or match.quit
+        or match.home is not None
+        or match.weight != 1.0
+    ):
+        return compact_json(match.to_dict())
+    teams = ",".join(["[" + ",".join(map(_text, side)) + "]" for side in match.teams])
+    text = (
+        f'{{"id":{_text(match.id)},"played_at":{_text(format_time(match.played_at))},'
+        f'"teams":[{teams}]'
+    )
+    scores = match.scores
+    if scores is None:
+        return text + "}"
+    return f'{text},"scores":[{",".join(map(_number, scores))}]}}'
 
 
 class ReportWriter:

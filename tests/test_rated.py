@@ -10,8 +10,9 @@ import attrs
 import pytest
 
 import rankcraft
+from rankcraft.io import parse_match
 from rankcraft.model import format_time
-from rankcraft.rated import PACKED, Rated, ReportPacker, ReportWriter, compact_json
+from rankcraft.rated import PACKED, Rated, ReportPacker, ReportWriter, compact_json, match_text
 from rankcraft.ruleset import bundled_names
 from rankcraft.store import MemoryStore
 
@@ -168,3 +169,54 @@ def test_a_scratch_league_never_packs_and_a_default_one_does_past_its_limit() ->
         kinds[name] = {type(k) is bytes for k in league.store._rows}  # type: ignore[attr-defined]
     assert kinds == {"scratch": {False}, "default": {False}, "at once": {True}}
     assert MemoryStore().pack_after == 10_000
+
+
+MATCHES: list[dict[str, Any]] = [
+    {"id": "m1", "played_at": "2024-05-01T20:00:00Z", "teams": [["a"], ["b"]], "scores": [1, 0]},
+    {"id": "m2", "played_at": "2024-05-01", "teams": [["a"], ["b"]], "scores": [2.5, 0.125]},
+    {
+        "id": 'q"uote\\ é ✓ \u0007',
+        "played_at": "2024-05-01T20:00:00.250000Z",
+        "teams": [["Zoë", 'a"b'], ["日本"], ["c"]],
+        "scores": [3, 1e-300, 12345678901234567890],
+    },
+    {
+        "id": "r",
+        "played_at": "1999-12-31T23:59:59Z",
+        "teams": [["a"], ["b"], ["c"]],
+        "ranks": [2, 1, 3],
+    },
+    {
+        "id": "w",
+        "played_at": "2024-01-01",
+        "teams": [["a"], ["b"]],
+        "scores": [1, 0],
+        "weight": 0.5,
+    },
+    {"id": "h", "played_at": "2024-01-01", "teams": [["a"], ["b"]], "scores": [1, 0], "home": 1},
+    {
+        "id": "meta",
+        "played_at": "2024-01-01",
+        "teams": [["a"], ["b"]],
+        "scores": [0, 0],
+        "meta": {"k": [1, "x"]},
+    },
+    {
+        "id": "quit",
+        "played_at": "2024-01-01",
+        "teams": [["a", "b"], ["c", "d"]],
+        "scores": [1, 0],
+        "quit": ["b"],
+        "seconds_played": [[600, 300], [600, 600]],
+    },
+]
+
+
+@pytest.mark.parametrize("data", MATCHES, ids=[str(m["id"]) for m in MATCHES])
+def test_a_match_text_is_the_json_of_its_document(data: dict[str, Any]) -> None:
+    """What a store keeps per match is the match document's compact JSON, whether written
+    from the template (id, time, sides, scores) or through ``to_dict``."""
+    match = parse_match(data)
+    expected = json.dumps(match.to_dict(), separators=(",", ":"))
+    assert match_text(match) == expected
+    assert parse_match(json.loads(match_text(match))).to_dict() == match.to_dict()
