@@ -247,12 +247,22 @@ _DOUBLES, _JSON = 0, 1  # how a state is packed
 
 
 _STRUCTS: dict[int, struct.Struct] = {}
+_HEADS: dict[int, struct.Struct] = {}
 
 
 def _doubles(count: int) -> struct.Struct:
     known = _STRUCTS.get(count)
     if known is None:
         known = _STRUCTS[count] = struct.Struct(f"<{count}d")
+    return known
+
+
+def _head(count: int) -> struct.Struct:
+    """A report's head with ``count`` expected values: ``_HEAD``, the values as doubles,
+    then the change count (``_COUNT``), in one struct."""
+    known = _HEADS.get(count)
+    if known is None:
+        known = _HEADS[count] = struct.Struct(f"<BH{count}dI")
     return known
 
 
@@ -328,11 +338,7 @@ class ReportPacker:
         match, expected, changes = entry
         if [c[0] for c in changes] != [p for team in match.teams for p in team]:
             raise ValueError(f"match {match.id!r}: the changes do not follow its players")
-        out = [
-            _HEAD.pack(PACKED, len(expected)),
-            _doubles(len(expected)).pack(*expected),
-            _COUNT.pack(len(changes)),
-        ]
+        out = [_head(len(expected)).pack(PACKED, len(expected), *expected, len(changes))]
         skill, rank = self._skill.pack, self._rank.pack
         for _, _, before, used, after, rank_before, rank_after, factors in changes:
             flags = (

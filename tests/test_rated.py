@@ -220,3 +220,40 @@ def test_a_match_text_is_the_json_of_its_document(data: dict[str, Any]) -> None:
     expected = json.dumps(match.to_dict(), separators=(",", ":"))
     assert match_text(match) == expected
     assert parse_match(json.loads(match_text(match))).to_dict() == match.to_dict()
+
+
+BATCH_GLICKO2 = """name = "g2-batch"
+[period]
+mode = "batch"
+length_days = 7.0
+origin = "2024-01-01"
+[update]
+plugin = "glicko2"
+"""
+
+
+@pytest.mark.parametrize("name", [*bundled_names(), "g2-batch"])
+def test_a_stored_record_is_the_json_of_its_document(name: str) -> None:
+    """The texts a store on disk keeps per player are the compact JSON of the record
+    document's values (states written by the report writer), open rating periods
+    included, for every bundled ruleset and one rated in periods."""
+    ruleset = rankcraft.loads_ruleset(BATCH_GLICKO2) if name == "g2-batch" else name
+    league = rankcraft.League(ruleset)
+    league.record_many(mixed_history(200, 5), close=False)
+    codec = league.codec
+
+    def text(value: Any) -> str | None:
+        return None if value is None else json.dumps(value, separators=(",", ":"))
+
+    opened = 0
+    for record in league.players():
+        data = codec.record_to_dict(record)
+        opened += "open" in data
+        assert codec.record_texts(record) == (
+            text(data["skill"]),
+            text(data["rank"]),
+            data["last_played"],
+            text(data.get("open")),
+        )
+    if league.ruleset.period.mode == "batch":
+        assert opened  # (the open periods were compared too)

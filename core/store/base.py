@@ -62,6 +62,11 @@ class Codec:
     entry_row: Callable[[Any], tuple[str, bytes]]
     """``(entry) -> (match text, packed report)``: what a store on disk writes per match
     (the report packed by :class:`rankcraft.rated.ReportPacker`)."""
+    record_texts: Callable[[PlayerRecord], tuple[str, str | None, str | None, str | None]]
+    """``(record) -> (skill, rank, last_played, open)``: what a store on disk keeps of a
+    record beside its id and match count: the states as JSON texts (exactly the compact
+    JSON of :attr:`record_to_dict`'s values, written by the report writer), the time,
+    and the open period's JSON text; None where the record has none."""
     report_of: Callable[[Match, str | bytes], Report]
     """``(match, kept report) -> report``: a report a store kept, packed or (written by
     rankcraft before schema 6) JSON text."""
