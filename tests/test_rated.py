@@ -257,3 +257,21 @@ def test_a_stored_record_is_the_json_of_its_document(name: str) -> None:
         )
     if league.ruleset.period.mode == "batch":
         assert opened  # (the open periods were compared too)
+
+
+def test_a_time_is_written_as_strftime_writes_it() -> None:
+    """format_time (from ``isoformat``) writes what ``strftime`` does, microseconds and
+    years before 1000 included."""
+    from datetime import UTC, datetime, timedelta, timezone
+
+    rng = random.Random(3)
+    moments = [datetime(999, 12, 31, 23, 59, 59, tzinfo=UTC), datetime(1, 1, 1, tzinfo=UTC)]
+    moments += [
+        datetime(1000, 1, 1, tzinfo=UTC) + timedelta(seconds=rng.uniform(0, 2.8e11))
+        for _ in range(500)
+    ]
+    moments += [m.replace(microsecond=0) for m in moments[:100]]
+    moments.append(datetime(2024, 5, 1, 20, tzinfo=timezone(timedelta(hours=2))))
+    for moment in moments:
+        fraction = f".{moment.microsecond:06d}" if moment.microsecond else ""
+        assert format_time(moment) == moment.strftime("%Y-%m-%dT%H:%M:%S") + fraction + "Z"
