@@ -30,6 +30,7 @@ Nothing here is asserted by the tests (speed is never asserted in unit tests).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import os
@@ -174,7 +175,9 @@ def cost(args: argparse.Namespace) -> None:
         {**g, "id": f"c{g['id']}", "played_at": g["played_at"].replace("20", "30", 1)}
         for g in games(args.games, args.ids, seed=7)
     ]
-    with tempfile.TemporaryDirectory(dir=Path(args.db).parent) as folder:
+    # (--commit copies an SQLite file beside it; without it any database, PostgreSQL too)
+    copying = tempfile.TemporaryDirectory(dir=Path(args.db).parent) if args.commit else None
+    with contextlib.nullcontext() if copying is None else copying as folder:
         db = args.db
         if args.commit:
             db = f"{folder}/copy.sqlite"
