@@ -3,14 +3,17 @@
 Measures what users run, as they run it:
 
 * ``build``: write a match file of random one-on-one games among ``--ids`` player ids
-  (1,000,000 games among 1,000,000 ids give ~864k players), then ``rankcraft replay`` it
+  (1,000,000 games among 1,000,000 ids give ~864k players; with ``--every-id`` the first
+  500,000 pair every id once, giving exactly 1,000,000), then ``rankcraft replay`` it
   into a new SQLite league (a child process: CPU time and peak RSS from ``wait4``).
   Prints the cost per match. Run once; the database is kept for ``reads``.
 * ``reads``: ``rankcraft leaderboard --top 10``, ``player ID``, ``predict A B`` (and a
   page deep in the leaderboard, and ``--active-days``) on that database, each a child
-  process: wall time, CPU time and peak RSS, best of ``--rounds``.
+  process: wall time and CPU time (best of ``--rounds``, and the slowest wall time),
+  and the largest peak RSS.
 * ``cost``: ``League.record_many`` of ``--games`` more games into a built league (CPU
-  per match, the commit's writes included, then rolled back): 10k players against 864k.
+  per match, the commit's writes included, then rolled back; ``--commit``: committed
+  into a copy, the ``COMMIT`` on the clock): 10k players against 864k.
 * ``ratio``: ``League.record_many`` of the same games in memory (the default memory
   store, which packs matches past its first 10,000, and one that never packs) and into
   SQLite (CPU time, best of ``--rounds``): the store's speed relative to memory.
@@ -18,6 +21,7 @@ Measures what users run, as they run it:
 Nothing here is asserted by the tests (speed is never asserted in unit tests).
 
     python benchmarks/scale.py build --db /tmp/scale-1m.sqlite --games 1000000 --ids 1000000
+    python benchmarks/scale.py build --db /tmp/scale-all.sqlite --every-id
     python benchmarks/scale.py build --db /tmp/scale-10k.sqlite --games 200000 --ids 10000
     python benchmarks/scale.py reads --db /tmp/scale-1m.sqlite
     python benchmarks/scale.py ratio --games 100000 --ids 10000
@@ -26,10 +30,12 @@ Nothing here is asserted by the tests (speed is never asserted in unit tests).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -44,14 +50,27 @@ import rankcraft
 START = datetime(2020, 1, 1, tzinfo=UTC)
 
 
-def games(n: int, ids: int, seed: int = 1) -> Iterator[dict[str, Any]]:
+def games(n: int, ids: int, seed: int = 1, every_id: bool = False) -> Iterator[dict[str, Any]]:
     """``n`` one-on-one games in time order, a minute apart, between random players
-    ``p0`` ... ``p{ids-1}``; the first player wins three games in five."""
+    ``p0`` ... ``p{ids-1}``; the first player wins three games in five.
+
+    ``every_id``: the first ``ids // 2`` games pair every id once (the ids shuffled, then
+    taken two by two), so that every id plays (``n >= ids // 2``; ``ids`` even); the rest
+    are random pairs as without it."""
     rng = random.Random(seed)
+    order: list[int] = []
+    if every_id:
+        if ids % 2 or n < ids // 2:
+            raise SystemExit(f"--every-id needs an even --ids and --games >= ids/2: {ids}, {n}")
+        order = list(range(ids))
+        rng.shuffle(order)
     for i in range(n):
-        a = rng.randrange(ids)
-        b = rng.randrange(ids - 1)
-        b += b >= a
+        if 2 * i < len(order):
+            a, b = order[2 * i], order[2 * i + 1]
+        else:
+            a = rng.randrange(ids)
+            b = rng.randrange(ids - 1)
+            b += b >= a
         win = rng.random() < 0.6
         yield {
             "id": f"g{i}",
@@ -86,7 +105,7 @@ def build(args: argparse.Namespace) -> None:
         raise SystemExit(f"{db} exists: remove it to build it again")
     source = db.with_suffix(".jsonl")
     with source.open("w") as handle:
-        for game in games(args.games, args.ids):
+        for game in games(args.games, args.ids, every_id=args.every_id):
             handle.write(json.dumps(game) + "\n")
     wall, cpu, rss = run(["replay", str(source), "--ruleset", args.ruleset, "--db", str(db)])
     with rankcraft.League.open(db, create=False) as league:
@@ -113,12 +132,15 @@ def reads(args: argparse.Namespace) -> None:
         "predict A B": ["predict", top[0], top[1]],
     }
     print(f"{db}: {players:,} players")
-    print("| command | wall s | CPU s | peak RSS MB |")
-    print("|---|---|---|---|")
+    print("| command | wall s | CPU s | peak RSS MB | slowest wall s |")
+    print("|---|---|---|---|---|")
     for name, argv in {"--help (start-up alone)": ["--help"], **commands}.items():
         db_args = [] if argv == ["--help"] else ["--db", db]
-        best = min((run([*argv, *db_args]) for _ in range(args.rounds)), key=lambda r: r[0])
-        print(f"| `{name}` | {best[0]:.2f} | {best[1]:.2f} | {best[2]:.0f} |")
+        samples = [run([*argv, *db_args]) for _ in range(args.rounds)]
+        best = min(samples, key=lambda r: r[0])
+        worst = max(r[0] for r in samples)
+        peak = max(r[2] for r in samples)
+        print(f"| `{name}` | {best[0]:.2f} | {best[1]:.2f} | {peak:.0f} | {worst:.2f} |")
     calls = {
         "League.open": lambda league: None,
         "+ leaderboard(10)": lambda league: league.leaderboard(10),
@@ -146,26 +168,41 @@ class _Undo(Exception):
 
 def cost(args: argparse.Namespace) -> None:
     """CPU per match of ``League.record_many`` into an existing league (its players'
-    rows read from the database, every touched player written), rolled back after."""
+    rows read from the database, every touched player written), rolled back after;
+    with ``--commit``, into a copy of the database, the ``COMMIT`` (the pages the
+    batch changed, written to the WAL) on the clock too."""
     later = [
         {**g, "id": f"c{g['id']}", "played_at": g["played_at"].replace("20", "30", 1)}
         for g in games(args.games, args.ids, seed=7)
     ]
-    with rankcraft.League.open(args.db, create=False) as league:
-        players = len(league)
-        try:
-            with league.batch():
-                start = time.process_time()
-                league.record_many(later)
-                league._unit.flush()  # what the commit writes, on the clock
+    # (--commit copies an SQLite file beside it; without it any database, PostgreSQL too)
+    copying = tempfile.TemporaryDirectory(dir=Path(args.db).parent) if args.commit else None
+    with contextlib.nullcontext() if copying is None else copying as folder:
+        db = args.db
+        if args.commit:
+            db = f"{folder}/copy.sqlite"
+            with rankcraft.League.open(args.db, create=False):  # (its WAL checkpointed)
+                pass
+            shutil.copyfile(args.db, db)
+        with rankcraft.League.open(db, create=False) as league:
+            players = len(league)
+            try:
+                with league.batch():
+                    start = time.process_time()
+                    league.record_many(later)
+                    league._unit.flush()  # what the commit writes, on the clock
+                    if not args.commit:
+                        spent = time.process_time() - start
+                        raise _Undo
                 spent = time.process_time() - start
-                raise _Undo
-        except _Undo:
-            pass
-        assert len(league) == players
+            except _Undo:
+                pass
+            if not args.commit:
+                assert len(league) == players  # (rolled back)
+    how = "committed into a copy" if args.commit else "rolled back"
     print(
         f"{args.db}: {players:,} players, {args.games:,} more games among {args.ids:,} ids: "
-        f"{spent / args.games * 1e6:.1f} us CPU per match (rolled back)"
+        f"{spent / args.games * 1e6:.1f} us CPU per match ({how})"
     )
 
 
@@ -211,6 +248,11 @@ def main() -> None:
     p.add_argument("--games", type=int, default=1_000_000)
     p.add_argument("--ids", type=int, default=1_000_000)
     p.add_argument("--ruleset", default="elo")
+    p.add_argument(
+        "--every-id",
+        action="store_true",
+        help="the first ids/2 games pair every id once (a league of exactly --ids players)",
+    )
     p = sub.add_parser("reads")
     p.add_argument("--db", required=True)
     p.add_argument("--rounds", type=int, default=3)
@@ -218,6 +260,7 @@ def main() -> None:
     p.add_argument("--db", required=True)
     p.add_argument("--games", type=int, default=20_000)
     p.add_argument("--ids", type=int, default=1_000_000)
+    p.add_argument("--commit", action="store_true", help="commit into a copy of the database")
     p = sub.add_parser("ratio")
     p.add_argument("--games", type=int, default=100_000)
     p.add_argument("--ids", type=int, default=10_000)

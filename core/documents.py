@@ -18,7 +18,7 @@ import cattrs
 from .errors import MatchError, StateError
 from .io import parse_time
 from .model import Match, Pairing, PlayerChange, PlayerRecord, Report, State, format_time
-from .rated import PACKED, Rated, ReportPacker, ReportWriter, compact_json
+from .rated import PACKED, Rated, ReportPacker, ReportWriter, compact_json, match_text
 from .ruleset import converter, format_exception
 from .store.base import Codec
 
@@ -204,6 +204,20 @@ def make_codec(
             }
         return out
 
+    skill_text, rank_text = writer.skill_text, writer.rank_text
+
+    def record_texts(record: PlayerRecord) -> tuple[str, str | None, str | None, str | None]:
+        last, rank = record.last_played, record.rank
+        open_ = None
+        if record.period is not None or record.pending:
+            open_ = compact_json(record_to_dict(record)["open"])
+        return (
+            skill_text(record.skill),
+            None if rank is None else rank_text(rank),
+            None if last is None else format_time(last),
+            open_,
+        )
+
     def report_to_dict(report: Report) -> dict[str, Any]:
         text = writer.report_text(
             report.match_id, report.played_at, tuple(report.expected), Rated.changes_of(report)
@@ -214,7 +228,7 @@ def make_codec(
     packer = ReportPacker(writer)
 
     def entry_row(entry: Rated) -> tuple[str, bytes]:
-        return compact_json(entry.match.to_dict()), packer.pack(entry)
+        return match_text(entry.match), packer.pack(entry)
 
     def report_of(match: Match, kept: str | bytes) -> Report:
         if kept[0] == PACKED and isinstance(kept, bytes):
@@ -227,6 +241,7 @@ def make_codec(
         report_to_dict=report_to_dict,
         report_from_dict=states.report,
         entry_row=entry_row,
+        record_texts=record_texts,
         report_of=report_of,
         parse_record=states.record,
         sort_key=sort_key[1],

@@ -156,9 +156,12 @@ def format_time(moment: datetime) -> str:
     three times, and histories repeat days.)"""
     text = _formatted.get(moment)
     if text is None:
-        text = moment.strftime("%Y-%m-%dT%H:%M:%S") + (
-            f".{moment.microsecond:06d}Z" if moment.microsecond else "Z"
+        # (isoformat's first 19 characters are strftime's text, in half the time, from
+        # the year 1000: strftime writes earlier years without leading zeros)
+        whole = (
+            moment.isoformat()[:19] if moment.year >= 1000 else moment.strftime("%Y-%m-%dT%H:%M:%S")
         )
+        text = whole + (f".{moment.microsecond:06d}Z" if moment.microsecond else "Z")
         if moment.tzinfo is UTC:  # (equal times in other zones would share the text)
             if len(_formatted) >= 4096:
                 _formatted.clear()

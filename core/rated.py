@@ -21,7 +21,7 @@ from typing import Any
 
 from .model import Match, PlayerChange, Report, State, format_time
 
-__all__ = ["PACKED", "Rated", "ReportPacker", "ReportWriter", "compact_json"]
+__all__ = ["PACKED", "Rated", "ReportPacker", "ReportWriter", "compact_json", "match_text"]
 
 compact_json: Callable[[Any], str] = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
 """JSON text without spaces; NaN and infinity refused (ValueError)."""
@@ -124,6 +124,30 @@ def _packer(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
     return lambda state: ()
 
 
+def match_text(match: Match) -> str:
+    """A match's JSON text: exactly ``compact_json(match.to_dict())``, what a store keeps
+    per match. A match with only an id, a time, its sides and its scores (the common
+    case) is written from a template; any other goes through :meth:`Match.to_dict`."""
+    if (
+        match.ranks is not None
+        or match.meta
+        or match.seconds_played is not None
+        or match.quit
+        or match.home is not None
+        or match.weight != 1.0
+    ):
+        return compact_json(match.to_dict())
+    teams = ",".join(["[" + ",".join(map(_text, side)) + "]" for side in match.teams])
+    text = (
+        f'{{"id":{_text(match.id)},"played_at":{_text(format_time(match.played_at))},'
+        f'"teams":[{teams}]'
+    )
+    scores = match.scores
+    if scores is None:
+        return text + "}"
+    return f'{text},"scores":[{",".join(map(_number, scores))}]}}'
+
+
 class ReportWriter:
     """Writes rated matches as JSON text, and states as JSON-ready dicts, for one pair of
     state classes.
@@ -223,12 +247,22 @@ _DOUBLES, _JSON = 0, 1  # how a state is packed
 
 
 _STRUCTS: dict[int, struct.Struct] = {}
+_HEADS: dict[int, struct.Struct] = {}
 
 
 def _doubles(count: int) -> struct.Struct:
     known = _STRUCTS.get(count)
     if known is None:
         known = _STRUCTS[count] = struct.Struct(f"<{count}d")
+    return known
+
+
+def _head(count: int) -> struct.Struct:
+    """A report's head with ``count`` expected values: ``_HEAD``, the values as doubles,
+    then the change count (``_COUNT``), in one struct."""
+    known = _HEADS.get(count)
+    if known is None:
+        known = _HEADS[count] = struct.Struct(f"<BH{count}dI")
     return known
 
 
@@ -304,11 +338,7 @@ class ReportPacker:
         match, expected, changes = entry
         if [c[0] for c in changes] != [p for team in match.teams for p in team]:
             raise ValueError(f"match {match.id!r}: the changes do not follow its players")
-        out = [
-            _HEAD.pack(PACKED, len(expected)),
-            _doubles(len(expected)).pack(*expected),
-            _COUNT.pack(len(changes)),
-        ]
+        out = [_head(len(expected)).pack(PACKED, len(expected), *expected, len(changes))]
         skill, rank = self._skill.pack, self._rank.pack
         for _, _, before, used, after, rank_before, rank_after, factors in changes:
             flags = (

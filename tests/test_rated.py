@@ -10,8 +10,9 @@ import attrs
 import pytest
 
 import rankcraft
+from rankcraft.io import parse_match
 from rankcraft.model import format_time
-from rankcraft.rated import PACKED, Rated, ReportPacker, ReportWriter, compact_json
+from rankcraft.rated import PACKED, Rated, ReportPacker, ReportWriter, compact_json, match_text
 from rankcraft.ruleset import bundled_names
 from rankcraft.store import MemoryStore
 
@@ -168,3 +169,109 @@ def test_a_scratch_league_never_packs_and_a_default_one_does_past_its_limit() ->
         kinds[name] = {type(k) is bytes for k in league.store._rows}  # type: ignore[attr-defined]
     assert kinds == {"scratch": {False}, "default": {False}, "at once": {True}}
     assert MemoryStore().pack_after == 10_000
+
+
+MATCHES: list[dict[str, Any]] = [
+    {"id": "m1", "played_at": "2024-05-01T20:00:00Z", "teams": [["a"], ["b"]], "scores": [1, 0]},
+    {"id": "m2", "played_at": "2024-05-01", "teams": [["a"], ["b"]], "scores": [2.5, 0.125]},
+    {
+        "id": 'q"uote\\ é ✓ \u0007',
+        "played_at": "2024-05-01T20:00:00.250000Z",
+        "teams": [["Zoë", 'a"b'], ["日本"], ["c"]],
+        "scores": [3, 1e-300, 12345678901234567890],
+    },
+    {
+        "id": "r",
+        "played_at": "1999-12-31T23:59:59Z",
+        "teams": [["a"], ["b"], ["c"]],
+        "ranks": [2, 1, 3],
+    },
+    {
+        "id": "w",
+        "played_at": "2024-01-01",
+        "teams": [["a"], ["b"]],
+        "scores": [1, 0],
+        "weight": 0.5,
+    },
+    {"id": "h", "played_at": "2024-01-01", "teams": [["a"], ["b"]], "scores": [1, 0], "home": 1},
+    {
+        "id": "meta",
+        "played_at": "2024-01-01",
+        "teams": [["a"], ["b"]],
+        "scores": [0, 0],
+        "meta": {"k": [1, "x"]},
+    },
+    {
+        "id": "quit",
+        "played_at": "2024-01-01",
+        "teams": [["a", "b"], ["c", "d"]],
+        "scores": [1, 0],
+        "quit": ["b"],
+        "seconds_played": [[600, 300], [600, 600]],
+    },
+]
+
+
+@pytest.mark.parametrize("data", MATCHES, ids=[str(m["id"]) for m in MATCHES])
+def test_a_match_text_is_the_json_of_its_document(data: dict[str, Any]) -> None:
+    """What a store keeps per match is the match document's compact JSON, whether written
+    from the template (id, time, sides, scores) or through ``to_dict``."""
+    match = parse_match(data)
+    expected = json.dumps(match.to_dict(), separators=(",", ":"))
+    assert match_text(match) == expected
+    assert parse_match(json.loads(match_text(match))).to_dict() == match.to_dict()
+
+
+BATCH_GLICKO2 = """name = "g2-batch"
+[period]
+mode = "batch"
+length_days = 7.0
+origin = "2024-01-01"
+[update]
+plugin = "glicko2"
+"""
+
+
+@pytest.mark.parametrize("name", [*bundled_names(), "g2-batch"])
+def test_a_stored_record_is_the_json_of_its_document(name: str) -> None:
+    """The texts a store on disk keeps per player are the compact JSON of the record
+    document's values (states written by the report writer), open rating periods
+    included, for every bundled ruleset and one rated in periods."""
+    ruleset = rankcraft.loads_ruleset(BATCH_GLICKO2) if name == "g2-batch" else name
+    league = rankcraft.League(ruleset)
+    league.record_many(mixed_history(200, 5), close=False)
+    codec = league.codec
+
+    def text(value: Any) -> str | None:
+        return None if value is None else json.dumps(value, separators=(",", ":"))
+
+    # a codec built without record_texts derives them from record_to_dict
+    fields = {f.name: getattr(codec, f.name) for f in attrs.fields(type(codec))}
+    derived = type(codec)(**{k: v for k, v in fields.items() if k != "record_texts"})
+    opened = 0
+    for record in league.players():
+        data = codec.record_to_dict(record)
+        opened += "open" in data
+        expected = (text(data["skill"]), text(data["rank"]), data["last_played"])
+        assert codec.record_texts(record) == (*expected, text(data.get("open")))
+        assert derived.record_texts(record) == codec.record_texts(record)
+    if league.ruleset.period.mode == "batch":
+        assert opened  # (the open periods were compared too)
+
+
+def test_a_time_is_written_as_strftime_writes_it() -> None:
+    """format_time (from ``isoformat``) writes what ``strftime`` does, microseconds and
+    years before 1000 included."""
+    from datetime import UTC, datetime, timedelta, timezone
+
+    rng = random.Random(3)
+    moments = [datetime(999, 12, 31, 23, 59, 59, tzinfo=UTC), datetime(1, 1, 1, tzinfo=UTC)]
+    moments += [
+        datetime(1000, 1, 1, tzinfo=UTC) + timedelta(seconds=rng.uniform(0, 2.8e11))
+        for _ in range(500)
+    ]
+    moments += [m.replace(microsecond=0) for m in moments[:100]]
+    moments.append(datetime(2024, 5, 1, 20, tzinfo=timezone(timedelta(hours=2))))
+    for moment in moments:
+        fraction = f".{moment.microsecond:06d}" if moment.microsecond else ""
+        assert format_time(moment) == moment.strftime("%Y-%m-%dT%H:%M:%S") + fraction + "Z"

@@ -51,3 +51,43 @@ def test_other_files_are_refused(tmp_path: Path) -> None:
     con.close()
     with pytest.raises(rankcraft.InputError, match="not a rankcraft one \\(tables: t\\)"):
         rankcraft.League.open(other, "elo")
+
+
+def test_a_batch_sizes_the_page_cache_for_its_players_and_gives_it_back(
+    tmp_path: Path, match, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A league-wide batch raises the connection's page cache to ``batch_cache_per_player``
+    bytes per player (capped by ``batch_cache_max``; never lowered), and restores the
+    connection's own size when the batch commits or fails."""
+    from rankcraft.store.sqlite import SQLiteStore
+
+    db = tmp_path / "league.sqlite"
+    with rankcraft.League.open(db, "elo") as league:
+        league.record_many([match("m1", "a", "b"), match("m2", "c", "d")])  # 4 players
+    monkeypatch.setattr(SQLiteStore, "batch_cache_per_player", 2**20)  # 1 MiB each
+    with rankcraft.League.open(db) as league:
+        connection = league.store._db  # type: ignore[attr-defined]
+
+        def cache_size() -> int:
+            return int(connection.execute("PRAGMA cache_size").fetchone()[0])
+
+        own = cache_size()
+        assert own == -2000  # SQLite's default: 2,048,000 bytes
+        with league.batch():
+            assert cache_size() == -4 * 1024  # 4 players x 1 MiB, in KiB
+            league.record(match("m3", "a", "c"))
+        assert cache_size() == own
+        with pytest.raises(rankcraft.MatchError), league.batch():
+            assert cache_size() == -4 * 1024
+            league.record(match("m3", "a", "c"))  # a repeated id: the batch fails
+        assert cache_size() == own
+        monkeypatch.setattr(SQLiteStore, "batch_cache_max", 3 * 2**20)
+        with league.batch():
+            assert cache_size() == -3 * 1024  # capped
+        monkeypatch.setattr(SQLiteStore, "batch_cache_per_player", 1024)
+        with league.batch():
+            assert cache_size() == own  # 4 KiB wanted: the default is larger, and kept
+        stored = league.export()
+    reference = rankcraft.League("elo")
+    reference.record_many([match("m1", "a", "b"), match("m2", "c", "d"), match("m3", "a", "c")])
+    assert stored == reference.export()

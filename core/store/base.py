@@ -62,6 +62,14 @@ class Codec:
     entry_row: Callable[[Any], tuple[str, bytes]]
     """``(entry) -> (match text, packed report)``: what a store on disk writes per match
     (the report packed by :class:`rankcraft.rated.ReportPacker`)."""
+    record_texts: Callable[[PlayerRecord], tuple[str, str | None, str | None, str | None]] = (
+        attrs.field(default=attrs.Factory(lambda codec: _texts_of_dicts(codec), takes_self=True))
+    )
+    """``(record) -> (skill, rank, last_played, open)``: what a store on disk keeps of a
+    record beside its id and match count: the states and the open period as JSON texts
+    (exactly the compact JSON of :attr:`record_to_dict`'s values; a league's codec writes
+    the states from the report writer's memoized texts), the time; None where the
+    record has none. Default: :attr:`record_to_dict`'s values through ``compact_json``."""
     report_of: Callable[[Match, str | bytes], Report]
     """``(match, kept report) -> report``: a report a store kept, packed or (written by
     rankcraft before schema 6) JSON text."""
@@ -77,6 +85,25 @@ class Codec:
     tier: Callable[[PlayerRecord], str | None] = lambda record: None
     """``(record) -> tier``: the rank state's ``tier`` field, or None (a filter of the
     leaderboard)."""
+
+
+def _texts_of_dicts(
+    codec: Codec,
+) -> Callable[[PlayerRecord], tuple[str, str | None, str | None, str | None]]:
+    """:attr:`Codec.record_texts` from the codec's ``record_to_dict``."""
+    to_dict = codec.record_to_dict
+
+    def texts(record: PlayerRecord) -> tuple[str, str | None, str | None, str | None]:
+        data = to_dict(record)
+        rank, open_ = data["rank"], data.get("open")
+        return (
+            compact_json(data["skill"]),
+            None if rank is None else compact_json(rank),
+            data["last_played"],
+            None if open_ is None else compact_json(open_),
+        )
+
+    return texts
 
 
 class Store(Protocol):

@@ -380,27 +380,25 @@ class SQLStore:
         return new
 
     def write(self, players: Iterable[PlayerRecord], matches: Iterable[Entry]) -> None:
-        encode = self.codec.record_to_dict
         codec = self.codec
-        key, tier = codec.sort_key, codec.tier
+        texts, key, tier = codec.record_texts, codec.sort_key, codec.tier
         rows = []
         for record in players:
-            data = encode(record)
-            rank = data["rank"]
-            open_ = data.get("open")
+            skill, rank, last_played, open_ = texts(record)
             rows.append(
                 (
                     record.id,
-                    compact_json(data["skill"]),
-                    None if rank is None else compact_json(rank),
+                    skill,
+                    rank,
                     record.matches,
-                    data["last_played"],
-                    None if open_ is None else compact_json(open_),
+                    last_played,
+                    open_,
                     key(record),
                     tier(record),
                     _epoch(record),
                 )
             )
+        rows.sort()  # (in key order: each page of the table is visited once)
         self._executemany(
             "INSERT INTO players "
             "(id, skill, rank, matches, last_played, open, sort_key, tier, last_epoch) "
@@ -414,13 +412,14 @@ class SQLStore:
         entries = matches if isinstance(matches, list) else list(matches)
         match_rows = []
         part_rows = []
+        entry_row = codec.entry_row
         for seq, entry in zip(self._take_seqs(len(entries)), entries, strict=True):
-            match_text, report = codec.entry_row(entry)
-            match_rows.append((seq, entry.id, format_time(entry.played_at), match_text, report))
-            for side in entry.teams:
-                for player in side:
-                    part_rows.append((player, seq))
+            match_text, report = entry_row(entry)
+            match = entry.match
+            match_rows.append((seq, match.id, format_time(match.played_at), match_text, report))
+            part_rows += [(player, seq) for side in match.teams for player in side]
         self._insert_matches(match_rows)
+        part_rows.sort()
         self._executemany("INSERT INTO participants (player, seq) VALUES (?, ?)", part_rows)
 
     def _insert_matches(self, rows: list[tuple[Any, ...]]) -> None:

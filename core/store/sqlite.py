@@ -67,6 +67,17 @@ class SQLiteStore(SQLStore):
     busy_timeout = 60.0
     """Seconds a writer waits for another process's transaction before giving up."""
 
+    batch_cache_per_player = 128
+    """Bytes of page cache per player while a league-wide batch (a replay, an import, a
+    reset) holds the writer lock: the batch writes its touched players at random places
+    of the players' table and indexes, and a cache of about their size reads and writes
+    each of those pages once instead of evicting and reading it again. Capped by
+    :attr:`batch_cache_max`; never below SQLite's default (2 MB); the connection's own
+    size is restored when the batch ends."""
+
+    batch_cache_max = 128 * 2**20
+    """The most page cache (bytes) a batch takes (reached from 1,048,576 players)."""
+
     def __init__(self, path: str | Path, *, create: bool = True, read_only: bool = False) -> None:
         self.path = Path(path)
         self.label = str(self.path)
@@ -97,6 +108,7 @@ class SQLiteStore(SQLStore):
             )
         self._codec = None
         self._next_seq = 1
+        self._cache_size: int | None = None  # the connection's own, while a batch's is set
         if not self._new:
             self._check_version()
 
@@ -166,6 +178,38 @@ class SQLiteStore(SQLStore):
 
     def _in_transaction(self) -> bool:
         return bool(self._db.in_transaction)
+
+    def begin(self) -> None:
+        """Start a league-wide batch under the writer lock, with a page cache sized for
+        the league's players (:attr:`batch_cache_per_player`) until it ends."""
+        super().begin()
+        # players are never removed, so the largest rowid counts them (read in O(log n))
+        players = self._execute("SELECT max(rowid) FROM players").fetchone()[0] or 0
+        wanted = min(self.batch_cache_max, self.batch_cache_per_player * players)
+        own = int(self._execute("PRAGMA cache_size").fetchone()[0])
+        # (a negative cache_size is in KiB, a positive one in pages)
+        page = int(self._execute("PRAGMA page_size").fetchone()[0])
+        if wanted > (-own * 1024 if own < 0 else own * page):
+            self._cache_size = own
+            self._execute(f"PRAGMA cache_size = {-(wanted // 1024)}")
+
+    def _restore_cache(self) -> None:
+        """Give the connection its own page cache size back (SQLite frees the rest)."""
+        own, self._cache_size = self._cache_size, None
+        if own is not None:
+            self._execute(f"PRAGMA cache_size = {own}")
+
+    def commit(self) -> None:
+        try:
+            super().commit()
+        finally:
+            self._restore_cache()
+
+    def rollback(self) -> None:
+        try:
+            super().rollback()
+        finally:
+            self._restore_cache()
 
     def _prepare_new(self) -> None:
         # WAL: readers never block the one writer; several processes can record
