@@ -52,7 +52,15 @@ from typing import Any
 
 import attrs
 
-from rankcraft import InputError, Needs, PlayerContext, PlayerRecord, ResetContext, hookimpl
+from rankcraft import (
+    InputError,
+    Needs,
+    PlayerContext,
+    PlayerRecord,
+    PlayerScope,
+    ResetContext,
+    hookimpl,
+)
 from rankcraft import state_field as _state_field
 from rankcraft.model import field_of_role
 from rankcraft.validators import RATING_LIMIT, interval, pair, state_within, within
@@ -664,12 +672,31 @@ def rankcraft_standings(params: LadderParams, players: Sequence[PlayerRecord]) -
     out = {pid: label(params, rank) for pid, rank in ranked}
     if params.title:
         eligible = sorted(
-            ((rank.score, pid) for pid, rank in ranked if rank.step >= params.title_step),
+            ((rank.score, pid) for pid, rank in ranked if rank.score >= title_score(params)),
             key=lambda item: (-item[0], item[1]),
         )
         for _, pid in eligible[: params.title_top]:
             out[pid] = params.title
     return out
+
+
+def title_score(params: LadderParams) -> int:
+    """The lowest ladder score (``LadderRank.score``, the leaderboard's sort key) from
+    which a player may hold the title: the bottom of ``title_from``'s first division,
+    ``title_step * (points_per_division + 1)``. Below the top step a division holds at
+    most ``points_per_division`` points, so the ranks from that step up are exactly the
+    scores from it up; eligibility reads the score, so that a state document whose step
+    and score disagree is judged as the leaderboard (and the index) places it."""
+    return params.title_step * (params.points_per_division + 1)
+
+
+@hookimpl
+def rankcraft_standings_scope(params: LadderParams) -> PlayerScope:
+    """A label is the player's own rank, except the title, which needs the players whose
+    score is at least :func:`title_score`: read along the leaderboard's index."""
+    if not params.title:
+        return PlayerScope()
+    return PlayerScope(sort_key_from=float(title_score(params)))
 
 
 def _params(context: ResetContext) -> LadderParams:

@@ -1,5 +1,6 @@
 """League-wide labels for some players read only the players the labels depend on
-(``rankcraft_standings_scope``): Skyweaver's Grandweaver needs the Masters alone."""
+(``rankcraft_standings_scope``): Skyweaver's Grandweaver needs the Masters alone, the
+ladder's title the players from its ``title_from`` tier up."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ import random
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 import rankcraft
+from rankcraft.plugins.ladder import rank_at
 from rankcraft.plugins.skyweaver import tier_of
 
 SMALL_TOP = 'extends = "skyweaver"\nname = "sky-top3"\n[rank.params]\ntop_n = 3\n'
@@ -84,4 +87,55 @@ def test_a_page_of_a_league_on_disk_reads_the_masters_only(tmp_path: Path, monke
         "p9": tier_of(league.player("p9").rank.points),
     }
     assert asked == [["p1", "p2"]]
+    league.close()
+
+
+SMALL_TITLE = 'extends = "ladder"\nname = "ladder-top2"\n[rank.params]\ntitle_top = 2\n'
+
+
+def with_steps(
+    league: rankcraft.League, document: dict[str, Any], steps: dict[str, tuple[int, int]]
+) -> dict[str, Any]:
+    """The export ``document`` with these players' ladder (step, points) set."""
+    params = league.ruleset.rank.params
+    for player in document["players"]:
+        if player["id"] in steps:
+            step, points = steps[player["id"]]
+            player["rank"] = attrs.asdict(rank_at(params, step, points, games=30))
+    return document
+
+
+def test_the_ladder_title_reads_the_players_from_its_tier_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ruleset = rankcraft.loads_ruleset(SMALL_TITLE)
+    source = rankcraft.League(ruleset)
+    source.record_many(games(150, 20, 5))
+    params = source.ruleset.rank.params
+    master = params.title_step
+    steps = {"p1": (master, 90), "p2": (master, 40), "p3": (master, 0), "p4": (master - 1, 100)}
+    document = with_steps(source, source.export(), steps)
+    everyone_in_memory = rankcraft.League(ruleset)
+    everyone_in_memory.import_state(document)
+    everyone = everyone_in_memory.standings()
+    # the two best Masters hold the title; a Diamond I in a promotion series does not
+    assert [p for p, label in everyone.items() if label == "Challenger"] == ["p1", "p2"]
+    assert everyone["p3"] == "Master" and everyone["p4"] == "Diamond I"
+    with rankcraft.League.open(tmp_path / "l.sqlite", ruleset) as league:
+        league.import_state(document)
+    league = rankcraft.League.open(tmp_path / "l.sqlite")
+    store = league.store
+    monkeypatch.setattr(store, "load_players", lambda: pytest.fail("read every player"))
+    asked: list[Any] = []
+    load_where = store.load_where
+
+    def spy(*args: Any) -> Any:
+        found = load_where(*args)
+        asked.append(sorted(found))
+        return found
+
+    monkeypatch.setattr(store, "load_where", spy)
+    for some in (["p3"], ["p4", "p0", "nobody"], ["p2", "p9"]):
+        assert league.standings(some) == {p: everyone[p] for p in some if p in everyone}
+    assert asked == [["p1", "p2", "p3"], ["p1", "p2", "p3"], ["p1", "p2", "p3"]]
     league.close()
