@@ -1029,7 +1029,9 @@ class League:
         if players is None:
             return dict(steps.standings(self.players()))
         wanted = set(players)
-        scope = steps.standings_scope() if steps.standings_scope is not None else None
+        scope = None
+        if steps.standings_scope is not None:
+            scope = steps.standings_scope(self.latest_played())
         if scope is None:
             labels = steps.standings(self.players())
         else:

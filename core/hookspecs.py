@@ -18,6 +18,7 @@ The reference page for plugin authors is docs/hooks.md.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from ._markers import hookspec
@@ -359,7 +360,7 @@ def rankcraft_standings(params: Any, players: Sequence[PlayerRecord]) -> Mapping
 
 
 @hookspec
-def rankcraft_standings_scope(params: Any) -> PlayerScope | None:
+def rankcraft_standings_scope(params: Any, latest: datetime | None) -> PlayerScope | None:
     """Say which players the league-wide labels depend on (optional).
 
     When a reader asks for some players' labels (a leaderboard page, one player's view),
@@ -370,14 +371,20 @@ def rankcraft_standings_scope(params: Any) -> PlayerScope | None:
 
     The answer must be exact: the label of any player must be computable from that
     player and the players in the scope (Skyweaver's Grandweaver, the top 100 Masters,
-    needs the Masters: every player with at least 1,200 RP). A label that compares a
-    player with everyone (a percentile of the league) cannot be scoped: return None.
+    needs the Masters: every player with at least 1,200 RP; the team wager's percentile
+    compares a player with the active players, those who played since ``latest`` less
+    its ``active_days``). A label that compares a player with every player of the league
+    cannot be scoped: return None.
 
     :param params: the params of the slot whose plugin answers :func:`rankcraft_standings`.
+    :param latest: when the league's latest match was played (the latest
+        ``last_played`` of any player), or None before any match; for scopes relative
+        to it (the players active lately).
     :returns: a :class:`rankcraft.PlayerScope` (no condition: only the players asked
         about), or None for every player.
 
     .. versionadded:: 0.2
+    .. versionchanged:: 0.2 the optional ``latest`` argument.
     """
 
 

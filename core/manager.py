@@ -16,6 +16,7 @@ import importlib.util
 import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime
 from importlib import metadata
 from pathlib import Path
 from typing import Any, NamedTuple, cast
@@ -61,7 +62,7 @@ UpdateFn = Callable[[State, Sequence[Pairing], PlayerContext], State]
 RankFn = Callable[[State, State, State, PlayerContext], State]
 ResetFn = Callable[[Sequence[PlayerRecord], str, ResetContext], Sequence[PlayerRecord]]
 PlayerScopeFn = Callable[[str, ResetContext], PlayerScope | None]
-StandingsScopeFn = Callable[[], PlayerScope | None]
+StandingsScopeFn = Callable[[datetime | None], PlayerScope | None]
 
 
 @attrs.frozen(kw_only=True)
@@ -410,7 +411,7 @@ class Plugins:
         )
 
     def standings_scope(self, plugin: str, params: Any) -> StandingsScopeFn | None:
-        """``() -> scope or None``; None when the plugin has no
+        """``(latest) -> scope or None``; None when the plugin has no
         ``rankcraft_standings_scope`` (an optional hook: labels read every player)."""
         if not self.implements(plugin, "rankcraft_standings_scope"):
             return None

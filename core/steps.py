@@ -142,7 +142,7 @@ class Steps:
             pl.reset_scope(rs.reset.plugin, rs.reset.params) if rs.reset is not None else None
         )
         self.standings: Callable[[Sequence[PlayerRecord]], Mapping[str, str]] | None = None
-        self.standings_scope: Callable[[], PlayerScope | None] | None = None
+        self.standings_scope: Callable[[datetime | None], PlayerScope | None] | None = None
         for spec in (rs.rank, update):
             if spec is not None and pl.implements(spec.plugin, "rankcraft_standings"):
                 self.standings = pl.standings(spec.plugin, spec.params)

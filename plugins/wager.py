@@ -33,12 +33,20 @@ from __future__ import annotations
 import bisect
 import math
 from collections.abc import Mapping, Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from decimal import ROUND_HALF_UP, Context, Decimal, localcontext
 
 import attrs
 
-from rankcraft import InputError, Pairing, PlayerContext, PlayerRecord, hookimpl, pair_score
+from rankcraft import (
+    InputError,
+    Pairing,
+    PlayerContext,
+    PlayerRecord,
+    PlayerScope,
+    hookimpl,
+    pair_score,
+)
 from rankcraft import state_field as _state_field
 from rankcraft.validators import state_within, within
 
@@ -254,6 +262,17 @@ def rankcraft_update(
     else:
         r1 = r0
     return WagerRank(min(max(params.floor, r1), RANK_LIMIT))
+
+
+@hookimpl
+def rankcraft_standings_scope(params: WagerParams, latest: datetime | None) -> PlayerScope:
+    """A percentile compares a player with the active players only: those who played
+    within ``active_days`` of the league's latest match (the player who played it among
+    them), read along the store's index of last matches; a placement or an inactive
+    label is the player's own."""
+    if latest is None:
+        return PlayerScope()
+    return PlayerScope(played_since=latest - timedelta(days=params.active_days))
 
 
 @hookimpl

@@ -139,3 +139,52 @@ def test_the_ladder_title_reads_the_players_from_its_tier_up(
         assert league.standings(some) == {p: everyone[p] for p in some if p in everyone}
     assert asked == [["p1", "p2", "p3"], ["p1", "p2", "p3"], ["p1", "p2", "p3"]]
     league.close()
+
+
+def test_the_wager_percentile_reads_the_active_players(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ruleset = rankcraft.loads_ruleset(
+        'extends = "team-wager"\nname = "wager-short"\n[update.params]\n'
+        "active_days = 2\nplacement_matches = 3\n"
+    )
+    # the last matches: 2 days and an hour, exactly 2 days, 1.5 days and 0 days before
+    # the latest; "active" is within 2 days of it, so p0-p5 are and p6, p7 are not
+    last = [
+        ("p6", "p7", "08T11"),
+        ("p4", "p5", "08T12"),
+        ("p2", "p3", "09T00"),
+        ("p0", "p1", "10T12"),
+    ]
+    late = [
+        {
+            "id": f"late-{a}",
+            "played_at": f"2024-04-{day}:00:00Z",
+            "teams": [[a], [b]],
+            "scores": [1, 0],
+        }
+        for a, b, day in last
+    ]
+    db = tmp_path / "w.sqlite"
+    with rankcraft.League.open(db, ruleset) as league:
+        league.record_many(games(150, 24, 6) + late)
+        everyone = league.standings()
+    active = [f"p{i}" for i in range(6)]
+    assert sorted(p for p, label in everyone.items() if label.startswith("percentile")) == active
+    assert everyone["p6"] == everyone["p20"] == "inactive"
+    league = rankcraft.League.open(db)
+    store = league.store
+    monkeypatch.setattr(store, "load_players", lambda: pytest.fail("read every player"))
+    asked: list[Any] = []
+    load_where = store.load_where
+
+    def spy(*args: Any) -> Any:
+        found = load_where(*args)
+        asked.append(sorted(found))
+        return found
+
+    monkeypatch.setattr(store, "load_where", spy)
+    for some in (["p0"], ["p20", "p5", "nobody"], ["p6", "p7"], active):
+        assert league.standings(some) == {p: everyone[p] for p in some if p in everyone}
+    assert asked == [active] * 4
+    league.close()
