@@ -43,6 +43,23 @@ def with_masters(document: dict[str, Any], points: dict[str, int]) -> dict[str, 
     return document
 
 
+def spy_on_reads(league: rankcraft.League, monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """Make reading every player fail the test, and record the ids each scoped read
+    (``Store.load_where``) of ``league``'s store returns, in the list returned."""
+    store = league.store
+    monkeypatch.setattr(store, "load_players", lambda: pytest.fail("read every player"))
+    asked: list[list[str]] = []
+    load_where = store.load_where
+
+    def spy(*args: Any) -> Any:
+        found = load_where(*args)
+        asked.append(sorted(found))
+        return found
+
+    monkeypatch.setattr(store, "load_where", spy)
+    return asked
+
+
 @pytest.mark.parametrize("on_disk", [False, True])
 def test_labels_of_some_players_equal_the_whole_leagues(on_disk: bool, tmp_path: Path) -> None:
     ruleset = rankcraft.loads_ruleset(SMALL_TOP)
@@ -71,17 +88,7 @@ def test_a_page_of_a_league_on_disk_reads_the_masters_only(tmp_path: Path, monke
     with rankcraft.League.open(tmp_path / "l.sqlite", ruleset) as league:
         league.import_state(document)
     league = rankcraft.League.open(tmp_path / "l.sqlite")
-    asked: list[Any] = []
-    store = league.store
-    monkeypatch.setattr(store, "load_players", lambda: pytest.fail("read every player"))
-    load_where = store.load_where
-
-    def spy(*args: Any) -> Any:
-        found = load_where(*args)
-        asked.append(sorted(found))
-        return found
-
-    monkeypatch.setattr(store, "load_where", spy)
+    asked = spy_on_reads(league, monkeypatch)
     assert league.standings(["p1", "p9"]) == {
         "p1": "Grandweaver",
         "p9": tier_of(league.player("p9").rank.points),
@@ -124,17 +131,7 @@ def test_the_ladder_title_reads_the_players_from_its_tier_up(
     with rankcraft.League.open(tmp_path / "l.sqlite", ruleset) as league:
         league.import_state(document)
     league = rankcraft.League.open(tmp_path / "l.sqlite")
-    store = league.store
-    monkeypatch.setattr(store, "load_players", lambda: pytest.fail("read every player"))
-    asked: list[Any] = []
-    load_where = store.load_where
-
-    def spy(*args: Any) -> Any:
-        found = load_where(*args)
-        asked.append(sorted(found))
-        return found
-
-    monkeypatch.setattr(store, "load_where", spy)
+    asked = spy_on_reads(league, monkeypatch)
     for some in (["p3"], ["p4", "p0", "nobody"], ["p2", "p9"]):
         assert league.standings(some) == {p: everyone[p] for p in some if p in everyone}
     assert asked == [["p1", "p2", "p3"], ["p1", "p2", "p3"], ["p1", "p2", "p3"]]
@@ -173,17 +170,7 @@ def test_the_wager_percentile_reads_the_active_players(
     assert sorted(p for p, label in everyone.items() if label.startswith("percentile")) == active
     assert everyone["p6"] == everyone["p20"] == "inactive"
     league = rankcraft.League.open(db)
-    store = league.store
-    monkeypatch.setattr(store, "load_players", lambda: pytest.fail("read every player"))
-    asked: list[Any] = []
-    load_where = store.load_where
-
-    def spy(*args: Any) -> Any:
-        found = load_where(*args)
-        asked.append(sorted(found))
-        return found
-
-    monkeypatch.setattr(store, "load_where", spy)
+    asked = spy_on_reads(league, monkeypatch)
     for some in (["p0"], ["p20", "p5", "nobody"], ["p6", "p7"], active):
         assert league.standings(some) == {p: everyone[p] for p in some if p in everyone}
     assert asked == [active] * 4
