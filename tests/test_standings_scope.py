@@ -113,7 +113,7 @@ def with_steps(
 
 
 def test_the_ladder_title_reads_the_players_from_its_tier_up(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    db_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ruleset = rankcraft.loads_ruleset(SMALL_TITLE)
     source = rankcraft.League(ruleset)
@@ -128,9 +128,9 @@ def test_the_ladder_title_reads_the_players_from_its_tier_up(
     # the two best Masters hold the title; a Diamond I in a promotion series does not
     assert [p for p, label in everyone.items() if label == "Challenger"] == ["p1", "p2"]
     assert everyone["p3"] == "Master" and everyone["p4"] == "Diamond I"
-    with rankcraft.League.open(tmp_path / "l.sqlite", ruleset) as league:
+    with rankcraft.League.open(db_url, ruleset) as league:
         league.import_state(document)
-    league = rankcraft.League.open(tmp_path / "l.sqlite")
+    league = rankcraft.League.open(db_url)
     asked = spy_on_reads(league, monkeypatch)
     for some in (["p3"], ["p4", "p0", "nobody"], ["p2", "p9"]):
         assert league.standings(some) == {p: everyone[p] for p in some if p in everyone}
@@ -139,7 +139,7 @@ def test_the_ladder_title_reads_the_players_from_its_tier_up(
 
 
 def test_the_wager_percentile_reads_the_active_players(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    db_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ruleset = rankcraft.loads_ruleset(
         'extends = "team-wager"\nname = "wager-short"\n[update.params]\n'
@@ -162,7 +162,7 @@ def test_the_wager_percentile_reads_the_active_players(
         }
         for a, b, day in last
     ]
-    db = tmp_path / "w.sqlite"
+    db = db_url
     with rankcraft.League.open(db, ruleset) as league:
         league.record_many(games(150, 24, 6) + late)
         everyone = league.standings()
