@@ -22,7 +22,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,7 +41,7 @@ from .errors import (
 from .forecast import Forecast, forecast_states
 from .io import parse_match, parse_time
 from .manager import Plugins
-from .model import Match, PlayerRecord, PlayerScope, Report, ResetContext
+from .model import Match, PlayerRecord, PlayerScope, Report, ResetContext, window_start
 from .rated import Rated, ReportWriter
 from .ruleset import Display, Ruleset, dumps, load_ruleset, loads_stored_ruleset
 from .seasons import Seasons, due_before
@@ -533,7 +533,7 @@ class League:
             latest = self.latest_played()
             if latest is None:
                 return []
-            since = latest - timedelta(days=active_days)
+            since = window_start(latest, active_days)
         unit = self._unit
         if unit.lazy:
             unit.written()
@@ -736,10 +736,7 @@ class League:
             when = max((r[LAST] for r in rows.values() if r[LAST] is not None), default=None)
         if when is None:
             return []
-        try:
-            since = when - timedelta(days=float(days))
-        except OverflowError:  # (a window reaching before the year 1: everyone)
-            since = datetime.min.replace(tzinfo=when.tzinfo)
+        since = window_start(when, float(days))
         out = [
             (p, key(record_of(p, r)))
             for p, r in rows.items()

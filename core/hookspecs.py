@@ -164,9 +164,11 @@ def rankcraft_expectation(
     :param side_states: one state per side, from :func:`rankcraft_aggregate`; two or more.
     :param home: index of the side playing at home, or None (a neutral venue, or unknown);
         plugins with a home-advantage param use it, others ignore it.
-    :param match: the match being rated, for plugins that read its context (its
-        ``meta``, e.g. the competition or the surface, or its date); None for a
-        prediction made without a match (:meth:`rankcraft.League.predict`).
+    :param match: the match being rated, or forecast before it is
+        (:meth:`rankcraft.League.forecast` with ``match=``, ``rankcraft evaluate``'s
+        three-way scores), for plugins that read its context (its ``meta``, e.g. the
+        competition or the surface, or its date); None for a prediction made without a
+        match (:meth:`rankcraft.League.predict`).
     :returns: one probability per side, each in [0, 1], summing to 1. For more than two
         sides, the share of the side in the round robin of every pair is a good reading.
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, NamedTuple
 
 import attrs
@@ -308,6 +308,22 @@ class ResetContext:
         return last is not None and last >= since
 
 
+def window_start(latest: datetime, days: float) -> datetime:
+    """The start of the window of ``days`` days (≥ 0) that ends at ``latest``:
+    ``latest`` less that many days, or the earliest time a datetime holds when the
+    window reaches back before the year 1 (every player is inside it).
+
+    >>> window_start(datetime(2024, 3, 1, tzinfo=UTC), 1.5)
+    datetime.datetime(2024, 2, 28, 12, 0, tzinfo=datetime.timezone.utc)
+    >>> window_start(datetime(2024, 3, 1, tzinfo=UTC), 1e6).year
+    1
+    """
+    try:
+        return latest - timedelta(days=days)
+    except OverflowError:
+        return datetime.min.replace(tzinfo=latest.tzinfo)
+
+
 @attrs.frozen(kw_only=True)
 class PlayerScope:
     """Which players a hook needs: those a season event can change
@@ -328,6 +344,13 @@ class PlayerScope:
     played_since: datetime | None = None
     sort_key_from: float | None = None
     tiers: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+
+    @classmethod
+    def played_within(cls, days: float, latest: datetime) -> PlayerScope:
+        """The players whose latest match is at most ``days`` days (≥ 0) before
+        ``latest`` (the league's latest match, say): ``played_since`` at
+        :func:`window_start`."""
+        return cls(played_since=window_start(latest, days))
 
     def __attrs_post_init__(self) -> None:
         key = self.sort_key_from

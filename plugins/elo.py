@@ -181,7 +181,9 @@ class EloParams:
             ``rest_cap_days`` (so two sides back from an off-season are even; a side
             that never played counts as fully rested). ``rest_per_day`` in [-1e3, 1e3]
             (default 0: off), ``rest_cap_days`` in [1e-9, 1e4] days (default 14). Read
-            from the match's time; a forecast without a match has none.
+            from the match's time; a forecast without a match has none, and nor has a
+            match whose sides are not one player each (a club rated as one player, as
+            in the NFL history; a team's rest is not defined by its members' states).
         season_k_boost, season_k_games, season_gap_days: an early-season K: a player's
             first ``season_k_games`` matches after a break of at least
             ``season_gap_days`` days (an off-season; or their first matches ever) are
@@ -388,8 +390,10 @@ def _rest(params: EloParams, state: Any, day: float) -> float:
 
 def _rest_edge(params: EloParams, match: Match | None, mine: Any, theirs: Any) -> float:
     """Rating points ``mine``'s side gains from resting longer than ``theirs`` before the
-    match (0 without ``rest_per_day`` or without a match)."""
-    if not params.rest_per_day or match is None:
+    match: 0 without ``rest_per_day``, without a match, or unless each side is one
+    player (a side's rest is not defined by its members' averaged states, and the
+    update, which reads each member's own, would then disagree with the expectation)."""
+    if not params.rest_per_day or match is None or any(len(team) != 1 for team in match.teams):
         return 0.0
     day = day_number(match.played_at)
     return params.rest_per_day * (_rest(params, mine, day) - _rest(params, theirs, day))

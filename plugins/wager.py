@@ -272,7 +272,7 @@ def rankcraft_standings_scope(params: WagerParams, latest: datetime | None) -> P
     label is the player's own."""
     if latest is None:
         return PlayerScope()
-    return PlayerScope(played_since=latest - timedelta(days=params.active_days))
+    return PlayerScope.played_within(params.active_days, latest)
 
 
 @hookimpl

@@ -129,3 +129,23 @@ def test_stored_ruleset_and_states_round_trip(tmp_path: Path) -> None:
     again.import_state(exported)
     assert again.player("b").skill == skills["b"]
     assert skills["b"].last_day == _ordinal("2024-09-05") and skills["b"].season_games == 2
+
+
+def test_no_rest_edge_between_teams() -> None:
+    """A side's rest is not defined by its members' averaged states: between teams the
+    edge is 0, so the report's expectation is the one every member's update uses and
+    the match stays zero-sum (a 2-v-2 where one side has a newcomer)."""
+    league = _league("rest_per_day = 3.0\nrest_cap_days = 14.0\n")
+    league.record(_match("m1", "2024-09-01", "a", "b", [1, 0]))
+    league.record(_match("m2", "2024-09-08", "c", "e", [1, 0]))
+    before = {p: league.player(p).skill.rating for p in "abce"}
+    report = league.record(
+        {"id": "m3", "played_at": "2024-09-10", "teams": [["a", "b"], ["c", "d"]], "scores": [1, 0]}
+    )
+    sides = [(before["a"] + before["b"]) / 2, (before["c"] + 1500.0) / 2]
+    assert report.expected[0] == pytest.approx(_e(sides[0] - sides[1]))
+    after = {c.player: c.skill_after.rating for c in report.changes}
+    gain = 32 * (1 - report.expected[0])
+    assert after["a"] == pytest.approx(before["a"] + gain)
+    assert after["c"] == pytest.approx(before["c"] - gain)
+    assert sum(after.values()) == pytest.approx(before["a"] + before["b"] + before["c"] + 1500.0)

@@ -175,3 +175,18 @@ def test_the_wager_percentile_reads_the_active_players(
         assert league.standings(some) == {p: everyone[p] for p in some if p in everyone}
     assert asked == [active] * 4
     league.close()
+
+
+def test_a_window_reaching_before_the_year_1_holds_everyone(tmp_path: Path) -> None:
+    """``active_days`` may be 1e6 (the params allow it): the scope's window then starts
+    before any datetime, and everyone who finished placement is active."""
+    ruleset = rankcraft.loads_ruleset(
+        'extends = "team-wager"\nname = "wager-long"\n[update.params]\n'
+        "active_days = 1e6\nplacement_matches = 1\n[display]\nactive_days = 1e6\n"
+    )
+    with rankcraft.League.open(tmp_path / "l.sqlite", ruleset) as league:
+        league.record_many(games(60, 10, 9))
+        everyone = league.standings()
+        assert all(label.startswith("percentile") for label in everyone.values())
+        assert league.standings(["p1", "p2"]) == {"p1": everyone["p1"], "p2": everyone["p2"]}
+        assert len(league.leaderboard(20)) == len(everyone) == 10

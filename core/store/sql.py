@@ -355,8 +355,9 @@ class SQLStore:
         self._next_seq = (row[0] or 0) + 1
 
     def begin_shared(self) -> None:
-        """One match in SQLite: the writer lock alone, as :meth:`begin`."""
-        self.begin()
+        """One match in SQLite: the writer lock alone, as :meth:`begin` (this class's:
+        a store's league-wide settings, such as SQLite's batch page cache, stay out)."""
+        SQLStore.begin(self)
 
     def lock_players(
         self, players: list[str], match_id: str | None = None
