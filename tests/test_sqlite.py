@@ -87,7 +87,17 @@ def test_a_batch_sizes_the_page_cache_for_its_players_and_gives_it_back(
         monkeypatch.setattr(SQLiteStore, "batch_cache_per_player", 1024)
         with league.batch():
             assert cache_size() == own  # 4 KiB wanted: the default is larger, and kept
+        # League.record outside a batch is a transaction of its own (SQLite has one
+        # writer): the cache is raised for it too, and given back at its commit
+        monkeypatch.setattr(SQLiteStore, "batch_cache_per_player", 2**20)
+        statements: list[str] = []
+        connection.set_trace_callback(statements.append)
+        league.record(match("m4", "b", "d"))
+        connection.set_trace_callback(None)
+        assert "PRAGMA cache_size = -3072" in statements and cache_size() == own  # (capped)
         stored = league.export()
     reference = rankcraft.League("elo")
-    reference.record_many([match("m1", "a", "b"), match("m2", "c", "d"), match("m3", "a", "c")])
+    reference.record_many(
+        [match("m1", "a", "b"), match("m2", "c", "d"), match("m3", "a", "c"), match("m4", "b", "d")]
+    )
     assert stored == reference.export()

@@ -68,8 +68,9 @@ class SQLiteStore(SQLStore):
     """Seconds a writer waits for another process's transaction before giving up."""
 
     batch_cache_per_player = 128
-    """Bytes of page cache per player while a league-wide batch (a replay, an import, a
-    reset) holds the writer lock: the batch writes its touched players at random places
+    """Bytes of page cache per player while a write transaction (a replay's batch, an
+    import, a reset; a single ``League.record`` too, SQLite having one writer) holds the
+    writer lock: the batch writes its touched players at random places
     of the players' table and indexes, and a cache of about their size reads and writes
     each of those pages once instead of evicting and reading it again. Capped by
     :attr:`batch_cache_max`; never below SQLite's default (2 MB); the connection's own
