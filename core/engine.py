@@ -965,7 +965,6 @@ class League:
         yet (the newer: the other cached rows are what the store has)."""
         unit = self._unit
         rows = unit.rows
-        conditions = (scope.played_since, scope.sort_key_from, scope.tiers)
         key = state_key(self._display)[1]
         tier = rank_tier(self._steps)
 
@@ -978,11 +977,11 @@ class League:
         def tier_of(row: Row) -> str | None:
             return tier(row[RANK])
 
-        chosen = in_scope(*conditions, last_of, key_of, tier_of)
+        chosen = in_scope(scope, last_of, key_of, tier_of)
         if not unit.lazy:
             return {pid: row for pid, row in rows.items() if row is not None and chosen(row)}
         out = {}
-        for pid, record in self.store.load_where(*conditions).items():
+        for pid, record in self.store.load_where(scope).items():
             if pid not in unit.dirty:
                 row = rows.get(pid)
                 if row is None:

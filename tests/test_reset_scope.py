@@ -145,7 +145,7 @@ def test_stores_answer_a_scope_along_their_columns(
     feb = datetime(2024, 2, 1, tzinfo=UTC)
 
     def ids(**scope: Any) -> list[str]:
-        return sorted(store.load_where(**scope))
+        return sorted(store.load_where(rankcraft.PlayerScope(**scope)))
 
     assert ids(played_since=feb) == ["b"]
     assert ids(played_since=datetime(2024, 1, 1, tzinfo=UTC)) == ["a", "b"]  # at or after
@@ -154,7 +154,7 @@ def test_stores_answer_a_scope_along_their_columns(
     assert ids(tiers=["Expert I", "Wanderer"]) == ["c"]  # 920 RP: Expert I
     assert ids(played_since=feb, sort_key_from=1000.0, tiers=["Expert I"]) == ["a", "b", "c"]
     assert ids() == []
-    assert store.load_where(sort_key_from=1300.0)["a"] == league.player("a")
+    assert store.load_where(rankcraft.PlayerScope(sort_key_from=1300.0))["a"] == league.player("a")
     league.close()
 
 

@@ -8,7 +8,7 @@ from typing import Any, Protocol
 
 import attrs
 
-from ..model import Match, PlayerRecord, Report
+from ..model import Match, PlayerRecord, PlayerScope, Report
 from ..rated import compact_json
 from .migrations import SCHEMA_VERSION
 
@@ -144,16 +144,12 @@ class Store(Protocol):
         """How many players the store has (those written in the open batch included)."""
         ...
 
-    def load_where(
-        self,
-        played_since: datetime | None = None,
-        sort_key_from: float | None = None,
-        tiers: Collection[str] = (),
-    ) -> dict[str, PlayerRecord]:
-        """The records of the players who played at or after ``played_since``, or whose
-        :attr:`Codec.sort_key` is at least ``sort_key_from``, or whose tier is one of
-        ``tiers`` (any condition given; none: no player), in one query along the indexed
-        columns (a season event's or the standings' scope, :class:`rankcraft.PlayerScope`)."""
+    def load_where(self, scope: PlayerScope) -> dict[str, PlayerRecord]:
+        """The records of the players in ``scope``: who played at or after its
+        ``played_since``, or whose :attr:`Codec.sort_key` is at least its
+        ``sort_key_from``, or whose tier is one of its ``tiers`` (any condition given;
+        none: no player), in one query along the indexed columns (a season event's or the
+        standings' scope)."""
         ...
 
     def leaderboard(

@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 from ..errors import DuplicateMatchError
 from ..io import parse_match
-from ..model import Match, PlayerRecord, Report
+from ..model import Match, PlayerRecord, PlayerScope, Report
 from ..rated import json_at, sized_json
 from .base import Codec, Entry, MatchRow
 
@@ -41,17 +41,17 @@ def leaderboard_page(
 
 
 def in_scope(
-    played_since: datetime | None,
-    sort_key_from: float | None,
-    tiers: Collection[str],
+    scope: PlayerScope,
     last: Callable[[T], datetime | None],
     key: Callable[[T], float],
     tier: Callable[[T], str | None],
 ) -> Callable[[T], bool]:
-    """``item -> bool``: whether an item (a record, or the engine's row) meets any of the
-    conditions of :meth:`Store.load_where`, read through ``last`` (its latest match),
-    ``key`` (its sort key) and ``tier``; the latest match first: it costs least."""
-    wanted = frozenset(tiers)
+    """``item -> bool``: whether an item (a record, or the engine's row) is in ``scope``
+    (any of its conditions, as :meth:`Store.load_where` reads them), read through
+    ``last`` (its latest match), ``key`` (its sort key) and ``tier``; the latest match
+    first: it costs least."""
+    played_since, sort_key_from = scope.played_since, scope.sort_key_from
+    wanted = frozenset(scope.tiers)
 
     def chosen(item: T) -> bool:
         if played_since is not None:
@@ -119,17 +119,10 @@ class MemoryStore:
     def count_players(self) -> int:
         return len(self._players)
 
-    def load_where(
-        self,
-        played_since: datetime | None = None,
-        sort_key_from: float | None = None,
-        tiers: Collection[str] = (),
-    ) -> dict[str, PlayerRecord]:
+    def load_where(self, scope: PlayerScope) -> dict[str, PlayerRecord]:
         codec = self._codec
         assert codec is not None, "attach() first"
-        chosen = in_scope(
-            played_since, sort_key_from, tiers, _last_played, codec.sort_key, codec.tier
-        )
+        chosen = in_scope(scope, _last_played, codec.sort_key, codec.tier)
         return {pid: r for pid, r in self._players.items() if chosen(r)}
 
     def _key(self, record: PlayerRecord) -> tuple[float, str]:

@@ -30,7 +30,7 @@ from typing import Any
 
 from ..errors import DuplicateMatchError, StateError
 from ..io import parse_match, parse_time
-from ..model import PlayerRecord, format_time
+from ..model import PlayerRecord, PlayerScope, format_time
 from .base import Codec, Entry, MatchRow, compact_json
 from .migrations import SCHEMA_VERSION, Dialect, upgrade
 
@@ -250,15 +250,10 @@ class SQLStore:
             )
         }
 
-    def load_where(
-        self,
-        played_since: datetime | None = None,
-        sort_key_from: float | None = None,
-        tiers: Collection[str] = (),
-    ) -> dict[str, PlayerRecord]:
-        """The records of the players in a scope (:class:`rankcraft.PlayerScope`), in one
-        query: each condition reads an indexed column (``last_epoch``, ``sort_key``) or
-        ``tier``."""
+    def load_where(self, scope: PlayerScope) -> dict[str, PlayerRecord]:
+        """The records of the players in ``scope``, in one query: each condition reads an
+        indexed column (``last_epoch``, ``sort_key``) or ``tier``."""
+        played_since, sort_key_from, tiers = scope.played_since, scope.sort_key_from, scope.tiers
         conditions: list[str] = []
         args: list[Any] = []
         if played_since is not None:
