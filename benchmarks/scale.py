@@ -8,7 +8,7 @@ Measures what users run, as they run it:
   into a new SQLite league (a child process: CPU time and peak RSS from ``wait4``).
   Prints the cost per match. Run once; the database is kept for ``reads``.
 * ``reads``: ``rankcraft leaderboard --top 10``, ``player ID``, ``predict A B`` (and a
-  page deep in the leaderboard, and ``--active-days``) on that database, each a child
+  page deep in the leaderboard, ``--active-days`` and a search) on that database, each a child
   process: wall time and CPU time (best of ``--rounds``, and the slowest wall time),
   and the largest peak RSS.
 * ``cost``: ``League.record_many`` of ``--games`` more games into a built league (CPU
@@ -128,6 +128,7 @@ def reads(args: argparse.Namespace) -> None:
         "leaderboard --top 10": ["leaderboard", "--top", "10"],
         "leaderboard --top 10 --offset N/2": ["leaderboard", "--top", "10", "--offset", half],
         "leaderboard --top 10 --active-days 7": ["leaderboard", "--top", "10", "--active-days=7"],
+        "leaderboard --top 10 --holding 1234": ["leaderboard", "--top", "10", "--holding", "1234"],
         "player ID": ["player", top[0]],
         "predict A B": ["predict", top[0], top[1]],
     }
@@ -147,6 +148,12 @@ def reads(args: argparse.Namespace) -> None:
         "+ leaderboard(10, offset=N/2)": lambda league: league.leaderboard(10, offset=players // 2),
         "+ player(ID) and history(ID)": lambda league: league.history(top[0]),
         "+ predict([[A], [B]])": lambda league: league.predict([[top[0]], [top[1]]]),
+        "+ search('P1234')": lambda league: league.search("P1234"),
+        "+ search('zzz') (none: every id read)": lambda league: league.search("zzz"),
+        "+ placed(100, holding='1234')": lambda league: league.placed(100, holding="1234"),
+        "+ placed(100, holding='1234', active_days=30)": lambda league: league.placed(
+            100, holding="1234", active_days=30
+        ),
     }
     print("\nIn one process (the league opened afresh each time), best of rounds:\n")
     print("| call | wall ms | CPU ms |")

@@ -128,11 +128,11 @@ _print_table = print_table
 
 
 def _leaderboard_rows(
-    league: League, records: Sequence[PlayerRecord], first: int = 1
+    league: League, placed: Sequence[tuple[int, PlayerRecord]]
 ) -> tuple[list[str], list[list[str]]]:
     skill_cols = _skill_columns(league)
     rank_cols = _rank_columns(league)
-    standings = league.standings(r.id for r in records)
+    standings = league.standings(r.id for _, r in placed)
     extra = ["standing"] if league.has_standings else []
     # [display] conservative: the value the table is sorted by, beside the skill
     conservative = ["conservative"] if league.ruleset.display.conservative else []
@@ -147,7 +147,7 @@ def _leaderboard_rows(
         "last played",
     ]
     rows = []
-    for place, r in enumerate(records, first):
+    for place, r in placed:
         rows.append(
             [
                 str(place),
@@ -300,7 +300,7 @@ def cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             + (f" ({result['recorded']:,} new)" if result["skipped"] else "")
             + "\n\n"
         )
-        headers, rows = _leaderboard_rows(league, top)
+        headers, rows = _leaderboard_rows(league, list(enumerate(top, 1)))
         _print_table(rows, headers, out)
     return 0
 
@@ -363,29 +363,30 @@ def cmd_leaderboard(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.active_days is not None and not args.active_days >= 0:
         raise InputError(f"'--active-days' must be a number of days >= 0: {args.active_days}")
     with _open_existing(args, read_only=True) as league:
-        top = league.leaderboard(
+        top = league.placed(
             args.top,
             offset=args.offset,
             active_days=args.active_days,
             tier=args.tier,
             everyone=args.all,
+            holding=args.holding,
         )
         if args.json:
-            standings = league.standings(r.id for r in top)
+            standings = league.standings(r.id for _, r in top)
             _emit_json(
                 [
                     {
-                        "place": i,
+                        "place": place,
                         "standing": standings.get(r.id),
                         "display": league.shown(r).to_dict(),
                         **_record_json(league, r),
                     }
-                    for i, r in enumerate(top, args.offset + 1)
+                    for place, r in top
                 ],
                 out,
             )
         else:
-            headers, rows = _leaderboard_rows(league, top, args.offset + 1)
+            headers, rows = _leaderboard_rows(league, top)
             _print_table(rows, headers, out)
     return 0
 
@@ -1287,6 +1288,13 @@ def _read_commands(c: _Commands) -> None:
     )
     p.add_argument(
         "--tier", default=None, help="only players of this tier (a rank layer's tier, e.g. Gold)"
+    )
+    p.add_argument(
+        "--holding",
+        default=None,
+        metavar="TEXT",
+        help="only players whose id holds TEXT (ASCII letters in either case), at their "
+        "places on the board",
     )
     c.db(p)
 

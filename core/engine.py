@@ -47,7 +47,7 @@ from .ruleset import Display, Ruleset, dumps, load_ruleset, loads_stored_ruleset
 from .seasons import Seasons, due_before
 from .steps import LAST, PENDING, RANK, SKILL, Row, Steps, record_of, row_of
 from .store import MatchRow, MemoryStore, Store, mask_url, open_store
-from .store.memory import in_scope, leaderboard_page
+from .store.memory import board_places, in_scope, leaderboard_page, on_board, search_ids
 from .unit import FLUSH_EVERY, UnitOfWork
 
 if TYPE_CHECKING:  # (rankcraft.matchmaking is imported when it is first used)
@@ -500,6 +500,7 @@ class League:
         active_days: float | None = None,
         tier: str | None = None,
         everyone: bool = False,
+        holding: str | None = None,
     ) -> list[PlayerRecord]:
         """Players ordered best first by their display value (:meth:`shown`, the one key
         of :func:`leaderboard_key`): rank points when the ruleset has a rank layer, else
@@ -516,14 +517,63 @@ class League:
             Skyweaver's ``Master``).
         :param everyone: ignore the ruleset's ``[display] active_days`` (an explicit
             ``active_days`` still applies).
+        :param holding: only players whose id holds this text, ASCII letters in either
+            case (a search: ``offset`` and ``top`` then page the players found;
+            :meth:`placed` gives their places on the board).
 
         On a database the page is read along an index: its cost does not grow with the
-        number of players.
+        number of players (with ``holding``, with the places passed over to find it).
         """
+        return self._page(top, offset, active_days, tier, everyone, holding)[1]
+
+    def placed(
+        self,
+        top: int | None = None,
+        *,
+        offset: int = 0,
+        active_days: float | None = None,
+        tier: str | None = None,
+        everyone: bool = False,
+        holding: str | None = None,
+    ) -> list[tuple[int, PlayerRecord]]:
+        """:meth:`leaderboard`'s page (the same arguments), each player with their place
+        on the board (1 first). The board is that of ``active_days`` and ``tier``;
+        ``holding`` searches it without changing it, so a player found keeps their
+        place (counted along the index on a database: the cost grows with the place of
+        the page's last player). Without ``holding`` the places are ``offset + 1`` on.
+
+        >>> league = League("elo")
+        >>> for i, (a, b) in enumerate([("ann", "bo"), ("cy", "bo"), ("ann", "cy")]):
+        ...     _ = league.record({"id": f"m{i}", "played_at": f"2024-05-0{i + 1}",
+        ...                        "teams": [[a], [b]], "scores": [1, 0]})
+        >>> [(place, r.id) for place, r in league.placed(holding="Y")]
+        [(2, 'cy')]
+        """
+        since, page = self._page(top, offset, active_days, tier, everyone, holding)
+        if not holding:
+            return list(enumerate(page, offset + 1))
+        if self._unit.lazy:
+            ahead = self.store.places(page, since, tier)
+        else:
+            ahead = board_places(on_board(self._records(), self.codec, since, tier), page)
+        return [(i + 1, record) for i, record in zip(ahead, page, strict=True)]
+
+    def _page(
+        self,
+        top: int | None,
+        offset: int,
+        active_days: float | None,
+        tier: str | None,
+        everyone: bool,
+        holding: str | None,
+    ) -> tuple[datetime | None, list[PlayerRecord]]:
+        """:meth:`leaderboard`'s arguments checked, and (the board's ``since``, the page)."""
         if top is not None and (type(top) is not int or top < 0):
             raise InputError(f"'top' must be a whole number >= 0: {top!r}")
         if type(offset) is not int or offset < 0:
             raise InputError(f"'offset' must be a whole number >= 0: {offset!r}")
+        if holding is not None and not isinstance(holding, str):
+            raise InputError(f"'holding' must be a text: {holding!r}")
         if active_days is None and not everyone:
             active_days = self._display.spec.active_days
         since = None
@@ -532,14 +582,44 @@ class League:
                 raise InputError(f"'active_days' must be a number of days >= 0: {active_days!r}")
             latest = self.latest_played()
             if latest is None:
-                return []
+                return None, []
             since = window_start(latest, active_days)
+        unit, holding = self._unit, holding or None
+        if unit.lazy:
+            unit.written()
+            # (a store written before ``holding`` is asked without it)
+            search = [holding] if holding else []
+            return since, self.store.leaderboard(top, offset, since, tier, *search)
+        records = self._records()
+        return since, leaderboard_page(records, self.codec, top, offset, since, tier, holding)
+
+    def _records(self) -> list[PlayerRecord]:
+        """Every player's record, from the rows a league in memory keeps."""
+        return [record_of(p, row) for p, row in self._unit.rows.items() if row is not None]
+
+    def search(self, text: str, limit: int = 10) -> list[str]:
+        """Up to ``limit`` player ids that start with ``text``, then those that hold it,
+        each in id order; ASCII letters match in either case, other characters exactly
+        (:func:`rankcraft.model.id_holds`). On a database, read along the id index
+        (suggestions for a search box, without reading the players' rows).
+
+        >>> league = League("elo")
+        >>> _ = league.record({"id": "m1", "played_at": "2024-05-01",
+        ...                    "teams": [["Ann"], ["joanna"]], "scores": [1, 0]})
+        >>> league.search("an"), league.search("AN", limit=1), league.search("")
+        (['Ann', 'joanna'], ['Ann'], [])
+        """
+        if not isinstance(text, str):
+            raise InputError(f"'text' must be a text: {text!r}")
+        if type(limit) is not int or limit < 0:
+            raise InputError(f"'limit' must be a whole number >= 0: {limit!r}")
+        if not text or not limit:
+            return []
         unit = self._unit
         if unit.lazy:
             unit.written()
-            return self.store.leaderboard(top, offset, since, tier)
-        records = (record_of(p, row) for p, row in unit.rows.items() if row is not None)
-        return leaderboard_page(records, self.codec, top, offset, since, tier)
+            return self.store.search(text, limit)
+        return search_ids((p for p, row in unit.rows.items() if row is not None), text, limit)
 
     def latest_played(self) -> datetime | None:
         """When the league's latest match was played (the latest ``last_played``), or

@@ -80,17 +80,6 @@ class FieldError(InputError):
         self._field = field
 
 
-@attrs.frozen(kw_only=True)
-class _Bounds:
-    minimum: float | None = None
-    maximum: float | None = None
-    exclusive_minimum: float | None = None
-    min_length: int | None = None
-    min_items: int | None = None
-    max_items: int | None = None
-    unique: bool = False
-
-
 @attrs.frozen
 class Field:
     """One field of a JSON object: its JSON type(s) and constraints.
@@ -104,7 +93,8 @@ class Field:
         items: the spec of each item of an array.
         enum: the values allowed.
         default: the value taken when the key is absent (schema only).
-        minimum, maximum, exclusive_minimum, min_length, min_items, max_items, unique:
+        minimum, maximum, exclusive_minimum, min_length, max_length, min_items, max_items,
+        unique:
             the JSON Schema constraints of the same names (``unique``: ``uniqueItems``).
         limit: a check of the service's limits, run on a value of the right type before
             the constraints; it raises its own error (not part of the schema: say it in
@@ -123,6 +113,7 @@ class Field:
     maximum: float | None = attrs.field(default=None, kw_only=True)
     exclusive_minimum: float | None = attrs.field(default=None, kw_only=True)
     min_length: int | None = attrs.field(default=None, kw_only=True)
+    max_length: int | None = attrs.field(default=None, kw_only=True)
     min_items: int | None = attrs.field(default=None, kw_only=True)
     max_items: int | None = attrs.field(default=None, kw_only=True)
     unique: bool = attrs.field(default=False, kw_only=True)
@@ -145,6 +136,7 @@ class Field:
             ("maximum", self.maximum),
             ("exclusiveMinimum", self.exclusive_minimum),
             ("minLength", self.min_length),
+            ("maxLength", self.max_length),
             ("minItems", self.min_items),
             ("maxItems", self.max_items),
             ("uniqueItems", self.unique or None),
@@ -177,7 +169,9 @@ class Field:
             ):
                 raise self._refuse(value, path)
         elif isinstance(value, str):
-            if self.min_length is not None and len(value) < self.min_length:
+            if (self.min_length is not None and len(value) < self.min_length) or (
+                self.max_length is not None and len(value) > self.max_length
+            ):
                 raise self._refuse(value, path)
         elif isinstance(value, list):
             self._check_list(value, path)

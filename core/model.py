@@ -324,6 +324,31 @@ def window_start(latest: datetime, days: float) -> datetime:
         return datetime.min.replace(tzinfo=latest.tzinfo)
 
 
+_ASCII_FOLD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def fold_ascii(text: str) -> str:
+    """``text`` with its ASCII capitals A-Z made small; every other character as it is.
+
+    The case rule of a player-id search (:meth:`rankcraft.League.search`, the
+    leaderboard's ``holding``): the one every store answers alike, SQLite's ``LIKE``
+    included, so that a search finds the same players in memory and on a database.
+
+    >>> fold_ascii("Ann-ÉLISE")
+    'ann-Élise'
+    """
+    return text.translate(_ASCII_FOLD)
+
+
+def id_holds(player: str, text: str) -> bool:
+    """Whether the id ``player`` holds ``text``, ASCII letters in either case.
+
+    >>> id_holds("Ann", "aN"), id_holds("Ann", "x"), id_holds("Ann", "")
+    (True, False, True)
+    """
+    return fold_ascii(text) in fold_ascii(player)
+
+
 @attrs.frozen(kw_only=True)
 class PlayerScope:
     """Which players a hook needs: those a season event can change

@@ -738,6 +738,14 @@ def query_parameters(settings: Settings) -> dict[str, Field]:
             description="true: ignore the ruleset's [display] active_days (an explicit "
             "active_days still applies)",
         ),
+        "holding": Field(
+            "holding",
+            "string",
+            max_length=100,
+            must="a text of at most 100 characters",
+            description="only players whose id holds this text (ASCII letters in either "
+            "case); they keep their places on the board",
+        ),
         "side": Field(
             "side",
             "array",
@@ -805,7 +813,7 @@ OPERATIONS = (
         scope="read",
         summary="Players best first",
         answer=(200, "place, standing and state per player", "Leaderboard"),
-        query=("top", "offset", "active_days", "tier", "all"),
+        query=("top", "offset", "active_days", "tier", "all", "holding"),
         errors=(400,),
     ),
     Operation(
@@ -1043,20 +1051,26 @@ class _Handlers:
         active_days = _query(request, query["active_days"])
         tier = _query(request, query["tier"])
         everyone = bool(_query(request, query["all"]))
+        holding = _query(request, query["holding"])
         self.league.refresh()
-        page = self.league.leaderboard(
-            top, offset=offset, active_days=active_days, tier=tier, everyone=everyone
+        page = self.league.placed(
+            top,
+            offset=offset,
+            active_days=active_days,
+            tier=tier,
+            everyone=everyone,
+            holding=holding,
         )
-        standings = self.league.standings(r.id for r in page)
+        standings = self.league.standings(r.id for _, r in page)
         return JSONResponse(
             [
                 {
-                    "place": i,
+                    "place": place,
                     "standing": standings.get(r.id),
                     "display": self.league.shown(r).to_dict(),
                     **self.codec.record_to_dict(r),
                 }
-                for i, r in enumerate(page, offset + 1)
+                for place, r in page
             ]
         )
 

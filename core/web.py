@@ -10,7 +10,8 @@ endpoints it reads these, all JSON and open to readers (a ``read`` token with
 method   path                         answer
 =======  ===========================  ==================================================
 GET      ``/web/meta``                the ruleset's name and fields, bundled rulesets
-GET      ``/web/search?q=TEXT``       up to 10 player ids holding TEXT (suggestions)
+GET      ``/web/search?q=TEXT``       up to 10 player ids holding TEXT (suggestions,
+                                      :meth:`League.search`)
 GET      ``/web/players/{id}``        the player and every match of theirs, oldest first,
                                       with resets between matches marked
 GET      ``/web/seasons``             each ended season's tiers, as the rank keeps them
@@ -225,18 +226,6 @@ def _result(match: Match, side: int) -> str:
         other = places[1 - side]
         return "won" if mine < other else "lost" if mine > other else "drew"
     return f"placed {mine} of {len(places)}"
-
-
-def search(league: League, text: str, limit: int = 10) -> list[str]:
-    """Up to ``limit`` player ids that start with ``text`` (any case), then those that
-    hold it, each in id order."""
-    needle = text.casefold()
-    if not needle:
-        return []
-    ids = sorted(p.id for p in league.players())
-    starts = [p for p in ids if p.casefold().startswith(needle)]
-    holds = [p for p in ids if needle in p.casefold() and p not in starts]
-    return (starts + holds)[:limit]
 
 
 def season_archive(league: League) -> list[dict[str, Any]]:
@@ -596,7 +585,7 @@ def routes(
 
     async def get_search(request: Request) -> JSONResponse:
         league.refresh()
-        return JSONResponse(search(league, request.query_params.get("q", "")[:100]))
+        return JSONResponse(league.search(request.query_params.get("q", "")[:100]))
 
     async def get_player(request: Request) -> JSONResponse:
         player = request.path_params["player_id"]
@@ -667,7 +656,6 @@ __all__ = [
     "player_history",
     "routes",
     "ruleset_error",
-    "search",
     "season_archive",
     "season_of",
     "tiers",

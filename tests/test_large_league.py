@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rankcraft
+from rankcraft.model import window_start
 from rankcraft.cli import main as cli_main
 from rankcraft.store import SQLiteStore
 
@@ -181,8 +182,14 @@ def test_pages_and_filters_on_each_store(db_url: str) -> None:
         for tier in tiers:
             assert league.leaderboard(None, tier=tier) == [r for r in full if r.rank.tier == tier]
         assert league.leaderboard(3, tier="Nonesuch") == []
-        assert [league.store.rank_of(r) for r in full[::7]] == list(range(0, 30, 7))
-        assert [memory.store.rank_of(r) for r in full[::7]] == list(range(0, 30, 7))
+        assert league.store.places(full[::7]) == list(range(0, 30, 7))
+        assert memory.store.places(full[::7]) == list(range(0, 30, 7))
+        for tier in tiers:  # (on a tier's board, places count that tier's players)
+            board = [r for r in full if r.rank.tier == tier]
+            assert league.store.places(board[1::2], tier=tier) == list(range(1, len(board), 2))
+            assert memory.store.places(board[1::2], tier=tier) == list(range(1, len(board), 2))
+        since = window_start(league.latest_played(), 1)  # (the board of active_days=1)
+        assert league.store.places(recent, since) == list(range(len(recent)))
         assert league.latest_played() == max(r.last_played for r in full)
         with league.batch():  # inside a batch the page shows the batch's matches
             league.record_many(games(4, ids=6, start_day=25))

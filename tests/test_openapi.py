@@ -355,7 +355,7 @@ def test_a_failure_of_the_service_is_a_listed_500(monkeypatch: pytest.MonkeyPatc
     def broken(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("broken")
 
-    monkeypatch.setattr(league, "leaderboard", broken)
+    monkeypatch.setattr(league, "placed", broken)
     with TestClient(create_app(league), raise_server_exceptions=False) as client:
         document = client.get("/openapi.json").json()
         answer = client.get("/leaderboard")
@@ -459,7 +459,7 @@ def test_the_leaderboard_parameters_are_the_ones_checked() -> None:
         document = client.get("/openapi.json").json()
         listed = document["paths"]["/leaderboard"]["get"]["parameters"]
         schemas = {p["name"]: p["schema"] for p in listed}
-        assert list(schemas) == ["top", "offset", "active_days", "tier", "all"]
+        assert list(schemas) == ["top", "offset", "active_days", "tier", "all", "holding"]
         probes = [
             ("offset", "0", 0, True),
             ("offset", "-1", -1, False),
@@ -470,6 +470,8 @@ def test_the_leaderboard_parameters_are_the_ones_checked() -> None:
             ("tier", "", "", False),
             ("all", "true", True, True),
             ("all", "false", False, True),
+            ("holding", "a" * 100, "a" * 100, True),
+            ("holding", "a" * 101, "a" * 101, False),
         ]
         for name, text, value, ok in probes:
             answer = client.get("/leaderboard", params={name: text})

@@ -910,7 +910,7 @@ def conforms(value: Any, schema: dict[str, Any], document: dict[str, Any], at: s
             if part is not None:
                 conforms(item, part, document, f"{at}[{i}]")
     if isinstance(value, str):
-        assert len(value) >= schema.get("minLength", 0), (at, value)
+        assert schema.get("minLength", 0) <= len(value) <= schema.get("maxLength", len(value)), at
     if isinstance(value, int | float) and not isinstance(value, bool):
         assert value >= schema.get("minimum", value) and value <= schema.get("maximum", value)
         assert value > schema.get("exclusiveMinimum", value - 1), (at, value)

@@ -450,8 +450,20 @@ def test_the_board_pages_through_the_service(browser: Any) -> None:
         assert page.locator("#league-next").is_hidden()
         page.click("#league-prev")
         expect(rows).to_have_count(100)
+        # the search box asks the service to search the board; players keep their places
+        page.fill("#league-search", "L04")
+        expect(rows).to_have_count(10)
+        found = league.placed(holding="l04")
+        assert rows.evaluate_all("rows => rows.map((r) => r.dataset.player)") == [
+            r.id for _, r in found
+        ]
+        assert rows.nth(0).locator("td").nth(0).inner_text() == str(found[0][0])
+        assert page.locator("#league-count").inner_text() == (
+            f"players 1 to 10 holding “L04” (places {found[0][0]} to {found[-1][0]})"
+        )
     page.close()
     assert any("offset=100" in url and "top=101" in url for url in asked)
+    assert any("holding=L04" in url and "top=101" in url for url in asked)
 
 
 def test_serve_is_ready_when_a_worker_answers_and_logs_each_request(

@@ -131,18 +131,18 @@ function bars(counts, color, width = 260, height = 120) {
 
 const PAGE = 100;
 
-// The board's filters are the query parameters of GET /leaderboard (what League.leaderboard
-// takes); the search box narrows the rows in the page (with a search, every place is read).
+// The board's filters and the search box are the query parameters of GET /leaderboard (what
+// League.placed takes): the server searches the board, and players found keep their places.
 function boardQuery() {
   const params = new URLSearchParams();
   if ($("#league-active").checked) params.set("active_days", String(Number($("#league-days").value) || 30));
   else params.set("all", "true");
   const tier = $("#league-tier").value;
   if (tier) params.set("tier", tier);
-  if (!$("#league-search").value.trim()) {
-    params.set("offset", String(state.offset));
-    params.set("top", String(PAGE + 1)); // one more: is there a next page?
-  }
+  const q = $("#league-search").value.trim();
+  if (q) params.set("holding", q.slice(0, 100));
+  params.set("offset", String(state.offset));
+  params.set("top", String(PAGE + 1)); // one more: is there a next page?
   return params;
 }
 
@@ -166,7 +166,7 @@ async function loadBoard() {
   const ticket = ++state.asked;  // only the latest request's answer is drawn
   const rows = await api(`/leaderboard?${boardQuery()}`);
   if (ticket !== state.asked) return;
-  state.more = !$("#league-search").value.trim() && rows.length > PAGE;
+  state.more = rows.length > PAGE;
   state.board = state.more ? rows.slice(0, PAGE) : rows;
   renderBoard();
 }
@@ -183,9 +183,8 @@ function turnPage(step) {
 
 function renderBoard() {
   const f = state.meta.fields;
-  const q = $("#league-search").value.trim().toLowerCase();
-  let rows = state.board;
-  if (q) rows = rows.filter((r) => r.id.toLowerCase().includes(q));
+  const q = $("#league-search").value.trim();
+  const rows = state.board;
   const hasStanding = state.board.some((r) => r.standing);
   // [display] conservative: the value the board is sorted by differs from the location
   const shown = (r) => (r.display ? r.display.value : null);
@@ -199,7 +198,7 @@ function renderBoard() {
   if (f.spread) head.push(`± ${f.spread}`);
   head.push("matches", "last played");
   $("#leaderboard thead").replaceChildren(el("tr", {}, ...head.map((h) => el("th", { text: h }))));
-  const body = rows.slice(0, 500).map((r) => {
+  const body = rows.map((r) => {
     const link = el("a", { href: `#player/${encodeURIComponent(r.id)}`, text: r.id });
     const cells = [el("td", { class: "num", text: r.place }), el("td", {}, link)];
     if (hasStanding) cells.push(el("td", { text: r.standing || "-" }));
@@ -214,11 +213,13 @@ function renderBoard() {
   $("#leaderboard tbody").replaceChildren(...body);
   const first = state.board.length ? state.board[0].place : 0;
   const last = state.board.length ? state.board[state.board.length - 1].place : 0;
+  const found = q ? ` holding “${q}”` : "";
   $("#league-count").textContent = q
-    ? `${rows.length} of ${state.board.length} players hold “${q}”` + (rows.length > 500 ? " (first 500 shown)" : "")
-    : (state.board.length ? `places ${first} to ${last}` : "no players");
-  $("#league-prev").hidden = !!q || state.offset === 0;
-  $("#league-next").hidden = !!q || !state.more;
+    ? (rows.length ? `players ${state.offset + 1} to ${state.offset + rows.length}${found} (places ${first} to ${last})`
+      : `no players${found}`)
+    : (rows.length ? `places ${first} to ${last}` : "no players");
+  $("#league-prev").hidden = state.offset === 0;
+  $("#league-next").hidden = !state.more;
 }
 
 function renderSeasons() {

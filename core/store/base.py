@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -158,18 +158,32 @@ class Store(Protocol):
         offset: int = 0,
         since: datetime | None = None,
         tier: str | None = None,
+        holding: str | None = None,
     ) -> list[PlayerRecord]:
         """Players best first (descending :attr:`Codec.sort_key`, then id), from the
         ``offset``-th (0-based), at most ``limit``; only those who played at or after
-        ``since`` and whose tier is ``tier``, when given."""
+        ``since``, whose tier is ``tier`` and whose id holds ``holding`` (ASCII letters in
+        either case, :func:`rankcraft.model.id_holds`), when given."""
         ...
 
     def latest_played(self) -> datetime | None:
         """The latest ``last_played`` of any player, or None."""
         ...
 
-    def rank_of(self, record: PlayerRecord) -> int:
-        """How many players the leaderboard puts before ``record`` (its place - 1)."""
+    def places(
+        self,
+        records: Sequence[PlayerRecord],
+        since: datetime | None = None,
+        tier: str | None = None,
+    ) -> list[int]:
+        """How many players the board of ``since`` and ``tier`` (:meth:`leaderboard`'s
+        filters) puts before each of ``records`` (each its place - 1); ``records`` are on
+        that board, in its order."""
+        ...
+
+    def search(self, text: str, limit: int) -> list[str]:
+        """Up to ``limit`` player ids that start with ``text``, then those that hold it,
+        each in id order (ASCII letters in either case; ``text`` not empty)."""
         ...
 
     def recorded(self, ids: Collection[str]) -> set[str]:

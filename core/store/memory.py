@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
 from ..errors import DuplicateMatchError
 from ..io import parse_match
-from ..model import Match, PlayerRecord, PlayerScope, Report
+from ..model import Match, PlayerRecord, PlayerScope, Report, fold_ascii, id_holds
 from ..rated import json_at, sized_json
 from .base import Codec, Entry, MatchRow
 
@@ -26,9 +26,23 @@ def leaderboard_page(
     offset: int = 0,
     since: datetime | None = None,
     tier: str | None = None,
+    holding: str | None = None,
 ) -> list[PlayerRecord]:
     """A page of ``records`` best first (descending ``codec.sort_key``, then id), as
     :meth:`Store.leaderboard` defines it, sorted here in memory."""
+    chosen = [
+        r for r in on_board(records, codec, since, tier) if not holding or id_holds(r.id, holding)
+    ]
+    return chosen[offset:] if limit is None else chosen[offset : offset + limit]
+
+
+def on_board(
+    records: Iterable[PlayerRecord],
+    codec: Codec,
+    since: datetime | None = None,
+    tier: str | None = None,
+) -> list[PlayerRecord]:
+    """``records`` on the board of ``since`` and ``tier``, in board order."""
     key, tier_of = codec.sort_key, codec.tier
     chosen = [
         r
@@ -37,7 +51,22 @@ def leaderboard_page(
         and (tier is None or tier_of(r) == tier)
     ]
     chosen.sort(key=lambda r: (-key(r), r.id))
-    return chosen[offset:] if limit is None else chosen[offset : offset + limit]
+    return chosen
+
+
+def board_places(board: Sequence[PlayerRecord], records: Sequence[PlayerRecord]) -> list[int]:
+    """Each of ``records``' place - 1 in ``board`` (:func:`on_board`'s list)."""
+    place = {r.id: i for i, r in enumerate(board)}
+    return [place[r.id] for r in records]
+
+
+def search_ids(ids: Iterable[str], text: str, limit: int) -> list[str]:
+    """Up to ``limit`` of ``ids`` that start with ``text``, then those that hold it,
+    each in id order (ASCII letters in either case, :func:`rankcraft.model.id_holds`)."""
+    needle = fold_ascii(text)
+    held = sorted(i for i in ids if needle in fold_ascii(i))
+    starts = [i for i in held if fold_ascii(i).startswith(needle)]
+    return (starts + [i for i in held if not fold_ascii(i).startswith(needle)])[:limit]
 
 
 def in_scope(
@@ -125,29 +154,35 @@ class MemoryStore:
         chosen = in_scope(scope, _last_played, codec.sort_key, codec.tier)
         return {pid: r for pid, r in self._players.items() if chosen(r)}
 
-    def _key(self, record: PlayerRecord) -> tuple[float, str]:
-        assert self._codec is not None, "attach() first"
-        return (-self._codec.sort_key(record), record.id)
-
     def leaderboard(
         self,
         limit: int | None,
         offset: int = 0,
         since: datetime | None = None,
         tier: str | None = None,
+        holding: str | None = None,
     ) -> list[PlayerRecord]:
         """The committed players, sorted on each call (a league in memory sorts its own
         rows instead: see :meth:`rankcraft.League.leaderboard`)."""
         assert self._codec is not None, "attach() first"
-        return leaderboard_page(self._players.values(), self._codec, limit, offset, since, tier)
+        players = self._players.values()
+        return leaderboard_page(players, self._codec, limit, offset, since, tier, holding)
 
     def latest_played(self) -> datetime | None:
         lasts = [r.last_played for r in self._players.values() if r.last_played is not None]
         return max(lasts, default=None)
 
-    def rank_of(self, record: PlayerRecord) -> int:
-        key = self._key(record)
-        return sum(1 for r in self._players.values() if self._key(r) < key)
+    def places(
+        self,
+        records: Sequence[PlayerRecord],
+        since: datetime | None = None,
+        tier: str | None = None,
+    ) -> list[int]:
+        assert self._codec is not None, "attach() first"
+        return board_places(on_board(self._players.values(), self._codec, since, tier), records)
+
+    def search(self, text: str, limit: int) -> list[str]:
+        return search_ids(self._players, text, limit)
 
     def begin_shared(self) -> None:
         self.begin()

@@ -30,11 +30,12 @@ from typing import Any
 
 from ..errors import DuplicateMatchError, StateError
 from ..io import parse_match, parse_time
-from ..model import PlayerRecord, PlayerScope, format_time
+from ..model import PlayerRecord, PlayerScope, fold_ascii, format_time
 from .base import Codec, Entry, MatchRow, compact_json
 from .migrations import SCHEMA_VERSION, Dialect, upgrade
 
 _PLAYER_COLUMNS = "id, skill, rank, matches, last_played, open"
+_CAPITALS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _SORT_KEY_META = "sort_key"
 """meta key naming the function the kept ``players.sort_key`` values were computed by."""
 _FILL_EVERY = 5000
@@ -285,15 +286,21 @@ class SQLStore:
         # Python's str order is by code point: PostgreSQL's "C" collation, SQLite's BINARY
         return 'id COLLATE "C"' if self.dialect == "postgres" else "id"
 
-    def leaderboard(
-        self,
-        limit: int | None,
-        offset: int = 0,
-        since: datetime | None = None,
-        tier: str | None = None,
-    ) -> list[PlayerRecord]:
-        """A page of the leaderboard, read along the ``players_by_key`` index: the page's
-        ids first (the places skipped are read from the index alone), then their rows."""
+    def _holding(self, text: str, prefix: bool = False) -> tuple[str, str]:
+        """A condition: the id holds ``text`` (starts with it: ``prefix``), ASCII letters
+        in either case (:func:`rankcraft.model.id_holds`); with its one parameter."""
+        escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        pattern = f"{escaped}%" if prefix else f"%{escaped}%"
+        if self.dialect == "postgres":  # (lower() and ILIKE fold more than ASCII)
+            return f"translate(id, '{_CAPITALS}', '{_CAPITALS.lower()}') LIKE ? ESCAPE '\\'", (
+                fold_ascii(pattern)
+            )
+        return "id LIKE ? ESCAPE '\\'", pattern  # (SQLite's LIKE folds ASCII alone)
+
+    def _board(
+        self, since: datetime | None, tier: str | None, holding: str | None = None
+    ) -> tuple[list[str], list[Any]]:
+        """The leaderboard's conditions (ANDed) and their parameters."""
         # (PostgreSQL: a one-match transaction's placeholder rows have no key; a condition
         # on the index's own column keeps the skipped places an index-only scan)
         where = ["sort_key IS NOT NULL"] if self.dialect == "postgres" else []
@@ -304,6 +311,24 @@ class SQLStore:
         if tier is not None:
             where.append("tier = ?")
             args.append(tier)
+        if holding:
+            condition, pattern = self._holding(holding)
+            where.append(condition)
+            args.append(pattern)
+        return where, args
+
+    def leaderboard(
+        self,
+        limit: int | None,
+        offset: int = 0,
+        since: datetime | None = None,
+        tier: str | None = None,
+        holding: str | None = None,
+    ) -> list[PlayerRecord]:
+        """A page of the leaderboard, read along the ``players_by_key`` index: the page's
+        ids first (the places skipped are read from the index alone; ``holding`` is
+        checked on the index's ids), then their rows."""
+        where, args = self._board(since, tier, holding)
         order = f"ORDER BY sort_key DESC, {self._id_order()}"
         condition = f"WHERE {' AND '.join(where)} " if where else ""
         if limit is None and not offset:
@@ -317,6 +342,51 @@ class SQLStore:
         decode = self._decode
         return [decode(row) for row in self._execute(sql, args)]
 
+    def places(
+        self,
+        records: Sequence[PlayerRecord],
+        since: datetime | None = None,
+        tier: str | None = None,
+    ) -> list[int]:
+        """Each record's place - 1 on the board of ``since`` and ``tier``: the players
+        ahead of it, counted along the ``players_by_key`` index (``records`` in board
+        order; each count starts where the last one ended: one pass down to the last)."""
+        where, args = self._board(since, tier)
+        # (the count walks the key index between two places and reads each row's time
+        # there, instead of every active player's along the time index: '+' says so)
+        where = [w.replace("last_epoch", "+last_epoch") for w in where]
+        key, ids = self.codec.sort_key, self._id_order()
+        counted, above = 0, None
+        places = []
+        for record in records:
+            k = key(record)
+            between = ["sort_key >= ?", f"NOT (sort_key = ? AND {ids} >= ?)"]
+            bounds: list[Any] = [k, k, record.id]
+            if above is not None:  # (those at or above the last record: counted)
+                between += ["sort_key <= ?", f"NOT (sort_key = ? AND {ids} < ?)"]
+                bounds += [above[0], *above]
+            sql = f"SELECT count(*) FROM players WHERE {' AND '.join(where + between)}"
+            counted += int(self._execute(sql, [*args, *bounds]).fetchone()[0])
+            places.append(counted)
+            above = (k, record.id)
+        return places
+
+    def search(self, text: str, limit: int) -> list[str]:
+        """Up to ``limit`` ids that start with ``text``, then those that hold it, each
+        in id order (ASCII letters in either case), read along the id index."""
+        players, _ = self._board(None, None)
+        starts, first = self._holding(text, prefix=True)
+        holds, anywhere = self._holding(text)
+        found: list[str] = []
+        for where, args in (([starts], [first]), ([holds, f"NOT {starts}"], [anywhere, first])):
+            if len(found) < limit:
+                sql = (
+                    f"SELECT id FROM players WHERE {' AND '.join(players + where)} "
+                    f"ORDER BY {self._id_order()} LIMIT ?"
+                )
+                found += [row[0] for row in self._execute(sql, [*args, limit - len(found)])]
+        return found
+
     def latest_played(self) -> datetime | None:
         """The latest ``last_played`` of any player (along the ``last_epoch`` index)."""
         row = self._execute(
@@ -324,16 +394,6 @@ class SQLStore:
             "(SELECT max(last_epoch) FROM players) LIMIT 1"  # (placeholders have none)
         ).fetchone()
         return None if row is None or row[0] is None else parse_time(row[0], field="last_played")
-
-    def rank_of(self, record: PlayerRecord) -> int:
-        """Players before ``record`` on the leaderboard (counted along the index)."""
-        key = self.codec.sort_key(record)
-        row = self._execute(
-            "SELECT count(*) FROM players WHERE matches >= 0 AND "
-            f"(sort_key > ? OR (sort_key = ? AND {self._id_order()} < ?))",
-            (key, key, record.id),
-        ).fetchone()
-        return int(row[0])
 
     def recorded(self, ids: Collection[str]) -> set[str]:
         if not ids:

@@ -1,0 +1,165 @@
+"""Searching players by id: ``League.search`` (the page's suggestions) and the
+leaderboard's ``holding`` (the page's search box), in SQL on a database, with each player
+found at their place on the board; the same answers in memory, on SQLite and on
+PostgreSQL, without reading every player."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import rankcraft
+from rankcraft.cli import main
+from rankcraft.model import id_holds
+
+IDS = ["Ann", "anna", "JOANNA", "bo", "b%o", "b_o", "b\\o", "Éva", "éva", "Dan", "xander"]
+
+
+def games(ids: list[str]) -> list[dict[str, Any]]:
+    """Each id beats the ids after it once (the first id best), on days 1, 2, ...: an
+    id's place is its index, and later ids last played later."""
+    out = []
+    for i, winner in enumerate(ids):
+        for loser in ids[i + 1 :]:
+            out.append(
+                {
+                    "id": f"{winner}>{loser}",
+                    "played_at": f"2024-01-{1 + len(out) // 40:02d}T00:{len(out) % 40:02d}:00Z",
+                    "teams": [[winner], [loser]],
+                    "scores": [1, 0],
+                }
+            )
+    return out
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+def league(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[rankcraft.League]:
+    pg_url = request.getfixturevalue("pg_url") if request.param == "postgres" else ""
+    url = {"memory": None, "sqlite": str(tmp_path / "l.sqlite"), "postgres": pg_url}[request.param]
+    league = rankcraft.League("elo") if url is None else rankcraft.League.open(url, "elo")
+    league.record_many(games(IDS))
+    if url is not None:  # (a database answers without reading every player)
+        league.close()
+        league = rankcraft.League.open(url, create=False)
+        monkeypatch.setattr(league.store, "load_players", lambda: pytest.fail("read all"))
+    yield league
+    league.close()
+
+
+def test_search_finds_ids_that_start_with_the_text_then_those_that_hold_it(
+    league: rankcraft.League,
+) -> None:
+    assert league.search("an") == ["Ann", "anna", "Dan", "JOANNA", "xander"]
+    assert league.search("AN", limit=2) == ["Ann", "anna"]
+    assert league.search("nna") == ["JOANNA", "anna"]  # (in code-point order)
+    # LIKE's wildcards and its escape are plain characters
+    assert league.search("%") == ["b%o"] and league.search("_") == ["b_o"]
+    assert league.search("\\") == ["b\\o"] and league.search("b") == sorted(
+        ["bo", "b%o", "b_o", "b\\o"]
+    )
+    # only ASCII letters fold: É is not é
+    assert league.search("év") == ["éva"] and league.search("ÉV") == ["Éva"]
+    assert league.search("zz") == [] and league.search("") == []
+    assert league.search("a", limit=0) == []
+
+
+def test_a_search_of_the_board_keeps_each_players_place(league: rankcraft.League) -> None:
+    board = [r.id for r in league.leaderboard()]
+    assert board == IDS  # (each id beat every later one)
+    found = league.placed(holding="AN")
+    assert [(place, r.id) for place, r in found] == [
+        (1, "Ann"),
+        (2, "anna"),
+        (3, "JOANNA"),
+        (10, "Dan"),
+        (11, "xander"),
+    ]
+    # offset and top page the players found; their places stay the board's
+    page = league.placed(2, offset=1, holding="an")
+    assert [(place, r.id) for place, r in page] == [(2, "anna"), (3, "JOANNA")]
+    assert [r.id for r in league.leaderboard(2, offset=1, holding="an")] == ["anna", "JOANNA"]
+    # no search: places from offset + 1
+    assert [p for p, _ in league.placed(3, offset=4)] == [5, 6, 7]
+    assert league.placed(holding="%") == [(5, league.player("b%o"))]
+
+
+def test_places_are_the_active_boards(league: rankcraft.League) -> None:
+    """With ``active_days`` the board holds the players active in the window, and a
+    player found has their place on that board."""
+    active = [r.id for r in league.leaderboard(active_days=0.5)]
+    assert active and active != IDS and active == [i for i in IDS if i in active]
+    for place, record in league.placed(active_days=0.5, holding="a"):
+        assert active[place - 1] == record.id and id_holds(record.id, "a")
+    found = [r.id for _, r in league.placed(active_days=0.5, holding="a")]
+    assert found == [i for i in active if "a" in i.lower()]
+
+
+def test_a_bad_search_is_refused_naming_it(league: rankcraft.League) -> None:
+    with pytest.raises(rankcraft.InputError, match="'holding' must be a text: 3"):
+        league.leaderboard(holding=3)  # type: ignore[arg-type]
+    with pytest.raises(rankcraft.InputError, match="'text' must be a text: None"):
+        league.search(None)  # type: ignore[arg-type]
+    with pytest.raises(rankcraft.InputError, match="'limit' must be a whole number >= 0: -1"):
+        league.search("a", limit=-1)
+
+
+ID_CHARS = st.sampled_from(list("aAbB%_\\Éé-"))
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    ids=st.lists(st.text(ID_CHARS, min_size=1, max_size=4), min_size=2, max_size=9, unique=True),
+    text=st.text(ID_CHARS, min_size=1, max_size=2),
+)
+def test_sqlite_answers_a_search_as_memory_does(tmp_path: Path, ids: list[str], text: str) -> None:
+    history = games(ids)
+    memory = rankcraft.League("elo")
+    memory.record_many(history)
+    db = tmp_path / f"{abs(hash((tuple(ids), text)))}.sqlite"
+    with rankcraft.League.open(db, "elo") as disk:
+        disk.record_many(history)
+    with rankcraft.League.open(db, create=False) as disk:
+        assert disk.search(text) == memory.search(text)
+        board = [r.id for r in memory.leaderboard()]
+        assert [r.id for r in disk.leaderboard()] == board
+        wanted = [(i + 1, p) for i, p in enumerate(board) if id_holds(p, text)]
+        for league in (memory, disk):
+            assert [(place, r.id) for place, r in league.placed(holding=text)] == wanted
+
+
+def test_the_cli_searches_the_board(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = str(tmp_path / "l.sqlite")
+    with rankcraft.League.open(db, "elo") as league:
+        league.record_many(games(IDS))
+    assert main(["leaderboard", "--holding", "AN", "--top", "2", "--offset", "1", "--json",
+                 "--db", db]) == 0  # fmt: skip
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["place"], r["id"]) for r in rows] == [(2, "anna"), (3, "JOANNA")]
+    assert main(["leaderboard", "--holding", "xand", "--db", db]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-1].split()[:2] == ["11", "xander"]
+
+
+def test_the_service_searches_the_board() -> None:
+    from starlette.testclient import TestClient
+
+    from rankcraft.serve import create_app
+
+    league = rankcraft.League("elo")
+    league.record_many(games(IDS))
+    client = TestClient(create_app(league))
+    found = client.get("/leaderboard", params={"holding": "an", "top": 2, "offset": 3}).json()
+    assert [(r["place"], r["id"]) for r in found] == [(10, "Dan"), (11, "xander")]
+    refused = client.get("/leaderboard", params={"holding": "a" * 101})
+    assert refused.status_code == 400 and "'holding' must be" in refused.text
+    assert client.get("/web/search", params={"q": "AN"}).json() == league.search("an")
