@@ -20,8 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rankcraft
-from rankcraft.model import window_start
 from rankcraft.cli import main as cli_main
+from rankcraft.model import window_start
 from rankcraft.store import SQLiteStore
 
 

@@ -24,6 +24,7 @@ players; SQLite has one writer at a time.
 from __future__ import annotations
 
 import json
+from bisect import bisect_left
 from collections.abc import Collection, Iterable, Sequence
 from datetime import datetime
 from typing import Any
@@ -349,13 +350,22 @@ class SQLStore:
         tier: str | None = None,
     ) -> list[int]:
         """Each record's place - 1 on the board of ``since`` and ``tier``: the players
-        ahead of it, counted along the ``players_by_key`` index (``records`` in board
-        order; each count starts where the last one ended: one pass down to the last)."""
+        ahead of it, ``records`` in board order. Counted along the ``players_by_key``
+        index, each count starting where the last one ended (one pass down to the last
+        record; with ``since``, reading each passed player's row for its time); or, with
+        ``since`` when fewer players are active than would be passed, the active
+        players' keys read once along the time index and counted here."""
+        if not records:
+            return []
         where, args = self._board(since, tier)
+        key, ids = self.codec.sort_key, self._id_order()
+        if since is not None and self._fewer_active(since, key(records[-1])):
+            sql = f"SELECT sort_key, id FROM players WHERE {' AND '.join(where)} AND sort_key >= ?"
+            board = sorted((-k, i) for k, i in self._execute(sql, [*args, key(records[-1])]))
+            return [bisect_left(board, (-key(r), r.id)) for r in records]
         # (the count walks the key index between two places and reads each row's time
         # there, instead of every active player's along the time index: '+' says so)
         where = [w.replace("last_epoch", "+last_epoch") for w in where]
-        key, ids = self.codec.sort_key, self._id_order()
         counted, above = 0, None
         places = []
         for record in records:
@@ -370,6 +380,18 @@ class SQLStore:
             places.append(counted)
             above = (k, record.id)
         return places
+
+    def _fewer_active(self, since: datetime, lowest: float) -> bool:
+        """Whether fewer players played since ``since`` than have a key of at least
+        ``lowest`` (two counts, each along its own index without reading rows)."""
+        active, passed = (
+            self._execute(sql, (value,)).fetchone()[0]
+            for sql, value in (
+                ("SELECT count(*) FROM players WHERE last_epoch >= ?", since.timestamp()),
+                ("SELECT count(*) FROM players WHERE sort_key >= ?", lowest),
+            )
+        )
+        return int(active) < int(passed)
 
     def search(self, text: str, limit: int) -> list[str]:
         """Up to ``limit`` ids that start with ``text``, then those that hold it, each
