@@ -39,7 +39,7 @@ from .errors import (
     RulesetError,
 )
 from .forecast import Forecast, forecast_states
-from .io import parse_match, parse_time
+from .io import bad_text, parse_match, parse_time
 from .manager import Plugins
 from .model import Match, PlayerRecord, PlayerScope, Report, ResetContext, window_start
 from .rated import Rated, ReportWriter
@@ -108,6 +108,27 @@ def rank_tier(steps: Steps) -> Callable[[Any], str | None]:
         return None if value is None else str(value)
 
     return tier
+
+
+SEARCH_TEXT_MAX = 1000
+"""The longest text a player search takes (characters): longer is refused."""
+
+_NO_ID = "\x00"
+"""What :func:`_search_text` answers for a text no id can hold."""
+
+
+def _search_text(text: Any, field: str, required: bool = False) -> Any:
+    """A search's text checked: a text of at most :data:`SEARCH_TEXT_MAX` characters
+    (else :class:`InputError` naming ``field``), or None unless ``required``;
+    :data:`_NO_ID` when no player id can hold it (a NUL, a lone surrogate: such ids are
+    refused when recorded)."""
+    if text is None and not required:
+        return None
+    if not isinstance(text, str) or len(text) > SEARCH_TEXT_MAX:
+        raise InputError(
+            f"'{field}' must be a text of at most {SEARCH_TEXT_MAX} characters: {text!r}"[:300]
+        )
+    return _NO_ID if bad_text(text) else text
 
 
 class UnknownPlayerError(InputError, KeyError):
@@ -572,8 +593,9 @@ class League:
             raise InputError(f"'top' must be a whole number >= 0: {top!r}")
         if type(offset) is not int or offset < 0:
             raise InputError(f"'offset' must be a whole number >= 0: {offset!r}")
-        if holding is not None and not isinstance(holding, str):
-            raise InputError(f"'holding' must be a text: {holding!r}")
+        holding = _search_text(holding, "holding")
+        if holding is _NO_ID:
+            return None, []
         if active_days is None and not everyone:
             active_days = self._display.spec.active_days
         since = None
@@ -600,8 +622,10 @@ class League:
     def search(self, text: str, limit: int = 10) -> list[str]:
         """Up to ``limit`` player ids that start with ``text``, then those that hold it,
         each in id order; ASCII letters match in either case, other characters exactly
-        (:func:`rankcraft.model.id_holds`). On a database, read along the id index
-        (suggestions for a search box, without reading the players' rows).
+        (:func:`rankcraft.model.id_holds`). On SQLite, read along the id index and
+        stopping at ``limit``; on PostgreSQL, a scan of the players' ids (neither reads
+        the players' states): suggestions for a search box. A text no id can hold (a
+        NUL) finds nobody; a text longer than :data:`SEARCH_TEXT_MAX` is refused.
 
         >>> league = League("elo")
         >>> _ = league.record({"id": "m1", "played_at": "2024-05-01",
@@ -609,17 +633,21 @@ class League:
         >>> league.search("an"), league.search("AN", limit=1), league.search("")
         (['Ann', 'joanna'], ['Ann'], [])
         """
-        if not isinstance(text, str):
-            raise InputError(f"'text' must be a text: {text!r}")
+        text = _search_text(text, "text", required=True)
         if type(limit) is not int or limit < 0:
             raise InputError(f"'limit' must be a whole number >= 0: {limit!r}")
-        if not text or not limit:
+        if not text or text is _NO_ID or not limit:
             return []
+        limit = min(limit, 2**62)  # (SQL's LIMIT takes 64 bits at most)
         unit = self._unit
-        if unit.lazy:
+        if not unit.lazy:
+            ids: Iterable[str] = (p for p, row in unit.rows.items() if row is not None)
+        elif hasattr(self.store, "search"):
             unit.written()
             return self.store.search(text, limit)
-        return search_ids((p for p, row in unit.rows.items() if row is not None), text, limit)
+        else:  # (a store written before Store.search: every player read)
+            ids = (r.id for r in self.players())
+        return search_ids(ids, text, limit)
 
     def latest_played(self) -> datetime | None:
         """When the league's latest match was played (the latest ``last_played``), or

@@ -162,7 +162,7 @@ def _number(value: Any) -> bool:
     return type(value) is int and -_FLOAT_MAX <= value <= _FLOAT_MAX
 
 
-def _bad_text(text: str) -> str | None:
+def bad_text(text: str) -> str | None:
     """Why an id cannot be stored (a NUL, or a lone surrogate no UTF-8 can hold), or None."""
     if "\x00" in text:
         return "holds a NUL character"
@@ -246,7 +246,7 @@ def _teams(raw: Any, fail: _Fail) -> tuple[tuple[str, ...], ...]:
                     f"'teams[{i}]' has a player id that is not a non-empty string: {player!r}"
                 )
             if not player.isascii() or "\x00" in player:
-                bad = _bad_text(player)
+                bad = bad_text(player)
                 if bad is not None:
                     raise fail(f"'teams[{i}]' has a player id that {bad}: {player!r}", "teams")
         count += len(side)
@@ -360,7 +360,7 @@ def _check_json(value: Any, path: str, depth: int, fail: _Fail) -> None:
         raise fail(f"'{path}' nests deeper than 64", path)
     kind = type(value)
     if kind is str:
-        bad = _bad_text(value)
+        bad = bad_text(value)
         if bad is not None:
             raise fail(f"'{path}' {bad}: {value[:40]!r}", path)
     elif kind is float or kind is int:
@@ -368,7 +368,7 @@ def _check_json(value: Any, path: str, depth: int, fail: _Fail) -> None:
             raise fail(f"'{path}' must be a finite number: {value!r}"[:300], path)
     elif isinstance(value, Mapping):
         for key, item in value.items():
-            if type(key) is not str or _bad_text(key) is not None:
+            if type(key) is not str or bad_text(key) is not None:
                 raise fail(f"'{path}' has a key that is not text: {key!r}"[:300], path)
             _check_json(item, f"{path}.{key}", depth + 1, fail)
     elif kind is list or kind is tuple:
@@ -390,7 +390,7 @@ def parse_match(data: Any, *, line: int | None = None) -> Match:
     match_id = data.get("id")
     if type(match_id) is not str or not match_id:
         raise MatchError(f"'id' must be a non-empty string: {match_id!r}", line=line)
-    bad = _bad_text(match_id)
+    bad = bad_text(match_id)
     if bad is not None:
         raise MatchError(f"'id' {bad}: {match_id!r}", line=line, field="id")
     fail = _Fail(match_id, line)

@@ -108,11 +108,35 @@ def test_places_are_the_active_boards(league: rankcraft.League, days: float) -> 
         assert league.store._fewer_active(since, lowest) is (days < 1)
 
 
+def test_a_text_no_id_can_hold_finds_nobody(league: rankcraft.League) -> None:
+    """Ids never hold a NUL or a lone surrogate (recording one is refused): such a search
+    finds nobody on every store (SQLite's LIKE would stop reading the pattern at a NUL,
+    and PostgreSQL refuses the NUL); a limit beyond any league is the whole league."""
+    for text in ("\x00", "x\x00zzz", "a\ud800"):
+        assert league.search(text) == [] and league.placed(holding=text) == []
+    assert league.search("a" * 1000) == [] and league.leaderboard(holding="a" * 1000) == []
+    assert league.search("a", limit=2**70) == league.search("a", limit=len(IDS))
+
+
+def test_a_store_without_search_is_searched_by_reading_its_players(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with rankcraft.League.open(tmp_path / "l.sqlite", "elo") as league:
+        league.record_many(games(IDS))
+        monkeypatch.delattr(rankcraft.store.sql.SQLStore, "search")
+        assert league.search("an") == ["Ann", "anna", "Dan", "JOANNA", "xander"]
+        assert [r.id for r in league.leaderboard()] == IDS  # (and the board as before)
+
+
 def test_a_bad_search_is_refused_naming_it(league: rankcraft.League) -> None:
-    with pytest.raises(rankcraft.InputError, match="'holding' must be a text: 3"):
+    with pytest.raises(rankcraft.InputError, match=r"'holding' must be a text of at .*: 3$"):
         league.leaderboard(holding=3)  # type: ignore[arg-type]
-    with pytest.raises(rankcraft.InputError, match="'text' must be a text: None"):
+    with pytest.raises(rankcraft.InputError, match=r"'text' must be a text of at .*: None$"):
         league.search(None)  # type: ignore[arg-type]
+    with pytest.raises(rankcraft.InputError, match="'holding' must be a text of at most 1000"):
+        league.placed(holding="a" * 1001)
+    with pytest.raises(rankcraft.InputError, match="'text' must be a text of at most 1000"):
+        league.search("a" * 1001)
     with pytest.raises(rankcraft.InputError, match="'limit' must be a whole number >= 0: -1"):
         league.search("a", limit=-1)
 

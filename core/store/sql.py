@@ -395,7 +395,9 @@ class SQLStore:
 
     def search(self, text: str, limit: int) -> list[str]:
         """Up to ``limit`` ids that start with ``text``, then those that hold it, each
-        in id order (ASCII letters in either case), read along the id index."""
+        in id order (ASCII letters in either case): on SQLite along the id index,
+        stopping at ``limit``; on PostgreSQL, whose id index has the database's collation
+        and not the code-point order, a scan of the ids and a sort."""
         players, _ = self._board(None, None)
         starts, first = self._holding(text, prefix=True)
         holds, anywhere = self._holding(text)
