@@ -47,7 +47,7 @@ from .ruleset import Display, Ruleset, dumps, load_ruleset, loads_stored_ruleset
 from .seasons import Seasons, due_before
 from .steps import LAST, PENDING, RANK, SKILL, Row, Steps, record_of, row_of
 from .store import MatchRow, MemoryStore, Store, mask_url, open_store
-from .store.memory import board_places, in_scope, leaderboard_page, on_board, search_ids
+from .store.memory import in_scope, leaderboard_page, placed_page, search_ids
 from .unit import FLUSH_EVERY, UnitOfWork
 
 if TYPE_CHECKING:  # (rankcraft.matchmaking is imported when it is first used)
@@ -113,22 +113,14 @@ def rank_tier(steps: Steps) -> Callable[[Any], str | None]:
 SEARCH_TEXT_MAX = 1000
 """The longest text a player search takes (characters): longer is refused."""
 
-_NO_ID = "\x00"
-"""What :func:`_search_text` answers for a text no id can hold."""
 
-
-def _search_text(text: Any, field: str, required: bool = False) -> Any:
-    """A search's text checked: a text of at most :data:`SEARCH_TEXT_MAX` characters
-    (else :class:`InputError` naming ``field``), or None unless ``required``;
-    :data:`_NO_ID` when no player id can hold it (a NUL, a lone surrogate: such ids are
-    refused when recorded)."""
-    if text is None and not required:
-        return None
+def _check_search_text(text: Any, field: str) -> None:
+    """Refuse a search's text that is not a text of at most :data:`SEARCH_TEXT_MAX`
+    characters, naming ``field``."""
     if not isinstance(text, str) or len(text) > SEARCH_TEXT_MAX:
         raise InputError(
             f"'{field}' must be a text of at most {SEARCH_TEXT_MAX} characters: {text!r}"[:300]
         )
-    return _NO_ID if bad_text(text) else text
 
 
 class UnknownPlayerError(InputError, KeyError):
@@ -545,7 +537,13 @@ class League:
         On a database the page is read along an index: its cost does not grow with the
         number of players (with ``holding``, with the places passed over to find it).
         """
-        return self._page(top, offset, active_days, tier, everyone, holding)[1]
+        board = self._board(top, offset, active_days, everyone, holding)
+        if board is None:
+            return []
+        since, holding = board
+        if self._unit.lazy:
+            return self._store_page(top, offset, since, tier, holding)
+        return leaderboard_page(self._records(), self.codec, top, offset, since, tier, holding)
 
     def placed(
         self,
@@ -570,32 +568,37 @@ class League:
         >>> [(place, r.id) for place, r in league.placed(holding="Y")]
         [(2, 'cy')]
         """
-        since, page = self._page(top, offset, active_days, tier, everyone, holding)
+        board = self._board(top, offset, active_days, everyone, holding)
+        if board is None:
+            return []
+        since, holding = board
+        if not self._unit.lazy:
+            return placed_page(self._records(), self.codec, top, offset, since, tier, holding)
+        page = self._store_page(top, offset, since, tier, holding)
         if not holding:
             return list(enumerate(page, offset + 1))
-        if self._unit.lazy:
-            ahead = self.store.places(page, since, tier)
-        else:
-            ahead = board_places(on_board(self._records(), self.codec, since, tier), page)
+        ahead = self.store.places(page, since, tier)
         return [(i + 1, record) for i, record in zip(ahead, page, strict=True)]
 
-    def _page(
+    def _board(
         self,
         top: int | None,
         offset: int,
         active_days: float | None,
-        tier: str | None,
         everyone: bool,
         holding: str | None,
-    ) -> tuple[datetime | None, list[PlayerRecord]]:
-        """:meth:`leaderboard`'s arguments checked, and (the board's ``since``, the page)."""
+    ) -> tuple[datetime | None, str | None] | None:
+        """:meth:`leaderboard`'s arguments checked; the board's ``since`` and the search's
+        text (None: no search), or None when nobody can be on the page (no match yet
+        with an active window, or a text no id can hold)."""
         if top is not None and (type(top) is not int or top < 0):
             raise InputError(f"'top' must be a whole number >= 0: {top!r}")
         if type(offset) is not int or offset < 0:
             raise InputError(f"'offset' must be a whole number >= 0: {offset!r}")
-        holding = _search_text(holding, "holding")
-        if holding is _NO_ID:
-            return None, []
+        if holding is not None:
+            _check_search_text(holding, "holding")
+            if bad_text(holding):  # (a NUL, a lone surrogate: no id holds one)
+                return None
         if active_days is None and not everyone:
             active_days = self._display.spec.active_days
         since = None
@@ -604,16 +607,22 @@ class League:
                 raise InputError(f"'active_days' must be a number of days >= 0: {active_days!r}")
             latest = self.latest_played()
             if latest is None:
-                return None, []
+                return None
             since = window_start(latest, active_days)
-        unit, holding = self._unit, holding or None
-        if unit.lazy:
-            unit.written()
-            # (a store written before ``holding`` is asked without it)
-            search = [holding] if holding else []
-            return since, self.store.leaderboard(top, offset, since, tier, *search)
-        records = self._records()
-        return since, leaderboard_page(records, self.codec, top, offset, since, tier, holding)
+        return since, holding or None
+
+    def _store_page(
+        self,
+        top: int | None,
+        offset: int,
+        since: datetime | None,
+        tier: str | None,
+        holding: str | None,
+    ) -> list[PlayerRecord]:
+        """A page read from the store, after the open batch's rows are written."""
+        self._unit.written()
+        search = [holding] if holding else []  # (a store written before ``holding``)
+        return self.store.leaderboard(top, offset, since, tier, *search)
 
     def _records(self) -> list[PlayerRecord]:
         """Every player's record, from the rows a league in memory keeps."""
@@ -633,10 +642,10 @@ class League:
         >>> league.search("an"), league.search("AN", limit=1), league.search("")
         (['Ann', 'joanna'], ['Ann'], [])
         """
-        text = _search_text(text, "text", required=True)
+        _check_search_text(text, "text")
         if type(limit) is not int or limit < 0:
             raise InputError(f"'limit' must be a whole number >= 0: {limit!r}")
-        if not text or text is _NO_ID or not limit:
+        if not text or bad_text(text) or not limit:
             return []
         limit = min(limit, 2**62)  # (SQL's LIMIT takes 64 bits at most)
         unit = self._unit

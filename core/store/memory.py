@@ -30,10 +30,26 @@ def leaderboard_page(
 ) -> list[PlayerRecord]:
     """A page of ``records`` best first (descending ``codec.sort_key``, then id), as
     :meth:`Store.leaderboard` defines it, sorted here in memory."""
-    chosen = [
-        r for r in on_board(records, codec, since, tier) if not holding or id_holds(r.id, holding)
+    return [r for _, r in placed_page(records, codec, limit, offset, since, tier, holding)]
+
+
+def placed_page(
+    records: Iterable[PlayerRecord],
+    codec: Codec,
+    limit: int | None,
+    offset: int = 0,
+    since: datetime | None = None,
+    tier: str | None = None,
+    holding: str | None = None,
+) -> list[tuple[int, PlayerRecord]]:
+    """:func:`leaderboard_page`, each record with its place (1 first) on the board of
+    ``since`` and ``tier``, which ``holding`` searches without changing."""
+    found = [
+        (place, r)
+        for place, r in enumerate(on_board(records, codec, since, tier), 1)
+        if not holding or id_holds(r.id, holding)
     ]
-    return chosen[offset:] if limit is None else chosen[offset : offset + limit]
+    return found[offset:] if limit is None else found[offset : offset + limit]
 
 
 def on_board(
@@ -54,19 +70,13 @@ def on_board(
     return chosen
 
 
-def board_places(board: Sequence[PlayerRecord], records: Sequence[PlayerRecord]) -> list[int]:
-    """Each of ``records``' place - 1 in ``board`` (:func:`on_board`'s list)."""
-    place = {r.id: i for i, r in enumerate(board)}
-    return [place[r.id] for r in records]
-
-
 def search_ids(ids: Iterable[str], text: str, limit: int) -> list[str]:
     """Up to ``limit`` of ``ids`` that start with ``text``, then those that hold it,
     each in id order (ASCII letters in either case, :func:`rankcraft.model.id_holds`)."""
     needle = fold_ascii(text)
     held = sorted(i for i in ids if needle in fold_ascii(i))
-    starts = [i for i in held if fold_ascii(i).startswith(needle)]
-    return (starts + [i for i in held if not fold_ascii(i).startswith(needle)])[:limit]
+    held.sort(key=lambda i: not fold_ascii(i).startswith(needle))  # (stable: id order kept)
+    return held[:limit]
 
 
 def in_scope(
@@ -179,7 +189,11 @@ class MemoryStore:
         tier: str | None = None,
     ) -> list[int]:
         assert self._codec is not None, "attach() first"
-        return board_places(on_board(self._players.values(), self._codec, since, tier), records)
+        place = {
+            r.id: i
+            for i, r in enumerate(on_board(self._players.values(), self._codec, since, tier))
+        }
+        return [place[r.id] for r in records]
 
     def search(self, text: str, limit: int) -> list[str]:
         return search_ids(self._players, text, limit)

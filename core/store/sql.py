@@ -299,15 +299,20 @@ class SQLStore:
         return "id LIKE ? ESCAPE '\\'", pattern  # (SQLite's LIKE folds ASCII alone)
 
     def _board(
-        self, since: datetime | None, tier: str | None, holding: str | None = None
+        self,
+        since: datetime | None,
+        tier: str | None,
+        holding: str | None = None,
+        time: str = "last_epoch",
     ) -> tuple[list[str], list[Any]]:
-        """The leaderboard's conditions (ANDed) and their parameters."""
+        """The leaderboard's conditions (ANDed) and their parameters; ``time``: how the
+        condition names the time column (``+last_epoch`` keeps SQLite off its index)."""
         # (PostgreSQL: a one-match transaction's placeholder rows have no key; a condition
         # on the index's own column keeps the skipped places an index-only scan)
         where = ["sort_key IS NOT NULL"] if self.dialect == "postgres" else []
         args: list[Any] = []
         if since is not None:
-            where.append("last_epoch >= ?")
+            where.append(f"{time} >= ?")
             args.append(since.timestamp())
         if tier is not None:
             where.append("tier = ?")
@@ -357,15 +362,15 @@ class SQLStore:
         players' keys read once along the time index and counted here."""
         if not records:
             return []
-        where, args = self._board(since, tier)
         key, ids = self.codec.sort_key, self._id_order()
-        if since is not None and self._fewer_active(since, key(records[-1])):
+        along_time = since is not None and self._fewer_active(since, key(records[-1]))
+        # (else the count walks the key index between two places and reads each row's
+        # time there, instead of every active player's along the time index: '+' says so)
+        where, args = self._board(since, tier, time="last_epoch" if along_time else "+last_epoch")
+        if along_time:
             sql = f"SELECT sort_key, id FROM players WHERE {' AND '.join(where)} AND sort_key >= ?"
             board = sorted((-k, i) for k, i in self._execute(sql, [*args, key(records[-1])]))
             return [bisect_left(board, (-key(r), r.id)) for r in records]
-        # (the count walks the key index between two places and reads each row's time
-        # there, instead of every active player's along the time index: '+' says so)
-        where = [w.replace("last_epoch", "+last_epoch") for w in where]
         counted, above = 0, None
         places = []
         for record in records:
