@@ -11,9 +11,10 @@ Measures what users run, as they run it:
   page deep in the leaderboard, ``--active-days`` and a search) on that database, each a child
   process: wall time and CPU time (best of ``--rounds``, and the slowest wall time),
   and the largest peak RSS.
-* ``cost``: ``League.record_many`` of ``--games`` more games into a built league (CPU
-  per match, the commit's writes included, then rolled back; ``--commit``: committed
-  into a copy, the ``COMMIT`` on the clock): 10k players against 864k.
+* ``cost``: ``League.record_many`` of ``--games`` more games into each built league
+  given (CPU per match, the commit's writes included, then rolled back; ``--commit``:
+  committed into a fresh copy, the ``COMMIT`` on the clock), the leagues measured in
+  alternating rounds in one process: 10k players against 864k.
 * ``ratio``: ``League.record_many`` of the same games in memory (the default memory
   store, which packs matches past its first 10,000, and one that never packs) and into
   SQLite (CPU time, best of ``--rounds``): the store's speed relative to memory.
@@ -24,6 +25,7 @@ Nothing here is asserted by the tests (speed is never asserted in unit tests).
     python benchmarks/scale.py build --db /tmp/scale-all.sqlite --every-id
     python benchmarks/scale.py build --db /tmp/scale-10k.sqlite --games 200000 --ids 10000
     python benchmarks/scale.py reads --db /tmp/scale-1m.sqlite
+    python benchmarks/scale.py cost --db /tmp/scale-10k.sqlite --db /tmp/scale-1m.sqlite --commit
     python benchmarks/scale.py ratio --games 100000 --ids 10000
 """
 
@@ -43,6 +45,7 @@ import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from statistics import median
 from typing import Any
 
 import rankcraft
@@ -173,44 +176,71 @@ class _Undo(Exception):
     """Raised to roll a measuring batch back."""
 
 
-def cost(args: argparse.Namespace) -> None:
-    """CPU per match of ``League.record_many`` into an existing league (its players'
-    rows read from the database, every touched player written), rolled back after;
-    with ``--commit``, into a copy of the database, the ``COMMIT`` (the pages the
-    batch changed, written to the WAL) on the clock too."""
-    later = [
-        {**g, "id": f"c{g['id']}", "played_at": g["played_at"].replace("20", "30", 1)}
-        for g in games(args.games, args.ids, seed=7)
+def _later(n: int, ids: int, seed: int, tag: str) -> list[dict[str, Any]]:
+    """``n`` games among ``ids`` ids, ids tagged and played after anything built."""
+    return [
+        {**g, "id": f"{tag}{g['id']}", "played_at": g["played_at"].replace("20", "30", 1)}
+        for g in games(n, ids, seed=seed)
     ]
-    # (--commit copies an SQLite file beside it; without it any database, PostgreSQL too)
-    copying = tempfile.TemporaryDirectory(dir=Path(args.db).parent) if args.commit else None
-    with contextlib.nullcontext() if copying is None else copying as folder:
-        db = args.db
-        if args.commit:
-            db = f"{folder}/copy.sqlite"
-            with rankcraft.League.open(args.db, create=False):  # (its WAL checkpointed)
-                pass
-            shutil.copyfile(args.db, db)
-        with rankcraft.League.open(db, create=False) as league:
-            players = len(league)
-            try:
-                with league.batch():
-                    start = time.process_time()
-                    league.record_many(later)
-                    league._unit.flush()  # what the commit writes, on the clock
-                    if not args.commit:
-                        spent = time.process_time() - start
-                        raise _Undo
-                spent = time.process_time() - start
-            except _Undo:
-                pass
-            if not args.commit:
-                assert len(league) == players  # (rolled back)
+
+
+def _batch(db: str, later: list[dict[str, Any]], commit: bool) -> tuple[int, float]:
+    """(players before, CPU seconds) of one ``record_many`` batch into ``db``: its writes
+    flushed on the clock, then rolled back, or with ``commit`` the ``COMMIT`` too."""
+    with rankcraft.League.open(db, create=False) as league:
+        players = len(league)
+        spent = 0.0
+        with contextlib.suppress(_Undo), league.batch():
+            gc.collect()
+            start = time.process_time()
+            league.record_many(later)
+            league._unit.flush()  # what the commit writes, on the clock
+            spent = time.process_time() - start
+            if not commit:
+                raise _Undo
+        if commit:
+            spent = time.process_time() - start
+        else:
+            assert len(league) == players  # (rolled back)
+    return players, spent
+
+
+def cost(args: argparse.Namespace) -> None:
+    """CPU per match of ``League.record_many`` into each built league (its players' rows
+    read from the database, every touched player written), in one process: a batch per
+    league rolled back first (Python's and the OS's first-use costs), then ``--rounds``
+    rounds, each measuring every league once (in reversed order every other round, so
+    that a drift of the machine's speed falls on both). Rolled back after each batch;
+    with ``--commit``, into a fresh copy of the database (a new WAL, as a command that
+    opens the league finds it), the ``COMMIT`` on the clock too."""
+    later = _later(args.games, args.ids, 7, "c")
+    _ = [_batch(db, _later(args.games, args.ids, 8, "w"), False) for db in args.db]
+    samples: dict[str, list[float]] = {db: [] for db in args.db}
+    players: dict[str, int] = {}
+    for round_ in range(args.rounds):
+        for db in args.db if round_ % 2 == 0 else args.db[::-1]:
+            with tempfile.TemporaryDirectory(dir=Path(db).parent) as folder:
+                target = db
+                if args.commit:
+                    target = f"{folder}/copy.sqlite"
+                    with rankcraft.League.open(db, create=False):  # (its WAL checkpointed)
+                        pass
+                    shutil.copyfile(db, target)
+                players[db], spent = _batch(target, later, args.commit)
+            samples[db].append(spent / args.games * 1e6)
     how = "committed into a copy" if args.commit else "rolled back"
-    print(
-        f"{args.db}: {players:,} players, {args.games:,} more games among {args.ids:,} ids: "
-        f"{spent / args.games * 1e6:.1f} us CPU per match ({how})"
-    )
+    print(f"{args.games:,} more games among {args.ids:,} ids, {how}: us CPU per match")
+    first = args.db[0]
+    for db in args.db:
+        rounds = ", ".join(f"{x:.1f}" for x in samples[db])
+        line = f"  {db} ({players[db]:,} players): median {median(samples[db]):.1f} ({rounds})"
+        if db != first:
+            ratios = [b / a for a, b in zip(samples[first], samples[db], strict=True)]
+            line += (
+                f"; against the first: {median(samples[db]) / median(samples[first]):.2f}x "
+                f"of the medians, {min(ratios):.2f}x-{max(ratios):.2f}x round by round"
+            )
+        print(line)
 
 
 def ratio(args: argparse.Namespace) -> None:
@@ -264,9 +294,10 @@ def main() -> None:
     p.add_argument("--db", required=True)
     p.add_argument("--rounds", type=int, default=3)
     p = sub.add_parser("cost")
-    p.add_argument("--db", required=True)
+    p.add_argument("--db", required=True, action="append", help="a built league (repeat)")
     p.add_argument("--games", type=int, default=20_000)
-    p.add_argument("--ids", type=int, default=1_000_000)
+    p.add_argument("--ids", type=int, default=10_000)
+    p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--commit", action="store_true", help="commit into a copy of the database")
     p = sub.add_parser("ratio")
     p.add_argument("--games", type=int, default=100_000)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -537,12 +537,13 @@ class League:
         On a database the page is read along an index: its cost does not grow with the
         number of players (with ``holding``, with the places passed over to find it).
         """
-        board = self._board(top, offset, active_days, everyone, holding)
-        if board is None:
-            return []
-        since, holding = board
-        if self._unit.lazy:
-            return self._store_page(top, offset, since, tier, holding)
+        with self._snapshot():  # (the latest match, for the window, and the page)
+            board = self._board(top, offset, active_days, everyone, holding)
+            if board is None:
+                return []
+            since, holding = board
+            if self._unit.lazy:
+                return self._store_page(top, offset, since, tier, holding)
         return leaderboard_page(self._records(), self.codec, top, offset, since, tier, holding)
 
     def placed(
@@ -568,17 +569,24 @@ class League:
         >>> [(place, r.id) for place, r in league.placed(holding="Y")]
         [(2, 'cy')]
         """
-        board = self._board(top, offset, active_days, everyone, holding)
-        if board is None:
-            return []
-        since, holding = board
-        if not self._unit.lazy:
-            return placed_page(self._records(), self.codec, top, offset, since, tier, holding)
-        page = self._store_page(top, offset, since, tier, holding)
-        if not holding:
-            return list(enumerate(page, offset + 1))
-        ahead = self.store.places(page, since, tier)
+        with self._snapshot():  # (the page and its places, of one state of the league)
+            board = self._board(top, offset, active_days, everyone, holding)
+            if board is None:
+                return []
+            since, holding = board
+            if not self._unit.lazy:
+                return placed_page(self._records(), self.codec, top, offset, since, tier, holding)
+            page = self._store_page(top, offset, since, tier, holding)
+            if not holding:
+                return list(enumerate(page, offset + 1))
+            ahead = self.store.places(page, since, tier)
         return [(i + 1, record) for i, record in zip(ahead, page, strict=True)]
+
+    def _snapshot(self) -> AbstractContextManager[None]:
+        """Several reads of a database that see one committed state of it
+        (``Store.reading``; a store without that method reads as it is)."""
+        reading = getattr(self.store, "reading", None)
+        return nullcontext() if reading is None else reading()
 
     def _board(
         self,
@@ -631,9 +639,9 @@ class League:
     def search(self, text: str, limit: int = 10) -> list[str]:
         """Up to ``limit`` player ids that start with ``text``, then those that hold it,
         each in id order; ASCII letters match in either case, other characters exactly
-        (:func:`rankcraft.model.id_holds`). On SQLite, read along the id index and
-        stopping at ``limit``; on PostgreSQL, a scan of the players' ids (neither reads
-        the players' states): suggestions for a search box. A text no id can hold (a
+        (:func:`rankcraft.model.id_holds`). On a database, read along an index of the
+        ids and stopping at ``limit`` (without reading the players' states):
+        suggestions for a search box. A text no id can hold (a
         NUL) finds nobody; a text longer than :data:`SEARCH_TEXT_MAX` is refused.
 
         >>> league = League("elo")

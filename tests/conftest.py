@@ -211,11 +211,38 @@ def snapshot(url: str) -> dict[str, list[tuple[Any, ...]]]:
         return {}
 
 
+def age_to_version_6(url: str) -> None:
+    """Turn a current database into what rankcraft wrote at schema version 6: the
+    participants keyed by (player, seq), without buckets (and, on PostgreSQL, no
+    ``players_by_id``)."""
+    postgres = url.startswith("postgresql://")
+    sql_run(
+        url,
+        "CREATE TABLE participants_6 (player TEXT NOT NULL, "
+        f"seq {'BIGINT' if postgres else 'INTEGER'} NOT NULL, PRIMARY KEY (player, seq))"
+        + ("" if postgres else " WITHOUT ROWID"),
+        "INSERT INTO participants_6 SELECT player, seq FROM participants",
+        "DROP TABLE participants",
+        "ALTER TABLE participants_6 RENAME TO participants",
+        *(
+            [
+                "ALTER INDEX participants_6_pkey RENAME TO participants_pkey",
+                "DROP INDEX players_by_id",
+            ]
+            if postgres
+            else []
+        ),
+        "DELETE FROM schema_history WHERE version = 7",
+        "UPDATE meta SET value = '6' WHERE key = 'schema_version'",
+    )
+
+
 def age_to_version_5(url: str, league: rankcraft.League) -> None:
     """Turn a current database into what rankcraft wrote at schema version 5: every
     report as JSON text (``league``: the same matches in memory)."""
     from rankcraft.rated import compact_json
 
+    age_to_version_6(url)
     statements = []
     if url.startswith("postgresql://"):
         statements.append("ALTER TABLE matches ALTER COLUMN report TYPE TEXT USING ''")

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 import rankcraft
-from rankcraft.store import SCHEMA_VERSION
+from rankcraft.store import SCHEMA_VERSION, sql
 from rankcraft.store.migrations import STEPS
 
-from .conftest import age_to_version_5, snapshot, sql_rows, sql_run
+from .conftest import age_to_version_5, age_to_version_6, snapshot, sql_rows, sql_run
 
 
 def games(n: int, day: int = 1) -> list[dict[str, Any]]:
@@ -94,10 +94,10 @@ def age_to_version_1(url: str, league: rankcraft.League) -> None:
 def test_a_new_database_has_the_current_version_and_its_history(db_url: str) -> None:
     rankcraft.League.open(db_url, "elo").close()
     meta = dict(sql_rows(db_url, "SELECT key, value FROM meta"))
-    assert meta["schema_version"] == str(SCHEMA_VERSION) == "6"
+    assert meta["schema_version"] == str(SCHEMA_VERSION) == "7"
     assert meta["sort_key"] == "skill.rating"
     history = sql_rows(db_url, "SELECT version, summary FROM schema_history ORDER BY version")
-    assert [v for v, _ in history] == [1, 2, 3, 4, 5, 6]
+    assert [v for v, _ in history] == [1, 2, 3, 4, 5, 6, 7]
     assert history[0][1] == "created"
     assert [s for _, s in history[1:]] == [step.summary for step in STEPS]
 
@@ -122,7 +122,7 @@ def test_a_version_1_database_is_migrated_and_reads_the_same(db_url: str, tmp_pa
         history = [row.match.id for row in league.history("p1", limit=2)]
     assert layout(db_url) == fresh
     rows = sql_rows(db_url, "SELECT version FROM schema_history ORDER BY version")
-    assert rows == [(2,), (3,), (4,), (5,), (6,)]
+    assert rows == [(2,), (3,), (4,), (5,), (6,), (7,)]
     seqs = [r[0] for r in sql_rows(db_url, "SELECT seq FROM matches ORDER BY seq")]
     assert seqs == sorted(set(seqs)) and len(seqs) == 40 and seqs[:30] == list(range(1, 31))
     reference.record_many(games(10, day=2))
@@ -133,9 +133,9 @@ def test_a_version_1_database_is_migrated_and_reads_the_same(db_url: str, tmp_pa
 def test_a_newer_database_is_refused_and_left_alone(db_url: str) -> None:
     with rankcraft.League.open(db_url, "elo") as league:
         league.record_many(games(3))
-    sql_run(db_url, "UPDATE meta SET value = '7' WHERE key = 'schema_version'")
+    sql_run(db_url, "UPDATE meta SET value = '8' WHERE key = 'schema_version'")
     before = snapshot(db_url)
-    with pytest.raises(rankcraft.StateError, match="schema version 7, written by a newer"):
+    with pytest.raises(rankcraft.StateError, match="schema version 8, written by a newer"):
         rankcraft.League.open(db_url)
     assert snapshot(db_url) == before
 
@@ -164,7 +164,7 @@ def test_a_version_4_database_gets_its_sort_keys_on_open(db_url: str) -> None:
     keys = sql_rows(db_url, "SELECT id, sort_key, tier FROM players ORDER BY id")
     assert keys == [(r.id, float(r.rank.points), r.rank.tier) for r in reference.players()]
     meta = dict(sql_rows(db_url, "SELECT key, value FROM meta"))
-    assert meta["schema_version"] == "6" and meta["sort_key"] == "rank.points"
+    assert meta["schema_version"] == "7" and meta["sort_key"] == "rank.points"
 
 
 def test_version_5_json_reports_are_read_and_new_ones_packed(db_url: str) -> None:
@@ -192,4 +192,49 @@ def test_version_5_json_reports_are_read_and_new_ones_packed(db_url: str) -> Non
     # (PostgreSQL's migration turned the old texts into bytes; SQLite keeps them text)
     assert starts == [b"{" if db_url.startswith("postgresql://") else "{"] * 30 + [b"\x01"] * 10
     meta = dict(sql_rows(db_url, "SELECT key, value FROM meta"))
-    assert meta["schema_version"] == "6"
+    assert meta["schema_version"] == "7"
+
+
+def history_of(league: rankcraft.League, player: str, limit: int | None = 10) -> list[Any]:
+    """A player's history as (match id, match document, report)."""
+    return [
+        (row.match.id, row.match.to_dict(), row.report)
+        for row in league.history(player, limit=limit)
+    ]
+
+
+def test_a_version_6_database_gets_bucketed_participants(db_url: str) -> None:
+    """Schema 7 keys the participants by (bucket, player, seq); a version-6 league's rows
+    are moved over on open and every history reads as before."""
+    with rankcraft.League.open(db_url, "elo") as league:
+        league.record_many(games(30))
+        before = {p: history_of(league, p) for p in ("p0", "p1", "p4")}
+    age_to_version_6(db_url)
+    assert sql_rows(db_url, "SELECT count(*) FROM participants") == [(60,)]
+    with rankcraft.League.open(db_url) as league:  # migrated on open
+        assert {p: history_of(league, p) for p in before} == before
+        assert [len(r) for r in before.values()] == [10, 10, 10]
+    rows = sql_rows(db_url, "SELECT bucket, player, seq FROM participants ORDER BY seq, player")
+    assert len(rows) == 60 and {bucket for bucket, _, _ in rows} == {0}
+    assert sql_rows(db_url, "SELECT count(*) FROM participants WHERE player = 'p1'") == [(12,)]
+    meta = dict(sql_rows(db_url, "SELECT key, value FROM meta"))
+    assert meta["schema_version"] == "7"
+
+
+def test_a_history_spread_over_buckets_reads_newest_first(
+    db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A player's matches are read with a seek per bucket; with buckets of 4 matches,
+    30 matches fill 8 buckets and each history (whole or limited) is the in-memory one."""
+    monkeypatch.setattr(sql, "PARTICIPANT_BUCKET", 4)
+    reference = rankcraft.League("elo")
+    reference.record_many(games(30))
+    with rankcraft.League.open(db_url, "elo") as league:
+        league.record_many(games(30))
+        for player in ("p0", "p1", "p2", "p3", "p4"):
+            for limit in (None, 1, 3, 100):
+                got, want = (history_of(source, player, limit) for source in (league, reference))
+                assert got == want and len(got) == min(12, limit or 12), (player, limit)
+    rows = sql_rows(db_url, "SELECT bucket, seq FROM participants")
+    assert {bucket for bucket, _ in rows} == set(range(8))
+    assert all(bucket == seq // 4 for bucket, seq in rows)

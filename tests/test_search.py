@@ -193,3 +193,63 @@ def test_the_service_searches_the_board() -> None:
     refused = client.get("/leaderboard", params={"holding": "a" * 101})
     assert refused.status_code == 400 and "'holding' must be" in refused.text
     assert client.get("/web/search", params={"q": "AN"}).json() == league.search("an")
+
+
+def test_postgres_searches_along_an_index_of_ids_in_code_point_order(pg_url: str) -> None:
+    """Schema 7's ``players_by_id`` answers a search in its order (code points), so the
+    scan can stop at the limit instead of sorting every id."""
+    import psycopg
+
+    from rankcraft.store.postgres import _split
+
+    with rankcraft.League.open(pg_url, "elo") as league:
+        league.record_many(games(IDS))
+        assert league.search("a", limit=3) == ["Ann", "anna", "Dan"]
+        store = league.store
+        players, _ = store._board(None, None)
+        condition, pattern = store._holding("a")
+        sql = (
+            f"SELECT id FROM players WHERE {' AND '.join([*players, condition])} "
+            f"ORDER BY {store._id_order()} LIMIT 3"
+        ).replace("?", "%s")
+    conninfo, schema, _ = _split(pg_url)
+    with psycopg.connect(conninfo) as con:
+        con.execute(f'SET search_path TO "{schema}"')
+        con.execute("SET enable_seqscan = off")  # (a table this small is read whole)
+        plan = "\n".join(r[0] for r in con.execute(f"EXPLAIN {sql}", (pattern,)))
+    assert "players_by_id" in plan and "Sort" not in plan, plan
+
+
+def test_a_page_and_its_places_are_read_from_one_state(
+    db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process commits between the page's read and the count of its places:
+    the places are those of the state the page was read from (``Store.reading``)."""
+    with rankcraft.League.open(db_url, "elo") as league:
+        league.record_many(games(IDS))
+    league = rankcraft.League.open(db_url, create=False)
+    count = league.store.places
+    moved: list[tuple[int, str]] = []
+
+    def others_commit_first(records: Any, *args: Any) -> list[int]:
+        with rankcraft.League.open(db_url, create=False) as other:  # xander wins a lot
+            other.record_many(
+                {
+                    "id": f"late{i}",
+                    "played_at": "2024-02-01T00:00:00Z",
+                    "teams": [["xander"], [winner]],
+                    "scores": [1, 0],
+                }
+                for i, winner in enumerate(IDS[:3] * 4)
+            )
+            moved.extend((place, r.id) for place, r in other.placed(holding="AN"))
+        return count(records, *args)
+
+    monkeypatch.setattr(league.store, "places", others_commit_first)
+    found = [(place, r.id) for place, r in league.placed(holding="AN")]
+    before = [(1, "Ann"), (2, "anna"), (3, "JOANNA"), (10, "Dan"), (11, "xander")]
+    assert found == before
+    assert moved and moved != before  # (the state committed meanwhile places them otherwise)
+    monkeypatch.undo()
+    assert [(place, r.id) for place, r in league.placed(holding="AN")] == moved
+    league.close()

@@ -96,6 +96,7 @@ class PostgresStore(SQLStore):
     """
 
     dialect = "postgres"
+    _read_begin = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"
     parallel_writers = True
 
     def __init__(self, url: str, *, create: bool = True) -> None:

@@ -1,6 +1,6 @@
 """What the SQLite and PostgreSQL stores share: the tables, the statements, the codec.
 
-Layout (schema version 6; :mod:`rankcraft.store.migrations` builds and migrates it)::
+Layout (schema version 7; :mod:`rankcraft.store.migrations` builds and migrates it)::
 
     meta(key, value)                      schema_version, ruleset_name, ruleset_toml, ...
     players(id, skill, rank, matches, last_played, open, tier, sort_key)
@@ -9,7 +9,8 @@ Layout (schema version 6; :mod:`rankcraft.store.migrations` builds and migrates 
     matches(seq, id, played_at, match, report)           match as a JSON object; report
                                           packed (rankcraft.rated.ReportPacker: doubles),
                                           or JSON text in rows older than version 6
-    participants(player, seq)                            index of who played which match
+    participants(bucket, player, seq)     index of who played which match; bucket:
+                                          seq // PARTICIPANT_BUCKET (see migrations)
     schema_history(version, applied_at, rankcraft, summary)   one row per version applied
     api_tokens(name, key, digest, scope, created_at)     rankcraft.tokens: digests only
 
@@ -23,9 +24,10 @@ players; SQLite has one writer at a time.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from bisect import bisect_left
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -33,7 +35,7 @@ from ..errors import DuplicateMatchError, StateError
 from ..io import parse_match, parse_time
 from ..model import PlayerRecord, PlayerScope, fold_ascii, format_time
 from .base import Codec, Entry, MatchRow, compact_json
-from .migrations import SCHEMA_VERSION, Dialect, upgrade
+from .migrations import PARTICIPANT_BUCKET, SCHEMA_VERSION, Dialect, upgrade
 
 _PLAYER_COLUMNS = "id, skill, rank, matches, last_played, open"
 _CAPITALS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -58,6 +60,8 @@ class SQLStore:
     label: str
     dialect: Dialect
     parallel_writers = False
+    _read_begin: str
+    """The statement that starts a read transaction (:meth:`reading`)."""
     shared = True
     _db: Any
     _new: bool
@@ -231,7 +235,7 @@ class SQLStore:
         ).fetchone()
         return None if row is None else self._decode(row)
 
-    def _in_list(self, column: str, ids: Collection[str]) -> tuple[str, Any]:
+    def _in_list(self, column: str, ids: Collection[str | int]) -> tuple[str, Any]:
         """A condition ``column`` is one of ``ids``, with its one parameter."""
         if self.dialect == "postgres":
             return f"{column} = ANY(?)", list(ids)
@@ -398,11 +402,27 @@ class SQLStore:
         )
         return int(active) < int(passed)
 
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[None]:
+        """The reads inside see one committed state of the league, whatever other
+        processes commit meanwhile: a read transaction (SQLite: a snapshot of its WAL
+        from the first read; PostgreSQL: ``REPEATABLE READ, READ ONLY``). Inside an
+        open transaction, that transaction's own state."""
+        if self._in_transaction():
+            yield
+            return
+        self._execute(self._read_begin)
+        try:
+            yield
+        finally:
+            if self._in_transaction():
+                self._execute("COMMIT")
+
     def search(self, text: str, limit: int) -> list[str]:
         """Up to ``limit`` ids that start with ``text``, then those that hold it, each
-        in id order (ASCII letters in either case): on SQLite along the id index,
-        stopping at ``limit``; on PostgreSQL, whose id index has the database's collation
-        and not the code-point order, a scan of the ids and a sort."""
+        in id order (ASCII letters in either case), read along an index of the ids in
+        that order and stopping at ``limit``: SQLite's primary key; on PostgreSQL, whose
+        primary key has the database's collation, ``players_by_id`` (schema 7)."""
         players, _ = self._board(None, None)
         starts, first = self._holding(text, prefix=True)
         holds, anywhere = self._holding(text)
@@ -502,10 +522,13 @@ class SQLStore:
             match_text, report = entry_row(entry)
             match = entry.match
             match_rows.append((seq, match.id, format_time(match.played_at), match_text, report))
-            part_rows += [(player, seq) for side in match.teams for player in side]
+            bucket = seq // PARTICIPANT_BUCKET
+            part_rows += [(bucket, player, seq) for side in match.teams for player in side]
         self._insert_matches(match_rows)
         part_rows.sort()
-        self._executemany("INSERT INTO participants (player, seq) VALUES (?, ?)", part_rows)
+        self._executemany(
+            "INSERT INTO participants (bucket, player, seq) VALUES (?, ?, ?)", part_rows
+        )
 
     def _insert_matches(self, rows: list[tuple[Any, ...]]) -> None:
         self._executemany(
@@ -525,14 +548,23 @@ class SQLStore:
         return MatchRow(seq=seq, match=match, report=self.codec.report_of(match, report))
 
     def player_matches(self, player: str, limit: int | None) -> list[MatchRow]:
-        sql = (
-            "SELECT m.seq, m.match, m.report FROM participants p JOIN matches m ON m.seq = p.seq "
-            "WHERE p.player = ? ORDER BY p.seq DESC"
-        )
-        args: tuple[Any, ...] = (player,)
+        """The player's matches, newest first: one seek of the participants index per
+        bucket (:data:`~rankcraft.store.migrations.PARTICIPANT_BUCKET`), the player's
+        seqs sorted and cut to ``limit`` before any match row is read (a player with
+        many matches costs a sort of their index entries, not a read of every match)."""
+        last = self._execute("SELECT max(seq) FROM matches").fetchone()[0]
+        if last is None:
+            return []
+        buckets, arg = self._in_list("bucket", list(range(last // PARTICIPANT_BUCKET + 1)))
+        newest = f"SELECT seq FROM participants WHERE {buckets} AND player = ? ORDER BY seq DESC"
+        args: tuple[Any, ...] = (arg, player)
         if limit is not None:
-            sql += " LIMIT ?"
-            args = (player, limit)
+            newest += " LIMIT ?"
+            args = (*args, limit)
+        sql = (
+            f"SELECT m.seq, m.match, m.report FROM ({newest}) p JOIN matches m ON m.seq = p.seq "
+            "ORDER BY p.seq DESC"
+        )
         return [self._row(*r) for r in self._execute(sql, args)]
 
     def match(self, match_id: str) -> MatchRow | None:

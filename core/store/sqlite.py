@@ -63,6 +63,7 @@ class SQLiteStore(SQLStore):
     """
 
     dialect = "sqlite"
+    _read_begin = "BEGIN"  # (deferred: the snapshot is taken at the first read)
 
     busy_timeout = 60.0
     """Seconds a writer waits for another process's transaction before giving up."""
