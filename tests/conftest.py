@@ -36,6 +36,13 @@ SHARED_DATA_MISSING = (
 """The reason every test that reads :data:`SHARED_DATA` gives when it skips."""
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: a worker per core and one more. A fifth of the suite's time is spent
+    waiting (on the servers, the killed processes and the wheel's install that tests
+    start), and the extra worker fills it: on 2 cores, 4:58 against 5:40."""
+    return (os.cpu_count() or 1) + 1
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Run the tests marked ``slow`` first (a stable sort: the order is otherwise kept):
     under pytest-xdist the long ones then start at once on different workers, instead
