@@ -36,6 +36,7 @@ SHARED_DATA_MISSING = (
 """The reason every test that reads :data:`SHARED_DATA` gives when it skips."""
 
 
+@pytest.hookimpl(optionalhook=True)  # (pytest-xdist's hook: the wheel's smoke run has no xdist)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto``: a worker per core and one more. A fifth of the suite's time is spent
     waiting (on the servers, the killed processes and the wheel's install that tests
