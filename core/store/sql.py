@@ -39,8 +39,17 @@ from .migrations import PARTICIPANT_BUCKET, SCHEMA_VERSION, Dialect, upgrade
 
 _PLAYER_COLUMNS = "id, skill, rank, matches, last_played, open"
 _CAPITALS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_TO_CAPITALS = str.maketrans(_CAPITALS.lower(), _CAPITALS)
+
 _SORT_KEY_META = "sort_key"
 """meta key naming the function the kept ``players.sort_key`` values were computed by."""
+
+
+def _capitals(text: str) -> str:
+    """``text`` with its ASCII small letters a-z made capitals, every other character kept."""
+    return text.translate(_TO_CAPITALS)
+
+
 _FILL_EVERY = 5000
 """Players whose sort key is computed again per statement when a league is opened."""
 
@@ -426,8 +435,9 @@ class SQLStore:
         players, _ = self._board(None, None)
         starts, first = self._holding(text, prefix=True)
         holds, anywhere = self._holding(text)
+        holding = ([holds, f"NOT {starts}"], [anywhere, first])
         found: list[str] = []
-        for where, args in (([starts], [first]), ([holds, f"NOT {starts}"], [anywhere, first])):
+        for where, args in [*self._prefix_ranges(text, starts, first), holding]:
             if len(found) < limit:
                 sql = (
                     f"SELECT id FROM players WHERE {' AND '.join(players + where)} "
@@ -435,6 +445,24 @@ class SQLStore:
                 )
                 found += [row[0] for row in self._execute(sql, [*args, limit - len(found)])]
         return found
+
+    def _prefix_ranges(
+        self, text: str, starts: str, first: str
+    ) -> list[tuple[list[str], list[Any]]]:
+        """The conditions (and parameters) of the ids that start with ``text``, as index
+        ranges in id order: one per case of its first character (capitals sort first),
+        each from the smallest case of the rest to the code point after its largest."""
+        ids = self._id_order()
+        head, rest = text[0], text[1:]
+        ranges = []
+        for case in dict.fromkeys((_capitals(head), fold_ascii(head))):
+            low, high = case + _capitals(rest), case + fold_ascii(rest)
+            where, args = [starts, f"{ids} >= ?"], [first, low]
+            if ord(high[-1]) not in (0xD7FF, 0x10FFFF):  # (no surrogate as a bound)
+                where.append(f"{ids} < ?")
+                args.append(high[:-1] + chr(ord(high[-1]) + 1))
+            ranges.append((where, args))
+        return ranges
 
     def latest_played(self) -> datetime | None:
         """The latest ``last_played`` of any player (along the ``last_epoch`` index)."""
