@@ -86,8 +86,19 @@ def test_wheel_installs_runs_the_demo_and_a_smoke_subset(tmp_path: Path) -> None
     """Build the wheel, install it in a fresh venv, run ``rankcraft demo`` and a smoke
     subset of the suite against it (the whole suite runs once, from the source tree)."""
     dist = tmp_path / "dist"
+    # built from a copy: building in the tree rewrites its rankcraft.egg-info, which the
+    # other test workers (the tree is on their path) would meanwhile read without its
+    # entry points, and find no plugins
+    source = tmp_path / "source"
+    shutil.copytree(
+        ROOT,
+        source,
+        ignore=shutil.ignore_patterns(
+            ".git", ".venv", "build", "*.egg-info", "__pycache__", ".*_cache", ".hypothesis"
+        ),
+    )
     subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--outdir", str(dist), str(ROOT)],
+        [sys.executable, "-m", "build", "--wheel", "--outdir", str(dist), str(source)],
         check=True,
         capture_output=True,
         text=True,

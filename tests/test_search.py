@@ -5,6 +5,7 @@ PostgreSQL, without reading every player."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -253,3 +254,24 @@ def test_a_page_and_its_places_are_read_from_one_state(
     monkeypatch.undo()
     assert [(place, r.id) for place, r in league.placed(holding="AN")] == moved
     league.close()
+
+
+@pytest.mark.parametrize("text", ["a\U0010ffff", "X\ud7ff", "\U0010ffff"])
+def test_a_text_ending_at_the_last_code_points_finds_each_id_once(db_url: str, text: str) -> None:
+    """The ids that start with the text are read as index ranges; a range's end past a
+    last character of U+D7FF or U+10FFFF carries over (review of the ranges)."""
+    ids = ["A\U0010ffff", "a\U0010ffff", "a\U0010ffffz", "x\ud7ff", "x\ud7ffy", "X\ue000", "b"]
+    ids += ["\U0010ffff", "\U0010ffff\U0010ffff"]
+    history = [
+        {"id": f"m{i}", "played_at": "2024-01-01", "teams": [[a], [b]], "scores": [1, 0]}
+        for i, (a, b) in enumerate(itertools.pairwise(ids))
+    ]
+    memory = rankcraft.League("elo")
+    memory.record_many(history)
+    with rankcraft.League.open(db_url, "elo") as disk:
+        disk.record_many(history)
+        for limit in (1, 2, 10):
+            found = disk.search(text, limit=limit)
+            assert found == memory.search(text, limit=limit) and len(set(found)) == len(found)
+    starting = [i for i in sorted(ids) if id_holds(i[: len(text)], text) and len(i) >= len(text)]
+    assert memory.search(text)[: len(starting)] == starting

@@ -45,6 +45,17 @@ _SORT_KEY_META = "sort_key"
 """meta key naming the function the kept ``players.sort_key`` values were computed by."""
 
 
+def _after(prefix: str) -> str | None:
+    """The least text after every text that starts with ``prefix`` (code-point order,
+    never a surrogate), or None when there is none (``prefix`` is all U+10FFFF)."""
+    while prefix:
+        last = ord(prefix[-1])
+        if last != 0x10FFFF:
+            return prefix[:-1] + chr(0xE000 if last == 0xD7FF else last + 1)
+        prefix = prefix[:-1]
+    return None
+
+
 def _capitals(text: str) -> str:
     """``text`` with its ASCII small letters a-z made capitals, every other character kept."""
     return text.translate(_TO_CAPITALS)
@@ -458,9 +469,9 @@ class SQLStore:
         for case in dict.fromkeys((_capitals(head), fold_ascii(head))):
             low, high = case + _capitals(rest), case + fold_ascii(rest)
             where, args = [starts, f"{ids} >= ?"], [first, low]
-            if ord(high[-1]) not in (0xD7FF, 0x10FFFF):  # (no surrogate as a bound)
+            if (after := _after(high)) is not None:
                 where.append(f"{ids} < ?")
-                args.append(high[:-1] + chr(ord(high[-1]) + 1))
+                args.append(after)
             ranges.append((where, args))
         return ranges
 
