@@ -40,7 +40,8 @@ SHARED_DATA_MISSING = (
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto``: a worker per core and one more. A fifth of the suite's time is spent
     waiting (on the servers, the killed processes and the wheel's install that tests
-    start), and the extra worker fills it: on 2 cores, 4:58 against 5:40."""
+    start), and the extra worker fills it: on 2 cores, 4:58-5:28 against 5:39-5:44
+    (one slow day of the VM; four workers took 5:51)."""
     if chosen := os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):  # (xdist's own setting)
         return int(chosen)
     return (os.cpu_count() or 1) + 1
