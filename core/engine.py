@@ -537,13 +537,12 @@ class League:
         On a database the page is read along an index: its cost does not grow with the
         number of players (with ``holding``, with the places passed over to find it).
         """
-        with self._snapshot():  # (the latest match, for the window, and the page)
-            board = self._board(top, offset, active_days, everyone, holding)
-            if board is None:
-                return []
-            since, holding = board
-            if self._unit.lazy:
-                return self._store_page(top, offset, since, tier, holding)
+        board = self._board(top, offset, active_days, everyone, holding)
+        if board is None:
+            return []
+        since, holding = board
+        if self._unit.lazy:
+            return self._store_page(top, offset, since, tier, holding)
         return leaderboard_page(self._records(), self.codec, top, offset, since, tier, holding)
 
     def placed(
@@ -569,16 +568,16 @@ class League:
         >>> [(place, r.id) for place, r in league.placed(holding="Y")]
         [(2, 'cy')]
         """
+        board = self._board(top, offset, active_days, everyone, holding)
+        if board is None:
+            return []
+        since, holding = board
+        if not self._unit.lazy:
+            return placed_page(self._records(), self.codec, top, offset, since, tier, holding)
+        if not holding:
+            return list(enumerate(self._store_page(top, offset, since, tier, holding), offset + 1))
         with self._snapshot():  # (the page and its places, of one state of the league)
-            board = self._board(top, offset, active_days, everyone, holding)
-            if board is None:
-                return []
-            since, holding = board
-            if not self._unit.lazy:
-                return placed_page(self._records(), self.codec, top, offset, since, tier, holding)
             page = self._store_page(top, offset, since, tier, holding)
-            if not holding:
-                return list(enumerate(page, offset + 1))
             ahead = self.store.places(page, since, tier)
         return [(i + 1, record) for i, record in zip(ahead, page, strict=True)]
 
