@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -76,9 +75,18 @@ def shifted(state: State, location: str, value: float) -> State:
     meet an opponent shifted past the range a stored rating may hold (an evolve would
     refuse that match).
     """
-    out = copy.copy(state)
+    cls = type(state)
+    names = _field_names.get(cls)
+    if names is None:
+        names = _field_names[cls] = tuple(f.name for f in attrs.fields(cls))
+    out = object.__new__(cls)  # (a field-by-field copy: copy.copy took 5 us, this 0.8)
+    for name in names:
+        object.__setattr__(out, name, getattr(state, name))
     object.__setattr__(out, location, value)
     return out
+
+
+_field_names: dict[type, tuple[str, ...]] = {}
 
 
 def play_shares(seconds: Sequence[Sequence[int]] | None) -> Shares | None:

@@ -338,6 +338,7 @@ def test_different_ruleset_on_existing_db(league_db: Path, tmp_path: Path) -> No
     assert file_digest(league_db) == digest
 
 
+@pytest.mark.slow(seconds=15)
 def test_demo_twice(tmp_path: Path) -> None:
     db = tmp_path / "demo.sqlite"
     code, out, err = run("demo", "--db", str(db), "--top", "5")

@@ -29,7 +29,7 @@ EXPECTED: dict[str, dict[str, str]] = json.loads((GOLDEN / "exports.json").read_
 pytestmark = pytest.mark.skipif(not SHARED_DATA.is_dir(), reason=SHARED_DATA_MISSING)
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=15)
 @pytest.mark.parametrize("history", sorted(make_golden.HISTORIES))
 def test_bundled_rulesets_give_the_recorded_results(history: str) -> None:
     matches = make_golden.read(SHARED_DATA / history, make_golden.HISTORIES[history])

@@ -65,7 +65,7 @@ def test_a_thousand_players_per_side() -> None:
 
 
 @needs_proc
-@pytest.mark.slow
+@pytest.mark.slow(seconds=90)
 def test_a_million_players(tmp_path: Path) -> None:
     """1,000,000 players (50,000 first matches of ten against ten) recorded into SQLite,
     reopened, queried and recorded into: memory stays bounded whatever the players.
@@ -160,7 +160,7 @@ result = {{"code": code, **json.loads(out.getvalue())}}
 
 
 @needs_proc
-@pytest.mark.slow
+@pytest.mark.slow(seconds=25)
 def test_a_100_mb_file_is_streamed_in_bounded_memory(tmp_path: Path) -> None:
     """`rankcraft replay` of a 100 MB file into SQLite peaks at about what a 10 MB file
     takes: the file is read line by line, and neither matches nor their ids stay in

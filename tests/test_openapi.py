@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import attrs
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from starlette.testclient import TestClient
 
 import rankcraft
@@ -236,6 +236,9 @@ def test_the_match_schema_agrees_with_parse_match_on_probes(key: str) -> None:
 
 @settings(max_examples=300)
 @given(mutated_matches())
+@example(  # (found by the fuzzer: a score past 2**53, where x - 1 == x)
+    {"id": "g", "played_at": "2024-01-02", "teams": [["a"], ["c"]], "scores": [0, 2.0**53 + 4]}
+)
 def test_every_match_parse_match_takes_fits_the_schema(data: Any) -> None:
     try:
         parse_match(data)

@@ -33,7 +33,7 @@ def plain_elo(path: Path) -> tuple[dict[str, float], int]:
     return ratings, count
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=15)
 def test_atp_singles_replay_matches_plain_elo(tmp_path: Path, shared_data: Path) -> None:
     source = shared_data / "atp_singles_2000_2024.jsonl.gz"
     db = tmp_path / "x.sqlite"

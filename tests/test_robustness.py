@@ -49,7 +49,7 @@ def export(db: Path) -> dict[str, Any]:
         return league.export()
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=18)
 def test_killed_replays_leave_a_prefix_and_resume_exactly(tmp_path: Path) -> None:
     matches = history(12_000)
     source = write(tmp_path / "m.jsonl", matches)
