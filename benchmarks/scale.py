@@ -45,7 +45,7 @@ import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from statistics import median
+from statistics import median, quantiles
 from typing import Any
 
 import rankcraft
@@ -205,14 +205,28 @@ def _batch(db: str, later: list[dict[str, Any]], commit: bool) -> tuple[int, flo
     return players, spent
 
 
+def _quartiles(values: list[float]) -> tuple[float, float, float]:
+    """(lower quartile, median, upper quartile) of ``values``."""
+    if len(values) < 2:
+        return values[0], values[0], values[0]
+    q1, q2, q3 = quantiles(values, n=4)
+    return q1, q2, q3
+
+
 def cost(args: argparse.Namespace) -> None:
     """CPU per match of ``League.record_many`` into each built league (its players' rows
     read from the database, every touched player written), in one process: a batch per
     league rolled back first (Python's and the OS's first-use costs), then ``--rounds``
     rounds, each measuring every league once (in reversed order every other round, so
     that a drift of the machine's speed falls on both). Rolled back after each batch;
-    with ``--commit``, into a fresh copy of the database (a new WAL, as a command that
-    opens the league finds it), the ``COMMIT`` on the clock too."""
+    with ``--commit``, into a fresh copy of the database (a new WAL, as ``rankcraft
+    replay`` finds a league another command closed: the batch is what replaying a file
+    of ``--games`` games into it costs), the ``COMMIT`` on the clock too. Prints each
+    league's best and median, the ratio of the bests to the first league's, and the
+    round-by-round ratios: their median and quartiles. On this VM a burst of slower CPU
+    moves a batch's time by up to a third (a plain loop's time by half), and only ever
+    up: the best of many rounds is the steadiest figure, and a round's pair of batches,
+    measured seconds apart, shares most bursts."""
     later = _later(args.games, args.ids, 7, "c")
     _ = [_batch(db, _later(args.games, args.ids, 8, "w"), False) for db in args.db]
     samples: dict[str, list[float]] = {db: [] for db in args.db}
@@ -233,12 +247,17 @@ def cost(args: argparse.Namespace) -> None:
     first = args.db[0]
     for db in args.db:
         rounds = ", ".join(f"{x:.1f}" for x in samples[db])
-        line = f"  {db} ({players[db]:,} players): median {median(samples[db]):.1f} ({rounds})"
+        line = (
+            f"  {db} ({players[db]:,} players): best {min(samples[db]):.1f}, "
+            f"median {median(samples[db]):.1f} ({rounds})"
+        )
         if db != first:
             ratios = [b / a for a, b in zip(samples[first], samples[db], strict=True)]
+            low, mid, high = _quartiles(ratios)
             line += (
-                f"; against the first: {median(samples[db]) / median(samples[first]):.2f}x "
-                f"of the medians, {min(ratios):.2f}x-{max(ratios):.2f}x round by round"
+                f"; against the first: {min(samples[db]) / min(samples[first]):.2f}x best "
+                f"to best; round by round median {mid:.2f}x, quartiles "
+                f"{low:.2f}x-{high:.2f}x, range {min(ratios):.2f}x-{max(ratios):.2f}x"
             )
         print(line)
 

@@ -45,8 +45,17 @@ def layout(url: str) -> dict[str, Any]:
             f"WHERE sequence_schema = '{schema}'",
         )
         return {"columns": sorted(columns), "sequences": sorted(sequences)}
-    tables = [r[0] for r in sql_rows(url, "SELECT name FROM sqlite_master WHERE type='table'")]
-    return {t: [r[1:4] for r in sql_rows(url, f"PRAGMA table_info({t})")] for t in sorted(tables)}
+    tables = sql_rows(url, "SELECT name, sql FROM sqlite_master WHERE type = 'table'")
+    found: dict[str, Any] = {
+        name: (
+            [r[1:4] for r in sql_rows(url, f"PRAGMA table_info({name})")],
+            "WITHOUT ROWID" in text,
+        )
+        for name, text in sorted(tables)
+    }
+    indexes = sql_rows(url, "SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'index'")
+    found["indexes"] = sorted(indexes)
+    return found
 
 
 TO_VERSION_4 = [
@@ -133,9 +142,10 @@ def test_a_version_1_database_is_migrated_and_reads_the_same(db_url: str, tmp_pa
 def test_a_newer_database_is_refused_and_left_alone(db_url: str) -> None:
     with rankcraft.League.open(db_url, "elo") as league:
         league.record_many(games(3))
-    sql_run(db_url, "UPDATE meta SET value = '8' WHERE key = 'schema_version'")
+    newer = SCHEMA_VERSION + 1
+    sql_run(db_url, f"UPDATE meta SET value = '{newer}' WHERE key = 'schema_version'")
     before = snapshot(db_url)
-    with pytest.raises(rankcraft.StateError, match="schema version 8, written by a newer"):
+    with pytest.raises(rankcraft.StateError, match=f"schema version {newer}, written by a newer"):
         rankcraft.League.open(db_url)
     assert snapshot(db_url) == before
 
