@@ -159,7 +159,7 @@ class UnitOfWork:
         """Hand the changed players and the rated matches to the store (in the open
         transaction)."""
         rows = self.rows
-        dirty = list(self.dirty)
+        dirty = sorted(self.dirty)  # (slices in key order: each a run of the table)
         write = self.store.write
         for start in range(0, len(dirty), WRITE_SLICE):
             chosen = dirty[start : start + WRITE_SLICE]
