@@ -64,3 +64,41 @@ def test_spread_modes_are_ordered(values: list[float]) -> None:
     mean, rms, top = (combine_spread(values, m) for m in ("mean", "rms", "max"))
     assert mean <= rms * (1 + 1e-12) + 1e-12
     assert rms <= top * (1 + 1e-12) + 1e-12
+
+
+def test_a_shifted_state_is_a_copy_whatever_its_class() -> None:
+    """``shifted`` copies a slotted attrs state field by field, and any other (a class
+    with a ``__dict__``, a cached hash, a subclass adding fields) whole: the copy equals
+    the state but for its location, and the state is left alone."""
+    import attrs
+
+    from rankcraft.plugins._team import shifted
+    from rankcraft.plugins.elo import EloSkill
+
+    @attrs.frozen(slots=False)
+    class WithDict:
+        mu: float
+        note: str = "x"
+
+    @attrs.frozen(cache_hash=True)
+    class Hashed:
+        mu: float
+        sigma: float = 2.0
+
+    @attrs.frozen
+    class Extra(EloSkill):
+        streak: float = 3.0
+
+    for state, location in (
+        (EloSkill(rating=1500.0, peak=1600.0), "rating"),
+        (WithDict(1.0), "mu"),
+        (Hashed(1.0), "mu"),
+        (Extra(rating=1500.0, peak=1500.0), "rating"),
+    ):
+        before = attrs.asdict(state)
+        out = shifted(state, location, 7.0)
+        assert type(out) is type(state) and out is not state
+        assert attrs.asdict(out) == {**before, location: 7.0}
+        assert attrs.asdict(state) == before
+        assert out == attrs.evolve(state, **{location: 7.0})
+        assert hash(out) == hash(attrs.evolve(state, **{location: 7.0}))
