@@ -34,6 +34,8 @@ from .forecast import Forecast
 from .io import parse_match, read_matches
 from .manager import PluginInfo, Plugins, get_plugin_manager
 from .model import (
+    Census,
+    Counted,
     Match,
     Needs,
     Pairing,
@@ -67,6 +69,8 @@ except metadata.PackageNotFoundError:  # pragma: no cover - running from a bare 
 dumps_ruleset = dumps
 
 __all__ = [
+    "Census",
+    "Counted",
     "Display",
     "DisplaySpec",
     "DuplicateMatchError",

@@ -41,7 +41,17 @@ from .errors import (
 from .forecast import Forecast, forecast_states
 from .io import bad_text, parse_match, parse_time
 from .manager import Plugins
-from .model import Match, PlayerRecord, PlayerScope, Report, ResetContext, window_start
+from .model import (
+    Census,
+    CountFn,
+    Match,
+    PlayerRecord,
+    PlayerScope,
+    Report,
+    ResetContext,
+    records_counter,
+    window_start,
+)
 from .rated import Rated, ReportWriter
 from .ruleset import Display, Ruleset, dumps, load_ruleset, loads_stored_ruleset
 from .seasons import Seasons, due_before
@@ -1146,23 +1156,53 @@ class League:
         steps = self._steps
         if steps.standings is None:
             return {}
-        if players is None:
-            return dict(steps.standings(self.players()))
-        wanted = set(players)
-        scope = None
-        if steps.standings_scope is not None:
-            scope = steps.standings_scope(self.latest_played())
-        if scope is None:
-            labels = steps.standings(self.players())
-        else:
-            rows = self._rows_in(scope)
-            self._unit.fetch(wanted - rows.keys())
-            for pid in wanted - rows.keys():
-                row = self._unit.rows.get(pid)
-                if row is not None:
-                    rows[pid] = row
-            labels = steps.standings([record_of(p, rows[p]) for p in sorted(rows)])
+        with self._snapshot():  # (the players read and the census's counts: one state)
+            latest = self.latest_played()
+            if players is None:
+                everyone = self.players()
+                return dict(steps.standings(everyone, self._census(latest, everyone)))
+            wanted = set(players)
+            scope = None
+            if steps.standings_scope is not None:
+                scope = steps.standings_scope(latest)
+            if scope is None:
+                everyone = self.players()
+                labels = steps.standings(everyone, self._census(latest, everyone))
+            else:
+                rows = self._rows_in(scope)
+                self._unit.fetch(wanted - rows.keys())
+                for pid in wanted - rows.keys():
+                    row = self._unit.rows.get(pid)
+                    if row is not None:
+                        rows[pid] = row
+                records = [record_of(p, rows[p]) for p in sorted(rows)]
+                labels = steps.standings(records, self._census(latest))
         return {p: label for p, label in labels.items() if p in wanted}
+
+    def _census(
+        self, latest: datetime | None, everyone: list[PlayerRecord] | None = None
+    ) -> Census:
+        """Counts of the league's players for ``rankcraft_standings``: a database's SQL
+        counts (``Store.count_below``, after the open batch's rows are written), else
+        those of every record (``everyone`` when already read; else read when first
+        counted, so a plugin that never counts reads nothing more)."""
+        key = self.codec.sort_key
+        if everyone is not None:
+            return Census.of(everyone, key, latest)
+        count = getattr(self.store, "count_below", None)
+        if self._unit.lazy and count is not None:
+            self._unit.written()
+            return Census(latest, count, key)
+        counters: list[CountFn] = []
+
+        def count_everyone(
+            keys: Sequence[float], since: datetime | None, matches_from: int
+        ) -> tuple[int, list[int]]:
+            if not counters:
+                counters.append(records_counter(self.players(), key))
+            return counters[0](keys, since, matches_from)
+
+        return Census(latest, count_everyone, key)
 
     def close(self) -> None:
         """Close the store."""

@@ -23,6 +23,7 @@ from typing import Any
 
 from ._markers import hookspec
 from .model import (
+    Census,
     Match,
     Needs,
     Pairing,
@@ -344,7 +345,9 @@ def rankcraft_reset_scope(params: Any, kind: str, context: ResetContext) -> Play
 
 
 @hookspec
-def rankcraft_standings(params: Any, players: Sequence[PlayerRecord]) -> Mapping[str, str]:
+def rankcraft_standings(
+    params: Any, players: Sequence[PlayerRecord], census: Census
+) -> Mapping[str, str]:
     """Return a label per player that depends on the whole league (a title, a percentile).
 
     Some ranks cannot be read off one player's state: Skyweaver's Grandweaver is the top
@@ -354,10 +357,17 @@ def rankcraft_standings(params: Any, players: Sequence[PlayerRecord]) -> Mapping
     leaderboards and player views.
 
     :param params: the params of the slot whose plugin answers (rank, else update).
-    :param players: every player's record.
+    :param players: the players to label, and the players of the plugin's
+        :func:`rankcraft_standings_scope` (every player without that hook).
+    :param census: counts of the league's players (a :class:`rankcraft.Census`): its
+        ``latest`` match, and how many players pass a filter (played since, matches
+        played) and stand below given players on the leaderboard. A label that is a
+        count (a percentile) asks the census instead of reading every player: on a
+        database the counts are SQL counts along the store's indexes.
     :returns: a mapping from player id to a short label; players left out have none.
 
     .. versionadded:: 0.1
+    .. versionchanged:: 0.2 the optional ``census`` argument.
     """
 
 
@@ -374,9 +384,9 @@ def rankcraft_standings_scope(params: Any, latest: datetime | None) -> PlayerSco
     The answer must be exact: the label of any player must be computable from that
     player and the players in the scope (Skyweaver's Grandweaver, the top 100 Masters,
     needs the Masters: every player with at least 1,200 RP; the team wager's percentile
-    compares a player with the active players, those who played since ``latest`` less
-    its ``active_days``). A label that compares a player with every player of the league
-    cannot be scoped: return None.
+    compares a player with the active players, and counts them with the ``census`` of
+    :func:`rankcraft_standings`, so its scope is nobody but the players asked about). A
+    label that needs every player's record cannot be scoped: return None.
 
     :param params: the params of the slot whose plugin answers :func:`rankcraft_standings`.
     :param latest: when the league's latest match was played (the latest

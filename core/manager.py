@@ -28,6 +28,7 @@ from . import hookspecs
 from ._markers import PROJECT
 from .errors import PluginConflictError, PluginError
 from .model import (
+    Census,
     Match,
     Needs,
     Pairing,
@@ -63,6 +64,7 @@ RankFn = Callable[[State, State, State, PlayerContext], State]
 ResetFn = Callable[[Sequence[PlayerRecord], str, ResetContext], Sequence[PlayerRecord]]
 PlayerScopeFn = Callable[[str, ResetContext], PlayerScope | None]
 StandingsScopeFn = Callable[[datetime | None], PlayerScope | None]
+StandingsFn = Callable[[Sequence[PlayerRecord], Census], Mapping[str, str]]
 
 
 @attrs.frozen(kw_only=True)
@@ -401,14 +403,9 @@ class Plugins:
         """``(rank_state, before, after, context) -> rank state``."""
         return cast(RankFn, self._bind(plugin, "rankcraft_rank", params=params))
 
-    def standings(
-        self, plugin: str, params: Any
-    ) -> Callable[[Sequence[PlayerRecord]], Mapping[str, str]]:
-        """``(players) -> label per player id``."""
-        return cast(
-            "Callable[[Sequence[PlayerRecord]], Mapping[str, str]]",
-            self._bind(plugin, "rankcraft_standings", params=params),
-        )
+    def standings(self, plugin: str, params: Any) -> StandingsFn:
+        """``(players, census) -> label per player id``."""
+        return cast(StandingsFn, self._bind(plugin, "rankcraft_standings", params=params))
 
     def standings_scope(self, plugin: str, params: Any) -> StandingsScopeFn | None:
         """``(latest) -> scope or None``; None when the plugin has no

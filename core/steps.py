@@ -15,14 +15,14 @@ fields of :class:`~rankcraft.PlayerRecord` in that order without the id.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
 import attrs
 
 from .errors import LateMatchError, PluginError
-from .manager import OutcomesFn, Plugins
+from .manager import OutcomesFn, Plugins, StandingsFn
 from .model import (
     Match,
     Pairing,
@@ -141,7 +141,7 @@ class Steps:
         self.reset_scope = (
             pl.reset_scope(rs.reset.plugin, rs.reset.params) if rs.reset is not None else None
         )
-        self.standings: Callable[[Sequence[PlayerRecord]], Mapping[str, str]] | None = None
+        self.standings: StandingsFn | None = None
         self.standings_scope: Callable[[datetime | None], PlayerScope | None] | None = None
         for spec in (rs.rank, update):
             if spec is not None and pl.implements(spec.plugin, "rankcraft_standings"):

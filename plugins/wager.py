@@ -30,15 +30,15 @@ against 801 s per player): 23.00 (the paper prints 23.10, having used 1.10 for O
 
 from __future__ import annotations
 
-import bisect
 import math
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from decimal import ROUND_HALF_UP, Context, Decimal, localcontext
 
 import attrs
 
 from rankcraft import (
+    Census,
     InputError,
     Pairing,
     PlayerContext,
@@ -48,6 +48,7 @@ from rankcraft import (
     pair_score,
 )
 from rankcraft import state_field as _state_field
+from rankcraft.model import window_start
 from rankcraft.validators import state_within, within
 
 RANK_LIMIT = 1e6
@@ -266,39 +267,36 @@ def rankcraft_update(
 
 @hookimpl
 def rankcraft_standings_scope(params: WagerParams, latest: datetime | None) -> PlayerScope:
-    """A percentile compares a player with the active players only: those who played
-    within ``active_days`` of the league's latest match (the player who played it among
-    them), read along the store's index of last matches; a placement or an inactive
-    label is the player's own."""
-    if latest is None:
-        return PlayerScope()
-    return PlayerScope.played_within(params.active_days, latest)
+    """Nobody but the players asked about: a percentile counts the active players with
+    the league's census (:func:`rankcraft_standings`) instead of reading them."""
+    return PlayerScope()
 
 
 @hookimpl
-def rankcraft_standings(params: WagerParams, players: Sequence[PlayerRecord]) -> Mapping[str, str]:
-    """Percentile buckets: 1 + ⌊100 · (players strictly lower) / N⌋ among active
-    players who finished their placement matches; ties share the lowest bucket."""
-    latest = max((p.last_played for p in players if p.last_played is not None), default=None)
-    window = timedelta(days=params.active_days)
+def rankcraft_standings(
+    params: WagerParams, players: Sequence[PlayerRecord], census: Census
+) -> Mapping[str, str]:
+    """Percentile buckets: 1 + ⌊100 · (players strictly lower) / N⌋ among the N active
+    players (a match within ``active_days`` of the league's latest) who finished their
+    placement matches, compared by their leaderboard value (the rank R), as the census
+    counts them; ties share the lowest bucket."""
+    latest, placed = census.latest, params.placement_matches
+    since = None if latest is None else window_start(latest, params.active_days)
     active = [
         p
         for p in players
-        if p.matches >= params.placement_matches
+        if p.matches >= placed
+        and since is not None
         and p.last_played is not None
-        and latest is not None
-        and latest - p.last_played <= window
+        and p.last_played >= since
     ]
-    ranks = sorted(p.skill.rank for p in active)
-    active_ids = {p.id for p in active}
+    counted = census.count(active, played_since=since, matches_from=placed) if active else None
     out = {}
-    n = len(ranks)
     for p in players:
-        if p.matches < params.placement_matches:
-            out[p.id] = f"placement {p.matches}/{params.placement_matches}"
-        elif p.id not in active_ids:
+        if p.matches < placed:
+            out[p.id] = f"placement {p.matches}/{placed}"
+        elif counted is None or p.id not in counted.below:
             out[p.id] = "inactive"
         else:
-            lower = bisect.bisect_left(ranks, p.skill.rank)
-            out[p.id] = f"percentile {1 + (100 * lower) // n}"
+            out[p.id] = f"percentile {1 + (100 * counted.below[p.id]) // counted.total}"
     return out

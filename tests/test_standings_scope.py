@@ -5,6 +5,7 @@ ladder's title the players from its ``title_from`` tier up."""
 from __future__ import annotations
 
 import random
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -138,9 +139,11 @@ def test_the_ladder_title_reads_the_players_from_its_tier_up(
     league.close()
 
 
-def test_the_wager_percentile_reads_the_active_players(
+def test_the_wager_percentile_counts_the_active_players(
     db_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A percentile is a count (``Store.count_below``), not a read of the active players:
+    the labels of some players read those players alone."""
     ruleset = rankcraft.loads_ruleset(
         'extends = "team-wager"\nname = "wager-short"\n[update.params]\n'
         "active_days = 2\nplacement_matches = 3\n"
@@ -171,9 +174,16 @@ def test_the_wager_percentile_reads_the_active_players(
     assert everyone["p6"] == everyone["p20"] == "inactive"
     league = rankcraft.League.open(db)
     asked = spy_on_reads(league, monkeypatch)
+    counts = []
+    count_below = league.store.count_below
+    monkeypatch.setattr(
+        league.store, "count_below", lambda *a: counts.append(a[1:]) or count_below(*a)
+    )
     for some in (["p0"], ["p20", "p5", "nobody"], ["p6", "p7"], active):
         assert league.standings(some) == {p: everyone[p] for p in some if p in everyone}
-    assert asked == [active] * 4
+    assert asked == [[]] * 4
+    since = datetime(2024, 4, 8, 12, tzinfo=UTC)  # (two days before the latest match)
+    assert counts == [(since, 3), (since, 3), (since, 3)]  # (p6 and p7: none active)
     league.close()
 
 

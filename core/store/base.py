@@ -181,6 +181,15 @@ class Store(Protocol):
         that board, in its order."""
         ...
 
+    def count_below(
+        self, keys: Sequence[float], since: datetime | None, matches_from: int
+    ) -> tuple[int, list[int]]:
+        """How many players played at or after ``since`` (any time: None) with at least
+        ``matches_from`` matches (≥ 0), and for each of ``keys`` how many of them have a
+        :attr:`Codec.sort_key` strictly below it: :class:`rankcraft.Census`'s counts.
+        Optional: a store without it has its players read and counted by the league."""
+        ...
+
     def search(self, text: str, limit: int) -> list[str]:
         """Up to ``limit`` player ids that start with ``text``, then those that hold it,
         each in id order (ASCII letters in either case; ``text`` not empty)."""

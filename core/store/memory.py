@@ -8,7 +8,15 @@ from typing import Any, TypeVar
 
 from ..errors import DuplicateMatchError
 from ..io import parse_match
-from ..model import Match, PlayerRecord, PlayerScope, Report, fold_ascii, id_holds
+from ..model import (
+    Match,
+    PlayerRecord,
+    PlayerScope,
+    Report,
+    fold_ascii,
+    id_holds,
+    records_counter,
+)
 from ..rated import json_at, sized_json
 from .base import Codec, Entry, MatchRow
 
@@ -194,6 +202,13 @@ class MemoryStore:
             for i, r in enumerate(on_board(self._players.values(), self._codec, since, tier))
         }
         return [place[r.id] for r in records]
+
+    def count_below(
+        self, keys: Sequence[float], since: datetime | None, matches_from: int
+    ) -> tuple[int, list[int]]:
+        assert self._codec is not None, "attach() first"
+        count = records_counter(list(self._players.values()), self._codec.sort_key)
+        return count(keys, since, matches_from)
 
     def search(self, text: str, limit: int) -> list[str]:
         return search_ids(self._players, text, limit)

@@ -37,6 +37,12 @@ from ..model import PlayerRecord, PlayerScope, fold_ascii, format_time
 from .base import Codec, Entry, MatchRow, compact_json
 from .migrations import PARTICIPANT_BUCKET, SCHEMA_VERSION, Dialect, upgrade
 
+WALKED_ROWS = 10_000
+"""The most players :meth:`SQLStore.count_below` passes along the key index (reading
+their rows: about 15 ms) to count the keys near the top without a read of them all."""
+COUNTED_KEYS = 200
+"""The most distinct keys :meth:`SQLStore.count_below` counts in SQL, one ``FILTER``
+each, in one read; past that it reads the players' keys and counts them itself."""
 _PLAYER_COLUMNS = "id, skill, rank, matches, last_played, open"
 _CAPITALS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _TO_CAPITALS = str.maketrans(_CAPITALS.lower(), _CAPITALS)
@@ -421,6 +427,85 @@ class SQLStore:
             )
         )
         return int(active) < int(passed)
+
+    def count_below(
+        self, keys: Sequence[float], since: datetime | None, matches_from: int
+    ) -> tuple[int, list[int]]:
+        """The players who played at or after ``since`` with at least ``matches_from``
+        matches, and for each key those of them below it. The total is one read of
+        those players' rows (with ``since``: along the time index when few are active,
+        else a scan of the table, :meth:`_time_column`). Keys near the top (at most
+        :data:`WALKED_ROWS` players at or above the lowest) are counted along
+        ``players_by_key`` from the top, each count a slice between two keys reading the
+        passed players' rows; others in the total's read (``count(*) FILTER``, one per
+        distinct key; past :data:`COUNTED_KEYS` keys, the keys read and bisected here)."""
+        where, args = self._counted(since, matches_from, self._time_column(since))
+        players = f"FROM players WHERE {' AND '.join(where)}"
+        distinct = sorted(set(keys))
+        if len(distinct) > COUNTED_KEYS:
+            board = sorted(k for (k,) in self._execute(f"SELECT sort_key {players}", args))
+            return len(board), [bisect_left(board, k) for k in keys]
+        if distinct and self._near_top(distinct[0]):
+            total = int(self._execute(f"SELECT count(*) {players}", args).fetchone()[0])
+            # (the walk reads each passed player's time from its row, off the time index)
+            at_least = self._walk_down(distinct, *self._counted(since, matches_from, "+last_epoch"))
+            return total, [total - at_least[k] for k in keys]
+        counts = ["count(*)"] + ["count(*) FILTER (WHERE sort_key < ?)"] * len(distinct)
+        sql = f"SELECT {', '.join(counts)} {players}"
+        total, *below = self._execute(sql, distinct + args).fetchone()
+        of_key = dict(zip(distinct, below, strict=True))
+        return int(total), [int(of_key[k]) for k in keys]
+
+    def _near_top(self, key: float) -> bool:
+        """Whether at most :data:`WALKED_ROWS` players have a key of ``key`` or more (an
+        index-only count that stops past that)."""
+        sql = "SELECT count(*) FROM (SELECT 1 FROM players WHERE sort_key >= ? LIMIT ?) AS top"
+        return int(self._execute(sql, (key, WALKED_ROWS + 1)).fetchone()[0]) <= WALKED_ROWS
+
+    def _walk_down(self, keys: list[float], where: list[str], args: list[Any]) -> dict[float, int]:
+        """For each of ``keys`` (ascending), the players of ``where`` with at least that
+        key, counted along ``players_by_key`` from the highest key down."""
+        at_least: dict[float, int] = {}
+        counted, above = 0, None
+        for key in reversed(keys):
+            between, bounds = ["sort_key >= ?"], [key]
+            if above is not None:
+                between.append("sort_key < ?")
+                bounds.append(above)
+            sql = f"SELECT count(*) FROM players WHERE {' AND '.join(where + between)}"
+            counted += int(self._execute(sql, args + bounds).fetchone()[0])
+            at_least[key], above = counted, key
+        return at_least
+
+    @staticmethod
+    def _counted(
+        since: datetime | None, matches_from: int, time: str
+    ) -> tuple[list[str], list[Any]]:
+        """The conditions of :meth:`count_below`'s players and their parameters; ``time``:
+        how they name the time column."""
+        where: list[str] = ["matches >= ?"]
+        args: list[Any] = [matches_from]
+        if since is not None:
+            where.append(f"{time} >= ?")
+            args.append(since.timestamp())
+        return where, args
+
+    def _time_column(self, since: datetime | None) -> str:
+        """How a read of the players who played since ``since`` names the time column:
+        SQLite reads them along its index when they are fewer than a twentieth of the
+        players (a row found through an index cost about 20 rows of a scan: 1.5 us
+        against 0.07 on 864,605 players), else scans the table (``+last_epoch``: off
+        the index); PostgreSQL's planner, which keeps statistics, chooses for itself."""
+        if self.dialect != "sqlite" or since is None:
+            return "last_epoch"
+        active, players = (
+            int(self._execute(sql, args).fetchone()[0])
+            for sql, args in (
+                ("SELECT count(*) FROM players WHERE last_epoch >= ?", (since.timestamp(),)),
+                ("SELECT count(*) FROM players", ()),
+            )
+        )
+        return "last_epoch" if active * 20 < players else "+last_epoch"
 
     @contextlib.contextmanager
     def reading(self) -> Iterator[None]:
