@@ -863,21 +863,30 @@ class League:
             raise InputError(f"'active_days' must be a number of days >= 0: {days!r}")
         if not self._display.orders:
             raise InputError(f"ruleset {self.ruleset.name!r} has no sort value (no location field)")
-        key = self._sort_key
-        rows = self._unit.known()  # (on a database: every row, read once per cache)
         when = parse_time(at, field="at") if isinstance(at, str) else at
         if when is None:
-            when = max((r[LAST] for r in rows.values() if r[LAST] is not None), default=None)
+            when = self.latest_played()
         if when is None:
             return []
         since = window_start(when, float(days))
-        out = [
-            (p, key(record_of(p, r)))
-            for p, r in rows.items()
-            if r[LAST] is not None and since <= r[LAST] <= when
-        ]
+        out = self._active_keys(since, when)
         out.sort(key=lambda item: (item[1], item[0]))
         return out
+
+    def _active_keys(self, since: datetime, until: datetime) -> list[tuple[str, float]]:
+        """Id and sort value of each player whose latest match is in [since, until]: on a
+        database the store's two columns (``Store.active_keys``, after the open batch's
+        rows are written), else from every record."""
+        unit = self._unit
+        if unit.lazy and hasattr(self.store, "active_keys"):
+            unit.written()
+            return self.store.active_keys(since, until)
+        key = self._sort_key
+        return [
+            (p, key(record_of(p, r)))
+            for p, r in unit.known().items()
+            if r[LAST] is not None and since <= r[LAST] <= until
+        ]
 
     def find_opponents(
         self,

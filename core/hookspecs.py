@@ -363,11 +363,13 @@ def rankcraft_standings(
         ``latest`` match, and how many players pass a filter (played since, matches
         played) and stand below given players on the leaderboard. A label that is a
         count (a percentile) asks the census instead of reading every player: on a
-        database the counts are SQL counts along the store's indexes.
+        database the counts are SQL counts, without decoding rows (a scan of the
+        table, or the time and key indexes).
     :returns: a mapping from player id to a short label; players left out have none.
 
     .. versionadded:: 0.1
-    .. versionchanged:: 0.2 the optional ``census`` argument.
+    .. versionchanged:: 0.2 the ``census`` argument (an implementation may leave it out;
+        a caller passes it).
     """
 
 

@@ -465,6 +465,12 @@ class Census:
         than its own; in one read of the league."""
         if type(matches_from) is not int or matches_from < 0:
             raise ValueError(f"'matches_from' must be a whole number >= 0: {matches_from!r}")
+        if played_since is not None and (
+            not isinstance(played_since, datetime) or played_since.utcoffset() is None
+        ):
+            raise ValueError(
+                f"'played_since' must be a datetime with a time zone, or None: {played_since!r}"
+            )
         key = self._key
         total, below = self._counter([key(r) for r in records], played_since, matches_from)
         return Counted(total=total, below={r.id: n for r, n in zip(records, below, strict=True)})

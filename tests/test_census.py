@@ -119,6 +119,9 @@ def test_a_census_counts_a_league_and_checks_its_filter() -> None:
     for bad in (-1, True, 1.5):
         with pytest.raises(ValueError, match=rf"'matches_from' must be .*: {bad!r}$"):
             census.count(matches_from=bad)  # type: ignore[arg-type]
+    for since in (datetime(2024, 1, 2), "2024-01-02", 1.5):  # (naive: local time on SQL)
+        with pytest.raises(ValueError, match=r"'played_since' must be a datetime with a time"):
+            census.count(played_since=since)  # type: ignore[arg-type]
 
 
 def test_a_store_without_counts_has_its_players_read(

@@ -68,6 +68,36 @@ def test_active_players_are_sorted_once_and_leave_out_the_idle(ladder: rankcraft
     assert ladder.active_players(at="2024-03-01T12:00:00Z", active_days=1) == [("idle", 1500.0)]
 
 
+def test_a_database_reads_the_active_players_columns_alone(
+    db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a database the active players are its ids and sort keys in the window
+    (``Store.active_keys``), never every player's record; the answers are a league in
+    memory's, windows ending at the latest match or at ``at``, edges included."""
+    from .test_census import games
+
+    history = games(300, 40, 11)
+    memory = rankcraft.League("elo")
+    memory.record_many(history)
+    with rankcraft.League.open(db_url, "elo") as league:
+        league.record_many(history)
+    league = rankcraft.League.open(db_url)
+    monkeypatch.setattr(league.store, "load_players", lambda: pytest.fail("read every player"))
+    last = sorted({r.last_played for r in memory.players() if r.last_played})
+    edge = last[-1] - last[-5]  # (a window starting exactly on a player's last match)
+    for days in (0.0, edge.total_seconds() / 86400, 7.0, 1e6):
+        for at in (None, last[len(last) // 2].isoformat()):
+            asked = league.active_players(active_days=days, at=at)
+            assert asked == memory.active_players(active_days=days, at=at)
+    assert len(league.active_players(active_days=edge.total_seconds() / 86400)) >= 5
+    ids = [p for p, _ in league.active_players(active_days=7.0)]
+    for party in (ids[:1], ids[len(ids) // 2 :][:2]):
+        assert league.find_opponents(party, active_days=7.0) == memory.find_opponents(
+            party, active_days=7.0
+        )
+    league.close()
+
+
 def test_the_wager_ruleset_says_who_is_active() -> None:
     league = rankcraft.League("team-wager")
     assert matchmaking.active_days_of(league) == 30.0

@@ -190,6 +190,12 @@ class Store(Protocol):
         Optional: a store without it has its players read and counted by the league."""
         ...
 
+    def active_keys(self, since: datetime, until: datetime) -> list[tuple[str, float]]:
+        """The id and :attr:`Codec.sort_key` of each player whose ``last_played`` is in
+        [``since``, ``until``], in no order (:meth:`rankcraft.League.active_players`).
+        Optional: a store without it has its players read by the league."""
+        ...
+
     def search(self, text: str, limit: int) -> list[str]:
         """Up to ``limit`` player ids that start with ``text``, then those that hold it,
         each in id order (ASCII letters in either case; ``text`` not empty)."""

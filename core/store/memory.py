@@ -210,6 +210,15 @@ class MemoryStore:
         count = records_counter(list(self._players.values()), self._codec.sort_key)
         return count(keys, since, matches_from)
 
+    def active_keys(self, since: datetime, until: datetime) -> list[tuple[str, float]]:
+        assert self._codec is not None, "attach() first"
+        key = self._codec.sort_key
+        return [
+            (pid, key(r))
+            for pid, r in self._players.items()
+            if r.last_played is not None and since <= r.last_played <= until
+        ]
+
     def search(self, text: str, limit: int) -> list[str]:
         return search_ids(self._players, text, limit)
 

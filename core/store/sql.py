@@ -477,6 +477,15 @@ class SQLStore:
             at_least[key], above = counted, key
         return at_least
 
+    def active_keys(self, since: datetime, until: datetime) -> list[tuple[str, float]]:
+        """Ids and keys of the players whose last match is in [``since``, ``until``], read
+        along the time index when they are few, else by a scan (:meth:`_time_column`)."""
+        time = self._time_column(since)
+        sql = f"SELECT id, sort_key FROM players WHERE {time} >= ? AND {time} <= ? AND matches >= 0"
+        return [
+            (pid, float(k)) for pid, k in self._execute(sql, (since.timestamp(), until.timestamp()))
+        ]
+
     @staticmethod
     def _counted(
         since: datetime | None, matches_from: int, time: str
