@@ -211,3 +211,32 @@ def test_replay_and_evaluate_draw_progress_bars_on_a_terminal_only(tmp_path: Pat
         assert _untimed(plain_out.getvalue()) == _untimed(
             out.getvalue().replace("a.sqlite", "b.sqlite")
         )
+
+
+@pytest.mark.parametrize("threshold", [20_000, 2])
+def test_an_unknown_player_is_answered_without_reading_every_player(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, threshold: int
+) -> None:
+    """Past ``SUGGEST_FROM_ALL`` players the ids to suggest are those a search finds for
+    parts of the id, never every player's record; below, every id."""
+    db = str(tmp_path / "l.sqlite")
+    with rankcraft.League.open(db, "elo") as league:
+        for i, (a, b) in enumerate([("alice", "bob"), ("carol", "dave"), ("erin", "bobby")]):
+            league.record(
+                {
+                    "id": f"g{i}",
+                    "played_at": f"2024-01-0{i + 1}",
+                    "teams": [[a], [b]],
+                    "scores": [1, 0],
+                }
+            )
+    monkeypatch.setattr(rankcraft.cli, "SUGGEST_FROM_ALL", threshold)
+    if threshold < 6:
+        monkeypatch.setattr(
+            rankcraft.store.sql.SQLStore, "load_players", lambda self: pytest.fail("read all")
+        )
+    for command in (("player", "bobb"), ("predict", "alice", "bobb")):
+        code, _, err = run(command[0], "--db", db, *command[1:])
+        assert code == 2 and "unknown player 'bobb' (did you mean 'bobby' or 'bob'?)" in err
+    code, _, err = run("player", "--db", db, "xcarol")
+    assert code == 2 and "(did you mean 'carol'?)" in err
