@@ -57,7 +57,7 @@ from .ruleset import Display, Ruleset, dumps, load_ruleset, loads_stored_ruleset
 from .seasons import Seasons, due_before
 from .steps import LAST, PENDING, RANK, SKILL, Row, Steps, record_of, row_of
 from .store import MatchRow, MemoryStore, Store, mask_url, open_store
-from .store.memory import in_scope, leaderboard_page, placed_page, search_ids
+from .store.memory import board_tiers, in_scope, leaderboard_page, placed_page, search_ids
 from .unit import FLUSH_EVERY, UnitOfWork
 
 if TYPE_CHECKING:  # (rankcraft.matchmaking is imported when it is first used)
@@ -627,6 +627,25 @@ class League:
                 return None
             since = window_start(latest, active_days)
         return since, holding or None
+
+    def tiers(self) -> list[str]:
+        """The tiers the players hold (the rank state's ``tier`` field, what
+        :meth:`leaderboard`'s ``tier`` filters by), best first: in the order of each
+        tier's best player on the leaderboard. Empty without a rank layer that keeps
+        tiers. On a database, one grouped read of the indexed columns' table, not a read
+        of every player.
+
+        >>> league = League("skyweaver")
+        >>> league.tiers()
+        []
+        """
+        if self.rank_class is None:
+            return []
+        unit = self._unit
+        if unit.lazy and hasattr(self.store, "tiers"):
+            unit.written()
+            return self.store.tiers()
+        return board_tiers(self.players(), self.codec)
 
     def _store_page(
         self,

@@ -38,6 +38,7 @@ POST     ``/web/lab/compare``         ``{"rulesets", "matches"?, "test_from"?}``
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 from collections import Counter
@@ -228,11 +229,16 @@ def _result(match: Match, side: int) -> str:
     return f"placed {mine} of {len(places)}"
 
 
-def season_archive(league: League) -> list[dict[str, Any]]:
-    """Each ended season's standings, from the ``seasons`` archive a rank state keeps
-    (``skyweaver-rp``: ``[end-of-season rank, score]`` per season a player played). The
-    archives are aligned from their end: the last entry of every player is the latest
-    season ended. Empty when the rank keeps no archive."""
+SEASON_TOP = 200
+"""How many players of each ended season ``/web/seasons`` gives (the page shows them)."""
+
+
+def season_archive(league: League, top: int = SEASON_TOP) -> list[dict[str, Any]]:
+    """Each ended season's standings, its ``top`` players, from the ``seasons`` archive a
+    rank state keeps (``skyweaver-rp``: ``[end-of-season rank, score]`` per season a
+    player played). The archives are aligned from their end: the last entry of every
+    player is the latest season ended. Empty when the rank keeps no archive. The
+    archive is in each player's rank state: this reads every player."""
     if league.rank_class is None or "seasons" not in attrs.fields_dict(league.rank_class):
         return []
     archives = {
@@ -241,7 +247,8 @@ def season_archive(league: League) -> list[dict[str, Any]]:
     count = max((len(a) for a in archives.values()), default=0)
     seasons = []
     for back in range(1, count + 1):
-        entries = sorted(
+        entries = heapq.nsmallest(
+            top,
             (
                 (float(a[-back][1]), pid, str(a[-back][0]))
                 for pid, a in archives.items()
@@ -263,21 +270,10 @@ def meta(league: League) -> dict[str, Any]:
         "standings": league.has_standings,
         "matches": league.match_count,
         "players": len(league),
-        "tiers": tiers(league),
+        "tiers": league.tiers(),
         "active_days": league.ruleset.display.active_days,
         "bundled": bundled_names(),
     }
-
-
-def tiers(league: League) -> list[str]:
-    """The tiers the league's players hold (the rank state's ``tier``, what
-    ``GET /leaderboard?tier=`` filters by), best first: in the order of each tier's best
-    player on the leaderboard. Empty without a rank layer that keeps tiers."""
-    if league.rank_class is None:
-        return []
-    tier_of = league.codec.tier
-    seen = (tier_of(r) for r in league.leaderboard(everyone=True))
-    return list(dict.fromkeys(t for t in seen if t is not None))
 
 
 # -- the ruleset lab ---------------------------------------------------------------------
@@ -658,5 +654,4 @@ __all__ = [
     "ruleset_error",
     "season_archive",
     "season_of",
-    "tiers",
 ]

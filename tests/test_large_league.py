@@ -248,3 +248,32 @@ def test_a_sort_key_stays_in_the_file_after_a_crash_of_the_fill(tmp_path: Path) 
         assert con.execute("SELECT value FROM meta WHERE key = 'sort_key'").fetchall() == [
             ("skill.rating",)
         ]
+
+
+def test_the_tiers_are_read_in_board_order_on_every_store(db_url: str) -> None:
+    """``League.tiers``: each tier's best player in board order, ties between tiers by
+    the id of that player; a database reads it grouped, not player by player."""
+    points = {"a": 900, "b": 900, "c": 1500, "d": 700, "e": 900, "f": 700, "zed": 1500}
+    tier = {"a": "Gold", "b": "Silver", "c": "Master", "d": "Bronze", "e": "Gold"}
+    tier |= {"f": "Iron", "zed": "Diamond"}  # (a tier need not follow the points here)
+    document = {
+        "players": [
+            {
+                "id": pid,
+                "skill": {"rating": 1500.0, "deviation": 100.0},
+                "rank": {"points": rp, "tier": tier[pid], "floor": 0, "streak": 0},
+                "matches": 3,
+                "last_played": "2024-05-01T00:00:00Z",
+            }
+            for pid, rp in points.items()
+        ]
+    }
+    memory = rankcraft.League("skyweaver")
+    memory.import_state(document)
+    expected = ["Master", "Diamond", "Gold", "Silver", "Bronze", "Iron"]
+    assert memory.tiers() == expected
+    with rankcraft.League.open(db_url, "skyweaver") as league:
+        league.import_state(document)
+    with rankcraft.League.open(db_url) as league:
+        league.store.load_players = lambda: pytest.fail("read every player")  # type: ignore[method-assign]
+        assert league.tiers() == expected

@@ -23,7 +23,7 @@ from starlette.testclient import TestClient
 import rankcraft
 from rankcraft.serve import create_app
 from rankcraft.tokens import create_token
-from rankcraft.web import compare, league_matches, ruleset_error, season_archive, tiers
+from rankcraft.web import compare, league_matches, ruleset_error, season_archive
 
 CHROMIUM = os.environ.get("RANKCRAFT_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 
@@ -86,7 +86,7 @@ def test_player_history_marks_resets_and_explains_changes() -> None:
     later.record(
         {"id": "n1", "played_at": "2024-03-01", "teams": [["new"], ["ann"]], "scores": [1, 0]}
     )
-    assert tiers(later) == ["Trainee I", "Wanderer"]
+    assert later.tiers() == ["Trainee I", "Wanderer"]
 
 
 def test_ruleset_errors_name_their_field_and_line() -> None:
@@ -495,3 +495,15 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def test_the_season_archive_gives_each_season_s_top_players() -> None:
+    league = skyweaver_league()
+    whole = season_archive(league, top=10**6)
+    assert whole and all(len(s["players"]) == 4 for s in whole)
+    top = season_archive(league, top=2)
+    assert [s["players"] for s in top] == [s["players"][:2] for s in whole]
+    scores = [r["score"] for s in whole for r in s["players"]]
+    assert len(set(scores)) > 1  # (the order is by score, best first, ties by id)
+    for s in whole:
+        assert s["players"] == sorted(s["players"], key=lambda r: (-r["score"], r["id"]))

@@ -148,9 +148,11 @@ function boardQuery() {
 
 async function showLeague() {
   status("loading the leaderboard…");
-  const [meta, seasons] = await Promise.all([api("/web/meta"), api("/web/seasons")]);
+  // the season archive reads every player's rank: it comes after the board, not before
+  const seasons = api("/web/seasons");
+  seasons.catch(() => {});  // (its error reaches the caller at the await below)
+  const meta = await api("/web/meta");
   state.meta = meta;
-  state.seasons = seasons;
   const pick = $("#league-tier");
   const chosen = pick.value;
   pick.replaceChildren(el("option", { value: "", text: "all" }),
@@ -158,8 +160,9 @@ async function showLeague() {
   pick.value = meta.tiers.includes(chosen) ? chosen : "";
   pick.parentElement.hidden = !meta.tiers.length;
   await loadBoard();
-  renderSeasons();
   status("");
+  state.seasons = await seasons;
+  renderSeasons();
 }
 
 async function loadBoard() {

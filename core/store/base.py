@@ -196,6 +196,12 @@ class Store(Protocol):
         Optional: a store without it has its players read by the league."""
         ...
 
+    def tiers(self) -> list[str]:
+        """The tiers the players hold (:attr:`Codec.tier`), in the order of each tier's
+        best player on the leaderboard (:meth:`rankcraft.League.tiers`). Optional: a
+        store without it has its whole board read by the league."""
+        ...
+
     def search(self, text: str, limit: int) -> list[str]:
         """Up to ``limit`` player ids that start with ``text``, then those that hold it,
         each in id order (ASCII letters in either case; ``text`` not empty)."""

@@ -60,6 +60,12 @@ def placed_page(
     return found[offset:] if limit is None else found[offset : offset + limit]
 
 
+def board_tiers(records: Iterable[PlayerRecord], codec: Codec) -> list[str]:
+    """The tiers ``records`` hold, in the order of each tier's best player on the board."""
+    seen = (codec.tier(r) for r in on_board(records, codec))
+    return list(dict.fromkeys(t for t in seen if t is not None))
+
+
 def on_board(
     records: Iterable[PlayerRecord],
     codec: Codec,
@@ -218,6 +224,10 @@ class MemoryStore:
             for pid, r in self._players.items()
             if r.last_played is not None and since <= r.last_played <= until
         ]
+
+    def tiers(self) -> list[str]:
+        assert self._codec is not None, "attach() first"
+        return board_tiers(self._players.values(), self._codec)
 
     def search(self, text: str, limit: int) -> list[str]:
         return search_ids(self._players, text, limit)

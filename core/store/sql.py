@@ -486,6 +486,25 @@ class SQLStore:
             (pid, float(k)) for pid, k in self._execute(sql, (since.timestamp(), until.timestamp()))
         ]
 
+    def tiers(self) -> list[str]:
+        """Each tier's best key in one grouped read of the tier column; tiers whose best
+        keys are equal are ordered by the first id holding it (a count along
+        ``players_by_key``)."""
+        sql = (
+            "SELECT tier, max(sort_key) FROM players WHERE tier IS NOT NULL AND matches >= 0 "
+            "GROUP BY tier"
+        )
+        best = {tier: float(key) for tier, key in self._execute(sql)}
+        keys = list(best.values())
+        first = f"SELECT min({self._id_order()}) FROM players WHERE tier = ? AND sort_key = ?"
+
+        def first_id(tier: str) -> str:
+            if keys.count(best[tier]) == 1:
+                return ""
+            return str(self._execute(first, (tier, best[tier])).fetchone()[0])
+
+        return sorted(best, key=lambda t: (-best[t], first_id(t)))
+
     @staticmethod
     def _counted(
         since: datetime | None, matches_from: int, time: str
