@@ -487,9 +487,9 @@ class SQLStore:
         ]
 
     def tiers(self) -> list[str]:
-        """Each tier's best key in one grouped read of the tier column; tiers whose best
-        keys are equal are ordered by the first id holding it (a count along
-        ``players_by_key``)."""
+        """Each tier's best key in one grouped read of the tier column (a scan of the
+        table); tiers whose best keys are equal are ordered by the first id, in board
+        order, that holds that key in that tier."""
         sql = (
             "SELECT tier, max(sort_key) FROM players WHERE tier IS NOT NULL AND matches >= 0 "
             "GROUP BY tier"
