@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 from . import __version__
 from ._files import write_atomically
 from .data import SAMPLE_RULESET, demo_matches_path, sample_matches_path
-from .engine import League, UnknownPlayerError
+from .engine import SEARCH_TEXT_MAX, League, UnknownPlayerError
 from .errors import DuplicateMatchError, InputError, MatchError, RankcraftError
 from .io import parse_time, read_match_dicts
 from .jsontext import finite, loads_strict
@@ -186,7 +186,7 @@ def _did_you_mean_player(league: League, player: str) -> str:
     if len(league) <= SUGGEST_FROM_ALL:
         return did_you_mean(player, (r.id for r in league.players()))
     half = max(1, len(player) // 2)
-    parts = {player[:-1], player[:half], player[half:]}
+    parts = {p[:SEARCH_TEXT_MAX] for p in (player[:-1], player[:half], player[half:])}
     return did_you_mean(player, {i for part in parts if part for i in league.search(part, 100)})
 
 

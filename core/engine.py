@@ -883,6 +883,8 @@ class League:
         if not self._display.orders:
             raise InputError(f"ruleset {self.ruleset.name!r} has no sort value (no location field)")
         when = parse_time(at, field="at") if isinstance(at, str) else at
+        if when is not None and (not isinstance(when, datetime) or when.utcoffset() is None):
+            raise InputError(f"'at' must be a time with a time zone: {at!r}")
         if when is None:
             when = self.latest_played()
         if when is None:

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Protocol
 
+from .io import bad_text
 from .model import PlayerRecord
 from .rated import Rated
 from .steps import Row, record_of, row_of
@@ -88,6 +89,9 @@ class UnitOfWork:
             return
         rows = self.rows
         wanted = {p for p in players if p not in rows}
+        for pid in [p for p in wanted if bad_text(p)]:  # (no store holds such an id)
+            rows[pid] = None
+            wanted.discard(pid)
         if not wanted:
             return
         found = self.store.load_many(wanted)

@@ -240,3 +240,17 @@ def test_an_unknown_player_is_answered_without_reading_every_player(
         assert code == 2 and "unknown player 'bobb' (did you mean 'bobby' or 'bob'?)" in err
     code, _, err = run("player", "--db", db, "xcarol")
     assert code == 2 and "(did you mean 'carol'?)" in err
+
+
+def test_an_unknown_id_too_long_to_search_is_still_an_unknown_player(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = str(tmp_path / "l.sqlite")
+    long = "x" * 1500
+    with rankcraft.League.open(db, "elo") as league:
+        league.record(
+            {"id": "g1", "played_at": "2024-01-01", "teams": [[long], ["b"]], "scores": [1, 0]}
+        )
+    monkeypatch.setattr(rankcraft.cli, "SUGGEST_FROM_ALL", 1)
+    code, _, err = run("player", "--db", db, "x" * 1499 + "y")
+    assert code == 2 and "unknown player 'xxx" in err and "(did you mean 'xxx" in err

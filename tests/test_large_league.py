@@ -277,3 +277,18 @@ def test_the_tiers_are_read_in_board_order_on_every_store(db_url: str) -> None:
     with rankcraft.League.open(db_url) as league:
         league.store.load_players = lambda: pytest.fail("read every player")  # type: ignore[method-assign]
         assert league.tiers() == expected
+
+
+def test_an_id_no_store_can_hold_is_an_unknown_player(db_url: str) -> None:
+    """A NUL or a lone surrogate is never asked of the store (PostgreSQL refuses a NUL in
+    a text); such an id is simply not in the league."""
+    with rankcraft.League.open(db_url, "elo") as league:
+        league.record(
+            {"id": "g1", "played_at": "2024-01-01", "teams": [["a"], ["b"]], "scores": [1, 0]}
+        )
+    with rankcraft.League.open(db_url) as league:
+        for bad in ("a\x00b", "\ud800"):
+            assert bad not in league
+            with pytest.raises(rankcraft.UnknownPlayerError):
+                league.player(bad)
+        assert "a" in league

@@ -7,6 +7,7 @@ import io
 import itertools
 import json
 import math
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +91,8 @@ def test_a_database_reads_the_active_players_columns_alone(
             asked = league.active_players(active_days=days, at=at)
             assert asked == memory.active_players(active_days=days, at=at)
     assert len(league.active_players(active_days=edge.total_seconds() / 86400)) >= 5
+    with pytest.raises(InputError, match=r"'at' must be a time with a time zone"):
+        league.active_players(at=datetime(2024, 1, 8))  # (naive: local time in SQL)
     ids = [p for p, _ in league.active_players(active_days=7.0)]
     for party in (ids[:1], ids[len(ids) // 2 :][:2]):
         assert league.find_opponents(party, active_days=7.0) == memory.find_opponents(

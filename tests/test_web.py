@@ -305,6 +305,8 @@ def test_the_page_in_a_browser(browser: Any, served: tuple[str, str, rankcraft.L
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    asked: list[str] = []
+    page.on("request", lambda request: asked.append(request.url.removeprefix(base)))
 
     # League: every player, with their tier and rank points
     page.goto(f"{base}/#league")
@@ -319,7 +321,10 @@ def test_the_page_in_a_browser(browser: Any, served: tuple[str, str, rankcraft.L
     expect(page.locator("#leaderboard tbody tr")).to_have_count(1)
     page.fill("#league-search", "")
     expect(page.locator("#leaderboard tbody tr")).to_have_count(4)
-    assert page.locator("#seasons").is_visible()
+    expect(page.locator("#seasons")).to_be_visible()
+    # the season archive (every player's rank read) is asked for after the board
+    board = next(i for i, url in enumerate(asked) if url.startswith("/leaderboard"))
+    assert asked.index("/web/seasons") > board
     # Player: rating with its band, resets marked, each match with its factors
     page.goto(f"{base}/#player/ann")
     page.wait_for_selector("#player-matches tbody tr")

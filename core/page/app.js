@@ -148,9 +148,6 @@ function boardQuery() {
 
 async function showLeague() {
   status("loading the leaderboard…");
-  // the season archive reads every player's rank: it comes after the board, not before
-  const seasons = api("/web/seasons");
-  seasons.catch(() => {});  // (its error reaches the caller at the await below)
   const meta = await api("/web/meta");
   state.meta = meta;
   const pick = $("#league-tier");
@@ -161,7 +158,9 @@ async function showLeague() {
   pick.parentElement.hidden = !meta.tiers.length;
   await loadBoard();
   status("");
-  state.seasons = await seasons;
+  // asked after the board is drawn: the season archive reads every player's rank, and
+  // a worker answers one request at a time
+  state.seasons = await api("/web/seasons");
   renderSeasons();
 }
 
