@@ -234,31 +234,39 @@ SEASON_TOP = 200
 
 
 def season_archive(league: League, top: int = SEASON_TOP) -> list[dict[str, Any]]:
-    """Each ended season's standings, its ``top`` players, from the ``seasons`` archive a
-    rank state keeps (``skyweaver-rp``: ``[end-of-season rank, score]`` per season a
-    player played). The archives are aligned from their end: the last entry of every
-    player is the latest season ended. Empty when the rank keeps no archive. The
-    archive is in each player's rank state: this reads every player."""
+    """Each ended season's standings, its ``top`` players best first (ties by id), from
+    the ``seasons`` archive a rank state keeps (``skyweaver-rp``: ``[end-of-season rank,
+    score]`` per season a player played). The archives are aligned from their end: the
+    last entry of every player is the latest season ended. Empty when the rank keeps no
+    archive. The archive is in each player's rank state: this reads every player's
+    (:meth:`League.rank_values`), keeping ``top`` entries a season."""
     if league.rank_class is None or "seasons" not in attrs.fields_dict(league.rank_class):
         return []
-    archives = {
-        r.id: list(getattr(r.rank, "seasons", ()) or ()) for r in league.players() if r.rank
-    }
-    count = max((len(a) for a in archives.values()), default=0)
-    seasons = []
-    for back in range(1, count + 1):
-        entries = heapq.nsmallest(
-            top,
-            (
-                (float(a[-back][1]), pid, str(a[-back][0]))
-                for pid, a in archives.items()
-                if len(a) >= back
-            ),
-            key=lambda e: (-e[0], e[1]),
-        )
-        rows = [{"id": pid, "tier": tier, "score": score} for score, pid, tier in entries]
-        seasons.append({"ago": back, "players": rows})
-    return seasons
+    kept: list[list[tuple[float, str, str]]] = []  # (-score, id, rank) a season back
+    worst: list[float] = []  # a season's bar once it holds enough: -score of its last kept
+    for pid, archive in league.rank_values("seasons"):
+        for back in range(1, len(archive or ()) + 1):
+            if len(kept) < back:
+                kept.append([])
+                worst.append(math.inf)
+            rank, score = archive[-back]
+            if -float(score) > worst[back - 1]:
+                continue
+            entries = kept[back - 1]
+            entries.append((-float(score), pid, str(rank)))
+            if len(entries) >= 2 * top + 64:
+                entries[:] = heapq.nsmallest(top, entries)
+                worst[back - 1] = entries[-1][0] if entries else -math.inf
+    return [
+        {
+            "ago": back,
+            "players": [
+                {"id": pid, "tier": rank, "score": -negative}
+                for negative, pid, rank in heapq.nsmallest(top, entries)
+            ],
+        }
+        for back, entries in enumerate(kept, 1)
+    ]
 
 
 def meta(league: League) -> dict[str, Any]:

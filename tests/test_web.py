@@ -9,11 +9,13 @@ The browser tests run the service in a thread on loopback over a small Skyweaver
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import attrs
@@ -500,6 +502,36 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def test_a_database_s_season_archive_is_the_league_in_memory_s(db_url: str) -> None:
+    """On a database the archive is read from the rank column alone
+    (``League.rank_values``, no record built) and kept ``top`` a season as it streams:
+    the same seasons and players as a league in memory, for tops that trim and not."""
+    rng = random.Random(5)
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+    games = [
+        {
+            "id": f"g{i}",
+            "played_at": (start + timedelta(hours=7 * i)).isoformat(),
+            "teams": [[f"p{a}"], [f"p{b}"]],
+            "scores": [1, 0],
+        }
+        for i in range(1200)
+        for a, b in [rng.sample(range(150), 2)]
+    ]
+    memory = rankcraft.League("skyweaver")
+    memory.record_many(games)
+    with rankcraft.League.open(db_url, "skyweaver") as league:
+        league.record_many(games)
+    with rankcraft.League.open(db_url) as league:
+        league.store.load_players = lambda: pytest.fail("built every record")  # type: ignore[method-assign]
+        whole = season_archive(memory, top=10**6)
+        assert len(whole) >= 2 and max(len(s["players"]) for s in whole) > 2 * 2 + 64
+        for top in (0, 2, 10, 10**6):
+            found = season_archive(league, top=top)
+            assert found == season_archive(memory, top=top)
+            assert found == [{**s, "players": s["players"][:top]} for s in whole]
 
 
 def test_the_season_archive_gives_each_season_s_top_players() -> None:

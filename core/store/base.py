@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -194,6 +194,12 @@ class Store(Protocol):
         """The id and :attr:`Codec.sort_key` of each player whose ``last_played`` is in
         [``since``, ``until``], in no order (:meth:`rankcraft.League.active_players`).
         Optional: a store without it has its players read by the league."""
+        ...
+
+    def rank_documents(self) -> Iterator[tuple[str, Any]]:
+        """Each player's rank state as the store keeps it (its document: the JSON of
+        the export), players without one left out, in no order, without building
+        records. Optional: a store without it has its players read by the league."""
         ...
 
     def tiers(self) -> list[str]:

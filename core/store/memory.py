@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -224,6 +224,13 @@ class MemoryStore:
             for pid, r in self._players.items()
             if r.last_played is not None and since <= r.last_played <= until
         ]
+
+    def rank_documents(self) -> Iterator[tuple[str, Any]]:
+        assert self._codec is not None, "attach() first"
+        to_dict = self._codec.record_to_dict
+        for pid, record in self._players.items():
+            if record.rank is not None:
+                yield pid, to_dict(record)["rank"]
 
     def tiers(self) -> list[str]:
         assert self._codec is not None, "attach() first"
