@@ -8,9 +8,12 @@ Measures what users run, as they run it:
   into a new SQLite league (a child process: CPU time and peak RSS from ``wait4``).
   Prints the cost per match. Run once; the database is kept for ``reads``.
 * ``reads``: ``rankcraft leaderboard --top 10``, ``player ID``, ``predict A B`` (and a
-  page deep in the leaderboard, ``--active-days`` and a search) on that database, each a child
-  process: wall time and CPU time (best of ``--rounds``, and the slowest wall time),
-  and the largest peak RSS.
+  page deep in the leaderboard, ``--active-days``, a search and ``match opponents``) on
+  that database, each a child process: wall time and CPU time (best of ``--rounds``, and
+  the slowest wall time), and the largest peak RSS; then calls in one process, the
+  league-wide labels (``standings``), matchmaking, the page's tiers and, for a rank that
+  keeps one, its season archive among them. Build with ``--ruleset team-wager`` or
+  ``--ruleset skyweaver`` for the percentiles and the archive.
 * ``cost``: ``League.record_many`` of ``--games`` more games into each built league
   given (CPU per match, the commit's writes included, then rolled back; ``--commit``:
   committed into a fresh copy, the ``COMMIT`` on the clock), the leagues measured in
@@ -25,6 +28,8 @@ Nothing here is asserted by the tests (speed is never asserted in unit tests).
     python benchmarks/scale.py build --db /tmp/scale-all.sqlite --every-id
     python benchmarks/scale.py build --db /tmp/scale-10k.sqlite --games 200000 --ids 10000
     python benchmarks/scale.py reads --db /tmp/scale-1m.sqlite
+    python benchmarks/scale.py build --db /tmp/wager-1m.sqlite --ruleset team-wager
+    python benchmarks/scale.py reads --db /tmp/wager-1m.sqlite
     python benchmarks/scale.py cost --db /tmp/scale-10k.sqlite --db /tmp/scale-1m.sqlite --commit
     python benchmarks/scale.py ratio --games 100000 --ids 10000
 """
@@ -47,6 +52,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from statistics import median, quantiles
 from typing import Any
+
+import attrs
 
 import rankcraft
 
@@ -126,6 +133,10 @@ def reads(args: argparse.Namespace) -> None:
     with rankcraft.League.open(db, create=False) as league:
         top = [r.id for r in league.leaderboard(2)]
         players = len(league)
+        middle = league.leaderboard(1, offset=players // 2)[0].id
+        archive = league.rank_class is not None and "seasons" in attrs.fields_dict(
+            league.rank_class
+        )
     half = str(players // 2)
     commands = {
         "leaderboard --top 10": ["leaderboard", "--top", "10"],
@@ -134,6 +145,7 @@ def reads(args: argparse.Namespace) -> None:
         "leaderboard --top 10 --holding 1234": ["leaderboard", "--top", "10", "--holding", "1234"],
         "player ID": ["player", top[0]],
         "predict A B": ["predict", top[0], top[1]],
+        "match opponents ID (the middle player)": ["match", "opponents", middle],
     }
     print(f"{db}: {players:,} players")
     print("| command | wall s | CPU s | peak RSS MB | slowest wall s |")
@@ -157,7 +169,17 @@ def reads(args: argparse.Namespace) -> None:
         "+ placed(100, holding='1234', active_days=30)": lambda league: league.placed(
             100, holding="1234", active_days=30
         ),
+        "+ standings(the top 10's ids)": lambda league: league.standings(
+            r.id for r in league.leaderboard(10)
+        ),
+        "+ standings([the middle player])": lambda league: league.standings([middle]),
+        "+ find_opponents(the middle player)": lambda league: league.find_opponents(middle),
+        "+ tiers() (the page's /web/meta)": lambda league: league.tiers(),
     }
+    if archive:  # (the page's /web/seasons; rankcraft.web needs the serve extra)
+        from rankcraft.web import season_archive
+
+        calls["+ the season archive (/web/seasons)"] = season_archive
     print("\nIn one process (the league opened afresh each time), best of rounds:\n")
     print("| call | wall ms | CPU ms |")
     print("|---|---|---|")

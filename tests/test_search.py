@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import random
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -275,3 +276,43 @@ def test_a_text_ending_at_the_last_code_points_finds_each_id_once(db_url: str, t
             assert found == memory.search(text, limit=limit) and len(set(found)) == len(found)
     starting = [i for i in sorted(ids) if id_holds(i[: len(text)], text) and len(i) >= len(text)]
     assert memory.search(text)[: len(starting)] == starting
+
+
+def test_places_among_many_tied_players_are_the_memory_boards(db_url: str) -> None:
+    """Players who share a key are ordered by id, and a place is counted in ranges of
+    the key index (a key shared by many players is sought into, not read whole): the
+    places of a search equal a league in memory's, with and without an active window,
+    on ids whose order differs by case and beyond ASCII."""
+    rng = random.Random(7)
+    names = sorted({"".join(rng.choices("aAbBé1", k=rng.randint(1, 5))) for _ in range(400)})
+    document = {
+        "players": [
+            {
+                "id": name,
+                "skill": {"rating": float(rng.choice([1400, 1500, 1500, 1500, 1600])), "peak": 0.0},
+                "matches": 1,
+                "last_played": f"2024-05-{rng.randint(1, 28):02d}T00:00:00Z",
+            }
+            for name in names
+        ]
+    }
+    memory = rankcraft.League("elo")
+    memory.import_state(document)
+    with rankcraft.League.open(db_url, "elo") as league:
+        league.import_state(document)
+    with rankcraft.League.open(db_url) as disk:
+
+        @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+        @given(
+            text=st.text(st.sampled_from("aAbé1"), min_size=1, max_size=2),
+            days=st.none() | st.sampled_from([0.0, 3.0, 10.0, 30.0]),
+            offset=st.integers(0, 30),
+            top=st.none() | st.integers(1, 40),
+        )
+        def check(text: str, days: float | None, offset: int, top: int | None) -> None:
+            asked = {"holding": text, "active_days": days, "offset": offset}
+            wanted = [(p, r.id) for p, r in memory.placed(top, **asked)]
+            assert [(p, r.id) for p, r in disk.placed(top, **asked)] == wanted
+
+        check()
+        assert len(names) > 150 and len(memory.placed(holding="a")) > 40

@@ -77,6 +77,26 @@ def _epoch(record: PlayerRecord) -> float | None:
     return None if last is None else last.timestamp()
 
 
+def _board_ranges(
+    above: tuple[float, str] | None, below: tuple[float, str], ids: str
+) -> list[tuple[list[str], list[Any]]]:
+    """The players from ``above`` (a board position, (key, id): counted; None: the
+    top) down to just before ``below``, as conditions that are each one range of the
+    ``players_by_key`` index (key descending, then ``ids`` ascending), so that a count
+    seeks within a key shared by many players instead of reading all of them."""
+    key, pid = below
+    if above is None:
+        return [(["sort_key > ?"], [key]), (["sort_key = ?", f"{ids} < ?"], [key, pid])]
+    top, first = above
+    if top == key:
+        return [(["sort_key = ?", f"{ids} >= ?", f"{ids} < ?"], [key, first, pid])]
+    return [
+        (["sort_key = ?", f"{ids} >= ?"], [top, first]),
+        (["sort_key < ?", "sort_key > ?"], [top, key]),
+        (["sort_key = ?", f"{ids} < ?"], [key, pid]),
+    ]
+
+
 class SQLStore:
     """A store in SQL tables; subclasses give the connection and the dialect.
 
@@ -404,16 +424,12 @@ class SQLStore:
         counted, above = 0, None
         places = []
         for record in records:
-            k = key(record)
-            between = ["sort_key >= ?", f"NOT (sort_key = ? AND {ids} >= ?)"]
-            bounds: list[Any] = [k, k, record.id]
-            if above is not None:  # (those at or above the last record: counted)
-                between += ["sort_key <= ?", f"NOT (sort_key = ? AND {ids} < ?)"]
-                bounds += [above[0], *above]
-            sql = f"SELECT count(*) FROM players WHERE {' AND '.join(where + between)}"
-            counted += int(self._execute(sql, [*args, *bounds]).fetchone()[0])
+            here = (key(record), record.id)
+            for between, bounds in _board_ranges(above, here, ids):
+                sql = f"SELECT count(*) FROM players WHERE {' AND '.join(where + between)}"
+                counted += int(self._execute(sql, [*args, *bounds]).fetchone()[0])
             places.append(counted)
-            above = (k, record.id)
+            above = here
         return places
 
     def _fewer_active(self, since: datetime, lowest: float) -> bool:
