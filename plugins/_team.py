@@ -71,10 +71,10 @@ def mean_state(members: Sequence[State], spread_mode: str) -> State:
 def shifted(state: State, location: str, value: float) -> State:
     """``state`` with its location field set to ``value``.
 
-    The result is a virtual opponent handed to an update, never stored, so the state
-    class's range validators are not run on it: a member far from their side's mean may
-    meet an opponent shifted past the range a stored rating may hold (an evolve would
-    refuse that match).
+    The result is a virtual opponent handed to an update, so the state class's range
+    validators are not run on it: a member far from their side's mean may meet an
+    opponent shifted past the range a stored rating may hold (an evolve would refuse
+    that match). It is stored only inside an open rating period's pending pairings.
     """
     cls = type(state)
     names = _field_names.get(cls, ())
@@ -82,6 +82,8 @@ def shifted(state: State, location: str, value: float) -> State:
         names = _field_names[cls] = _plain_fields(cls)
     if names is None:
         out = copy.copy(state)
+        if getattr(out, _HASH_CACHE, None) is not None:  # (the copy hashes its own value)
+            object.__setattr__(out, _HASH_CACHE, None)
     else:
         out = object.__new__(cls)  # (field by field: copy.copy took 5 us, this 0.8)
         for name in names:
@@ -91,6 +93,8 @@ def shifted(state: State, location: str, value: float) -> State:
 
 
 _field_names: dict[type, tuple[str, ...] | None] = {}
+_HASH_CACHE = "_attrs_cached_hash"
+"""Where an attrs class with ``cache_hash=True`` keeps its hash (attrs' own name)."""
 
 
 def _plain_fields(cls: type) -> tuple[str, ...] | None:

@@ -65,9 +65,19 @@ def _slowness(item: pytest.Item) -> float:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Run the tests marked ``slow`` first, the longest first (a stable sort: the order is
-    otherwise kept): under pytest-xdist the long ones then start at once on different
-    workers, instead of one of them starting last while the other workers idle."""
+    otherwise kept), so that none of them starts last while the other workers idle.
+
+    pytest-xdist hands each of its N workers two tests in a row to start with (two
+    pending at least, whatever ``maxschedchunk``): the first 2N tests are dealt so that
+    worker i gets the i-th and the (N+i)-th longest, and the N longest start at once on
+    different workers."""
     items.sort(key=lambda item: -_slowness(item))
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    head = items[: 2 * workers]
+    if workers > 1 and len(head) == 2 * workers:
+        items[: 2 * workers] = [
+            t for pair in zip(head[:workers], head[workers:], strict=True) for t in pair
+        ]
 
 
 @pytest.fixture

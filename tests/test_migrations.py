@@ -29,7 +29,8 @@ def games(n: int, day: int = 1) -> list[dict[str, Any]]:
 
 
 def layout(url: str) -> dict[str, Any]:
-    """Tables with their columns (name, type, nullability), and sequences."""
+    """Tables with their columns (name, type, nullability), indexes, and sequences (on
+    PostgreSQL) or the tables' WITHOUT ROWID (on SQLite)."""
     if url.startswith("postgresql://"):
         from rankcraft.store.postgres import _split
 
@@ -44,7 +45,16 @@ def layout(url: str) -> dict[str, Any]:
             "SELECT sequence_name FROM information_schema.sequences "
             f"WHERE sequence_schema = '{schema}'",
         )
-        return {"columns": sorted(columns), "sequences": sorted(sequences)}
+        indexes = sql_rows(  # (each definition names its schema: left out to compare)
+            url,
+            f"SELECT indexname, replace(indexdef, '{schema}.', '') FROM pg_indexes "
+            f"WHERE schemaname = '{schema}'",
+        )
+        return {
+            "columns": sorted(columns),
+            "sequences": sorted(sequences),
+            "indexes": sorted(indexes),
+        }
     tables = sql_rows(url, "SELECT name, sql FROM sqlite_master WHERE type = 'table'")
     found: dict[str, Any] = {
         name: (

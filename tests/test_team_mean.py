@@ -85,6 +85,10 @@ def test_a_shifted_state_is_a_copy_whatever_its_class() -> None:
         mu: float
         sigma: float = 2.0
 
+    @attrs.frozen(slots=False, cache_hash=True)
+    class HashedDict:
+        mu: float
+
     @attrs.frozen
     class Extra(EloSkill):
         streak: float = 3.0
@@ -93,8 +97,10 @@ def test_a_shifted_state_is_a_copy_whatever_its_class() -> None:
         (EloSkill(rating=1500.0, peak=1600.0), "rating"),
         (WithDict(1.0), "mu"),
         (Hashed(1.0), "mu"),
+        (HashedDict(1.0), "mu"),
         (Extra(rating=1500.0, peak=1500.0), "rating"),
     ):
+        hash(state)  # (a cached hash, if the class keeps one, is the state's own)
         before = attrs.asdict(state)
         out = shifted(state, location, 7.0)
         assert type(out) is type(state) and out is not state
