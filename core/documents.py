@@ -17,7 +17,17 @@ import cattrs
 
 from .errors import MatchError, StateError
 from .io import parse_time
-from .model import Match, Pairing, PlayerChange, PlayerRecord, Report, State, format_time
+from .model import (
+    Match,
+    Pairing,
+    PlayerChange,
+    PlayerRecord,
+    Report,
+    State,
+    field_of_role,
+    format_time,
+    shifted,
+)
 from .rated import PACKED, Rated, ReportPacker, ReportWriter, compact_json, match_text
 from .ruleset import converter, format_exception
 from .store.base import Codec
@@ -49,6 +59,7 @@ class _States:
         self.skill_class = skill_class
         self.rank_class = rank_class
         self.initial_rank = initial_rank
+        self.location = field_of_role(skill_class, "location")
 
     def state(self, data: Any, cls: type, path: str) -> State:
         if not isinstance(data, Mapping):
@@ -95,7 +106,7 @@ class _States:
                 raise StateError(f"{path}: {exc.reason}") from None
         extra: dict[str, Any] = {}
         if data.get("open") is not None:
-            extra = self.open_period(data["open"], f"{path}.open")
+            extra = self.open_period(data["open"], f"{path}.open", skill)
             if extra["period_matches"] > matches:
                 raise StateError(
                     f"{path}.open.period_matches exceeds matches: "
@@ -105,7 +116,7 @@ class _States:
             id=pid, skill=skill, rank=rank, matches=matches, last_played=last_played, **extra
         )
 
-    def open_period(self, data: Any, path: str) -> dict[str, Any]:
+    def open_period(self, data: Any, path: str, own: State) -> dict[str, Any]:
         if not isinstance(data, Mapping):
             raise StateError(f"{path} must be an object: {data!r}")
         _unknown_keys(data, {"period", "period_matches", "base", "pending"}, path)
@@ -124,14 +135,15 @@ class _States:
             "period_matches": count,
             "base": None if base is None else self.state(base, self.skill_class, f"{path}.base"),
             "pending": tuple(
-                self.pairing(item, f"{path}.pending[{k}]") for k, item in enumerate(pending_raw)
+                self.pairing(item, f"{path}.pending[{k}]", own)
+                for k, item in enumerate(pending_raw)
             ),
         }
 
-    def pairing(self, item: Any, where: str) -> Pairing:
+    def pairing(self, item: Any, where: str, own: State) -> Pairing:
         if not isinstance(item, list) or len(item) != 3:
             raise StateError(f"{where} must be [opponent, score, weight]: {item!r}")
-        opponent = self.state(item[0], self.skill_class, f"{where}[0]")
+        opponent = self.opponent(item[0], f"{where}[0]", own)
         for name, value in (("score", item[1]), ("weight", item[2])):
             if (
                 isinstance(value, bool)
@@ -141,6 +153,27 @@ class _States:
             ):
                 raise StateError(f"{where}: {name} must be a number in [0, 1]: {value!r}")
         return Pairing(opponent, float(item[1]), float(item[2]))
+
+    def opponent(self, data: Any, path: str, own: State) -> State:
+        """A pending pairing's opponent: a skill state, whose location alone may lie past
+        the range a stored state holds (a team's shifted opponent,
+        :func:`rankcraft.model.shifted`): the rest checked as a state, with the player's
+        own location in its place, then that field set; any other fault is the state's
+        error."""
+        try:
+            return self.state(data, self.skill_class, path)
+        except StateError:
+            location = self.location
+            value = data.get(location) if isinstance(data, Mapping) and location else None
+            if (
+                location is None
+                or isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not math.isfinite(value)
+            ):
+                raise
+            inside = {**data, location: getattr(own, location)}
+            return shifted(self.state(inside, self.skill_class, path), location, float(value))
 
     def report(self, data: Mapping[str, Any]) -> Report:
         """A report from the dict the writer's text decodes to (trusted: the store's own)."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -66,48 +65,6 @@ def mean_state(members: Sequence[State], spread_mode: str) -> State:
     for name in others:
         changes[name] = math.fsum(getattr(m, name) for m in members) / n
     return attrs.evolve(members[0], **changes)
-
-
-def shifted(state: State, location: str, value: float) -> State:
-    """``state`` with its location field set to ``value``.
-
-    The result is a virtual opponent handed to an update, so the state class's range
-    validators are not run on it: a member far from their side's mean may meet an
-    opponent shifted past the range a stored rating may hold (an evolve would refuse
-    that match). It is stored only inside an open rating period's pending pairings.
-    """
-    cls = type(state)
-    names = _field_names.get(cls, ())
-    if names == ():
-        names = _field_names[cls] = _plain_fields(cls)
-    if names is None:
-        out = copy.copy(state)
-        if getattr(out, _HASH_CACHE, None) is not None:  # (the copy hashes its own value)
-            object.__setattr__(out, _HASH_CACHE, None)
-    else:
-        out = object.__new__(cls)  # (field by field: copy.copy took 5 us, this 0.8)
-        for name in names:
-            object.__setattr__(out, name, getattr(state, name))
-    object.__setattr__(out, location, value)
-    return out
-
-
-_field_names: dict[type, tuple[str, ...] | None] = {}
-_HASH_CACHE = "_attrs_cached_hash"
-"""Where an attrs class with ``cache_hash=True`` keeps its hash (attrs' own name)."""
-
-
-def _plain_fields(cls: type) -> tuple[str, ...] | None:
-    """The attrs fields of ``cls`` when they are all an instance holds (a slotted class
-    with no other slot: no cached hash, no ``__dict__``), else None: copy it whole."""
-    names = tuple(f.name for f in attrs.fields(cls))
-    slots: set[str] = set()
-    for klass in cls.__mro__[:-1]:  # (object has no slots)
-        declared = klass.__dict__.get("__slots__")
-        if declared is None:
-            return None  # a class in the chain gives instances a __dict__
-        slots.update([declared] if isinstance(declared, str) else declared)
-    return names if slots - {"__weakref__"} <= set(names) else None
 
 
 def play_shares(seconds: Sequence[Sequence[int]] | None) -> Shares | None:

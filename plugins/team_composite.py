@@ -16,8 +16,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rankcraft import Match, Needs, Pairing, State, hookimpl, pair_score
+from rankcraft.model import shifted
 
-from ._team import layout, mean_state, one_on_one, play_shares, shifted, weigh_play
+from ._team import layout, mean_state, one_on_one, play_shares, weigh_play
 
 _SPREAD = "mean"
 

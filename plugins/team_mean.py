@@ -18,6 +18,7 @@ from collections.abc import Sequence
 import attrs
 
 from rankcraft import Match, Needs, Pairing, State, hookimpl, pair_score
+from rankcraft.model import shifted
 from rankcraft.validators import within
 
 from ._team import (
@@ -27,7 +28,6 @@ from ._team import (
     one_on_one,
     opponent_share,
     play_shares,
-    shifted,
     weigh_play,
 )
 

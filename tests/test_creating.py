@@ -139,3 +139,25 @@ def test_a_failed_command_drops_the_schema_it_created_alone() -> None:
             assert db.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,)).fetchone()
     finally:
         drop_schema(url)
+
+
+def test_a_league_made_by_another_process_after_this_one_looked_is_opened(
+    db_url: str,
+) -> None:
+    """Two processes make a league at once: the one that found no league, and takes the
+    writer lock second, opens the league the other made instead of making it again
+    (which failed: "table meta already exists")."""
+    from rankcraft.store import open_store
+
+    if db_url.startswith("postgresql://"):
+        from rankcraft.store.postgres import create_schema
+
+        create_schema(db_url)
+    slow = open_store(db_url)  # looked first: no league yet
+    with rankcraft.League.open(db_url, "elo") as other:
+        other.record(game("m1"))
+    with rankcraft.League(rankcraft.load_ruleset("elo"), store=slow) as league:
+        assert league.match_count == 1 and "a" in league
+        league.record(game("m2", "a", "c"))
+    with rankcraft.League.open(db_url, create=False) as league:
+        assert league.match_count == 2

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -72,7 +74,7 @@ def test_a_shifted_state_is_a_copy_whatever_its_class() -> None:
     the state but for its location, and the state is left alone."""
     import attrs
 
-    from rankcraft.plugins._team import shifted
+    from rankcraft.model import shifted
     from rankcraft.plugins.elo import EloSkill
 
     @attrs.frozen(slots=False)
@@ -108,3 +110,50 @@ def test_a_shifted_state_is_a_copy_whatever_its_class() -> None:
         assert attrs.asdict(state) == before
         assert out == attrs.evolve(state, **{location: 7.0})
         assert hash(out) == hash(attrs.evolve(state, **{location: 7.0}))
+
+
+def test_a_shifted_opponent_past_the_rating_range_is_read_back(tmp_path: Path) -> None:
+    """In a batch rating period the team's shifted opponents wait in the pending
+    pairings; one past the range a stored rating may hold (a member far from their
+    side's mean) is read back from a database and an export, while any other fault of a
+    pending opponent is still refused naming it."""
+    text = rankcraft.dumps_ruleset(rankcraft.load_ruleset("glicko1"))
+    ruleset = rankcraft.loads_ruleset(text.replace('mode = "match"', 'mode = "batch"'))
+    ratings = {"a": 999_000.0, "b": -999_000.0, "c": 999_000.0, "d": 999_000.0}
+    document = {
+        "players": [
+            {
+                "id": p,
+                "skill": {"rating": r, "deviation": 350.0},
+                "matches": 1,
+                "last_played": "2024-01-01T00:00:00Z",
+            }
+            for p, r in ratings.items()
+        ]
+    }
+    game = {
+        "id": "m1",
+        "played_at": "2024-01-02",
+        "teams": [["a", "b"], ["c", "d"]],
+        "scores": [1, 0],
+    }
+    path = tmp_path / "l.sqlite"
+    with rankcraft.League.open(path, ruleset) as league:
+        league.import_state(document)
+        league.record(game)
+    with rankcraft.League.open(path) as league:
+        (pending,) = league.player("a").pending
+        assert pending.opponent.rating == 1_998_000.0  # (c at a's rating plus c - mean)
+        exported = league.export()
+    again = rankcraft.League(ruleset)
+    again.import_state(exported)
+    assert again.player("a").pending == league.player("a").pending
+    a = next(p for p in exported["players"] if p["id"] == "a")
+    for bad, message in (
+        ({"rating": 1_998_000.0, "deviation": -1.0}, r"deviation"),
+        ({"rating": float("nan"), "deviation": 350.0}, r"rating"),
+        ({"rating": "high", "deviation": 350.0}, r"rating"),
+    ):
+        a["open"]["pending"][0][0] = bad
+        with pytest.raises(rankcraft.StateError, match=message):
+            rankcraft.League(ruleset).import_state(exported)

@@ -283,6 +283,12 @@ class PostgresStore(SQLStore):
     def _in_transaction(self) -> bool:
         return bool(self._db.info.transaction_status != self._idle)
 
+    def _has_meta(self) -> bool:
+        sql = (
+            "SELECT 1 FROM information_schema.tables WHERE table_schema = ? AND table_name = 'meta'"
+        )
+        return self._execute(sql, (self.schema,)).fetchone() is not None
+
 
 def create_schema(url: str) -> bool:
     """Create the schema of the league at ``url`` if it does not exist. Returns whether

@@ -132,6 +132,10 @@ class SQLStore:
     def _prepare_new(self) -> None:
         """Dialect settings for a new database (before its schema is created)."""
 
+    def _has_meta(self) -> bool:
+        """Whether the league's ``meta`` table exists (a league has been made here)."""
+        raise NotImplementedError
+
     def _take_seqs(self, n: int) -> list[int]:
         """``n`` increasing commit-order numbers for new matches (inside a write)."""
         first = self._next_seq
@@ -207,6 +211,11 @@ class SQLStore:
             from .. import __version__
 
             self._begin_write()
+            if self._has_meta():  # (another process made the league since this one looked)
+                self._execute("ROLLBACK")
+                self._new = False
+                self._check_version()
+                return self.attach(ruleset_name, ruleset_toml, codec)
             try:
                 upgrade(self._execute, self.dialect, None, __version__)
                 self._executemany(

@@ -213,6 +213,10 @@ class SQLiteStore(SQLStore):
         finally:
             self._restore_cache()
 
+    def _has_meta(self) -> bool:
+        sql = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
+        return self._execute(sql).fetchone() is not None
+
     def _prepare_new(self) -> None:
         # WAL: readers never block the one writer; several processes can record
         self._db.execute("PRAGMA journal_mode = WAL")
