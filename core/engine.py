@@ -1210,17 +1210,17 @@ class League:
             return {}
         with self._snapshot():  # (the players read and the census's counts: one state)
             latest = self.latest_played()
-            if players is None:
-                everyone = self.players()
-                return dict(steps.standings(everyone, self._census(latest, everyone)))
-            wanted = set(players)
+            wanted = None if players is None else set(players)
             scope = None
-            if steps.standings_scope is not None:
+            if wanted is not None and steps.standings_scope is not None:
                 scope = steps.standings_scope(latest)
             if scope is None:
                 everyone = self.players()
                 labels = steps.standings(everyone, self._census(latest, everyone))
+                if wanted is None:
+                    return dict(labels)
             else:
+                assert wanted is not None  # (a scope is asked for only with players)
                 rows = self._rows_in(scope)
                 self._unit.fetch(wanted - rows.keys())
                 for pid in wanted - rows.keys():
