@@ -384,6 +384,8 @@ def cmd_leaderboard(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             everyone=args.all,
             holding=args.holding,
         )
+        if args.tier is not None and not top:
+            _check_tier(league, args.tier)
         if args.json:
             standings = league.standings(r.id for _, r in top)
             _emit_json(
@@ -402,6 +404,22 @@ def cmd_leaderboard(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             headers, rows = _leaderboard_rows(league, top)
             _print_table(rows, headers, out)
     return 0
+
+
+def _check_tier(league: League, tier: str) -> None:
+    """Refuse a ``--tier`` no player holds (an empty table said nothing), naming the
+    tiers the players hold, best first."""
+    held = league.tiers()
+    if tier in held:
+        return
+    if not held:
+        raise InputError(
+            f"unknown tier {tier!r}: the ruleset {league.ruleset.name!r} gives no player a tier"
+        )
+    raise InputError(
+        f"unknown tier {tier!r}: no player holds it{did_you_mean(tier, held)} "
+        f"(tiers held, best first: {', '.join(held)})"
+    )
 
 
 def _fmt_state(state: Any) -> str:
@@ -1548,18 +1566,26 @@ class _Parser(argparse.ArgumentParser):
 
 def error_json(exc: BaseException, command: str | None, status: int) -> dict[str, Any]:
     """The ``--json`` form of an error: its type, message, the field and value it names
-    (when it does) and the line of the input file (when known), and the exit status."""
+    (when it does) and the line of the input file (when known), and the exit status.
+
+    A ruleset's error names its place after ``@`` (``... @ ruleset.update.params``): the
+    field is then that path within the ruleset, with the key the message names
+    (``update.params.k_factor``), and the value is the one the message quotes."""
     message = str(exc)
     field = getattr(exc, "field", None)
     line = getattr(exc, "line", None)
     value = None
-    found = _VALUE.search(message)
+    where = _WHERE.search(message)
+    text = message[: where.start()] + message[where.end() :] if where else message
+    found = _VALUE.search(text)
     if found:
         field = field or found.group(1)
         value = found.group(2)
-    unknown = _UNKNOWN.search(message)
+    unknown = _UNKNOWN.search(text)
     if unknown and value is None:
         field, value = field or unknown.group(1), unknown.group(2)
+    if where:
+        field, value = _ruleset_field(text, where.group(1), field, value)
     if line is None and (at := _AT_LINE.search(message)):
         line = int(at.group(1))
     return {
@@ -1568,13 +1594,38 @@ def error_json(exc: BaseException, command: str | None, status: int) -> dict[str
             "command": command,
             "message": message,
             "field": field,
-            "value": value,
+            "value": _unquoted(value),
             "line": line,
             "status": status,
         }
     }
 
 
+def _ruleset_field(
+    text: str, path: str, field: str | None, value: str | None
+) -> tuple[str | None, str | None]:
+    """The field and value of a ruleset's error at ``path`` (``update.params``)."""
+    keys = _UNKNOWN_KEYS.search(text)
+    if keys:  # the (first) key the table may not have
+        return ".".join(p for p in (path, keys.group(1)) if p), None
+    got = _GOT.search(text)
+    if got:  # "expected a number, got '24' @ ruleset.update.params.k_factor"
+        return path or field, got.group(1)
+    if field and field != path and not path.endswith(f".{field}"):
+        return ".".join(p for p in (path, field) if p), value
+    return path or field, value
+
+
+def _unquoted(value: str | None) -> str | None:
+    """A value the message quotes as a Python string (``'24'``) without the quotes."""
+    if value is not None and len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
+
+
+_WHERE = re.compile(r" @ ruleset\.?([\w.\[\]]*)")
+_UNKNOWN_KEYS = re.compile(r"unknown key\(s\) '([^']*)'")
+_GOT = re.compile(r"\bgot (.+?)(?: \(|;|$)")
 _UNKNOWN = re.compile(r"unknown (\w+) '([^']*)'")
 _VALUE = re.compile(r"'([^']+)' (?:must|is not|is later|is earlier)[^:]*: (.+?)(?: \(|$)")
 _AT_LINE = re.compile(r"\bline (\d+)")
