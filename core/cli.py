@@ -26,7 +26,7 @@ from . import __version__
 from ._files import write_atomically
 from .data import SAMPLE_RULESET, demo_matches_path, sample_matches_path
 from .engine import SEARCH_TEXT_MAX, League, UnknownPlayerError
-from .errors import DuplicateMatchError, InputError, MatchError, RankcraftError
+from .errors import DuplicateMatchError, InputError, MatchError, RankcraftError, RulesetError
 from .io import parse_time, read_match_dicts
 from .jsontext import finite, loads_strict
 from .manager import PLUGINS_DIR_ENV, Plugins
@@ -433,11 +433,23 @@ def _fmt_state(state: Any) -> str:
         if isinstance(value, float):
             parts.append(f"{f.name} {value:.2f}")
         elif isinstance(value, tuple) and len(value) > 3:
-            shown = ", ".join(map(str, value[-3:]))
-            parts.append(f"{f.name} ({len(value)}, latest: {shown})")
+            shown = "; ".join(map(_fmt_item, value[-3:]))
+            parts.append(f"{f.name} {len(value)} (latest: {shown})")
+        elif isinstance(value, tuple):
+            parts.append(f"{f.name} {'; '.join(map(_fmt_item, value)) or 'none'}")
         else:
             parts.append(f"{f.name} {value}")
     return ", ".join(parts)
+
+
+def _fmt_item(item: Any) -> str:
+    """One item of a state's list, as words: ``Trainee III 510`` for a pair, never a
+    Python tuple's text."""
+    if isinstance(item, tuple | list):
+        return " ".join(map(_fmt_item, item))
+    if isinstance(item, float):
+        return f"{item:g}" if item.is_integer() else f"{item:.2f}"
+    return str(item)
 
 
 def cmd_player(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -497,6 +509,9 @@ def cmd_player(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             opponents = " / ".join(
                 ",".join(side) for i, side in enumerate(m.teams) if i != change.side
             )
+            mates = [p for p in m.teams[change.side] if p != args.id]
+            if mates:
+                opponents = f"{','.join(mates)} vs {opponents}"
             expected = row.report.expected[change.side]
             side_result = _side_result(m, change.side)
             if side_result is None:
@@ -513,7 +528,9 @@ def cmd_player(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 parts.append("why: " + ", ".join(f"{k} {v:.4g}" for k, v in change.factors.items()))
             out.write(
                 f"{'*' if row.seq in resets else ' '} {m.played_at.date().isoformat()}  "
-                f"{m.id}: {result} vs {opponents}; " + "; ".join(parts) + "\n"
+                f"{m.id}: {result} {'with' if mates else 'vs'} {opponents}; "
+                + "; ".join(parts)
+                + "\n"
             )
     return 0
 
@@ -563,6 +580,7 @@ def cmd_predict(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             )
         league = League(args.ruleset)
     with league:
+        _check_at(league, args.at, "the forecast is made from the ratings after it")
         if stored and not args.new_ok:
             for player in (p for side in sides for p in side):
                 if player not in league:
@@ -613,6 +631,11 @@ def cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.out:
         # never a truncated backup: a temporary file beside it, renamed over it when whole
         write_atomically(args.out, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+        count = len(document.get("players", ()))
+        if args.json:
+            _emit_json({"out": args.out, "players": count}, out)
+        else:
+            out.write(f"wrote {plural(count, 'player')} to {args.out}\n")
     else:
         _emit_json(document, out)
     return 0
@@ -643,17 +666,22 @@ def cmd_import(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
+def _check_at(league: League, at: str | None, why: str) -> None:
+    """Refuse an ``--at`` earlier than the league's last match, saying ``why``."""
+    if at is None:
+        return
+    when = parse_time(at, field="--at")
+    last = league.latest_played()
+    if last is not None and when < last:
+        raise InputError(
+            f"'--at' is earlier than the league's last match, {format_time(last)} ({why}): {at}"
+        )
+
+
 def cmd_reset(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     with _open_existing(args) as league:
-        if args.at is not None:
-            # a season event dated before the last match would rewrite what came after it
-            when = parse_time(args.at, field="at")
-            last = league.latest_played()
-            if last is not None and when < last:
-                raise InputError(
-                    f"'--at' {args.at} is earlier than the league's last match "
-                    f"({format_time(last)})"
-                )
+        # a season event dated before the last match would rewrite what came after it
+        _check_at(league, args.at, "a season event cannot rewrite the matches after it")
         # the reset plugin refuses a kind it does not offer before anything changes
         changed = league.reset(args.kind, at=args.at)
     if args.json:
@@ -1020,29 +1048,37 @@ def _widen(text: str) -> tuple[tuple[float, float], ...]:
 
 
 def cmd_match(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from .matchmaking import DEFAULT_WIDEN, RankFilter
+    from .matchmaking import DEFAULT_WIDEN, Opponents, RankFilter
 
     with _open_existing(args, read_only=True) as league:
         if args.match_command == "opponents":
-            rank_filter = RankFilter(
-                width=args.width,
-                strict=args.strict,
-                widen=DEFAULT_WIDEN if args.widen is None else _widen(args.widen),
-            )
-            found = league.find_opponents(
-                args.players,
-                rank_filter,
-                needed=args.needed,
-                waited=args.waited,
-                limit=args.limit,
-                active_days=args.active_days,
-            )
+
+            def find(width: float) -> Opponents:
+                rank_filter = RankFilter(
+                    width=width,
+                    strict=args.strict,
+                    widen=DEFAULT_WIDEN if args.widen is None else _widen(args.widen),
+                )
+                return league.find_opponents(
+                    args.players,
+                    rank_filter,
+                    needed=args.needed,
+                    waited=args.waited,
+                    limit=args.limit,
+                    active_days=args.active_days,
+                )
+
+            found = find(OPPONENTS_WIDTH if args.width is None else args.width)
+            if args.width is None and found.active and 100.0 / found.active > found.width:
+                # in a league of fewer than 50 active players, 2 percentiles is less than
+                # one place (48 players: 2.08 percentiles apart): the band is one place
+                found = find(100.0 / found.active)
             if args.json:
                 _emit_json(found.to_dict(), out)
                 return 0
             mark = "" if found.enough else f" (fewer than the {args.needed} needed)"
             out.write(
-                f"{found.found} of {found.active} active players within {found.width:g} "
+                f"{found.found} of {found.active} active players within {found.width:.3g} "
                 f"percentiles: [{found.low:.2f}, {found.high:.2f}]{mark}\n"
             )
             rows = [[c.id, f"{c.value:.2f}", f"{c.percentile:.2f}"] for c in found.candidates]
@@ -1065,6 +1101,11 @@ def cmd_match(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
+OPPONENTS_WIDTH = 2.0
+"""``match opponents``' width in percentiles when ``--width`` is not given (at least one
+place: 100/N percentiles among N active players)."""
+
+
 def _add_match_commands(sub: Any, db: Callable[[argparse.ArgumentParser], None]) -> None:
     text = "matchmaking: rank filters, match quality and balanced teams (docs/matchmaking.md)"
     match = sub.add_parser("match", help=text, description=text)
@@ -1079,7 +1120,13 @@ def _add_match_commands(sub: Any, db: Callable[[argparse.ArgumentParser], None])
 
     p = action("opponents", "active players within a rank filter of a player or party")
     p.add_argument("players", nargs="+", help="the player, or every player of the party")
-    p.add_argument("--width", type=float, default=2.0, help="percentiles either side (2)")
+    p.add_argument(
+        "--width",
+        type=float,
+        default=None,
+        help=f"percentiles either side (default {OPPONENTS_WIDTH:g}, or one place, 100/N "
+        "percentiles, among fewer than 50 active players)",
+    )
     p.add_argument("--strict", action="store_true", help="never widen (default: loose)")
     p.add_argument(
         "--widen", metavar="S:W,...", help="loose steps, seconds waited:width (30:5,60:10)"
@@ -1627,7 +1674,9 @@ _WHERE = re.compile(r" @ ruleset\.?([\w.\[\]]*)")
 _UNKNOWN_KEYS = re.compile(r"unknown key\(s\) '([^']*)'")
 _GOT = re.compile(r"\bgot (.+?)(?: \(|;|$)")
 _UNKNOWN = re.compile(r"unknown (\w+) '([^']*)'")
-_VALUE = re.compile(r"'([^']+)' (?:must|is not|is later|is earlier)[^:]*: (.+?)(?: \(|$)")
+_VALUE = re.compile(
+    r"'([^']+)' (?:must|is not|is later|is earlier)(?:[^:]|:(?! ))*: (.+?)(?: \(|$)"
+)  # (a colon without a space after it, as in a time, is not the value's colon)
 _AT_LINE = re.compile(r"\bline (\d+)")
 
 
@@ -1705,9 +1754,7 @@ def main(
             warnings.showwarning = _show_warning(args.command, err, warnings.showwarning)
             return int(args.func(args, out, err))
     except InputError as exc:
-        hint = ""
-        if isinstance(exc, DuplicateMatchError) and getattr(args, "skip_seen", None) is False:
-            hint = " (--skip-seen passes over matches already recorded)"
+        hint = _hint(exc, args)
         err.write(f"rankcraft {args.command}: error: {_without_password(str(exc), args)}{hint}\n")
         _json_error(args, exc, out, 2)
         return 2
@@ -1730,6 +1777,19 @@ def main(
         )
         _json_error(args, exc, out, 1)
         return 1
+
+
+def _hint(exc: InputError, args: argparse.Namespace) -> str:
+    """What to do about an error, said after its message on standard error."""
+    if isinstance(exc, DuplicateMatchError) and getattr(args, "skip_seen", None) is False:
+        return " (--skip-seen passes over matches already recorded)"
+    if isinstance(exc, RulesetError) and "unknown plugin '" in str(exc):
+        # a league made with --plugins-dir needs the folder on every later command
+        return (
+            "; a plugin loaded from a folder needs that folder on every command: "
+            f"rankcraft --plugins-dir DIR {args.command} ..., or set ${PLUGINS_DIR_ENV}"
+        )
+    return ""
 
 
 def _json_error(args: argparse.Namespace, exc: BaseException, out: TextIO, status: int) -> None:

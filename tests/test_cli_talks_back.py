@@ -1,0 +1,234 @@
+"""The command line talks back (issue 30, items 8-16): figures never cut, field and value
+in --json errors, "did you mean" for ruleset keys, tune parameters and tiers, opponents in
+a small league, `player` in words, `predict --at` in the past, a league's folder plugin."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rankcraft.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(*argv: str, out: io.StringIO | None = None) -> tuple[int, str, str]:
+    out = out if out is not None else io.StringIO()
+    err = io.StringIO()
+    code = main(list(argv), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def error_of(*argv: str) -> dict[str, Any]:
+    code, out, err = run(*argv, "--json")
+    assert code == 2, err
+    error: dict[str, Any] = json.loads(out)["error"]
+    assert error["message"] in err
+    return error
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("sample")
+    assert run("sample", str(folder))[0] == 0
+    return folder
+
+
+@pytest.fixture(scope="module")
+def sky(sample: Path) -> str:
+    db = str(sample / "sky.sqlite")
+    matches = str(sample / "matches.jsonl.gz")
+    assert run("replay", matches, "--ruleset", "skyweaver", "--db", db)[0] == 0
+    return db
+
+
+def test_evaluate_never_cuts_a_figure_on_a_narrow_terminal(
+    sample: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "60")
+    argv = ["evaluate", str(sample / "matches.jsonl.gz"), "--test-from", "2024-02-01"]
+    for name in ("elo", "elo-538", "trueskill"):
+        argv += ["--ruleset", name]
+    code, drawn, _ = run(*argv, out=_Terminal())
+    assert code == 0
+    assert "…" not in drawn
+    _, plain, _ = run(*argv, "--json")
+    results = json.loads(plain)["results"]
+    for name, result in results.items():  # every figure whole, in its row
+        row = next(line for line in drawn.splitlines() if line.strip().startswith(name + " "))
+        assert f"{result['log_loss']:.4f}" in row and f"{result['accuracy']:.4f}" in row
+    assert max(len(re.sub(r"\x1b\[[0-9;]*m", "", line)) for line in drawn.splitlines()) > 60
+
+
+def test_ruleset_errors_name_the_field_and_value_and_suggest_keys(tmp_path: Path) -> None:
+    cases = {
+        'k_factor = "24"': ("update.params.k_factor", "24", None),
+        "k_factor = -4.0": ("update.params.k_factor", "-4.0", None),
+        "k_factr = 24.0": ("update.params.k_factr", None, "did you mean 'k_factor'?"),
+    }
+    for body, (field, value, hint) in cases.items():
+        path = tmp_path / "r.toml"
+        path.write_text(f'name = "x"\n[update]\nplugin = "elo"\n[update.params]\n{body}\n')
+        error = error_of("check", str(path))
+        assert (error["field"], error["value"]) == (field, value), error
+        assert hint is None or hint in error["message"]
+    path.write_text('name = "x"\n[updte]\nplugin = "elo"\n')
+    error = error_of("check", str(path))
+    assert error["field"] == "updte" and "did you mean 'update'?" in error["message"]
+    path.write_text('name = "x"\n[update]\nplugin = "elo9"\n')
+    assert error_of("check", str(path))["field"] == "update.plugin"
+
+
+@pytest.mark.parametrize(
+    ("param", "meant"),
+    [
+        ("update.kfactor", "update.k_factor"),
+        ("k_factor", "update.k_factor"),
+        ("kfactr", "update.k_factor"),
+    ],
+)
+def test_tune_suggests_the_parameter_meant(sample: Path, param: str, meant: str) -> None:
+    error = error_of(
+        "tune",
+        str(sample / "matches.jsonl.gz"),
+        "--ruleset",
+        "elo",
+        "--test-from",
+        "2024-02-01",
+        "--param",
+        f"{param}=10:40",
+        "--out",
+        str(sample / "never.toml"),
+    )
+    assert (error["field"], error["value"]) == ("--param", param)
+    assert f"(did you mean '{meant}'" in error["message"]
+    assert not (sample / "never.toml").exists()
+
+
+def test_an_unknown_tier_is_refused_with_the_tiers_held(sky: str, sample: Path) -> None:
+    error = error_of("leaderboard", "--db", sky, "--tier", "trainee")
+    assert (error["field"], error["value"]) == ("tier", "trainee")
+    assert "unknown tier 'trainee'" in error["message"]
+    assert "did you mean 'Trainee I' or 'Trainee II'?" in error["message"]
+    assert "tiers held, best first: Trainee II, Trainee I" in error["message"]
+    code, out, _ = run("leaderboard", "--db", sky, "--tier", "Trainee II", "--json")
+    assert code == 0 and {r["standing"] for r in json.loads(out)} == {"Trainee II"}
+    code, out, _ = run("leaderboard", "--db", sky, "--tier", "Trainee II", "--offset", "50")
+    assert code == 0  # a tier held, past its last player: an empty page, not an error
+    elo = str(sample / "elo.sqlite")
+    assert run("replay", str(sample / "matches.jsonl.gz"), "--ruleset", "elo", "--db", elo)[0] == 0
+    error = error_of("leaderboard", "--db", elo, "--tier", "Gold")
+    assert "the ruleset 'elo' gives no player a tier" in error["message"]
+
+
+def _league_of(tmp_path: Path, players: int) -> str:
+    """An elo league of ``players`` active players rated 1000, 1010, ... (p00 lowest)."""
+    document = {
+        "ruleset": "elo",
+        "players": [
+            {
+                "id": f"p{i:02d}",
+                "skill": {"rating": 1000.0 + 10 * i},
+                "matches": 1,
+                "last_played": "2024-01-01T00:00:00Z",
+            }
+            for i in range(players)
+        ],
+    }
+    path = tmp_path / f"state-{players}.json"
+    path.write_text(json.dumps(document))
+    db = str(tmp_path / f"league-{players}.sqlite")
+    assert run("import", str(path), "--db", db)[0] == 0
+    return db
+
+
+def test_match_opponents_finds_players_in_a_small_league(tmp_path: Path) -> None:
+    db = _league_of(tmp_path, 48)
+    code, out, _ = run("match", "opponents", "p00", "--db", db, "--json")
+    found = json.loads(out)
+    assert code == 0 and found["active"] == 48
+    assert found["width"] == pytest.approx(100 / 48) and found["found"] >= 1
+    assert 0.0 <= found["low"] <= found["high"] <= 100.0
+    _, text, _ = run("match", "opponents", "p01", "--db", db)
+    first = text.splitlines()[0]
+    assert re.fullmatch(r"\d+ of 48 active players within 2\.08 percentiles: \[.*\]", first)
+    low, high = map(float, re.search(r"\[(.*), (.*)\]", first).groups())  # type: ignore[union-attr]
+    assert low >= 0.0 and high <= 100.0 and "fewer than" not in first
+    # a width given is the width used; the band never passes 0 or 100
+    code, out, _ = run("match", "opponents", "p01", "--db", db, "--width", "2", "--json")
+    given = json.loads(out)
+    assert given["width"] == 2.0 and given["found"] == 0
+    assert given["high"] <= 100.0 and given["low"] >= 0.0
+    big = _league_of(tmp_path, 60)
+    found = json.loads(run("match", "opponents", "p00", "--db", big, "--json")[1])
+    assert found["width"] == 2.0  # 50 players or more: 2 percentiles hold a place already
+
+
+def test_player_speaks_in_words_with_teammates(sky: str, sample: Path) -> None:
+    code, out, _ = run("player", "alice", "--db", sky, "--last", "40")
+    assert code == 0
+    assert "(" not in out.splitlines()[2].replace("(* after", "")  # the rank line
+    assert not re.search(r"\(\)|\('|,\)", out)  # no Python tuple text
+    assert re.search(r"seasons Trainee I+ \d+; Trainee I+ \d+", out)
+    record = json.loads(run("player", "alice", "--db", sky, "--json", "--last", "40")[1])
+    teamed = [
+        h["match"]
+        for h in record["history"]
+        if any(len(side) > 1 and "alice" in side for side in h["match"]["teams"])
+    ]
+    assert teamed
+    for match in teamed:
+        mine = next(side for side in match["teams"] if "alice" in side)
+        other = next(side for side in match["teams"] if "alice" not in side)
+        mates = ",".join(p for p in mine if p != "alice")
+        assert f"{match['id']}: " in out
+        row = next(line for line in out.splitlines() if f"{match['id']}: " in line)
+        assert f" with {mates} vs {','.join(other)};" in row
+
+
+def test_export_out_says_what_it_wrote(sky: str, sample: Path) -> None:
+    target = sample / "state.json"
+    code, out, _ = run("export", "--db", sky, "--out", str(target))
+    assert code == 0 and out == f"wrote 8 players to {target}\n"
+    assert len(json.loads(target.read_text())["players"]) == 8
+    code, out, _ = run("export", "--db", sky, "--out", str(target), "--json")
+    assert json.loads(out) == {"out": str(target), "players": 8}
+
+
+def test_predict_at_before_the_last_match_is_refused(sky: str) -> None:
+    error = error_of("predict", "--db", sky, "alice", "bob", "--at", "2024-01-15")
+    assert (
+        "'--at' is earlier than the league's last match, 2024-02-29T20:00:00Z" in (error["message"])
+    )
+    assert (error["field"], error["value"]) == ("--at", "2024-01-15")
+    code, out, _ = run("predict", "--db", sky, "alice", "bob", "--at", "2024-06-01", "--json")
+    assert code == 0 and len(json.loads(out)["probabilities"]) == 2
+
+
+def test_a_league_of_a_folder_plugin_says_how_to_load_it(
+    sample: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("RANKCRAFT_PLUGINS_DIR", raising=False)
+    folder = str(ROOT / "docs" / "examples" / "plugins")
+    ruleset = sample / "streaky.toml"
+    ruleset.write_text('name = "streaky"\n[update]\nplugin = "streak"\n')
+    db = str(sample / "streak.sqlite")
+    matches = str(sample / "matches.jsonl.gz")
+    argv = ("replay", matches, "--ruleset", str(ruleset), "--db", db)
+    assert run("--plugins-dir", folder, *argv)[0] == 0
+    code, _, err = run("leaderboard", "--db", db)
+    assert code == 2 and "unknown plugin 'streak'" in err
+    assert "--plugins-dir DIR leaderboard" in err and "$RANKCRAFT_PLUGINS_DIR" in err
+    assert run("--plugins-dir", folder, "leaderboard", "--db", db)[0] == 0
+    monkeypatch.setenv("RANKCRAFT_PLUGINS_DIR", folder)
+    assert run("leaderboard", "--db", db)[0] == 0
