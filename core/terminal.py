@@ -108,9 +108,10 @@ def count_lines(path: str) -> int | None:
     if path == "-":
         return None
     opener = gzip.open if path.endswith(".gz") else open
+    header = 1 if path.lower().endswith((".csv", ".csv.gz")) else 0  # (a CSV's header row)
     try:
         with opener(path, "rb") as f:
-            return sum(1 for line in f if line.strip())
+            return sum(1 for line in f if line.strip()) - header
     except (OSError, EOFError):
         return None
 

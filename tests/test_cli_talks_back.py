@@ -232,3 +232,90 @@ def test_a_league_of_a_folder_plugin_says_how_to_load_it(
     assert run("--plugins-dir", folder, "leaderboard", "--db", db)[0] == 0
     monkeypatch.setenv("RANKCRAFT_PLUGINS_DIR", folder)
     assert run("leaderboard", "--db", db)[0] == 0
+
+
+def _csv_cell(value: Any) -> str:
+    text = json.dumps(value)
+    return '"' + text.replace('"', '""') + '"'
+
+
+def test_a_csv_with_a_header_replays_like_the_same_json_lines(
+    sample: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gzip
+
+    jsonl = gzip.decompress((sample / "matches.jsonl.gz").read_bytes()).decode()
+    matches = [json.loads(line) for line in jsonl.splitlines() if line.strip()]
+    rows = ["id,played_at,teams,scores,weight"]
+    for i, m in enumerate(matches):
+        weight = "" if i % 2 else "1"  # an empty cell leaves the key out
+        rows.append(
+            f"{m['id']},{m['played_at']},{_csv_cell(m['teams'])},{_csv_cell(m['scores'])},{weight}"
+        )
+        if i == 3:
+            rows.append("")  # a blank line is passed over
+    text = "\n".join(rows) + "\n"
+    (tmp_path / "m.csv").write_text(text)
+    (tmp_path / "m.csv.gz").write_bytes(gzip.compress(text.encode()))
+    (tmp_path / "m.txt").write_text(text)  # a header of match keys: CSV whatever the name
+    boards = []
+    for name in ("m.csv", "m.csv.gz", "m.txt"):
+        db = str(tmp_path / f"{name}.sqlite")
+        code, out, err = run("replay", str(tmp_path / name), "--ruleset", "elo", "--db", db)
+        assert code == 0 and out.startswith("recorded 120 matches"), err
+        boards.append(run("leaderboard", "--db", db, "--json")[1])
+    db = str(tmp_path / "jsonl.sqlite")
+    assert run("replay", str(sample / "matches.jsonl.gz"), "--ruleset", "elo", "--db", db)[0] == 0
+    assert boards == [run("leaderboard", "--db", db, "--json")[1]] * 3
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
+    db = str(tmp_path / "stdin.sqlite")
+    assert run("replay", "-", "--ruleset", "elo", "--db", db)[0] == 0
+    assert run("leaderboard", "--db", db, "--json")[1] == boards[0]
+    code, out, _ = run(
+        "evaluate", str(tmp_path / "m.csv"), "--ruleset", "elo", "--test-from", "2024-02-01"
+    )
+    assert code == 0 and "58" in out
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "line", "field", "message"),
+    [
+        (
+            "m.csv",
+            "id,played_at,teams,score\n",
+            1,
+            "score",
+            "unknown column 'score' (did you mean 'scores'?)",
+        ),
+        ("m.csv", "played_at,teams\n", 1, "id", "the CSV header has no 'id' column"),
+        (
+            "m.csv",
+            'id,played_at,teams,scores\nm1,2024-01-01,alice bob,"[1, 0]"\n',
+            2,
+            "teams",
+            "'teams' must be JSON text in a CSV cell",
+        ),
+        ("m.csv", "id,played_at\nm1,2024-01-01,extra\n", 2, None, "has 3 cells, the header 2"),
+        (
+            "m.csv",
+            'id,played_at,teams,scores\nm1,2024-01-01,"[[""a""], [""b""]]","[1]"\n',
+            2,
+            "scores",
+            "'scores' must be a list of 2 numbers",
+        ),
+        ("m.jsonl", '[{"id": "m1"}]\n', 1, None, "a JSON array, not JSON Lines"),
+        ("m.jsonl", "[\n  {\n", 1, None, "a JSON array, not JSON Lines"),
+        ("m.jsonl", "a,b\n1,2\n", 1, None, "not JSON"),
+    ],
+)
+def test_input_in_neither_format_is_refused_with_a_hint(
+    tmp_path: Path, name: str, text: str, line: int, field: str | None, message: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(text)
+    db = tmp_path / "never.sqlite"
+    error = error_of("replay", str(path), "--ruleset", "elo", "--db", str(db))
+    assert error["line"] == line and message in error["message"], error
+    assert field is None or error["field"] == field
+    assert "docs/matches.md" in error["message"] or line > 1
+    assert not db.exists()
