@@ -318,10 +318,17 @@ def cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
+SAMPLE_FOLDER = "rankcraft-sample"
+"""Where ``rankcraft sample`` writes when given no folder (made if missing): a folder of
+its own, never the current one (which may be the repository's root)."""
+
+
 def cmd_sample(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     folder = Path(args.folder)
     if not folder.is_dir():
-        raise InputError(f"no folder {args.folder!r} to write the sample files into")
+        if folder.exists() or not folder.parent.is_dir():
+            raise InputError(f"no folder {args.folder!r} to write the sample files into")
+        folder.mkdir()
     files = {
         folder / "matches.jsonl.gz": sample_matches_path().read_bytes(),
         folder / "my-ruleset.toml": SAMPLE_RULESET.encode(),
@@ -334,10 +341,11 @@ def cmd_sample(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.json:
         _emit_json({"written": [str(p) for p in files]}, out)
     else:
+        go = "" if folder.resolve() == Path.cwd().resolve() else f"cd {folder} && "
         out.write(
             f"wrote {', '.join(str(p) for p in files)}: 120 made-up games of alice, bob, "
-            "carol, dan and four more (try: rankcraft replay matches.jsonl.gz --ruleset elo "
-            "--db league.sqlite)\n"
+            f"carol, dan and four more (try: {go}rankcraft replay matches.jsonl.gz "
+            "--ruleset elo --db league.sqlite)\n"
         )
     return 0
 
@@ -1084,10 +1092,14 @@ def cmd_match(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             rows = [[c.id, f"{c.value:.2f}", f"{c.percentile:.2f}"] for c in found.candidates]
             _print_table(rows, ["player", "value", "percentile"], out)
         elif args.match_command == "quality":
+            from .matchmaking import quality
+
             sides = [[p for p in side.split(",") if p] for side in args.sides]
-            value = league.quality(sides, at=args.at, home=args.home)
-            if args.json:
-                _emit_json({"sides": sides, "quality": value}, out)
+            value, judged_by = quality(league, sides, at=args.at, home=args.home)
+            if args.json:  # (the answer of POST /match/quality)
+                chances = league.predict(sides, at=args.at, home=args.home)
+                answer = {"quality": value, "judged_by": judged_by, "probabilities": chances}
+                _emit_json({"sides": sides, **answer}, out)
             else:
                 out.write(f"{value:.4f}\n")
         else:
@@ -1322,7 +1334,12 @@ def _replay_commands(c: _Commands) -> None:
     p.add_argument("--top", type=int, default=20, help="how many teams to list (default 20)")
 
     p = c.add("sample", cmd_sample, "write the README's example files: a match history, a ruleset")
-    p.add_argument("folder", nargs="?", default=".", help="where to write them (default: here)")
+    p.add_argument(
+        "folder",
+        nargs="?",
+        default=SAMPLE_FOLDER,
+        help=f"where to write them, made if missing (default: {SAMPLE_FOLDER})",
+    )
     p.add_argument("--force", action="store_true", help="write over files already there")
     p = c.add("replay", cmd_replay, "rate the matches of a .jsonl or .jsonl.gz file")
     p.add_argument("matches", help="match file (.jsonl, .jsonl.gz, or - for standard input)")

@@ -319,3 +319,45 @@ def test_input_in_neither_format_is_refused_with_a_hint(
     assert field is None or error["field"] == field
     assert "docs/matches.md" in error["message"] or line > 1
     assert not db.exists()
+
+
+def test_the_glicko2_ruleset_gives_glickmans_example(tmp_path: Path) -> None:
+    """Glickman, "Example of the Glicko-2 system": 1500/200 (σ 0.06) beats 1400/30, loses
+    to 1550/100 and 1700/300 in one rating period: r' 1464.06, RD' 151.52, σ' 0.05999
+    (printed; full precision 1464.0507, 151.5165, 0.0599960: ../shared/ERRATA.md)."""
+    scale = 173.7177927613007  # 400 / ln 10
+    code, out, _ = run("rulesets", "--json")
+    listed = {r["name"]: r for r in json.loads(out)}
+    assert listed["glicko2"]["plugins"]["update"] == "glicko2"
+    out = run("check", "glicko2", "--json")[1]
+    params = json.loads(out)["ruleset"]["update"]["params"]
+    assert (params["initial_mu"], params["initial_sigma"], params["tau"]) == (0.0, 0.06, 0.5)
+    assert params["initial_phi"] * scale == pytest.approx(350.0, abs=1e-9)
+    assert params["bounded"] is False
+
+    def skill(rating: float, deviation: float) -> dict[str, float]:
+        return {"mu": (rating - 1500) / scale, "phi": deviation / scale, "sigma": 0.06}
+
+    players = [("p", 1500, 200), ("a", 1400, 30), ("b", 1550, 100), ("c", 1700, 300)]
+    state = tmp_path / "state.json"
+    state.write_text(
+        json.dumps({"players": [{"id": i, "skill": skill(r, d)} for i, r, d in players]})
+    )
+    db = str(tmp_path / "g2.sqlite")
+    assert run("import", str(state), "--ruleset", "glicko2", "--db", db)[0] == 0
+    games = tmp_path / "g.jsonl"
+    games.write_text(
+        "".join(
+            json.dumps(
+                {"id": o, "played_at": f"2024-01-0{d}", "teams": [["p"], [o]], "scores": [s, 1 - s]}
+            )
+            + "\n"
+            for d, (o, s) in enumerate((("a", 1), ("b", 0), ("c", 0)), 1)
+        )
+    )
+    assert run("replay", str(games), "--db", db)[0] == 0
+    p = json.loads(run("player", "p", "--db", db, "--json")[1])["player"]["skill"]
+    assert 1500 + scale * p["mu"] == pytest.approx(1464.0507, abs=5e-5)
+    assert scale * p["phi"] == pytest.approx(151.5165, abs=5e-5)
+    assert p["sigma"] == pytest.approx(0.059996, abs=5e-7)
+    assert (round(1500 + scale * p["mu"], 2), round(scale * p["phi"], 2)) == (1464.05, 151.52)
