@@ -326,7 +326,7 @@ def test_the_glicko2_ruleset_gives_glickmans_example(tmp_path: Path) -> None:
     to 1550/100 and 1700/300 in one rating period: r' 1464.06, RD' 151.52, σ' 0.05999
     (printed; full precision 1464.0507, 151.5165, 0.0599960: ../shared/ERRATA.md)."""
     scale = 173.7177927613007  # 400 / ln 10
-    code, out, _ = run("rulesets", "--json")
+    out = run("rulesets", "--json")[1]
     listed = {r["name"]: r for r in json.loads(out)}
     assert listed["glicko2"]["plugins"]["update"] == "glicko2"
     out = run("check", "glicko2", "--json")[1]
