@@ -138,6 +138,7 @@ def _missing_paths(page: Path) -> list[str]:
     ]
 
 
+@pytest.mark.source_tree  # (the paths are the source tree's)
 def test_the_docs_name_no_missing_repository_paths(tmp_path: Path) -> None:
     assert {"core", "docs", "tests", "plugins", "rulesets", "benchmarks"} <= set(_TOP)
     missing = {

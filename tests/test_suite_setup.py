@@ -10,6 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.source_tree  # runs the source tree's own tests
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
