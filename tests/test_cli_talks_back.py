@@ -324,7 +324,7 @@ def test_input_in_neither_format_is_refused_with_a_hint(
 def test_the_glicko2_ruleset_gives_glickmans_example(tmp_path: Path) -> None:
     """Glickman, "Example of the Glicko-2 system": 1500/200 (σ 0.06) beats 1400/30, loses
     to 1550/100 and 1700/300 in one rating period: r' 1464.06, RD' 151.52, σ' 0.05999
-    (printed; full precision 1464.0507, 151.5165, 0.0599960: ../shared/ERRATA.md)."""
+    (printed; full precision 1464.0507, 151.5165, 0.0599960, as docs/glicko2.md says)."""
     scale = 173.7177927613007  # 400 / ln 10
     out = run("rulesets", "--json")[1]
     listed = {r["name"]: r for r in json.loads(out)}
