@@ -26,7 +26,7 @@ from . import __version__
 from ._files import write_atomically
 from .data import SAMPLE_RULESET, demo_matches_path, sample_matches_path
 from .engine import SEARCH_TEXT_MAX, League, UnknownPlayerError
-from .errors import DuplicateMatchError, InputError, MatchError, RankcraftError
+from .errors import DuplicateMatchError, InputError, MatchError, RankcraftError, RulesetError
 from .io import parse_time, read_match_dicts
 from .jsontext import finite, loads_strict
 from .manager import PLUGINS_DIR_ENV, Plugins
@@ -318,10 +318,17 @@ def cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
+SAMPLE_FOLDER = "rankcraft-sample"
+"""Where ``rankcraft sample`` writes when given no folder (made if missing): a folder of
+its own, never the current one (which may be the repository's root)."""
+
+
 def cmd_sample(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     folder = Path(args.folder)
     if not folder.is_dir():
-        raise InputError(f"no folder {args.folder!r} to write the sample files into")
+        if folder.exists() or not folder.parent.is_dir():
+            raise InputError(f"no folder {args.folder!r} to write the sample files into")
+        folder.mkdir()
     files = {
         folder / "matches.jsonl.gz": sample_matches_path().read_bytes(),
         folder / "my-ruleset.toml": SAMPLE_RULESET.encode(),
@@ -334,10 +341,11 @@ def cmd_sample(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.json:
         _emit_json({"written": [str(p) for p in files]}, out)
     else:
+        go = "" if folder.resolve() == Path.cwd().resolve() else f"cd {folder} && "
         out.write(
             f"wrote {', '.join(str(p) for p in files)}: 120 made-up games of alice, bob, "
-            "carol, dan and four more (try: rankcraft replay matches.jsonl.gz --ruleset elo "
-            "--db league.sqlite)\n"
+            f"carol, dan and four more (try: {go}rankcraft replay matches.jsonl.gz "
+            "--ruleset elo --db league.sqlite)\n"
         )
     return 0
 
@@ -384,6 +392,8 @@ def cmd_leaderboard(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             everyone=args.all,
             holding=args.holding,
         )
+        if args.tier is not None and not top:
+            _check_tier(league, args.tier)
         if args.json:
             standings = league.standings(r.id for _, r in top)
             _emit_json(
@@ -404,6 +414,22 @@ def cmd_leaderboard(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
+def _check_tier(league: League, tier: str) -> None:
+    """Refuse a ``--tier`` no player holds (an empty table said nothing), naming the
+    tiers the players hold, best first."""
+    held = league.tiers()
+    if tier in held:
+        return
+    if not held:
+        raise InputError(
+            f"unknown tier {tier!r}: the ruleset {league.ruleset.name!r} gives no player a tier"
+        )
+    raise InputError(
+        f"unknown tier {tier!r}: no player holds it{did_you_mean(tier, held)} "
+        f"(tiers held, best first: {', '.join(held)})"
+    )
+
+
 def _fmt_state(state: Any) -> str:
     if state is None:
         return "-"
@@ -415,11 +441,23 @@ def _fmt_state(state: Any) -> str:
         if isinstance(value, float):
             parts.append(f"{f.name} {value:.2f}")
         elif isinstance(value, tuple) and len(value) > 3:
-            shown = ", ".join(map(str, value[-3:]))
-            parts.append(f"{f.name} ({len(value)}, latest: {shown})")
+            shown = "; ".join(map(_fmt_item, value[-3:]))
+            parts.append(f"{f.name} {len(value)} (latest: {shown})")
+        elif isinstance(value, tuple):
+            parts.append(f"{f.name} {'; '.join(map(_fmt_item, value)) or 'none'}")
         else:
             parts.append(f"{f.name} {value}")
     return ", ".join(parts)
+
+
+def _fmt_item(item: Any) -> str:
+    """One item of a state's list, as words: ``Trainee III 510`` for a pair, never a
+    Python tuple's text."""
+    if isinstance(item, tuple | list):
+        return " ".join(map(_fmt_item, item))
+    if isinstance(item, float):
+        return f"{item:g}" if item.is_integer() else f"{item:.2f}"
+    return str(item)
 
 
 def cmd_player(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -479,6 +517,9 @@ def cmd_player(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             opponents = " / ".join(
                 ",".join(side) for i, side in enumerate(m.teams) if i != change.side
             )
+            mates = [p for p in m.teams[change.side] if p != args.id]
+            if mates:
+                opponents = f"{','.join(mates)} vs {opponents}"
             expected = row.report.expected[change.side]
             side_result = _side_result(m, change.side)
             if side_result is None:
@@ -495,7 +536,9 @@ def cmd_player(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 parts.append("why: " + ", ".join(f"{k} {v:.4g}" for k, v in change.factors.items()))
             out.write(
                 f"{'*' if row.seq in resets else ' '} {m.played_at.date().isoformat()}  "
-                f"{m.id}: {result} vs {opponents}; " + "; ".join(parts) + "\n"
+                f"{m.id}: {result} {'with' if mates else 'vs'} {opponents}; "
+                + "; ".join(parts)
+                + "\n"
             )
     return 0
 
@@ -545,6 +588,7 @@ def cmd_predict(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             )
         league = League(args.ruleset)
     with league:
+        _check_at(league, args.at, "the forecast is made from the ratings after it")
         if stored and not args.new_ok:
             for player in (p for side in sides for p in side):
                 if player not in league:
@@ -595,6 +639,11 @@ def cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.out:
         # never a truncated backup: a temporary file beside it, renamed over it when whole
         write_atomically(args.out, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+        count = len(document.get("players", ()))
+        if args.json:
+            _emit_json({"out": args.out, "players": count}, out)
+        else:
+            out.write(f"wrote {plural(count, 'player')} to {args.out}\n")
     else:
         _emit_json(document, out)
     return 0
@@ -625,17 +674,22 @@ def cmd_import(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
+def _check_at(league: League, at: str | None, why: str) -> None:
+    """Refuse an ``--at`` earlier than the league's last match, saying ``why``."""
+    if at is None:
+        return
+    when = parse_time(at, field="--at")
+    last = league.latest_played()
+    if last is not None and when < last:
+        raise InputError(
+            f"'--at' is earlier than the league's last match, {format_time(last)} ({why}): {at}"
+        )
+
+
 def cmd_reset(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     with _open_existing(args) as league:
-        if args.at is not None:
-            # a season event dated before the last match would rewrite what came after it
-            when = parse_time(args.at, field="at")
-            last = league.latest_played()
-            if last is not None and when < last:
-                raise InputError(
-                    f"'--at' {args.at} is earlier than the league's last match "
-                    f"({format_time(last)})"
-                )
+        # a season event dated before the last match would rewrite what came after it
+        _check_at(league, args.at, "a season event cannot rewrite the matches after it")
         # the reset plugin refuses a kind it does not offer before anything changes
         changed = league.reset(args.kind, at=args.at)
     if args.json:
@@ -1002,38 +1056,50 @@ def _widen(text: str) -> tuple[tuple[float, float], ...]:
 
 
 def cmd_match(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from .matchmaking import DEFAULT_WIDEN, RankFilter
+    from .matchmaking import DEFAULT_WIDEN, Opponents, RankFilter
 
     with _open_existing(args, read_only=True) as league:
         if args.match_command == "opponents":
-            rank_filter = RankFilter(
-                width=args.width,
-                strict=args.strict,
-                widen=DEFAULT_WIDEN if args.widen is None else _widen(args.widen),
-            )
-            found = league.find_opponents(
-                args.players,
-                rank_filter,
-                needed=args.needed,
-                waited=args.waited,
-                limit=args.limit,
-                active_days=args.active_days,
-            )
+
+            def find(width: float) -> Opponents:
+                rank_filter = RankFilter(
+                    width=width,
+                    strict=args.strict,
+                    widen=DEFAULT_WIDEN if args.widen is None else _widen(args.widen),
+                )
+                return league.find_opponents(
+                    args.players,
+                    rank_filter,
+                    needed=args.needed,
+                    waited=args.waited,
+                    limit=args.limit,
+                    active_days=args.active_days,
+                )
+
+            found = find(OPPONENTS_WIDTH if args.width is None else args.width)
+            if args.width is None and found.active and 100.0 / found.active > found.width:
+                # in a league of fewer than 50 active players, 2 percentiles is less than
+                # one place (48 players: 2.08 percentiles apart): the band is one place
+                found = find(100.0 / found.active)
             if args.json:
                 _emit_json(found.to_dict(), out)
                 return 0
             mark = "" if found.enough else f" (fewer than the {args.needed} needed)"
             out.write(
-                f"{found.found} of {found.active} active players within {found.width:g} "
+                f"{found.found} of {found.active} active players within {found.width:.3g} "
                 f"percentiles: [{found.low:.2f}, {found.high:.2f}]{mark}\n"
             )
             rows = [[c.id, f"{c.value:.2f}", f"{c.percentile:.2f}"] for c in found.candidates]
             _print_table(rows, ["player", "value", "percentile"], out)
         elif args.match_command == "quality":
+            from .matchmaking import quality
+
             sides = [[p for p in side.split(",") if p] for side in args.sides]
-            value = league.quality(sides, at=args.at, home=args.home)
-            if args.json:
-                _emit_json({"sides": sides, "quality": value}, out)
+            value, judged_by = quality(league, sides, at=args.at, home=args.home)
+            if args.json:  # (the answer of POST /match/quality)
+                chances = league.predict(sides, at=args.at, home=args.home)
+                answer = {"quality": value, "judged_by": judged_by, "probabilities": chances}
+                _emit_json({"sides": sides, **answer}, out)
             else:
                 out.write(f"{value:.4f}\n")
         else:
@@ -1045,6 +1111,11 @@ def cmd_match(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                     out.write(",".join(team) + "\n")
                 out.write(f"quality {teams.quality:.4f} ({teams.method}, {teams.judged_by})\n")
     return 0
+
+
+OPPONENTS_WIDTH = 2.0
+"""``match opponents``' width in percentiles when ``--width`` is not given (at least one
+place: 100/N percentiles among N active players)."""
 
 
 def _add_match_commands(sub: Any, db: Callable[[argparse.ArgumentParser], None]) -> None:
@@ -1061,7 +1132,13 @@ def _add_match_commands(sub: Any, db: Callable[[argparse.ArgumentParser], None])
 
     p = action("opponents", "active players within a rank filter of a player or party")
     p.add_argument("players", nargs="+", help="the player, or every player of the party")
-    p.add_argument("--width", type=float, default=2.0, help="percentiles either side (2)")
+    p.add_argument(
+        "--width",
+        type=float,
+        default=None,
+        help=f"percentiles either side (default {OPPONENTS_WIDTH:g}, or one place, 100/N "
+        "percentiles, among fewer than 50 active players)",
+    )
     p.add_argument("--strict", action="store_true", help="never widen (default: loose)")
     p.add_argument(
         "--widen", metavar="S:W,...", help="loose steps, seconds waited:width (30:5,60:10)"
@@ -1257,7 +1334,12 @@ def _replay_commands(c: _Commands) -> None:
     p.add_argument("--top", type=int, default=20, help="how many teams to list (default 20)")
 
     p = c.add("sample", cmd_sample, "write the README's example files: a match history, a ruleset")
-    p.add_argument("folder", nargs="?", default=".", help="where to write them (default: here)")
+    p.add_argument(
+        "folder",
+        nargs="?",
+        default=SAMPLE_FOLDER,
+        help=f"where to write them, made if missing (default: {SAMPLE_FOLDER})",
+    )
     p.add_argument("--force", action="store_true", help="write over files already there")
     p = c.add("replay", cmd_replay, "rate the matches of a .jsonl or .jsonl.gz file")
     p.add_argument("matches", help="match file (.jsonl, .jsonl.gz, or - for standard input)")
@@ -1548,18 +1630,26 @@ class _Parser(argparse.ArgumentParser):
 
 def error_json(exc: BaseException, command: str | None, status: int) -> dict[str, Any]:
     """The ``--json`` form of an error: its type, message, the field and value it names
-    (when it does) and the line of the input file (when known), and the exit status."""
+    (when it does) and the line of the input file (when known), and the exit status.
+
+    A ruleset's error names its place after ``@`` (``... @ ruleset.update.params``): the
+    field is then that path within the ruleset, with the key the message names
+    (``update.params.k_factor``), and the value is the one the message quotes."""
     message = str(exc)
     field = getattr(exc, "field", None)
     line = getattr(exc, "line", None)
     value = None
-    found = _VALUE.search(message)
+    where = _WHERE.search(message)
+    text = message[: where.start()] + message[where.end() :] if where else message
+    found = _VALUE.search(text)
     if found:
         field = field or found.group(1)
         value = found.group(2)
-    unknown = _UNKNOWN.search(message)
+    unknown = _UNKNOWN.search(text)
     if unknown and value is None:
         field, value = field or unknown.group(1), unknown.group(2)
+    if where:
+        field, value = _ruleset_field(text, where.group(1), field, value)
     if line is None and (at := _AT_LINE.search(message)):
         line = int(at.group(1))
     return {
@@ -1568,15 +1658,42 @@ def error_json(exc: BaseException, command: str | None, status: int) -> dict[str
             "command": command,
             "message": message,
             "field": field,
-            "value": value,
+            "value": _unquoted(value),
             "line": line,
             "status": status,
         }
     }
 
 
+def _ruleset_field(
+    text: str, path: str, field: str | None, value: str | None
+) -> tuple[str | None, str | None]:
+    """The field and value of a ruleset's error at ``path`` (``update.params``)."""
+    keys = _UNKNOWN_KEYS.search(text)
+    if keys:  # the (first) key the table may not have
+        return ".".join(p for p in (path, keys.group(1)) if p), None
+    got = _GOT.search(text)
+    if got:  # "expected a number, got '24' @ ruleset.update.params.k_factor"
+        return path or field, got.group(1)
+    if field and field != path and not path.endswith(f".{field}"):
+        return ".".join(p for p in (path, field) if p), value
+    return path or field, value
+
+
+def _unquoted(value: str | None) -> str | None:
+    """A value the message quotes as a Python string (``'24'``) without the quotes."""
+    if value is not None and len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
+
+
+_WHERE = re.compile(r" @ ruleset\.?([\w.\[\]]*)")
+_UNKNOWN_KEYS = re.compile(r"unknown key\(s\) '([^']*)'")
+_GOT = re.compile(r"\bgot (.+?)(?: \(|;|$)")
 _UNKNOWN = re.compile(r"unknown (\w+) '([^']*)'")
-_VALUE = re.compile(r"'([^']+)' (?:must|is not|is later|is earlier)[^:]*: (.+?)(?: \(|$)")
+_VALUE = re.compile(
+    r"'([^']+)' (?:must|is not|is later|is earlier)(?:[^:]|:(?! ))*: (.+?)(?: \(|$)"
+)  # (a colon without a space after it, as in a time, is not the value's colon)
 _AT_LINE = re.compile(r"\bline (\d+)")
 
 
@@ -1654,9 +1771,7 @@ def main(
             warnings.showwarning = _show_warning(args.command, err, warnings.showwarning)
             return int(args.func(args, out, err))
     except InputError as exc:
-        hint = ""
-        if isinstance(exc, DuplicateMatchError) and getattr(args, "skip_seen", None) is False:
-            hint = " (--skip-seen passes over matches already recorded)"
+        hint = _hint(exc, args)
         err.write(f"rankcraft {args.command}: error: {_without_password(str(exc), args)}{hint}\n")
         _json_error(args, exc, out, 2)
         return 2
@@ -1679,6 +1794,19 @@ def main(
         )
         _json_error(args, exc, out, 1)
         return 1
+
+
+def _hint(exc: InputError, args: argparse.Namespace) -> str:
+    """What to do about an error, said after its message on standard error."""
+    if isinstance(exc, DuplicateMatchError) and getattr(args, "skip_seen", None) is False:
+        return " (--skip-seen passes over matches already recorded)"
+    if isinstance(exc, RulesetError) and "unknown plugin '" in str(exc):
+        # a league made with --plugins-dir needs the folder on every later command
+        return (
+            "; a plugin loaded from a folder needs that folder on every command: "
+            f"rankcraft --plugins-dir DIR {args.command} ..., or set ${PLUGINS_DIR_ENV}"
+        )
+    return ""
 
 
 def _json_error(args: argparse.Namespace, exc: BaseException, out: TextIO, status: int) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import itertools
 import math
 import sys
 import zlib
@@ -23,6 +24,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import IO, Any, BinaryIO, cast
 
+from .csvmatches import FORMAT_HINT, csv_match_dicts, looks_like_csv
 from .errors import InputError, MatchError
 from .fields import Body, Field
 from .jsontext import JSONTextError, loads_strict
@@ -439,10 +441,15 @@ def _open_binary(path: str | Path) -> IO[bytes]:
 
 
 def read_match_dicts(path: str | Path) -> Iterator[tuple[int, Any]]:
-    """Yield ``(line number, parsed JSON)`` for each non-blank line of a JSON Lines file.
+    """Yield ``(line number, parsed JSON)`` for each non-blank line of a JSON Lines file,
+    or ``(line number, match dict)`` for each row of a CSV file with a header
+    (:mod:`rankcraft.csvmatches`: a name ending in ``.csv``, or a first line that is a
+    header of match keys).
 
-    Reads ``.jsonl`` and ``.jsonl.gz`` (gzip is detected by its magic bytes) and ``-``
-    for standard input, streaming: the file is never loaded whole.
+    Reads ``.jsonl`` and ``.jsonl.gz`` (gzip is detected by its magic bytes), ``.csv``
+    and ``.csv.gz``, and ``-`` for standard input, streaming: the file is never loaded
+    whole. A JSON array, or a first line in neither format, is refused with a hint that
+    names both formats and docs/matches.md.
 
     :raises MatchError: a line that is not JSON (with its line number).
     :raises InputError: an unreadable, corrupt or truncated gzip file.
@@ -452,32 +459,50 @@ def read_match_dicts(path: str | Path) -> Iterator[tuple[int, Any]]:
     # line below: a strict decoder fails while decoding a whole chunk read ahead, so the
     # line it could name was the last one handed out (859 for a bad byte on line 900).
     text = io.TextIOWrapper(cast(BinaryIO, handle), encoding="utf-8", errors="surrogateescape")
-    number = 0
+    read = [0]  # the last line read
     try:
-        for number, line in enumerate(text, 1):
-            if not line.isascii():
-                try:
-                    line.encode("utf-8")
-                except UnicodeEncodeError:
-                    raise InputError(f"{str(path)!r}: line {number} is not UTF-8 text") from None
-            if not line.strip():
-                continue
+        lines = _lines(text, str(path), read)
+        first = next(lines, None)
+        if first is None:
+            return
+        if looks_like_csv(str(path), first[1], MATCH_KEYS):
+            yield from csv_match_dicts(itertools.chain([first], lines), str(path), MATCH_KEYS)
+            return
+        if first[1].lstrip().startswith("["):
+            raise MatchError(f"a JSON array, not JSON Lines: {FORMAT_HINT}", line=first[0])
+        for number, line in itertools.chain([first], lines):
             try:  # (strict: no NaN, no duplicate keys, no runaway nesting or numbers)
                 yield number, loads_strict(line, what="line")
             except JSONTextError as exc:
                 reason = str(exc).split(": ", 1)[1].replace("(line 1, column", "(column")
                 if not reason.startswith("not JSON"):
                     reason = f"refused JSON: {reason}"
+                elif number == first[0]:  # the file is not JSON Lines at all
+                    reason = f"{reason}; {FORMAT_HINT}"
                 raise MatchError(reason, line=number, field=exc.field) from None
     except EOFError:
         raise InputError(
-            f"{str(path)!r}: truncated gzip file (it ends after line {number})"
+            f"{str(path)!r}: truncated gzip file (it ends after line {read[0]})"
         ) from None
     except (gzip.BadGzipFile, zlib.error) as exc:
-        raise InputError(f"{str(path)!r}: corrupt gzip data after line {number}: {exc}") from None
+        raise InputError(f"{str(path)!r}: corrupt gzip data after line {read[0]}: {exc}") from None
     finally:
         if str(path) != "-":
             text.close()
+
+
+def _lines(text: IO[str], name: str, read: list[int]) -> Iterator[tuple[int, str]]:
+    """The non-blank lines of ``text`` with their 1-based numbers, each checked to be UTF-8
+    text; ``read[0]`` follows the last line read."""
+    for number, line in enumerate(text, 1):
+        read[0] = number
+        if not line.isascii():
+            try:
+                line.encode("utf-8")
+            except UnicodeEncodeError:
+                raise InputError(f"{name!r}: line {number} is not UTF-8 text") from None
+        if line.strip():
+            yield number, line
 
 
 def read_matches(path: str | Path) -> Iterator[Match]:

@@ -157,7 +157,7 @@ class Opponents:
     Attributes:
         party: the players asking, as given. percentiles: theirs, in the same order.
         width: the width used (the last tried when not ``enough``).
-        low, high: the band of percentiles let in (inclusive; may pass 0 and 100).
+        low, high: the band of percentiles let in (inclusive), within [0, 100].
         candidates: the active players in the band, the party left out, nearest the
             band's middle first (then by id); at most ``limit``.
         found: how many players the band holds (before ``limit``).
@@ -252,7 +252,7 @@ def find_opponents(
     bottom, top = min(percentiles), max(percentiles)
     widths = rank_filter.widths(waited)
     for width in widths:
-        low, high = bottom - width, top + width
+        low, high = max(0.0, bottom - width), min(100.0, top + width)
         start = bisect.bisect_left(ranked, low - 1e-9)
         stop = bisect.bisect_right(ranked, high + 1e-9)
         inside = [i for i in range(start, stop) if active[i][0] not in members]

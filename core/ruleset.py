@@ -73,9 +73,17 @@ converter.register_structure_hook(str, _strict_str)
 converter.register_structure_hook(bool, _strict_bool)
 
 
+def unknown_keys(extra: set[str] | frozenset[str], known: Any) -> str:
+    """``unknown key(s) 'k_factr' (did you mean 'k_factor'?)``: the keys a table may not
+    have, with the known keys closest to the first of them."""
+    listed = sorted(extra)
+    return f"unknown key(s) {', '.join(map(repr, listed))}{did_you_mean(listed[0], known)}"
+
+
 def format_exception(exc: BaseException, type_: type | None) -> str:
     if isinstance(exc, cattrs.ForbiddenExtraKeysError):
-        return f"unknown key(s) {', '.join(map(repr, sorted(exc.extra_fields)))}"
+        known = [f.name for f in attrs.fields(exc.cl)] if attrs.has(exc.cl) else []
+        return unknown_keys(exc.extra_fields, known)
     if isinstance(exc, KeyError):
         return "required key is missing"
     if isinstance(exc, ValueError | TypeError):
@@ -559,7 +567,7 @@ def _structure_slot(
     extra = set(raw) - {"plugin", "params"}
     if extra:
         raise RulesetError(
-            f"{source}: unknown key(s) {', '.join(map(repr, sorted(extra)))} @ {where} "
+            f"{source}: {unknown_keys(extra, ('plugin', 'params'))} @ {where} "
             "(a slot has 'plugin' and 'params')"
         )
     plugin = raw.get("plugin")
@@ -643,7 +651,7 @@ def from_dict(
     extra = set(data) - set(_TOP_KEYS)
     if extra:
         raise RulesetError(
-            f"{source}: unknown key(s) {', '.join(map(repr, sorted(extra)))} @ ruleset "
+            f"{source}: {unknown_keys(extra, _TOP_KEYS)} @ ruleset "
             f"(allowed: {', '.join(_TOP_KEYS)})"
         )
     name = data.get("name")

@@ -108,15 +108,17 @@ def count_lines(path: str) -> int | None:
     if path == "-":
         return None
     opener = gzip.open if path.endswith(".gz") else open
+    header = 1 if path.lower().endswith((".csv", ".csv.gz")) else 0  # (a CSV's header row)
     try:
         with opener(path, "rb") as f:
-            return sum(1 for line in f if line.strip())
+            return sum(1 for line in f if line.strip()) - header
     except (OSError, EOFError):
         return None
 
 
 def print_table(rows: Sequence[Sequence[str]], headers: Sequence[str], out: TextIO) -> None:
-    """A table: drawn by rich on a terminal, else plain aligned text (numbers right)."""
+    """A table: drawn by rich on a terminal, else plain aligned text (numbers right).
+    Cells are never cut: a table wider than the terminal is drawn at its full width."""
     numeric = [all(_is_number(r[i]) for r in rows) for i in range(len(headers))]
     if _is_terminal(out):
         from rich.console import Console
@@ -124,10 +126,16 @@ def print_table(rows: Sequence[Sequence[str]], headers: Sequence[str], out: Text
 
         table = Table(show_edge=False, header_style="bold")
         for header, num in zip(headers, numeric, strict=True):
-            table.add_column(header, justify="right" if num else "left")
+            table.add_column(header, justify="right" if num else "left", no_wrap=True)
         for row in rows:
             table.add_row(*row)
-        Console(file=out).print(table)
+        console = Console(file=out)
+        # never a cut figure ("0.65…"): a table wider than the terminal is drawn whole
+        # (the terminal wraps its lines) rather than squeezed into it
+        needed = console.measure(table, options=console.options.update_width(10_000)).maximum
+        if needed > console.width:
+            console = Console(file=out, width=needed)
+        console.print(table)
         return
     widths = [
         max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)
@@ -145,6 +153,9 @@ def print_table(rows: Sequence[Sequence[str]], headers: Sequence[str], out: Text
 
 
 def _is_number(text: str) -> bool:
+    """A figure (``1,234``, ``-0.5``) or ``-``, a figure's placeholder."""
+    if text == "-":
+        return True
     try:
         float(text.replace(",", ""))
     except ValueError:

@@ -36,6 +36,7 @@ from .errors import InputError
 from .evaluate import Evaluation, evaluate, field_at, scratch_league, with_home
 from .io import read_match_dicts
 from .ruleset import Ruleset, dumps, from_dict, to_dict
+from .suggest import close_to
 
 
 @attrs.frozen(kw_only=True)
@@ -123,7 +124,8 @@ def parse_param(text: str, ruleset: Ruleset) -> ParamRange:
     current = _at(table, path)
     if isinstance(current, bool) or not isinstance(current, int | float):
         raise InputError(
-            f"--param {name}: the ruleset has no number at {'.'.join(path)!r} (found {current!r})"
+            f"'--param' must name a number of the ruleset {ruleset.name!r}: {name!r}"
+            f"{_closest_numbers(name, table)}"
         )
     integer = (
         isinstance(current, int)
@@ -131,6 +133,32 @@ def parse_param(text: str, ruleset: Ruleset) -> ParamRange:
         and high_text.strip().lstrip("-").isdigit()
     )
     return ParamRange(path=path, low=low, high=high, integer=integer)
+
+
+def _numbers(value: Any, path: tuple[str, ...] = ()) -> Iterator[str]:
+    """The short names (``update.k_factor``: a slot's ``params`` left out) of every number
+    in a ruleset's table, as ``--param`` takes them."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _numbers(item, path if key == "params" and len(path) == 1 else (*path, key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _numbers(item, (*path, str(i)))
+    elif isinstance(value, int | float) and not isinstance(value, bool) and len(path) > 1:
+        yield ".".join(path)
+
+
+def _closest_numbers(name: str, table: dict[str, Any]) -> str:
+    """`` (did you mean 'update.k_factor'?)`` for a ``--param`` the ruleset has no number
+    at: the numbers whose last key is the name's, else the closest names, else the list."""
+    numbers = list(_numbers(table))
+    last = name.rsplit(".", 1)[-1]
+    same = [n for n in numbers if n.rsplit(".", 1)[-1] == last]
+    lasts = {n.rsplit(".", 1)[-1]: n for n in reversed(numbers)}
+    found = same[:3] or close_to(name, numbers) or [lasts[k] for k in close_to(last, lasts)]
+    if found:
+        return f" (did you mean {' or '.join(map(repr, found))}?)"
+    return f" (its numbers: {', '.join(numbers) or 'none'})"
 
 
 def apply(

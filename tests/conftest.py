@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from collections.abc import Callable, Iterator
@@ -149,10 +150,37 @@ PG_SERVER = os.environ.get("RANKCRAFT_PG_URL", "postgresql://postgres@127.0.0.1/
 """The PostgreSQL server the suite uses (this machine's; each test takes its own schema)."""
 
 
+@functools.cache
+def pg_unreachable() -> str | None:
+    """Why the tests cannot use :data:`PG_SERVER` (psycopg missing, no server answering
+    within 3 s, a refused login), or None when they can. Asked once per test process."""
+    try:
+        import psycopg
+    except ImportError:
+        return "needs psycopg for the PostgreSQL tests (pip install -e '.[test]')"
+    try:
+        with psycopg.connect(PG_SERVER.split("?")[0], connect_timeout=3):
+            return None
+    except psycopg.Error as exc:
+        reason = str(exc).strip().splitlines()[0]
+        return (
+            f"needs a PostgreSQL server at {PG_SERVER} (set RANKCRAFT_PG_URL; README.md, "
+            f"PostgreSQL): {reason}"
+        )
+
+
+def require_pg() -> None:
+    """Skip the calling test, saying why, when :data:`PG_SERVER` cannot be used."""
+    reason = pg_unreachable()
+    if reason is not None:
+        pytest.skip(reason)
+
+
 def new_pg_url() -> str:
-    """A URL naming a fresh schema on :data:`PG_SERVER`."""
+    """A URL naming a fresh schema on :data:`PG_SERVER` (the test skips without one)."""
     import uuid
 
+    require_pg()
     return f"{PG_SERVER}?schema=t_{uuid.uuid4().hex[:12]}"
 
 

@@ -67,7 +67,7 @@ BAD_RULESETS = [
     (
         "unknown-key",
         ELO + "[update.params]\nk_factr = 3.0\n",
-        r"unknown key\(s\) 'k_factr' @ ruleset.update.params",
+        r"unknown key\(s\) 'k_factr' \(did you mean 'k_factor'\?\) @ ruleset.update.params",
     ),
     (
         "missing-key",

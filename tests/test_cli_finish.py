@@ -26,7 +26,8 @@ def run(*argv: str) -> tuple[int, str, str]:
 
 
 def shell_commands(path: Path) -> list[list[str]]:
-    """The ``rankcraft ...`` lines of a page's bash blocks, comments and ``[--opt]`` cut."""
+    """The ``rankcraft ...`` and ``cd DIR`` lines of a page's bash blocks, comments and
+    ``[--opt]`` cut (``cd`` kept as ``["cd", DIR]``)."""
     text = path.read_text("utf-8")
     commands = []
     for block in re.findall(r"```bash\n(.*?)```", text, flags=re.DOTALL):
@@ -35,6 +36,8 @@ def shell_commands(path: Path) -> list[list[str]]:
             line = re.sub(r"\s*\[[^\]]*\]", "", line)
             if line.startswith("rankcraft "):
                 commands.append(shlex.split(line)[1:])
+            elif line.startswith("cd "):
+                commands.append(shlex.split(line))
     return commands
 
 
@@ -43,7 +46,9 @@ def test_the_readme_and_quickstart_commands_run_as_shown(
 ) -> None:
     readme = shell_commands(ROOT / "README.md")
     quick = shell_commands(ROOT / "docs" / "quickstart.md")
-    assert readme[0] == ["sample"] and quick[1] == ["sample"]
+    # the sample goes into a folder of its own, and the commands after it run there
+    assert readme[:2] == [["sample"], ["cd", "rankcraft-sample"]]
+    assert quick[2:4] == [["sample"], ["cd", "rankcraft-sample"]]
     assert ["check", "my-ruleset.toml"] in readme
     for page, commands in (("readme", readme), ("quickstart", quick)):
         (tmp_path / page).mkdir()
@@ -51,11 +56,29 @@ def test_the_readme_and_quickstart_commands_run_as_shown(
         for argv in commands:
             if "demo" in argv or "rankcraft-demo.sqlite" in argv:
                 continue  # the demo replays 49,520 matches: tests/test_cli.py runs it
+            if argv[0] == "cd":
+                monkeypatch.chdir(argv[1])
+                continue
             code, out, err = run(*argv)
             assert code == 0, (argv, err)
             assert out
+        assert Path.cwd() == tmp_path / page / "rankcraft-sample"
+        assert sorted(p.name for p in (tmp_path / page).iterdir()) == ["rankcraft-sample"]
         code, out, _ = run("player", "alice", "--db", "league.sqlite")
         assert out.startswith("alice: 36 matches")
+
+
+def test_the_readme_uses_the_venv_it_made() -> None:
+    """After the first command, `rankcraft` is run with the venv active (it is not on the
+    PATH otherwise) or as .venv/bin/rankcraft."""
+    readme = (ROOT / "README.md").read_text("utf-8")
+    blocks = re.findall(r"```bash\n(.*?)```", readme, flags=re.DOTALL)
+    activated = False
+    for block in blocks[2:]:
+        for line in block.splitlines():
+            activated = activated or line.strip() == ". .venv/bin/activate"
+            if line.startswith("rankcraft "):
+                assert activated, line
 
 
 def test_json_errors_name_the_field_the_value_and_the_line(tmp_path: Path) -> None:
@@ -79,7 +102,7 @@ def test_json_errors_name_the_field_the_value_and_the_line(tmp_path: Path) -> No
     assert code == 2 and json.loads(out)["error"]["type"] == "UsageError"
     code, out, _ = run("check", "glicko", "--json")
     error = json.loads(out)["error"]
-    assert error["value"] == "glicko" and "did you mean 'glicko1'" in error["message"]
+    assert error["value"] == "glicko" and "did you mean 'glicko2' or 'glicko1'" in error["message"]
 
 
 def test_predict_needs_known_players_unless_new_ok_and_takes_home(tmp_path: Path) -> None:

@@ -90,7 +90,7 @@ def test_rank_layer_orders_by_rank_points() -> None:
         ),
         (
             'extends = "glicko1"\nname = "x"\n[display]\nconservativ = 1.0\n',
-            "unknown key(s) 'conservativ' @ ruleset.display",
+            "unknown key(s) 'conservativ' (did you mean 'conservative'?) @ ruleset.display",
         ),
     ],
 )

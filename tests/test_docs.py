@@ -111,3 +111,43 @@ def test_the_plugin_page_shows_the_module_it_runs() -> None:
     module = (DOCS / "examples" / "plugins" / "streak.py").read_text("utf-8")
     assert shown.group(1) == module
     assert "exec(" not in page
+
+
+def test_every_bundled_ruleset_is_named_in_the_readme() -> None:
+    readme = (ROOT / "README.md").read_text("utf-8")
+    listed = re.search(r"Bundled \(`rankcraft rulesets`.*?\.\s", readme, flags=re.S)
+    assert listed is not None
+    for name in bundled_names():
+        assert f"`{name}`" in listed.group(0), name
+
+
+_TOP = [
+    *(p.name for p in ROOT.iterdir() if p.is_dir() and not p.name.startswith((".git", ".venv"))),
+    ".ci",
+]
+_REPO_PATH = re.compile(r"(?<![\w./-])((?:" + "|".join(map(re.escape, _TOP)) + r")/[\w./-]*[\w/])")
+
+
+def _missing_paths(page: Path) -> list[str]:
+    """The repository paths (``core/io.py``, ``tests/test_x.py``, ``docs/examples/...``)
+    a page names that are neither in the repository nor beside the page."""
+    return [
+        path
+        for path in _REPO_PATH.findall(page.read_text("utf-8"))
+        if not (ROOT / path).exists() and not (page.parent / path).exists()
+    ]
+
+
+@pytest.mark.source_tree  # (the paths are the source tree's)
+def test_the_docs_name_no_missing_repository_paths(tmp_path: Path) -> None:
+    assert {"core", "docs", "tests", "plugins", "rulesets", "benchmarks"} <= set(_TOP)
+    missing = {
+        page.name: found
+        for page in [ROOT / "README.md", *DOCS.glob("*.md")]
+        if (found := _missing_paths(page))
+    }
+    assert missing == {}
+    # the check finds them: a page naming a file that is gone
+    page = tmp_path / "page.md"
+    page.write_text("see core/io.py, core/fast.py and tests/test_gone.py (docs/cli.md)\n")
+    assert _missing_paths(page) == ["core/fast.py", "tests/test_gone.py"]

@@ -276,7 +276,7 @@ def test_tune_refuses_bad_params(tmp_path: Path) -> None:
     history = _history(tmp_path, 50)
     for param, message in (
         ("k_factor", "NAME=LOW:HIGH"),
-        ("update.nope=1:2", "no number"),
+        ("update.nope=1:2", "must name a number of the ruleset"),
         ("update.k_factor=9:1", "LOW <= HIGH"),
     ):
         code, _, err = run(

@@ -17,7 +17,7 @@ import pytest
 import rankcraft
 from rankcraft.cli import main
 
-from .conftest import PG_SERVER, committed, snapshot
+from .conftest import PG_SERVER, committed, require_pg, snapshot
 
 
 def game(mid: str, a: str, b: str, day: int = 1) -> dict[str, Any]:
@@ -79,6 +79,7 @@ def test_cli_with_a_postgres_url(pg_url: str, tmp_path) -> None:
 
 
 def test_bad_urls_and_schemas() -> None:
+    require_pg()
     with pytest.raises(rankcraft.InputError, match="plain SQL name"):
         rankcraft.League.open(f"{PG_SERVER}?schema=x;drop", "elo")
     with pytest.raises(rankcraft.InputError, match="cannot connect"):

@@ -66,7 +66,7 @@ BAD = [
     (
         "unknown-top",
         'name = "x"\nnmae = 1\n[update]\nplugin = "elo"\n',
-        r"unknown key\(s\) 'nmae' @ ruleset",
+        r"unknown key\(s\) 'nmae' \(did you mean 'name'\?\) @ ruleset",
     ),
     (
         "unknown-plugin",
@@ -86,12 +86,12 @@ BAD = [
     (
         "slot-key",
         'name = "x"\n[update]\nplugin = "elo"\nk_factor = 3\n',
-        r"unknown key\(s\) 'k_factor' @ ruleset.update",
+        r"unknown key\(s\) 'k_factor' @ ruleset.update \(a slot has",
     ),
     (
         "unknown-param",
         'name = "x"\n[update]\nplugin = "elo"\n[update.params]\nkfactor = 3\n',
-        r"unknown key\(s\) 'kfactor' @ ruleset.update.params",
+        r"unknown key\(s\) 'kfactor' \(did you mean 'k_factor'\?\) @ ruleset.update.params",
     ),
     (
         "negative",
