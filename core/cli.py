@@ -27,11 +27,12 @@ from ._files import write_atomically
 from .data import SAMPLE_RULESET, demo_matches_path, sample_matches_path
 from .engine import SEARCH_TEXT_MAX, League, UnknownPlayerError
 from .errors import DuplicateMatchError, InputError, MatchError, RankcraftError
-from .io import parse_time, read_match_dicts
+from .io import MAX_FUTURE, MAX_SECONDS_AHEAD, parse_time, read_match_dicts
 from .jsontext import finite, loads_strict
 from .manager import PLUGINS_DIR_ENV, Plugins
 from .model import Match, PlayerRecord, format_time
 from .ruleset import (
+    ImportedRulesetWarning,
     RulesetMigrationWarning,
     bundled_names,
     dumps,
@@ -616,8 +617,15 @@ def cmd_import(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             if isinstance(toml, str)
             else document.get("ruleset")
         )
+    if not 0 <= args.max_future <= MAX_SECONDS_AHEAD:
+        raise InputError(
+            f"'--max-future' must be a number of seconds in [0, {MAX_SECONDS_AHEAD:g}]: "
+            f"{args.max_future}"
+        )
     with creating(db) as creation, League.open(creation.target, ruleset) as league:
-        count = league.import_state(document)
+        count = league.import_state(
+            document, accept_ruleset=args.accept_ruleset, max_future=args.max_future
+        )
     if args.json:
         _emit_json({"imported": count, "db": mask_url(db)}, out)
     else:
@@ -1243,6 +1251,16 @@ class _Commands:
         )
 
     @staticmethod
+    def max_future(p: argparse.ArgumentParser, what: str) -> None:
+        p.add_argument(
+            "--max-future",
+            type=float,
+            default=MAX_FUTURE,
+            metavar="SECONDS",
+            help=f"{what} ({MAX_FUTURE:g})",
+        )
+
+    @staticmethod
     def db(p: argparse.ArgumentParser) -> None:
         p.add_argument(
             "--db",
@@ -1349,6 +1367,13 @@ def _read_commands(c: _Commands) -> None:
     p = c.add("import", cmd_import, "load players from an export document")
     p.add_argument("file", help="JSON document (or - for standard input)")
     p.add_argument("--ruleset", help="ruleset for a new database (default: the document's)")
+    p.add_argument(
+        "--accept-ruleset",
+        action="store_true",
+        help="import from a document whose ruleset rates otherwise than the league's "
+        "(with a warning; else it is refused)",
+    )
+    c.max_future(p, "how far past this machine's clock a player's last_played may be")
     c.db(p)
 
     p = c.add("reset", cmd_reset, "run a season event of the ruleset's reset plugin")
@@ -1476,13 +1501,7 @@ def _serve_command(c: _Commands) -> None:
     p.add_argument(
         "--max-players", type=int, default=256, help="most players in a match, all sides (256)"
     )
-    p.add_argument(
-        "--max-future",
-        type=float,
-        default=86_400.0,
-        metavar="SECONDS",
-        help="how far past the server's clock played_at may be (86400)",
-    )
+    c.max_future(p, "how far past the server's clock played_at may be")
     p.add_argument(
         "--header-timeout",
         type=float,
@@ -1623,7 +1642,7 @@ def _show_warning(command: str, err: TextIO, others: Callable[..., None]) -> Cal
     ``rankcraft COMMAND: warning: ...`` on ``err``; other warnings as Python shows them."""
 
     def show(message: Warning | str, category: type[Warning], *rest: Any, **kw: Any) -> None:
-        if issubclass(category, RulesetMigrationWarning):
+        if issubclass(category, RulesetMigrationWarning | ImportedRulesetWarning):
             err.write(f"rankcraft {command}: warning: {message}\n")
         else:
             others(message, category, *rest, **kw)
@@ -1651,6 +1670,7 @@ def main(
     try:
         with _plugin_dirs(args.plugins_dir), warnings.catch_warnings():
             warnings.simplefilter("always", RulesetMigrationWarning)  # said, not raised
+            warnings.simplefilter("always", ImportedRulesetWarning)
             warnings.showwarning = _show_warning(args.command, err, warnings.showwarning)
             return int(args.func(args, out, err))
     except InputError as exc:

@@ -18,7 +18,7 @@ import math
 import sys
 import zlib
 from collections.abc import Iterator, Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import MappingProxyType
 from typing import IO, Any, BinaryIO, cast
@@ -26,7 +26,7 @@ from typing import IO, Any, BinaryIO, cast
 from .errors import InputError, MatchError
 from .fields import Body, Field
 from .jsontext import JSONTextError, loads_strict
-from .model import Match
+from .model import Match, format_time
 
 _PLAYER = Field("player", "string", min_length=1, description="a player id")
 MATCH = Body(
@@ -124,6 +124,37 @@ MATCH_KEYS = MATCH.keys
 """Keys a match line may have. ``forecast`` (an outside forecast) is carried like ``meta``."""
 
 _time_cache: dict[str, datetime] = {}
+
+
+MAX_FUTURE = 86_400.0
+"""How many seconds past the clock a time may be, by default, where rankcraft takes
+times it did not see happen: a match's ``played_at`` sent to the service and an imported
+``last_played`` (``--max-future``). Beyond it a player would be locked out: every later
+match of theirs would be refused as played before their last."""
+
+
+MAX_SECONDS_AHEAD = 1e9
+"""The largest ``max_future`` taken (about 31 years): beyond, the bound means nothing."""
+
+
+def past_the_clock(
+    when: datetime, max_future: float, field: str, clock: str = "the server's clock"
+) -> str | None:
+    """The refusal of ``when`` (UTC) when it is more than ``max_future`` seconds after
+    ``clock`` (this process's clock, named so), naming ``field`` and the value; None when
+    it is not."""
+    if not 0 <= max_future <= MAX_SECONDS_AHEAD:  # (NaN too)
+        raise InputError(
+            f"'max_future' must be a number of seconds in [0, {MAX_SECONDS_AHEAD:g}]: "
+            f"{max_future!r}"
+        )
+    now = datetime.now(UTC)
+    if when <= now + timedelta(seconds=max_future):
+        return None
+    return (
+        f"'{field}' {format_time(when)} is later than {clock} "
+        f"({format_time(now)}) plus {max_future:g} s (--max-future)"
+    )
 
 
 def parse_time(text: Any, *, field: str = "played_at", match_id: str | None = None) -> datetime:

@@ -43,6 +43,11 @@ class RulesetMigrationWarning(UserWarning):
     and which nothing reads any more, was dropped (:func:`loads_stored_ruleset`)."""
 
 
+class ImportedRulesetWarning(UserWarning):
+    """A state document was imported although its ruleset rates otherwise than the
+    league's (``League.import_state(accept_ruleset=True)``, ``import --accept-ruleset``)."""
+
+
 def _strict_float(value: Any, _: type) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise TypeError(f"expected a number, got {value!r}")
@@ -832,6 +837,38 @@ def to_dict(ruleset: Ruleset) -> dict[str, Any]:
     if ruleset.display != DisplaySpec():
         out["display"] = _drop_none(converter.unstructure(ruleset.display))
     return out
+
+
+def differences(theirs: Ruleset, mine: Ruleset) -> list[str]:
+    """Where two rulesets differ in meaning: ``"key: VALUE there, VALUE here"`` for each
+    dotted key of their tables (:func:`to_dict`) whose values differ, in table order;
+    the description and the ``[display]`` table are for people and do not count. Empty
+    when they rate alike.
+
+    >>> elo = load_ruleset("elo")
+    >>> fast = loads_ruleset('extends = "elo"\\n[update.params]\\nk_factor = 64.0\\n')
+    >>> differences(fast, elo)
+    ['update.params.k_factor: 64.0 there, 32.0 here']
+    """
+    found: list[str] = []
+
+    def walk(a: Any, b: Any, path: str) -> None:
+        if isinstance(a, dict) and isinstance(b, dict):
+            for key in [*a, *(k for k in b if k not in a)]:
+                walk(a.get(key), b.get(key), f"{path}.{key}" if path else key)
+        elif a != b:
+            found.append(f"{path}: {_shown(a)} there, {_shown(b)} here")
+
+    left, right = to_dict(theirs), to_dict(mine)
+    for table in (left, right):
+        table.pop("description", None)
+        table.pop("display", None)
+    walk(left, right, "")
+    return found
+
+
+def _shown(value: Any) -> str:
+    return "(absent)" if value is None else repr(value)[:80]
 
 
 def _drop_none(value: Any) -> Any:

@@ -78,7 +78,6 @@ import re
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime, timedelta
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -94,10 +93,10 @@ from .errors import (
     RankcraftError,
 )
 from .fields import Body, Field
-from .io import MATCH, parse_match
+from .io import MATCH, MAX_FUTURE, parse_match, past_the_clock
 from .jsontext import loads_strict
 from .matchmaking import RankFilter
-from .model import Match, format_time
+from .model import Match
 from .openapi import Operation, build_document
 from .ruleset import dumps, to_dict
 from .tokens import authenticate
@@ -148,7 +147,7 @@ class Settings:
     max_body: int = 1 << 20
     max_sides: int = 64
     max_players: int = 256
-    max_future: float = 86_400.0
+    max_future: float = MAX_FUTURE
     max_batch: int = 10_000
     header_timeout: float = 10.0
     body_timeout: float = 30.0
@@ -948,13 +947,9 @@ class _Handlers:
             raise InputError(f"a match must be a JSON object, got {type(body).__name__}")
         _check_sides(body.get("teams"), "teams", self.settings)
         match = parse_match(body)
-        now = datetime.now(UTC)
-        if match.played_at > now + timedelta(seconds=self.settings.max_future):
-            raise LimitError(
-                f"'played_at' {format_time(match.played_at)} is later than the server's "
-                f"clock ({format_time(now)}) plus {self.settings.max_future:g} s (--max-future)",
-                field="played_at",
-            )
+        late = past_the_clock(match.played_at, self.settings.max_future, "played_at")
+        if late is not None:
+            raise LimitError(late, field="played_at")
         return match
 
     async def post_match(self, request: Request) -> JSONResponse:
