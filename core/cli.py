@@ -620,7 +620,7 @@ def cmd_import(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if not 0 <= args.max_future <= MAX_SECONDS_AHEAD:
         raise InputError(
             f"'--max-future' must be a number of seconds in [0, {MAX_SECONDS_AHEAD:g}]: "
-            f"{args.max_future}"
+            f"{args.max_future:g}"
         )
     with creating(db) as creation, League.open(creation.target, ruleset) as league:
         count = league.import_state(

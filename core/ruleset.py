@@ -846,9 +846,9 @@ def differences(theirs: Ruleset, mine: Ruleset) -> list[str]:
     when they rate alike.
 
     >>> elo = load_ruleset("elo")
-    >>> fast = loads_ruleset('extends = "elo"\\n[update.params]\\nk_factor = 64.0\\n')
+    >>> fast = loads_ruleset('extends = "elo"\\nname = "fast"\\n[update.params]\\nk_factor = 64.0\\n')
     >>> differences(fast, elo)
-    ['update.params.k_factor: 64.0 there, 32.0 here']
+    ["name: 'fast' there, 'elo' here", 'update.params.k_factor: 64.0 there, 32.0 here']
     """
     found: list[str] = []
 

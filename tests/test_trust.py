@@ -1,0 +1,251 @@
+"""Issue 31, "nothing invented, nothing internal": imports that refuse what they cannot
+trust, and every fault of the user's a clear exit (status 2, naming the option or field
+and the value), never an internal error."""
+
+from __future__ import annotations
+
+import io
+import json
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import rankcraft
+from rankcraft.cli import main
+from rankcraft.ruleset import ImportedRulesetWarning, dumps
+
+from .conftest import committed, file_digest, snapshot
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def game(mid: str, a: str, b: str, day: int = 1) -> dict[str, Any]:
+    return {
+        "id": mid,
+        "played_at": f"2024-05-{day:02d}T20:00:00Z",
+        "teams": [[a], [b]],
+        "scores": [1, 0],
+    }
+
+
+def elo_league(db: Path | str) -> dict[str, Any]:
+    """An elo league of 5 players at ``db``; returns its export document."""
+    src = Path(str(db) + ".jsonl")
+    pairs = [("ann", "bo"), ("cy", "di"), ("ann", "cy"), ("eve", "bo"), ("ann", "eve")]
+    src.write_text(
+        "".join(json.dumps(game(f"m{i}", a, b, i + 1)) + "\n" for i, (a, b) in enumerate(pairs))
+    )
+    code, _, err = run("replay", str(src), "--ruleset", "elo", "--db", str(db))
+    assert code == 0, err
+    with rankcraft.League.open(db) as league:
+        document: dict[str, Any] = league.export()
+    return document
+
+
+def import_cli(
+    tmp_path: Path, db: Path | str, document: Any, *options: str
+) -> tuple[int, str, str]:
+    doc = tmp_path / "doc.json"
+    doc.write_text(json.dumps(document))
+    return run("import", str(doc), "--db", str(db), *options)
+
+
+# -- 1. an import invents no state ---------------------------------------------------------
+
+
+def test_an_import_missing_a_state_field_is_refused_naming_player_and_field(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "l.sqlite"
+    document = elo_league(db)
+    assert document["players"][0]["id"] == "ann"
+    assert (
+        document["players"][0]["skill"]["peak"] != document["players"][0]["skill"]["rating"] or True
+    )
+    del document["players"][0]["skill"]["peak"]
+    before = snapshot(str(db))
+    code, out, err = import_cli(tmp_path, db, document)
+    assert (code, out) == (2, "")
+    assert "players[0] 'ann'.skill: 'peak' is missing" in err
+    assert snapshot(str(db)) == before
+    # the library says the same, and a whole state still imports
+    league = rankcraft.League("elo")
+    with pytest.raises(rankcraft.StateError, match=r"players\[0\] 'ann'.skill: 'peak' is missing"):
+        league.import_state(document)
+    document["players"][0]["skill"]["peak"] = 1516.0
+    assert league.import_state(document) == 5
+    assert league.player("ann").skill.peak == 1516.0
+
+
+@pytest.mark.parametrize(
+    ("ruleset", "player", "where", "missing"),
+    [
+        ("inversus", {"skill": {"mu": 0.0, "phi": 2.0}}, "skill", "'sigma' is"),
+        (
+            "skyweaver",
+            {"skill": {"rating": 1500.0, "deviation": 350.0}, "rank": {"points": 100}},
+            "rank",
+            "'tier', 'floor', 'streak', 'weekly', 'seasons' are",
+        ),
+    ],
+)
+def test_every_state_class_refuses_a_missing_field(
+    ruleset: str, player: dict[str, Any], where: str, missing: str
+) -> None:
+    league = rankcraft.League(ruleset)
+    with pytest.raises(rankcraft.StateError) as caught:
+        league.import_state({"players": [{"id": "p", **player}]})
+    assert f"players[0] 'p'.{where}: {missing}" in str(caught.value)
+    assert len(league) == 0
+
+
+def test_a_pending_opponent_missing_a_field_is_refused() -> None:
+    batch = rankcraft.loads_ruleset('extends = "glicko1"\nname = "g"\n[period]\nmode = "batch"\n')
+    league = rankcraft.League(batch)
+    league.record(game("m1", "a", "b"))
+    document = league.export()
+    assert rankcraft.League(batch).import_state(document) == 2  # whole: taken
+    opened = [p for p in document["players"] if p.get("open", {}).get("pending")]
+    assert opened, "a batch period stays open"
+    del opened[0]["open"]["pending"][0][0]["deviation"]
+    with pytest.raises(rankcraft.StateError, match=r"pending\[0\]\[0\]: 'deviation' is missing"):
+        rankcraft.League(batch).import_state(document)
+    document = league.export()
+    opened = [p for p in document["players"] if p.get("open", {}).get("pending")]
+    opened[0]["open"]["base"] = {"rating": 1500.0}
+    with pytest.raises(rankcraft.StateError, match=r"open.base: 'deviation' is missing"):
+        rankcraft.League(batch).import_state(document)
+
+
+# -- 2. an import takes no other ruleset ---------------------------------------------------
+
+
+@pytest.mark.parametrize(("value", "accepted"), [("64.0", True), ("-1.0", False)])
+def test_an_import_of_another_ruleset_is_refused(
+    tmp_path: Path, value: str, accepted: bool
+) -> None:
+    db = tmp_path / "l.sqlite"
+    document = elo_league(db)
+    document["ruleset_toml"] = document["ruleset_toml"].replace(
+        "k_factor = 32.0", f"k_factor = {value}"
+    )
+    before = snapshot(str(db))
+    code, out, err = import_cli(tmp_path, db, document)
+    assert (code, out) == (2, "")
+    if accepted:  # a valid ruleset, but not the league's
+        assert (
+            "rates otherwise than the league's 'elo': update.params.k_factor: 64.0 there, "
+            "32.0 here; --accept-ruleset" in err
+        )
+    else:  # validated as any ruleset is
+        assert "'ruleset_toml' is not a valid ruleset" in err
+        assert "'k_factor' must be a finite number in [1e-06, 10000.0]: -1.0" in err
+    assert snapshot(str(db)) == before
+    code, out, err = import_cli(tmp_path, db, document, "--accept-ruleset")
+    if accepted:
+        assert code == 0 and out.startswith("imported 5 players")
+        assert "rankcraft import: warning: the document's ruleset ('ruleset_toml') rates " in err
+        assert "update.params.k_factor: 64.0 there, 32.0 here; imported as asked" in err
+        with rankcraft.League.open(db) as league:  # the league keeps its own ruleset
+            assert league.ruleset.update.params.k_factor == 32.0
+    else:
+        assert code == 2 and "not a valid ruleset" in err
+        assert snapshot(str(db)) == before
+
+
+def test_the_library_refuses_another_ruleset_or_warns_when_asked() -> None:
+    league = rankcraft.League("elo")
+    league.record(game("m1", "a", "b"))
+    document = league.export()
+    document["ruleset_toml"] += "\n"  # the same ruleset written otherwise
+    assert rankcraft.League("elo").import_state(document) == 2
+    text = dumps(rankcraft.load_ruleset("elo"))  # (a ruleset named elo, rating otherwise)
+    other = rankcraft.League(
+        rankcraft.loads_ruleset(text.replace("scale = 400.0", "scale = 300.0"))
+    )
+    with pytest.raises(rankcraft.StateError, match=r"update.params.scale: 400.0 there, 300.0 here"):
+        other.import_state(document)
+    assert len(other) == 0
+    with pytest.warns(ImportedRulesetWarning, match=r"scale: 400.0 there, 300.0 here"):
+        assert other.import_state(document, accept_ruleset=True) == 2
+    # a description or a [display] table does not change what a ruleset rates
+    shown = rankcraft.League(
+        rankcraft.loads_ruleset(
+            text.replace('description = "', 'description = "ours: ')
+            + "[display]\nactive_days = 9.0\n"
+        )
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert shown.import_state(document) == 2
+
+
+# -- 3. an import locks no player out ------------------------------------------------------
+
+
+def test_an_import_from_the_far_future_is_refused(tmp_path: Path) -> None:
+    db = tmp_path / "l.sqlite"
+    document = elo_league(db)
+    document["players"][1]["last_played"] = "9999-12-31T23:59:59Z"
+    before = snapshot(str(db))
+    code, out, err = import_cli(tmp_path, db, document)
+    assert (code, out) == (2, "")
+    assert (
+        "players[1] 'bo': 'last_played' 9999-12-31T23:59:59Z is later than this machine's "
+        "clock (" in err
+    )
+    assert "plus 86400 s (--max-future)" in err
+    assert snapshot(str(db)) == before
+    code, _, err = import_cli(tmp_path, db, document, "--max-future", "1e12")
+    assert code == 2 and "'--max-future' must be a number of seconds in [0, 1e+09]: 1e+12" in err
+    # a day ahead is taken; --max-future 0 takes nothing later than now
+    from datetime import UTC, datetime, timedelta
+
+    soon = datetime.now(UTC) + timedelta(hours=1)
+    document["players"][1]["last_played"] = soon.isoformat()
+    code, _, err = import_cli(tmp_path, db, document, "--max-future", "0")
+    assert code == 2 and "plus 0 s (--max-future)" in err
+    assert import_cli(tmp_path, db, document)[0] == 0
+    with pytest.raises(rankcraft.StateError, match=r"'last_played' .* plus 60 s"):
+        rankcraft.League("elo").import_state(
+            {**document, "players": [{**document["players"][1], "last_played": "2999-01-01"}]},
+            max_future=60,
+        )
+
+
+# -- 4. a plugin that exits at import ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("import sys\nsys.exit(0)\n", "SystemExit: 0"),
+        ("raise SystemExit('bye')\n", "SystemExit: bye"),
+        ("raise KeyboardInterrupt\n", "KeyboardInterrupt"),
+        ("raise GeneratorExit\n", "GeneratorExit"),
+    ],
+)
+def test_a_plugin_that_exits_at_import_fails_to_load_and_the_command_goes_on(
+    tmp_path: Path, text: str, shown: str
+) -> None:
+    folder = tmp_path / "p"
+    folder.mkdir()
+    (folder / "quitter.py").write_text(text)
+    src = tmp_path / "m.jsonl"
+    src.write_text(json.dumps(game("m1", "a", "b")) + "\n")
+    db = tmp_path / "x.sqlite"
+    code, out, err = run(
+        "--plugins-dir", str(folder), "replay", str(src), "--ruleset", "elo", "--db", str(db)
+    )
+    assert code == 0 and out.startswith("recorded 1 match "), err
+    assert len(committed(str(db))) == 1
+    code, out, _ = run("--plugins-dir", str(folder), "plugins", "--json")
+    (row,) = [p for p in json.loads(out) if p["name"] == "quitter"]
+    assert row["error"] == f"plugin 'quitter' from plugins-dir failed to load: {shown}"
+    assert file_digest(db) is not None
