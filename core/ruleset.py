@@ -18,7 +18,7 @@ import math
 import tomllib
 import warnings
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -347,6 +347,14 @@ class ResetSchedule:
                 f"'start' goes with 'every_days' (a dated schedule): {self.start!r} "
                 f"(kind {self.kind!r})"
             )
+        if self.start is not None and self.every_days is not None:
+            try:  # (the first event runs every_days after start: a time a league can hold)
+                self.start_time + timedelta(days=self.every_days)  # type: ignore[operator]
+            except OverflowError:
+                raise ValueError(
+                    f"'start' plus 'every_days' must fall within the years 1 to 9999: "
+                    f"{self.start!r} plus {self.every_days:g} days (kind {self.kind!r})"
+                ) from None
 
     @property
     def trigger(self) -> str:
@@ -846,7 +854,9 @@ def differences(theirs: Ruleset, mine: Ruleset) -> list[str]:
     when they rate alike.
 
     >>> elo = load_ruleset("elo")
-    >>> fast = loads_ruleset('extends = "elo"\\nname = "fast"\\n[update.params]\\nk_factor = 64.0\\n')
+    >>> fast = loads_ruleset(
+    ...     'extends = "elo"\\nname = "fast"\\n[update.params]\\nk_factor = 64.0\\n'
+    ... )
     >>> differences(fast, elo)
     ["name: 'fast' there, 'elo' here", 'update.params.k_factor: 64.0 there, 32.0 here']
     """

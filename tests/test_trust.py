@@ -249,3 +249,112 @@ def test_a_plugin_that_exits_at_import_fails_to_load_and_the_command_goes_on(
     (row,) = [p for p in json.loads(out) if p["name"] == "quitter"]
     assert row["error"] == f"plugin 'quitter' from plugins-dir failed to load: {shown}"
     assert file_digest(db) is not None
+
+
+# -- 5. internal errors where the user erred -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("start", "every"), [("9999-12-31", "1.0"), ("9999-12-31T23:00:00-05:00", "0.1")]
+)
+def test_a_schedule_past_the_year_9999_is_refused_by_check(
+    tmp_path: Path, start: str, every: str
+) -> None:
+    ruleset = tmp_path / "late.toml"
+    ruleset.write_text(
+        f'extends = "elo-538"\nname = "late"\n[[resets]]\nkind = "season"\n'
+        f'every_days = {every}\nstart = "{start}"\n'
+    )
+    code, _, err = run("check", str(ruleset))
+    assert code == 2
+    assert (
+        f"'start' plus 'every_days' must fall within the years 1 to 9999: '{start}' plus "
+        f"{float(every):g} days (kind 'season')" in err
+    )
+    src = tmp_path / "m.jsonl"
+    src.write_text(json.dumps(game("m1", "a", "b")) + "\n")
+    db = tmp_path / "l.sqlite"
+    code, _, err = run("replay", str(src), "--ruleset", str(ruleset), "--db", str(db))
+    assert code == 2 and "internal error" not in err and "'start' plus 'every_days'" in err
+    assert not db.exists()
+
+
+@pytest.mark.slow(seconds=8)
+@pytest.mark.parametrize(
+    ("storage", "reason"),
+    [
+        ("notaurl://x", "Can't load plugin: sqlalchemy.dialects:notaurl"),
+        ("", "Could not parse SQLAlchemy URL"),
+        ("sqlite:///{tmp}", "unable to open database file"),  # a folder
+        ("postgresql://postgres:pw@127.0.0.1:1/test", "Connection refused"),
+    ],
+)
+def test_tune_with_a_storage_it_cannot_use_names_the_option(
+    tmp_path: Path, storage: str, reason: str
+) -> None:
+    pytest.importorskip("optuna")
+    src = tmp_path / "m.jsonl"
+    src.write_text("".join(json.dumps(game(f"m{d}", "a", "b", d)) + "\n" for d in range(1, 20)))
+    url = storage.replace("{tmp}", str(tmp_path))
+    code, out, err = run(
+        "tune", str(src), "--ruleset", "elo", "--test-from", "2024-05-15",
+        "--param", "update.params.k_factor=10:40", "--out", str(tmp_path / "t.toml"),
+        "--trials", "2", "--jobs", "1", "--storage", url,
+    )  # fmt: skip
+    assert (code, out) == (2, ""), err
+    shown = url.replace(":pw@", ":***@")
+    assert f"rankcraft tune: error: '--storage' {shown!r} cannot hold the study: " in err
+    assert reason in err and "internal error" not in err and ":pw@" not in err
+    assert not (tmp_path / "t.toml").exists()
+
+
+@pytest.mark.parametrize("schema", ["pg_catalog", "information_schema", "PG_toast"])
+def test_a_reserved_postgresql_schema_is_refused(tmp_path: Path, schema: str) -> None:
+    from .conftest import PG_SERVER
+
+    src = tmp_path / "m.jsonl"
+    src.write_text(json.dumps(game("m1", "a", "b")) + "\n")
+    url = f"{PG_SERVER}?schema={schema}"
+    code, out, err = run("replay", str(src), "--ruleset", "elo", "--db", url)
+    assert (code, out) == (2, "")
+    assert (
+        f"'schema' must not be one of PostgreSQL's own (pg_..., information_schema): "
+        f"{schema!r} in {url!r}" in err
+    )
+
+
+# -- 6. a NUL in a path or query -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "status"),
+    [
+        ("/players/x%00y", 404),
+        ("/matches/x%00y", 404),
+        ("/web/players/x%00y", 404),
+        ("/leaderboard?tier=a%00b", 200),
+        ("/leaderboard?holding=a%00b", 200),
+        ("/predict?side=x%00y&side=q1", 200),
+        ("/predict?side=x%00y,q2&side=q1", 200),
+    ],
+)
+def test_a_nul_in_a_path_or_query_is_answered_as_on_sqlite(
+    db_url: str, path: str, status: int
+) -> None:
+    from starlette.testclient import TestClient
+
+    from rankcraft.serve import create_app
+
+    with rankcraft.League.open(db_url, "skyweaver") as league:
+        league.record(game("m1", "q1", "q2"))
+        client = TestClient(create_app(league), raise_server_exceptions=False)
+        answer = client.get(path)
+        assert answer.status_code == status, answer.text
+        if status == 404:
+            assert "unknown" in answer.json()["error"]["message"]
+        elif path.startswith("/predict"):
+            assert sum(answer.json()["probabilities"]) == pytest.approx(1.0)
+        else:
+            assert answer.json() == []
+        assert "x\x00y" not in league and league.store.match("x\x00y") is None
+        assert [r.id for r in league.players()] == ["q1", "q2"]
