@@ -88,8 +88,6 @@ class _States:
     def state(self, data: Any, cls: type, path: str) -> State:
         if not isinstance(data, Mapping):
             raise StateError(f"{path} must be an object: {data!r}")
-        if self.complete:
-            _missing_fields(data, cls, path)
         try:
             state: State = converter.structure(dict(data), cls)
         except cattrs.BaseValidationError as exc:
@@ -99,6 +97,8 @@ class _States:
             raise StateError(f"{path}: {exc}") from None
         for field in cls.__attrs_attrs__:  # type: ignore[attr-defined]
             _check_finite(getattr(state, field.name), f"{path}.{field.name}")
+        if self.complete:
+            _missing_fields(data, cls, path)
         return state
 
     def record(self, data: Any, path: str) -> PlayerRecord:

@@ -86,7 +86,7 @@ def test_import_of_a_rating_1e308_is_refused_and_changes_nothing() -> None:
     league.record(one("m0", "a", "b", [1, 0]))
     before = league.export()
     with pytest.raises(rankcraft.StateError, match=r"'rating' must be .*: 1e\+308 @ players\[0\]"):
-        league.import_state({"players": [{"id": "a", "skill": {"rating": 1e308}}]})
+        league.import_state({"players": [{"id": "a", "skill": {"rating": 1e308, "peak": 1e308}}]})
     assert league.export() == before
     league.record(one("m1", "a", "b", [0, 1], 2))  # a's matches still rate
     assert 1400 < league.player("a").skill.rating < 1600
@@ -134,7 +134,7 @@ def _538(players: dict[str, float]) -> rankcraft.League:
         rankcraft.loads_ruleset('extends = "elo-538"\nname = "x"\nresets = []\n')
     )
     league.import_state(
-        {"players": [{"id": p, "skill": {"rating": r}} for p, r in players.items()]}
+        {"players": [{"id": p, "skill": {"rating": r, "peak": r}} for p, r in players.items()]}
     )
     return league
 
@@ -655,7 +655,7 @@ def test_writing_a_read_only_file_says_so(tmp_path: Path, monkeypatch: pytest.Mo
 
     monkeypatch.setattr(SQLiteStore, "_connect", read_only_file_system)
     doc = tmp_path / "doc.json"
-    doc.write_text(json.dumps({"players": [{"id": "z", "skill": {"rating": 1500.0}}]}))
+    doc.write_text(json.dumps({"players": [{"id": "z", "skill": {"rating": 1500.0, "peak": 1500.0}}]}))
     code, out, err = run("import", str(doc), "--db", str(db))
     assert code == 1 and out == ""
     assert f"'{db}' is read-only: the file, its folder or its file system cannot be written" in err
@@ -677,7 +677,7 @@ def test_a_locked_league_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     other.execute("BEGIN EXCLUSIVE")  # another process in the middle of a write
     try:
         doc = tmp_path / "doc.json"
-        doc.write_text(json.dumps({"players": [{"id": "z", "skill": {"rating": 1500.0}}]}))
+        doc.write_text(json.dumps({"players": [{"id": "z", "skill": {"rating": 1500.0, "peak": 1500.0}}]}))
         code, out, err = run("import", str(doc), "--db", str(db))
     finally:
         other.execute("ROLLBACK")

@@ -159,8 +159,8 @@ def test_regress_reset_toward_league_mean() -> None:
     league.import_state(
         {
             "players": [
-                {"id": "a", "skill": {"rating": 1600.0}},
-                {"id": "b", "skill": {"rating": 1400.0}},
+                {"id": "a", "skill": {"rating": 1600.0, "peak": 1600.0}},
+                {"id": "b", "skill": {"rating": 1400.0, "peak": 1400.0}},
             ]
         }
     )

@@ -105,8 +105,8 @@ def test_draw_model_forecast_and_update_are_consistent() -> None:
     league.import_state(
         {
             "players": [
-                {"id": "a", "skill": {"rating": 1600.0}},
-                {"id": "b", "skill": {"rating": 1500.0}},
+                {"id": "a", "skill": {"rating": 1600.0, "peak": 1600.0}},
+                {"id": "b", "skill": {"rating": 1500.0, "peak": 1500.0}},
             ]
         }
     )
@@ -266,8 +266,8 @@ def test_off_season_found_from_a_long_gap() -> None:
     league.import_state(
         {
             "players": [
-                {"id": "a", "skill": {"rating": 1700.0}, "last_played": "2024-02-01"},
-                {"id": "b", "skill": {"rating": 1500.0}, "last_played": "2024-02-01"},
+                {"id": "a", "skill": {"rating": 1700.0, "peak": 1700.0}, "last_played": "2024-02-01"},
+                {"id": "b", "skill": {"rating": 1500.0, "peak": 1500.0}, "last_played": "2024-02-01"},
             ]
         }
     )

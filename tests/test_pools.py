@@ -128,7 +128,7 @@ def test_no_effect_within_one_pool(
     pooled.import_state(_pair(ra, oa, rb, ob))
     plain = rankcraft.League("elo")
     plain.import_state(
-        {"players": [{"id": "a", "skill": {"rating": ra}}, {"id": "b", "skill": {"rating": rb}}]}
+        {"players": [{"id": "a", "skill": {"rating": ra, "peak": ra}}, {"id": "b", "skill": {"rating": rb, "peak": rb}}]}
     )
     match = _match("m", "a", "b", scores, ["A", "A"])
     assert pooled.record(match).expected == pytest.approx(plain.record(match).expected)

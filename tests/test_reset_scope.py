@@ -171,7 +171,7 @@ target = 1500.0
     for fraction, handed_want, rating in (("0.5", [3], 1550.0), ("0.0", [0], 1600.0)):
         league = rankcraft.League(rankcraft.loads_ruleset(ruleset.format(fraction=fraction)))
         handed = counting(league)
-        league.import_state({"players": [{"id": p, "skill": {"rating": 1600.0}} for p in "abc"]})
+        league.import_state({"players": [{"id": p, "skill": {"rating": 1600.0, "peak": 1600.0}} for p in "abc"]})
         assert league.reset("season") == (3 if rating != 1600.0 else 0)
         assert handed == handed_want  # fraction 0 moves nobody: nobody is read
         assert league.player("b").skill.rating == rating

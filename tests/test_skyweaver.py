@@ -185,9 +185,9 @@ def test_migration_from_an_elo_export() -> None:
     elo.import_state(
         {
             "players": [
-                {"id": "gm", "skill": {"rating": 2300.0}},
-                {"id": "m", "skill": {"rating": 2100.0}},
-                {"id": "new", "skill": {"rating": 1400.0}},
+                {"id": "gm", "skill": {"rating": 2300.0, "peak": 2300.0}},
+                {"id": "m", "skill": {"rating": 2100.0, "peak": 2100.0}},
+                {"id": "new", "skill": {"rating": 1400.0, "peak": 1400.0}},
             ]
         }
     )

@@ -358,3 +358,81 @@ def test_a_nul_in_a_path_or_query_is_answered_as_on_sqlite(
             assert answer.json() == []
         assert "x\x00y" not in league and league.store.match("x\x00y") is None
         assert [r.id for r in league.players()] == ["q1", "q2"]
+
+
+# -- 7. a valid writer carries on where a failing one removed the new league ---------------
+
+
+@pytest.mark.parametrize("second_fails", [False, True])
+def test_a_league_removed_by_its_failing_creator_is_made_again_by_the_other_writer(
+    tmp_path: Path, second_fails: bool
+) -> None:
+    from rankcraft.store import creating
+
+    db = tmp_path / "new.sqlite"
+    second_command = creating(db)
+    with pytest.raises(rankcraft.MatchError):  # the first command: its first line is bad
+        with creating(db) as first:
+            assert first.new
+            with rankcraft.League.open(first.target, "elo") as league:
+                # meanwhile a second command opens the league the first one made
+                second_creation = second_command.__enter__()
+                assert not second_creation.new
+                second = rankcraft.League.open(second_creation.target, "elo")
+                league.record({"id": "bad"})
+    assert not db.exists()  # the first command removed what it made, empty
+    # the second one carries on: it makes the league again and records into it
+    if second_fails:
+        with pytest.raises(rankcraft.MatchError, match="'played_at' is missing"):
+            with second:
+                second.record_many([game("m1", "a", "b"), {"id": "m2", "teams": []}])
+        error = rankcraft.MatchError("x")
+        assert not second_command.__exit__(type(error), error, None)  # (re-raised)
+        assert not db.exists()  # made again by this command, which failed: removed
+    else:
+        with second:
+            second.record_many([game("m1", "a", "b"), game("m2", "b", "c", 2)])
+        second_command.__exit__(None, None, None)
+        assert [m["id"] for m in committed(str(db))] == ["m1", "m2"]
+        with rankcraft.League.open(db) as again:
+            assert again.ruleset.name == "elo" and len(again) == 3
+
+
+def test_two_replays_race_and_the_valid_one_wins(tmp_path: Path) -> None:
+    """The issue's reproduction with two processes: the failing one's file is removed
+    while the valid one has it open; the valid one exits 0 with its matches."""
+    import subprocess
+    import sys
+
+    bad = tmp_path / "bad_first.jsonl"
+    good = tmp_path / "good.jsonl"
+    bad.write_text('{"id": "x"}\n')
+    good.write_text("".join(json.dumps(game(f"g{d}", "a", "b", d)) + "\n" for d in range(1, 29)))
+    db = tmp_path / "new.sqlite"
+    # the bad replay waits (a slow first read of its file) until the good one has opened
+    slow = (
+        "import sys, time, rankcraft.cli as c, rankcraft.engine as e\n"
+        "real = e.League.record_many\n"
+        "def late(self, *a, **k):\n"
+        "    time.sleep(float(sys.argv[1])); return real(self, *a, **k)\n"
+        "e.League.record_many = late\n"
+        "sys.exit(c.main(sys.argv[2:]))\n"
+    )
+    args = ["--ruleset", "elo", "--db", str(db)]
+    first = subprocess.Popen(
+        [sys.executable, "-c", slow, "1.0", "replay", str(bad), *args], stderr=subprocess.PIPE, text=True
+    )
+    import time
+
+    deadline = time.monotonic() + 30
+    while not db.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.3)  # the first has made its league
+    second = subprocess.run(
+        [sys.executable, "-c", slow, "2.0", "replay", str(good), *args], capture_output=True, text=True
+    )
+    _, first_err = first.communicate(timeout=60)
+    assert first.returncode == 2 and "'played_at' is missing" in first_err
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.startswith("recorded 28 matches")
+    assert len(committed(str(db))) == 28
