@@ -27,7 +27,15 @@ from ._files import write_atomically
 from .data import SAMPLE_RULESET, demo_matches_path, sample_matches_path
 from .engine import SEARCH_TEXT_MAX, League, UnknownPlayerError
 from .errors import DuplicateMatchError, InputError, MatchError, RankcraftError
-from .io import MAX_FUTURE, MAX_SECONDS_AHEAD, parse_time, read_match_dicts
+from .io import (
+    MAX_FUTURE,
+    MAX_PLAYERS,
+    MAX_SECONDS_AHEAD,
+    MAX_SIDES,
+    over_limits,
+    parse_time,
+    read_match_dicts,
+)
 from .jsontext import finite, loads_strict
 from .manager import PLUGINS_DIR_ENV, Plugins
 from .model import Match, PlayerRecord, format_time
@@ -59,9 +67,16 @@ class _LineTracker:
     Dicts, not parsed matches: the league validates them itself, on its fused 1-v-1
     path when it can, and raises the same errors otherwise."""
 
-    def __init__(self, path: str, home_from: str | None = None, window: int = 0) -> None:
+    def __init__(
+        self,
+        path: str,
+        home_from: str | None = None,
+        window: int = 0,
+        limits: tuple[int, int] = (MAX_SIDES, MAX_PLAYERS),
+    ) -> None:
         self.path = path
         self.home_from = home_from
+        self.limits = limits  # (most sides, most players) of a match
         self.count = 0  # items handed out
         self.homes = 0  # items naming a home side (for the home-advantage warning)
         self.lines: collections.deque[int] = collections.deque(maxlen=window + 10_000)
@@ -72,8 +87,15 @@ class _LineTracker:
         for number, data in read_match_dicts(self.path):
             if self.home_from and type(data) is dict:
                 (data,) = with_home([data], self.home_from)
-            if type(data) is dict and data.get("home") is not None:
-                self.homes += 1
+            if type(data) is dict:
+                beyond = over_limits(data.get("teams"), "teams", *self.limits)
+                if beyond is not None:  # (refused before its work, which grows as sides²)
+                    mid = data.get("id")
+                    raise MatchError(
+                        beyond, match_id=mid if isinstance(mid, str) else None, line=number
+                    )
+                if data.get("home") is not None:
+                    self.homes += 1
             self.lines.append(number)
             self.count += 1
             yield data
@@ -210,13 +232,15 @@ def _replay_into(
     home_from: str | None = None,
     commit_every: int = 0,
     creation: Creation | None = None,
+    limits: tuple[int, int] = (MAX_SIDES, MAX_PLAYERS),
 ) -> dict[str, Any]:
-    """Replay the file at ``path`` into ``league``; errors name the file's line."""
+    """Replay the file at ``path`` into ``league``; errors name the file's line.
+    ``limits``: the most sides and players of a match (``--max-sides``, ``--max-players``)."""
     progress = Bar(err, "replaying", count_lines(path) if err.isatty() else None)
     if progress.enabled:  # a match long after the last one may make many events due
         league.catch_up_progress = progress.events
     started = time.perf_counter()
-    source = _LineTracker(path, home_from, window=max(commit_every, 0))
+    source = _LineTracker(path, home_from, window=max(commit_every, 0), limits=limits)
     try:
         summary = league.record_many(
             source, skip_seen=skip_seen, progress=progress, commit_every=commit_every
@@ -265,8 +289,21 @@ def _warn_home(ruleset: Any, matches: int, homes: int, path: str, err: TextIO) -
         err.write(f"rankcraft: warning: {warning}\n")
 
 
+def _limits(args: argparse.Namespace) -> tuple[int, int]:
+    """``--max-sides`` and ``--max-players``, checked as the service checks them."""
+    for option, least in (("max_sides", 2), ("max_players", 1)):
+        value = getattr(args, option)
+        if not least <= value <= 1_000_000:
+            raise InputError(
+                f"'--{option.replace('_', '-')}' must be a whole number in "
+                f"[{least}, 1000000]: {value}"
+            )
+    return args.max_sides, args.max_players
+
+
 def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     db = _db_path(args)
+    _limits(args)
     with creating(db) as creation, League.open(creation.target, args.ruleset) as league:
         result = _replay_into(
             league,
@@ -276,6 +313,7 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             home_from=args.home_from,
             commit_every=args.commit_every,
             creation=creation,
+            limits=_limits(args),
         )
     if args.json:
         _emit_json({**result, "db": mask_url(db)}, out)
@@ -676,7 +714,13 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from .evaluate import compare, evaluate, scratch_league
 
     test_from = parse_time(args.test_from, field="--test-from")
-    for option in ("bootstrap", "block_days"):
+    from .evaluate import MAX_SAMPLES
+
+    if not 1 <= args.bootstrap <= MAX_SAMPLES:
+        raise InputError(
+            f"'--bootstrap' must be a whole number in [1, {MAX_SAMPLES}]: {args.bootstrap}"
+        )
+    for option in ("block_days",):
         if getattr(args, option) < 1:
             raise InputError(
                 f"'--{option.replace('_', '-')}' must be at least 1: {getattr(args, option)}"
@@ -1251,6 +1295,23 @@ class _Commands:
         )
 
     @staticmethod
+    def limits(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--max-sides",
+            type=int,
+            default=MAX_SIDES,
+            metavar="N",
+            help=f"most sides in a match ({MAX_SIDES})",
+        )
+        p.add_argument(
+            "--max-players",
+            type=int,
+            default=MAX_PLAYERS,
+            metavar="N",
+            help=f"most players in a match, all sides ({MAX_PLAYERS})",
+        )
+
+    @staticmethod
     def max_future(p: argparse.ArgumentParser, what: str) -> None:
         p.add_argument(
             "--max-future",
@@ -1289,6 +1350,7 @@ def _replay_commands(c: _Commands) -> None:
         help="commit every N matches, so that a crash keeps what was done (default "
         "0: the whole file is one transaction, all or nothing)",
     )
+    c.limits(p)
     c.home_from(p)
     c.db(p)
 
@@ -1409,7 +1471,8 @@ def _model_commands(c: _Commands) -> None:
         type=int,
         default=2000,
         metavar="N",
-        help="bootstrap resamples for the 95%% interval of a difference (default 2000)",
+        help="bootstrap resamples for the 95%% interval of a difference, at most 100000 "
+        "(default 2000)",
     )
     p.add_argument(
         "--block-days",
@@ -1494,12 +1557,9 @@ def _serve_command(c: _Commands) -> None:
     p.add_argument(
         "--max-body", type=int, default=1 << 20, help="most bytes in a request body (1048576)"
     )
-    p.add_argument("--max-sides", type=int, default=64, help="most sides in a match (64)")
+    c.limits(p)
     p.add_argument(
         "--max-batch", type=int, default=10_000, help="most matches in POST /matches/batch (10000)"
-    )
-    p.add_argument(
-        "--max-players", type=int, default=256, help="most players in a match, all sides (256)"
     )
     c.max_future(p, "how far past the server's clock played_at may be")
     p.add_argument(

@@ -133,6 +133,29 @@ times it did not see happen: a match's ``played_at`` sent to the service and an 
 match of theirs would be refused as played before their last."""
 
 
+MAX_SIDES = 64
+"""The most sides a match may have, by default, in the service (``--max-sides``) and in
+``rankcraft replay`` (the same option): a match's work grows with the square of its sides
+(a 10,000-side line ran for minutes)."""
+MAX_PLAYERS = 256
+"""The most players a match may have, all sides together, by default (``--max-players``)."""
+
+
+def over_limits(sides: Any, field: str, max_sides: int, max_players: int) -> str | None:
+    """The refusal of a match's ``teams`` (named ``field``) with more sides or players
+    than the limits, else None (also for what is not a list: the parser names that)."""
+    if not isinstance(sides, list):
+        return None
+    if len(sides) > max_sides:
+        return f"'{field}' has {len(sides)} sides, more than the limit of {max_sides} (--max-sides)"
+    players = sum(len(side) for side in sides if isinstance(side, list | str))
+    if players > max_players:
+        return (
+            f"'{field}' has {players} players, more than the limit of {max_players} (--max-players)"
+        )
+    return None
+
+
 MAX_SECONDS_AHEAD = 1e9
 """The largest ``max_future`` taken (about 31 years): beyond, the bound means nothing."""
 

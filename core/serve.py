@@ -93,7 +93,15 @@ from .errors import (
     RankcraftError,
 )
 from .fields import Body, Field
-from .io import MATCH, MAX_FUTURE, parse_match, past_the_clock
+from .io import (
+    MATCH,
+    MAX_FUTURE,
+    MAX_PLAYERS,
+    MAX_SIDES,
+    over_limits,
+    parse_match,
+    past_the_clock,
+)
 from .jsontext import loads_strict
 from .matchmaking import RankFilter
 from .model import Match
@@ -145,8 +153,8 @@ class Settings:
     auth_reads: bool = False
     cors_origins: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     max_body: int = 1 << 20
-    max_sides: int = 64
-    max_players: int = 256
+    max_sides: int = MAX_SIDES
+    max_players: int = MAX_PLAYERS
     max_future: float = MAX_FUTURE
     max_batch: int = 10_000
     header_timeout: float = 10.0
@@ -386,21 +394,9 @@ def _query_value(text: str, spec: Field) -> Any:
 
 def _check_sides(sides: Any, field: str, settings: Settings) -> None:
     """Refuse more sides or players than the limits, before any other work."""
-    if not isinstance(sides, list):
-        return  # the parser names what is wrong
-    if len(sides) > settings.max_sides:
-        raise LimitError(
-            f"'{field}' has {len(sides)} sides, more than the limit of {settings.max_sides} "
-            "(--max-sides)",
-            field=field,
-        )
-    players = sum(len(side) for side in sides if isinstance(side, list | str))
-    if players > settings.max_players:
-        raise LimitError(
-            f"'{field}' has {players} players, more than the limit of {settings.max_players} "
-            "(--max-players)",
-            field=field,
-        )
+    beyond = over_limits(sides, field, settings.max_sides, settings.max_players)
+    if beyond is not None:
+        raise LimitError(beyond, field=field)
 
 
 def _bearer(request: Request, league: League, scope: str) -> None:

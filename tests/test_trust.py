@@ -420,7 +420,9 @@ def test_two_replays_race_and_the_valid_one_wins(tmp_path: Path) -> None:
     )
     args = ["--ruleset", "elo", "--db", str(db)]
     first = subprocess.Popen(
-        [sys.executable, "-c", slow, "1.0", "replay", str(bad), *args], stderr=subprocess.PIPE, text=True
+        [sys.executable, "-c", slow, "1.0", "replay", str(bad), *args],
+        stderr=subprocess.PIPE,
+        text=True,
     )
     import time
 
@@ -429,10 +431,62 @@ def test_two_replays_race_and_the_valid_one_wins(tmp_path: Path) -> None:
         time.sleep(0.01)
     time.sleep(0.3)  # the first has made its league
     second = subprocess.run(
-        [sys.executable, "-c", slow, "2.0", "replay", str(good), *args], capture_output=True, text=True
+        [sys.executable, "-c", slow, "2.0", "replay", str(good), *args],
+        capture_output=True,
+        text=True,
     )
     _, first_err = first.communicate(timeout=60)
     assert first.returncode == 2 and "'played_at' is missing" in first_err
     assert second.returncode == 0, second.stderr
     assert second.stdout.startswith("recorded 28 matches")
     assert len(committed(str(db))) == 28
+
+
+# -- 8. bounded work on the command line ---------------------------------------------------
+
+
+def test_replay_refuses_more_sides_or_players_than_the_service_does(tmp_path: Path) -> None:
+    db = tmp_path / "l.sqlite"
+    wide = {
+        "id": "wide",
+        "played_at": "2024-05-02",
+        "teams": [[f"p{i}"] for i in range(10_000)],
+        "ranks": list(range(1, 10_001)),
+    }
+    src = tmp_path / "m.jsonl"
+    src.write_text(json.dumps(game("m1", "a", "b")) + "\n" + json.dumps(wide) + "\n")
+    code, out, err = run("replay", str(src), "--ruleset", "elo", "--db", str(db))
+    assert (code, out) == (2, "")
+    assert (
+        "line 2, match 'wide': 'teams' has 10000 sides, more than the limit of 64 (--max-sides)"
+        in err
+    )
+    assert not db.exists()
+    # 65 sides: refused by default, taken with --max-sides; players bound likewise
+    wide["teams"], wide["ranks"] = wide["teams"][:65], wide["ranks"][:65]
+    src.write_text(json.dumps(wide) + "\n")
+    code, _, err = run("replay", str(src), "--ruleset", "elo", "--db", str(db))
+    assert code == 2 and "'teams' has 65 sides, more than the limit of 64" in err
+    code, out, err = run(
+        "replay", str(src), "--ruleset", "elo", "--db", str(db), "--max-sides", "65",
+        "--max-players", "64",
+    )  # fmt: skip
+    assert code == 2 and "'teams' has 65 players, more than the limit of 64 (--max-players)" in err
+    code, out, err = run(
+        "replay", str(src), "--ruleset", "elo", "--db", str(db), "--max-sides", "65"
+    )
+    assert code == 0 and out.startswith("recorded 1 match "), err
+    code, _, err = run("replay", str(src), "--db", str(db), "--max-sides", "1")
+    assert code == 2 and "'--max-sides' must be a whole number in [2, 1000000]: 1" in err
+
+
+@pytest.mark.parametrize("value", ["99999999999", "100001", "0", "-5"])
+def test_evaluate_bootstrap_has_bounds(tmp_path: Path, value: str) -> None:
+    src = tmp_path / "m.jsonl"
+    src.write_text(json.dumps(game("m1", "a", "b")) + "\n")
+    code, out, err = run(
+        "evaluate", str(src), "--ruleset", "elo", "--ruleset", "glicko1", "--test-from",
+        "2024-05-01", "--bootstrap", value,
+    )  # fmt: skip
+    assert (code, out) == (2, "")
+    assert f"'--bootstrap' must be a whole number in [1, 100000]: {value}" in err
