@@ -251,9 +251,16 @@ def _replay_into(
             kept = exc.committed or 0  # what this replay committed, not other processes
             if kept and creation is not None:
                 creation.keep_on_failure = True
+            # a bad line is the user's to fix; a store's failure (a full disk, a lock) not
+            went_on = (
+                "fix the line and rerun with --skip-seen to go on"
+                if isinstance(exc, InputError)
+                else f"the database failed ({type(exc).__name__}, below), not the file: once "
+                "it can be written again, rerun with --skip-seen to go on"
+            )
             err.write(
                 f"rankcraft: kept the {kept:,} matches this command committed before the "
-                "error; fix the line and rerun with --skip-seen to go on\n"
+                f"error; {went_on}\n"
                 if kept
                 else "rankcraft: kept no matches: the error came before the first commit\n"
             )

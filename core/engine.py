@@ -1072,7 +1072,7 @@ class League:
         document: Mapping[str, Any],
         *,
         accept_ruleset: bool = False,
-        max_future: float = MAX_FUTURE,
+        max_future: float | None = MAX_FUTURE,
     ) -> int:
         """Load players from an export document (all of them, or none on any error).
 
@@ -1085,7 +1085,8 @@ class League:
             otherwise (``rankcraft import --accept-ruleset``), with an
             :class:`~rankcraft.ruleset.ImportedRulesetWarning` naming the differences.
         :param max_future: the most seconds a ``last_played`` may lie past this
-            machine's clock (default 86400, as the service's ``--max-future``).
+            machine's clock (default 86400, as the service's ``--max-future``; None: no
+            bound, for a history of made-up dates).
         :returns: the number of players imported.
         :raises StateError: the document does not fit this league's ruleset.
         """

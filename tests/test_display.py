@@ -53,12 +53,12 @@ def test_rank_layer_orders_by_rank_points() -> None:
                 {
                     "id": "a",
                     "skill": {"mu": 2.0, "phi": 0.2, "sigma": 0.06},
-                    "rank": {"points": 10},
+                    "rank": {"points": 10, "best_phi": None},
                 },
                 {
                     "id": "b",
                     "skill": {"mu": 0.0, "phi": 0.2, "sigma": 0.06},
-                    "rank": {"points": 90},
+                    "rank": {"points": 90, "best_phi": None},
                 },
             ]
         }

@@ -127,7 +127,10 @@ def test_export_import_round_trip(match) -> None:
         ({"players": [{"id": "a", "skill": {"rating": float("inf")}}]}, "finite"),
         ({"players": [{"id": "a", "skill": {"rating": 1.0, "mu": 2.0}}]}, "mu"),
         ({"players": [{"id": "a"}]}, "'skill' is missing"),
-        ({"players": [{"id": "a", "skill": {"rating": 1.0, "peak": 1.0}, "matches": -1}]}, "matches"),
+        (
+            {"players": [{"id": "a", "skill": {"rating": 1.0, "peak": 1.0}, "matches": -1}]},
+            "matches",
+        ),
         (
             {
                 "players": [

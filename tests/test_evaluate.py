@@ -424,7 +424,9 @@ def test_paired_difference_with_a_block_bootstrap() -> None:
     later = evaluate(rankcraft.League("elo"), games, test_from="2020-09-01")
     with pytest.raises(rankcraft.InputError, match="scored different items"):
         compare(elo, later)
-    with pytest.raises(rankcraft.InputError, match=r"'samples' must be a whole number in \[1, 100000\]"):
+    with pytest.raises(
+        rankcraft.InputError, match=r"'samples' must be a whole number in \[1, 100000\]"
+    ):
         compare(elo, worse, samples=0)
 
 

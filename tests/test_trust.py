@@ -371,21 +371,20 @@ def test_a_league_removed_by_its_failing_creator_is_made_again_by_the_other_writ
 
     db = tmp_path / "new.sqlite"
     second_command = creating(db)
-    with pytest.raises(rankcraft.MatchError):  # the first command: its first line is bad
-        with creating(db) as first:
-            assert first.new
-            with rankcraft.League.open(first.target, "elo") as league:
-                # meanwhile a second command opens the league the first one made
-                second_creation = second_command.__enter__()
-                assert not second_creation.new
-                second = rankcraft.League.open(second_creation.target, "elo")
-                league.record({"id": "bad"})
+    # the first command: its first line is bad
+    with pytest.raises(rankcraft.MatchError), creating(db) as first:
+        assert first.new
+        with rankcraft.League.open(first.target, "elo") as league:
+            # meanwhile a second command opens the league the first one made
+            second_creation = second_command.__enter__()
+            assert not second_creation.new
+            second = rankcraft.League.open(second_creation.target, "elo")
+            league.record({"id": "bad"})
     assert not db.exists()  # the first command removed what it made, empty
     # the second one carries on: it makes the league again and records into it
     if second_fails:
-        with pytest.raises(rankcraft.MatchError, match="'played_at' is missing"):
-            with second:
-                second.record_many([game("m1", "a", "b"), {"id": "m2", "teams": []}])
+        with pytest.raises(rankcraft.MatchError, match="'played_at' is missing"), second:
+            second.record_many([game("m1", "a", "b"), {"id": "m2", "teams": []}])
         error = rankcraft.MatchError("x")
         assert not second_command.__exit__(type(error), error, None)  # (re-raised)
         assert not db.exists()  # made again by this command, which failed: removed
@@ -490,3 +489,42 @@ def test_evaluate_bootstrap_has_bounds(tmp_path: Path, value: str) -> None:
     )  # fmt: skip
     assert (code, out) == (2, "")
     assert f"'--bootstrap' must be a whole number in [1, 100000]: {value}" in err
+
+
+# -- 9. a full disk with --commit-every says what failed and what was kept -----------------
+
+
+def test_a_full_disk_with_commit_every_says_the_disk_failed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlite3
+
+    from rankcraft.store import SQLiteStore
+
+    db = tmp_path / "l.sqlite"
+    small = tmp_path / "small.jsonl"
+    small.write_text(json.dumps(game("m0", "a", "b")) + "\n")
+    assert run("replay", str(small), "--ruleset", "elo", "--db", str(db))[0] == 0
+    real = SQLiteStore._connect
+
+    def small_disk(self: SQLiteStore) -> sqlite3.Connection:
+        con = real(self)
+        pages = con.execute("PRAGMA page_count").fetchone()[0]
+        con.execute(f"PRAGMA max_page_count = {pages + 40}")
+        return con
+
+    monkeypatch.setattr(SQLiteStore, "_connect", small_disk)
+    big = tmp_path / "big.jsonl"
+    rows = [game(f"x{i}", f"q{i}" * 40, f"r{i}" * 40, 20) for i in range(3000)]
+    big.write_text("".join(json.dumps(m) + "\n" for m in rows))
+    code, out, err = run("replay", str(big), "--db", str(db), "--commit-every", "50")
+    monkeypatch.undo()
+    assert (code, out) == (1, "")
+    kept = len(committed(str(db))) - 1
+    assert kept > 0 and kept % 50 == 0
+    assert (
+        f"kept the {kept:,} matches this command committed before the error; the database "
+        "failed (StoreError, below), not the file: once it can be written again, rerun with "
+        "--skip-seen to go on" in err
+    )
+    assert f"the disk holding '{db}' is full (SQLITE_FULL" in err and "fix the line" not in err
