@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.test_schemathesis import CASES, exercise, serve  # noqa: E402
+from tests.test_schemathesis import CASES, exercise, serve
 
 
 def run(url: str, examples: int) -> int:
