@@ -39,6 +39,7 @@ op, db, data = sys.argv[1:4]
 if op == "replay":
     from rankcraft.cli import main
 
+    rankcraft.League("elo").close()  # (the plugins loaded: the kill lands in the replay)
     print("ready", flush=True)
     code = main(["replay", data, "--db", db, "--commit-every", "100", "--skip-seen"])
     assert code == 0, code
