@@ -692,22 +692,10 @@ def test_a_locked_league_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 
 
 def test_a_full_disk_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import sqlite3
-
-    from rankcraft.store import SQLiteStore
-
-    from .conftest import committed
+    from .conftest import committed, fill_disk_after
 
     db = _league_file(tmp_path)
-    real = SQLiteStore._connect
-
-    def small_disk(self: SQLiteStore) -> sqlite3.Connection:
-        con = real(self)
-        pages = con.execute("PRAGMA page_count").fetchone()[0]
-        con.execute(f"PRAGMA max_page_count = {pages + 2}")
-        return con
-
-    monkeypatch.setattr(SQLiteStore, "_connect", small_disk)
+    fill_disk_after(monkeypatch, 2)
     big = tmp_path / "big.jsonl"
     rows = [one(f"x{i}", f"q{i}" * 40, f"r{i}" * 40, [1, 0], 20) for i in range(2000)]
     big.write_text("".join(json.dumps(m) + "\n" for m in rows))

@@ -26,6 +26,7 @@ import pytest
 import rankcraft
 
 from .conftest import committed, drop_schema, new_pg_url
+from .test_reset_scope import WEEKS
 
 SEED = 31
 KILLS = 3
@@ -70,15 +71,6 @@ else:
 print("done", flush=True)
 """
 
-SEASONS = """
-extends = "skyweaver"
-name = "sw-kill"
-resets = [
-  { kind = "soft", every_days = 7.0, start = "2024-01-01" },
-  { kind = "hard", every_days = 28.0, start = "2024-01-01" },
-]
-"""
-
 
 def matches(count: int, players: int, first: int = 0, day0: int = 0) -> list[dict[str, Any]]:
     rng = random.Random(count + players + first)
@@ -95,14 +87,6 @@ def matches(count: int, players: int, first: int = 0, day0: int = 0) -> list[dic
             }
         )
     return out
-
-
-class Path_:
-    """One write path: how to make its league, its input, and what a run gives."""
-
-    def __init__(self, name: str, ruleset: str) -> None:
-        self.name = name
-        self.ruleset = rankcraft.loads_ruleset(SEASONS) if ruleset == "seasons" else ruleset
 
 
 def _state(url: str) -> dict[str, Any]:
@@ -160,7 +144,7 @@ def _prepare(op: str, url: str, folder: Path) -> tuple[Path, Callable[[], None]]
         data = folder / "far.json"
         far = {"id": "far", "played_at": "2029-06-01", "teams": [["p1"], ["p2"]]}
         data.write_text(json.dumps({**far, "scores": [1, 0]}))
-        ruleset = rankcraft.loads_ruleset(SEASONS)
+        ruleset = rankcraft.loads_ruleset(WEEKS)
         base = matches(1500, 1000)
 
     def make() -> None:

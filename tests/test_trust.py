@@ -500,23 +500,13 @@ def test_evaluate_bootstrap_has_bounds(tmp_path: Path, value: str) -> None:
 def test_a_full_disk_with_commit_every_says_the_disk_failed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import sqlite3
-
-    from rankcraft.store import SQLiteStore
+    from .conftest import fill_disk_after
 
     db = tmp_path / "l.sqlite"
     small = tmp_path / "small.jsonl"
     small.write_text(json.dumps(game("m0", "a", "b")) + "\n")
     assert run("replay", str(small), "--ruleset", "elo", "--db", str(db))[0] == 0
-    real = SQLiteStore._connect
-
-    def small_disk(self: SQLiteStore) -> sqlite3.Connection:
-        con = real(self)
-        pages = con.execute("PRAGMA page_count").fetchone()[0]
-        con.execute(f"PRAGMA max_page_count = {pages + 40}")
-        return con
-
-    monkeypatch.setattr(SQLiteStore, "_connect", small_disk)
+    fill_disk_after(monkeypatch, 40)
     big = tmp_path / "big.jsonl"
     rows = [game(f"x{i}", f"q{i}" * 40, f"r{i}" * 40, 20) for i in range(3000)]
     big.write_text("".join(json.dumps(m) + "\n" for m in rows))
