@@ -310,7 +310,7 @@ def _limits(args: argparse.Namespace) -> tuple[int, int]:
 
 def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     db = _db_path(args)
-    _limits(args)
+    limits = _limits(args)
     with creating(db) as creation, League.open(creation.target, args.ruleset) as league:
         result = _replay_into(
             league,
@@ -320,7 +320,7 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             home_from=args.home_from,
             commit_every=args.commit_every,
             creation=creation,
-            limits=_limits(args),
+            limits=limits,
         )
     if args.json:
         _emit_json({**result, "db": mask_url(db)}, out)
@@ -727,11 +727,8 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise InputError(
             f"'--bootstrap' must be a whole number in [1, {MAX_SAMPLES}]: {args.bootstrap}"
         )
-    for option in ("block_days",):
-        if getattr(args, option) < 1:
-            raise InputError(
-                f"'--{option.replace('_', '-')}' must be at least 1: {getattr(args, option)}"
-            )
+    if args.block_days < 1:
+        raise InputError(f"'--block-days' must be at least 1: {args.block_days}")
     rulesets = []
     labels: dict[str, str] = {}  # what --ruleset said -> the label of the result
     for name in args.ruleset:
