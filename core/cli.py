@@ -1433,12 +1433,8 @@ def _read_commands(c: _Commands) -> None:
     p = c.add("import", cmd_import, "load players from an export document")
     p.add_argument("file", help="JSON document (or - for standard input)")
     p.add_argument("--ruleset", help="ruleset for a new database (default: the document's)")
-    p.add_argument(
-        "--accept-ruleset",
-        action="store_true",
-        help="import from a document whose ruleset rates otherwise than the league's "
-        "(with a warning; else it is refused)",
-    )
+    accept = "import from a document whose ruleset differs from the league's, with a warning"
+    p.add_argument("--accept-ruleset", action="store_true", help=accept)
     c.max_future(p, "how far past this machine's clock a player's last_played may be")
     c.db(p)
 
@@ -1475,8 +1471,7 @@ def _model_commands(c: _Commands) -> None:
         type=int,
         default=2000,
         metavar="N",
-        help="bootstrap resamples for the 95%% interval of a difference, at most 100000 "
-        "(default 2000)",
+        help="bootstrap resamples for the 95%% interval of a difference (2000; <= 100000)",
     )
     p.add_argument(
         "--block-days",
