@@ -27,11 +27,20 @@ from ._files import write_atomically
 from .data import SAMPLE_RULESET, demo_matches_path, sample_matches_path
 from .engine import SEARCH_TEXT_MAX, League, UnknownPlayerError
 from .errors import DuplicateMatchError, InputError, MatchError, RankcraftError, RulesetError
-from .io import parse_time, read_match_dicts
+from .io import (
+    MAX_FUTURE,
+    MAX_PLAYERS,
+    MAX_SECONDS_AHEAD,
+    MAX_SIDES,
+    over_limits,
+    parse_time,
+    read_match_dicts,
+)
 from .jsontext import finite, loads_strict
 from .manager import PLUGINS_DIR_ENV, Plugins
 from .model import Match, PlayerRecord, format_time
 from .ruleset import (
+    ImportedRulesetWarning,
     RulesetMigrationWarning,
     bundled_names,
     dumps,
@@ -58,9 +67,16 @@ class _LineTracker:
     Dicts, not parsed matches: the league validates them itself, on its fused 1-v-1
     path when it can, and raises the same errors otherwise."""
 
-    def __init__(self, path: str, home_from: str | None = None, window: int = 0) -> None:
+    def __init__(
+        self,
+        path: str,
+        home_from: str | None = None,
+        window: int = 0,
+        limits: tuple[int, int] = (MAX_SIDES, MAX_PLAYERS),
+    ) -> None:
         self.path = path
         self.home_from = home_from
+        self.limits = limits  # (most sides, most players) of a match
         self.count = 0  # items handed out
         self.homes = 0  # items naming a home side (for the home-advantage warning)
         self.lines: collections.deque[int] = collections.deque(maxlen=window + 10_000)
@@ -71,8 +87,15 @@ class _LineTracker:
         for number, data in read_match_dicts(self.path):
             if self.home_from and type(data) is dict:
                 (data,) = with_home([data], self.home_from)
-            if type(data) is dict and data.get("home") is not None:
-                self.homes += 1
+            if type(data) is dict:
+                beyond = over_limits(data.get("teams"), "teams", *self.limits)
+                if beyond is not None:  # (refused before its work, which grows as sides²)
+                    mid = data.get("id")
+                    raise MatchError(
+                        beyond, match_id=mid if isinstance(mid, str) else None, line=number
+                    )
+                if data.get("home") is not None:
+                    self.homes += 1
             self.lines.append(number)
             self.count += 1
             yield data
@@ -209,13 +232,15 @@ def _replay_into(
     home_from: str | None = None,
     commit_every: int = 0,
     creation: Creation | None = None,
+    limits: tuple[int, int] = (MAX_SIDES, MAX_PLAYERS),
 ) -> dict[str, Any]:
-    """Replay the file at ``path`` into ``league``; errors name the file's line."""
+    """Replay the file at ``path`` into ``league``; errors name the file's line.
+    ``limits``: the most sides and players of a match (``--max-sides``, ``--max-players``)."""
     progress = Bar(err, "replaying", count_lines(path) if err.isatty() else None)
     if progress.enabled:  # a match long after the last one may make many events due
         league.catch_up_progress = progress.events
     started = time.perf_counter()
-    source = _LineTracker(path, home_from, window=max(commit_every, 0))
+    source = _LineTracker(path, home_from, window=max(commit_every, 0), limits=limits)
     try:
         summary = league.record_many(
             source, skip_seen=skip_seen, progress=progress, commit_every=commit_every
@@ -226,9 +251,16 @@ def _replay_into(
             kept = exc.committed or 0  # what this replay committed, not other processes
             if kept and creation is not None:
                 creation.keep_on_failure = True
+            # a bad line is the user's to fix; a store's failure (a full disk, a lock) not
+            went_on = (
+                "fix the line and rerun with --skip-seen to go on"
+                if isinstance(exc, InputError)
+                else f"the database failed ({type(exc).__name__}, below), not the file: once "
+                "it can be written again, rerun with --skip-seen to go on"
+            )
             err.write(
                 f"rankcraft: kept the {kept:,} matches this command committed before the "
-                "error; fix the line and rerun with --skip-seen to go on\n"
+                f"error; {went_on}\n"
                 if kept
                 else "rankcraft: kept no matches: the error came before the first commit\n"
             )
@@ -264,8 +296,21 @@ def _warn_home(ruleset: Any, matches: int, homes: int, path: str, err: TextIO) -
         err.write(f"rankcraft: warning: {warning}\n")
 
 
+def _limits(args: argparse.Namespace) -> tuple[int, int]:
+    """``--max-sides`` and ``--max-players``, checked as the service checks them."""
+    for option, least in (("max_sides", 2), ("max_players", 1)):
+        value = getattr(args, option)
+        if not least <= value <= 1_000_000:
+            raise InputError(
+                f"'--{option.replace('_', '-')}' must be a whole number in "
+                f"[{least}, 1000000]: {value}"
+            )
+    return args.max_sides, args.max_players
+
+
 def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     db = _db_path(args)
+    limits = _limits(args)
     with creating(db) as creation, League.open(creation.target, args.ruleset) as league:
         result = _replay_into(
             league,
@@ -275,6 +320,7 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             home_from=args.home_from,
             commit_every=args.commit_every,
             creation=creation,
+            limits=limits,
         )
     if args.json:
         _emit_json({**result, "db": mask_url(db)}, out)
@@ -665,8 +711,15 @@ def cmd_import(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             if isinstance(toml, str)
             else document.get("ruleset")
         )
+    if not 0 <= args.max_future <= MAX_SECONDS_AHEAD:
+        raise InputError(
+            f"'--max-future' must be a number of seconds in [0, {MAX_SECONDS_AHEAD:g}]: "
+            f"{args.max_future:g}"
+        )
     with creating(db) as creation, League.open(creation.target, ruleset) as league:
-        count = league.import_state(document)
+        count = league.import_state(
+            document, accept_ruleset=args.accept_ruleset, max_future=args.max_future
+        )
     if args.json:
         _emit_json({"imported": count, "db": mask_url(db)}, out)
     else:
@@ -722,11 +775,14 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from .evaluate import compare, evaluate, scratch_league
 
     test_from = parse_time(args.test_from, field="--test-from")
-    for option in ("bootstrap", "block_days"):
-        if getattr(args, option) < 1:
-            raise InputError(
-                f"'--{option.replace('_', '-')}' must be at least 1: {getattr(args, option)}"
-            )
+    from .evaluate import MAX_SAMPLES
+
+    if not 1 <= args.bootstrap <= MAX_SAMPLES:
+        raise InputError(
+            f"'--bootstrap' must be a whole number in [1, {MAX_SAMPLES}]: {args.bootstrap}"
+        )
+    if args.block_days < 1:
+        raise InputError(f"'--block-days' must be at least 1: {args.block_days}")
     rulesets = []
     labels: dict[str, str] = {}  # what --ruleset said -> the label of the result
     for name in args.ruleset:
@@ -1320,6 +1376,33 @@ class _Commands:
         )
 
     @staticmethod
+    def limits(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--max-sides",
+            type=int,
+            default=MAX_SIDES,
+            metavar="N",
+            help=f"most sides in a match ({MAX_SIDES})",
+        )
+        p.add_argument(
+            "--max-players",
+            type=int,
+            default=MAX_PLAYERS,
+            metavar="N",
+            help=f"most players in a match, all sides ({MAX_PLAYERS})",
+        )
+
+    @staticmethod
+    def max_future(p: argparse.ArgumentParser, what: str) -> None:
+        p.add_argument(
+            "--max-future",
+            type=float,
+            default=MAX_FUTURE,
+            metavar="SECONDS",
+            help=f"{what} ({MAX_FUTURE:g})",
+        )
+
+    @staticmethod
     def db(p: argparse.ArgumentParser) -> None:
         p.add_argument(
             "--db",
@@ -1353,6 +1436,7 @@ def _replay_commands(c: _Commands) -> None:
         help="commit every N matches, so that a crash keeps what was done (default "
         "0: the whole file is one transaction, all or nothing)",
     )
+    c.limits(p)
     c.home_from(p)
     c.db(p)
 
@@ -1431,6 +1515,9 @@ def _read_commands(c: _Commands) -> None:
     p = c.add("import", cmd_import, "load players from an export document")
     p.add_argument("file", help="JSON document (or - for standard input)")
     p.add_argument("--ruleset", help="ruleset for a new database (default: the document's)")
+    accept = "import from a document whose ruleset differs from the league's, with a warning"
+    p.add_argument("--accept-ruleset", action="store_true", help=accept)
+    c.max_future(p, "how far past this machine's clock a player's last_played may be")
     c.db(p)
 
     p = c.add("reset", cmd_reset, "run a season event of the ruleset's reset plugin")
@@ -1466,7 +1553,7 @@ def _model_commands(c: _Commands) -> None:
         type=int,
         default=2000,
         metavar="N",
-        help="bootstrap resamples for the 95%% interval of a difference (default 2000)",
+        help="bootstrap resamples for the 95%% interval of a difference (2000; <= 100000)",
     )
     p.add_argument(
         "--block-days",
@@ -1551,20 +1638,11 @@ def _serve_command(c: _Commands) -> None:
     p.add_argument(
         "--max-body", type=int, default=1 << 20, help="most bytes in a request body (1048576)"
     )
-    p.add_argument("--max-sides", type=int, default=64, help="most sides in a match (64)")
+    c.limits(p)
     p.add_argument(
         "--max-batch", type=int, default=10_000, help="most matches in POST /matches/batch (10000)"
     )
-    p.add_argument(
-        "--max-players", type=int, default=256, help="most players in a match, all sides (256)"
-    )
-    p.add_argument(
-        "--max-future",
-        type=float,
-        default=86_400.0,
-        metavar="SECONDS",
-        help="how far past the server's clock played_at may be (86400)",
-    )
+    c.max_future(p, "how far past the server's clock played_at may be")
     p.add_argument(
         "--header-timeout",
         type=float,
@@ -1740,7 +1818,7 @@ def _show_warning(command: str, err: TextIO, others: Callable[..., None]) -> Cal
     ``rankcraft COMMAND: warning: ...`` on ``err``; other warnings as Python shows them."""
 
     def show(message: Warning | str, category: type[Warning], *rest: Any, **kw: Any) -> None:
-        if issubclass(category, RulesetMigrationWarning):
+        if issubclass(category, RulesetMigrationWarning | ImportedRulesetWarning):
             err.write(f"rankcraft {command}: warning: {message}\n")
         else:
             others(message, category, *rest, **kw)
@@ -1768,6 +1846,7 @@ def main(
     try:
         with _plugin_dirs(args.plugins_dir), warnings.catch_warnings():
             warnings.simplefilter("always", RulesetMigrationWarning)  # said, not raised
+            warnings.simplefilter("always", ImportedRulesetWarning)
             warnings.showwarning = _show_warning(args.command, err, warnings.showwarning)
             return int(args.func(args, out, err))
     except InputError as exc:

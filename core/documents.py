@@ -13,10 +13,11 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import attrs
 import cattrs
 
-from .errors import MatchError, StateError
-from .io import parse_time
+from .errors import MatchError, RulesetError, StateError
+from .io import MAX_FUTURE, parse_time, past_the_clock
 from .model import (
     Match,
     Pairing,
@@ -29,10 +30,12 @@ from .model import (
     shifted,
 )
 from .rated import PACKED, Rated, ReportPacker, ReportWriter, compact_json, match_text
-from .ruleset import converter, format_exception
+from .ruleset import Ruleset, converter, differences, format_exception, loads_stored_ruleset
 from .store.base import Codec
 
-__all__ = ["make_codec", "parse_export"]
+__all__ = ["imported_ruleset", "make_codec", "parse_export"]
+
+_CLOCK = "this machine's clock"
 
 
 def _check_finite(value: Any, path: str) -> None:
@@ -50,16 +53,37 @@ def _unknown_keys(data: Mapping[str, Any], allowed: set[str], path: str) -> None
         raise StateError(f"{path}: unknown key(s) {', '.join(map(repr, sorted(extra)))}")
 
 
+def _missing_fields(data: Mapping[str, Any], cls: type, path: str) -> None:
+    """Refuse a state that leaves out a field of its class: an import takes a state as
+    it is written, and a default there (Elo's ``peak`` from the rating) would invent one."""
+    missing = [f.name for f in attrs.fields(cls) if f.init and f.name not in data]
+    if missing:
+        raise StateError(
+            f"{path}: {', '.join(map(repr, missing))} {'is' if len(missing) == 1 else 'are'} "
+            "missing (an imported state gives every field of the ruleset's state)"
+        )
+
+
 class _States:
-    """Structures and checks the states of one ruleset's classes."""
+    """Structures and checks the states of one ruleset's classes.
+
+    ``complete``: every state must give every field of its class (an import); the
+    store's own records, written by an older version, may leave out a field added since,
+    whose default then applies."""
 
     def __init__(
-        self, skill_class: type, rank_class: type | None, initial_rank: Callable[[], State] | None
+        self,
+        skill_class: type,
+        rank_class: type | None,
+        initial_rank: Callable[[], State] | None,
+        *,
+        complete: bool = False,
     ) -> None:
         self.skill_class = skill_class
         self.rank_class = rank_class
         self.initial_rank = initial_rank
         self.location = field_of_role(skill_class, "location")
+        self.complete = complete
 
     def state(self, data: Any, cls: type, path: str) -> State:
         if not isinstance(data, Mapping):
@@ -73,6 +97,8 @@ class _States:
             raise StateError(f"{path}: {exc}") from None
         for field in cls.__attrs_attrs__:  # type: ignore[attr-defined]
             _check_finite(getattr(state, field.name), f"{path}.{field.name}")
+        if self.complete:
+            _missing_fields(data, cls, path)
         return state
 
     def record(self, data: Any, path: str) -> PlayerRecord:
@@ -218,6 +244,7 @@ def make_codec(
     ``sort_key``: (its name, the leaderboard's key of a record); ``tier``: a record's tier
     or None (what a store on disk keeps in indexed columns)."""
     states = _States(skill_class, rank_class, initial_rank)
+    imported = _States(skill_class, rank_class, initial_rank, complete=True)
     skill_dict, rank_dict = writer.skill_dict, writer.rank_dict
 
     def record_to_dict(record: PlayerRecord) -> dict[str, Any]:
@@ -276,15 +303,19 @@ def make_codec(
         entry_row=entry_row,
         record_texts=record_texts,
         report_of=report_of,
-        parse_record=states.record,
+        parse_record=imported.record,
         sort_key=sort_key[1],
         sort_key_name=sort_key[0],
         tier=tier,
     )
 
 
-def parse_export(document: Any, ruleset_name: str, codec: Codec) -> list[PlayerRecord]:
-    """The records of an export document, validated for a league of ``ruleset_name``.
+def parse_export(
+    document: Any, ruleset_name: str, codec: Codec, *, max_future: float | None = MAX_FUTURE
+) -> list[PlayerRecord]:
+    """The records of an export document, validated for a league of ``ruleset_name``:
+    every state whole (no field left to a default), and no ``last_played`` more than
+    ``max_future`` seconds past this machine's clock (None: no bound).
 
     :raises StateError: naming the key, the player and the value that do not fit.
     """
@@ -307,8 +338,32 @@ def parse_export(document: Any, ruleset_name: str, codec: Codec) -> list[PlayerR
     if not isinstance(rows, list):
         raise StateError(f"'players' must be a list: {rows!r}")
     records = [codec.parse_record(row, f"players[{i}]") for i, row in enumerate(rows)]
+    for i, record in enumerate(records):
+        late = None
+        if record.last_played is not None and max_future is not None:
+            late = past_the_clock(record.last_played, max_future, "last_played", _CLOCK)
+        if late is not None:
+            raise StateError(f"players[{i}] {record.id!r}: {late}")
     ids = [r.id for r in records]
     if len(set(ids)) != len(ids):
         twice = next(p for p in ids if ids.count(p) > 1)
         raise StateError(f"player {twice!r} appears twice in 'players'")
     return records
+
+
+def imported_ruleset(document: Mapping[str, Any], ruleset: Ruleset, plugins: Any) -> list[str]:
+    """How the ruleset a state document carries (``ruleset_toml``) differs from
+    ``ruleset``, the importing league's (:func:`rankcraft.ruleset.differences`); empty
+    when it rates alike or the document carries none. The text is validated as any
+    stored ruleset is (:func:`rankcraft.ruleset.loads_stored_ruleset`).
+
+    :raises StateError: the text is not a valid ruleset (naming ``ruleset_toml``).
+    """
+    toml = document.get("ruleset_toml")
+    if not isinstance(toml, str):
+        return []  # (absent; another type is refused by parse_export)
+    try:
+        theirs = loads_stored_ruleset(toml, source="'ruleset_toml'", plugins=plugins, dropped=[])
+    except RulesetError as exc:
+        raise StateError(f"'ruleset_toml' is not a valid ruleset: {exc}") from None
+    return differences(theirs, ruleset)

@@ -20,6 +20,7 @@ whoever wrote the plugins.
 from __future__ import annotations
 
 import itertools
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from .documents import make_codec, parse_export
+from .documents import imported_ruleset, make_codec, parse_export
 from .errors import (
     DuplicateMatchError,
     InputError,
@@ -37,9 +38,10 @@ from .errors import (
     PluginError,
     RankcraftError,
     RulesetError,
+    StateError,
 )
 from .forecast import Forecast, forecast_states
-from .io import bad_text, parse_match, parse_time
+from .io import MAX_FUTURE, bad_text, parse_match, parse_time
 from .manager import Plugins
 from .model import (
     Census,
@@ -53,7 +55,14 @@ from .model import (
     window_start,
 )
 from .rated import Rated, ReportWriter
-from .ruleset import Display, Ruleset, dumps, load_ruleset, loads_stored_ruleset
+from .ruleset import (
+    Display,
+    ImportedRulesetWarning,
+    Ruleset,
+    dumps,
+    load_ruleset,
+    loads_stored_ruleset,
+)
 from .seasons import Seasons, due_before
 from .steps import LAST, PENDING, RANK, SKILL, Row, Steps, record_of, row_of
 from .store import MatchRow, MemoryStore, Store, mask_url, open_store
@@ -1058,16 +1067,42 @@ class League:
         document["players"] = [to_dict(r) for r in self.players()]
         return document
 
-    def import_state(self, document: Mapping[str, Any]) -> int:
+    def import_state(
+        self,
+        document: Mapping[str, Any],
+        *,
+        accept_ruleset: bool = False,
+        max_future: float | None = MAX_FUTURE,
+    ) -> int:
         """Load players from an export document (all of them, or none on any error).
 
         Players in the document replace records of the same id; its ``schedule`` (when
-        each season event runs next) replaces the league's.
+        each season event runs next) replaces the league's. Every state must be whole
+        (no field is invented), and the document's ``ruleset_toml``, when given, must be
+        a valid ruleset that rates as the league's does.
 
+        :param accept_ruleset: import from a document whose ``ruleset_toml`` rates
+            otherwise (``rankcraft import --accept-ruleset``), with an
+            :class:`~rankcraft.ruleset.ImportedRulesetWarning` naming the differences.
+        :param max_future: the most seconds a ``last_played`` may lie past this
+            machine's clock (default 86400, as the service's ``--max-future``; None: no
+            bound, for a history of made-up dates).
         :returns: the number of players imported.
         :raises StateError: the document does not fit this league's ruleset.
         """
-        records = parse_export(document, self.ruleset.name, self.codec)
+        records = parse_export(document, self.ruleset.name, self.codec, max_future=max_future)
+        differ = imported_ruleset(document, self.ruleset, self.plugins)
+        if differ:
+            shown = "; ".join(differ[:4]) + (f"; and {len(differ) - 4} more" if differ[4:] else "")
+            text = (
+                f"the document's ruleset ('ruleset_toml') rates otherwise than the league's "
+                f"{self.ruleset.name!r}: {shown}"
+            )
+            if not accept_ruleset:
+                raise StateError(
+                    f"{text}; --accept-ruleset (accept_ruleset=True) imports its players anyway"
+                )
+            warnings.warn(ImportedRulesetWarning(f"{text}; imported as asked"), stacklevel=2)
         with self.batch():
             if self._seasons.events:
                 lasts = [r.last_played for r in records if r.last_played is not None]

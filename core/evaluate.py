@@ -333,6 +333,9 @@ def _pairs(league: League, match: Match) -> list[tuple[float, float]]:
 
 SAMPLES = 2000
 """Bootstrap resamples :func:`compare` draws by default."""
+MAX_SAMPLES = 100_000
+"""The most bootstrap resamples :func:`compare` draws (50 times the default: past it the
+interval's own noise is far below its third decimal, and the time grows without end)."""
 BLOCK_DAYS = 7
 """Days per bootstrap block by default (a week: a round of most leagues)."""
 
@@ -406,8 +409,8 @@ def compare(
     :raises InputError: the evaluations scored different items, or a setting is out of
         range.
     """
-    if samples < 1:
-        raise InputError(f"'samples' must be at least 1: {samples!r}")
+    if not 1 <= samples <= MAX_SAMPLES:
+        raise InputError(f"'samples' must be a whole number in [1, {MAX_SAMPLES}]: {samples!r}")
     if block_days < 1:
         raise InputError(f"'block_days' must be at least 1: {block_days!r}")
     if (

@@ -19,7 +19,7 @@ import math
 import sys
 import zlib
 from collections.abc import Iterator, Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import MappingProxyType
 from typing import IO, Any, BinaryIO, cast
@@ -28,7 +28,7 @@ from .csvmatches import FORMAT_HINT, csv_match_dicts, looks_like_csv
 from .errors import InputError, MatchError
 from .fields import Body, Field
 from .jsontext import JSONTextError, loads_strict
-from .model import Match
+from .model import Match, format_time
 
 _PLAYER = Field("player", "string", min_length=1, description="a player id")
 MATCH = Body(
@@ -126,6 +126,60 @@ MATCH_KEYS = MATCH.keys
 """Keys a match line may have. ``forecast`` (an outside forecast) is carried like ``meta``."""
 
 _time_cache: dict[str, datetime] = {}
+
+
+MAX_FUTURE = 86_400.0
+"""How many seconds past the clock a time may be, by default, where rankcraft takes
+times it did not see happen: a match's ``played_at`` sent to the service and an imported
+``last_played`` (``--max-future``). Beyond it a player would be locked out: every later
+match of theirs would be refused as played before their last."""
+
+
+MAX_SIDES = 64
+"""The most sides a match may have, by default, in the service (``--max-sides``) and in
+``rankcraft replay`` (the same option): a match's work grows with the square of its sides
+(a 10,000-side line ran for minutes)."""
+MAX_PLAYERS = 256
+"""The most players a match may have, all sides together, by default (``--max-players``)."""
+
+
+def over_limits(sides: Any, field: str, max_sides: int, max_players: int) -> str | None:
+    """The refusal of a match's ``teams`` (named ``field``) with more sides or players
+    than the limits, else None (also for what is not a list: the parser names that)."""
+    if not isinstance(sides, list):
+        return None
+    if len(sides) > max_sides:
+        return f"'{field}' has {len(sides)} sides, more than the limit of {max_sides} (--max-sides)"
+    players = sum(len(side) for side in sides if isinstance(side, list | str))
+    if players > max_players:
+        return (
+            f"'{field}' has {players} players, more than the limit of {max_players} (--max-players)"
+        )
+    return None
+
+
+MAX_SECONDS_AHEAD = 1e9
+"""The largest ``max_future`` taken (about 31 years): beyond, the bound means nothing."""
+
+
+def past_the_clock(
+    when: datetime, max_future: float, field: str, clock: str = "the server's clock"
+) -> str | None:
+    """The refusal of ``when`` (UTC) when it is more than ``max_future`` seconds after
+    ``clock`` (this process's clock, named so), naming ``field`` and the value; None when
+    it is not."""
+    if not 0 <= max_future <= MAX_SECONDS_AHEAD:  # (NaN too)
+        raise InputError(
+            f"'max_future' must be a number of seconds in [0, {MAX_SECONDS_AHEAD:g}]: "
+            f"{max_future!r}"
+        )
+    now = datetime.now(UTC)
+    if when <= now + timedelta(seconds=max_future):
+        return None
+    return (
+        f"'{field}' {format_time(when)} is later than {clock} "
+        f"({format_time(now)}) plus {max_future:g} s (--max-future)"
+    )
 
 
 def parse_time(text: Any, *, field: str = "played_at", match_id: str | None = None) -> datetime:

@@ -220,10 +220,13 @@ def _register(pm: PluginManager, found: dict[str, dict[str, _Source]], blocked: 
             module = source.load()
             pm.register(module, name=name)
             pm.check_pending()  # (an implementation of a hook rankcraft does not have)
-        except Exception as exc:  # a broken plugin names itself, and breaks nothing else
+        except (Exception, SystemExit, KeyboardInterrupt, GeneratorExit) as exc:
+            # a broken plugin names itself, and breaks nothing else: one that exits or
+            # raises KeyboardInterrupt at import too (it would silence every command)
             if pm.has_plugin(name):
                 pm.unregister(name=name)
-            error = f"plugin {name!r} from {origin} failed to load: {type(exc).__name__}: {exc}"
+            reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            error = f"plugin {name!r} from {origin} failed to load: {reason}"
             pm.failed[name] = (origin, source.where, error)
             continue
         pm.origins[name] = (origin, source.version or source.where)

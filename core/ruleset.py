@@ -18,7 +18,7 @@ import math
 import tomllib
 import warnings
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -41,6 +41,11 @@ converter = make_converter(forbid_extra_keys=True)
 class RulesetMigrationWarning(UserWarning):
     """A stored ruleset was read with a change: something an older rankcraft accepted,
     and which nothing reads any more, was dropped (:func:`loads_stored_ruleset`)."""
+
+
+class ImportedRulesetWarning(UserWarning):
+    """A state document was imported although its ruleset rates otherwise than the
+    league's (``League.import_state(accept_ruleset=True)``, ``import --accept-ruleset``)."""
 
 
 def _strict_float(value: Any, _: type) -> float:
@@ -350,6 +355,14 @@ class ResetSchedule:
                 f"'start' goes with 'every_days' (a dated schedule): {self.start!r} "
                 f"(kind {self.kind!r})"
             )
+        if self.start is not None and self.every_days is not None:
+            try:  # (the first event runs every_days after start: a time a league can hold)
+                self.start_time + timedelta(days=self.every_days)  # type: ignore[operator]
+            except OverflowError:
+                raise ValueError(
+                    f"'start' plus 'every_days' must fall within the years 1 to 9999: "
+                    f"{self.start!r} plus {self.every_days:g} days (kind {self.kind!r})"
+                ) from None
 
     @property
     def trigger(self) -> str:
@@ -840,6 +853,40 @@ def to_dict(ruleset: Ruleset) -> dict[str, Any]:
     if ruleset.display != DisplaySpec():
         out["display"] = _drop_none(converter.unstructure(ruleset.display))
     return out
+
+
+def differences(theirs: Ruleset, mine: Ruleset) -> list[str]:
+    """Where two rulesets differ in meaning: ``"key: VALUE there, VALUE here"`` for each
+    dotted key of their tables (:func:`to_dict`) whose values differ, in table order;
+    the description and the ``[display]`` table are for people and do not count. Empty
+    when they rate alike.
+
+    >>> elo = load_ruleset("elo")
+    >>> fast = loads_ruleset(
+    ...     'extends = "elo"\\nname = "fast"\\n[update.params]\\nk_factor = 64.0\\n'
+    ... )
+    >>> differences(fast, elo)
+    ["name: 'fast' there, 'elo' here", 'update.params.k_factor: 64.0 there, 32.0 here']
+    """
+    found: list[str] = []
+
+    def walk(a: Any, b: Any, path: str) -> None:
+        if isinstance(a, dict) and isinstance(b, dict):
+            for key in [*a, *(k for k in b if k not in a)]:
+                walk(a.get(key), b.get(key), f"{path}.{key}" if path else key)
+        elif a != b:
+            found.append(f"{path}: {_shown(a)} there, {_shown(b)} here")
+
+    left, right = to_dict(theirs), to_dict(mine)
+    for table in (left, right):
+        table.pop("description", None)
+        table.pop("display", None)
+    walk(left, right, "")
+    return found
+
+
+def _shown(value: Any) -> str:
+    return "(absent)" if value is None else repr(value)[:80]
 
 
 def _drop_none(value: Any) -> Any:

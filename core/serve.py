@@ -78,7 +78,6 @@ import re
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime, timedelta
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -94,10 +93,18 @@ from .errors import (
     RankcraftError,
 )
 from .fields import Body, Field
-from .io import MATCH, parse_match
+from .io import (
+    MATCH,
+    MAX_FUTURE,
+    MAX_PLAYERS,
+    MAX_SIDES,
+    over_limits,
+    parse_match,
+    past_the_clock,
+)
 from .jsontext import loads_strict
 from .matchmaking import RankFilter
-from .model import Match, format_time
+from .model import Match
 from .openapi import Operation, build_document
 from .ruleset import dumps, to_dict
 from .tokens import authenticate
@@ -146,9 +153,9 @@ class Settings:
     auth_reads: bool = False
     cors_origins: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     max_body: int = 1 << 20
-    max_sides: int = 64
-    max_players: int = 256
-    max_future: float = 86_400.0
+    max_sides: int = MAX_SIDES
+    max_players: int = MAX_PLAYERS
+    max_future: float = MAX_FUTURE
     max_batch: int = 10_000
     header_timeout: float = 10.0
     body_timeout: float = 30.0
@@ -387,21 +394,9 @@ def _query_value(text: str, spec: Field) -> Any:
 
 def _check_sides(sides: Any, field: str, settings: Settings) -> None:
     """Refuse more sides or players than the limits, before any other work."""
-    if not isinstance(sides, list):
-        return  # the parser names what is wrong
-    if len(sides) > settings.max_sides:
-        raise LimitError(
-            f"'{field}' has {len(sides)} sides, more than the limit of {settings.max_sides} "
-            "(--max-sides)",
-            field=field,
-        )
-    players = sum(len(side) for side in sides if isinstance(side, list | str))
-    if players > settings.max_players:
-        raise LimitError(
-            f"'{field}' has {players} players, more than the limit of {settings.max_players} "
-            "(--max-players)",
-            field=field,
-        )
+    beyond = over_limits(sides, field, settings.max_sides, settings.max_players)
+    if beyond is not None:
+        raise LimitError(beyond, field=field)
 
 
 def _bearer(request: Request, league: League, scope: str) -> None:
@@ -948,13 +943,9 @@ class _Handlers:
             raise InputError(f"a match must be a JSON object, got {type(body).__name__}")
         _check_sides(body.get("teams"), "teams", self.settings)
         match = parse_match(body)
-        now = datetime.now(UTC)
-        if match.played_at > now + timedelta(seconds=self.settings.max_future):
-            raise LimitError(
-                f"'played_at' {format_time(match.played_at)} is later than the server's "
-                f"clock ({format_time(now)}) plus {self.settings.max_future:g} s (--max-future)",
-                field="played_at",
-            )
+        late = past_the_clock(match.played_at, self.settings.max_future, "played_at")
+        if late is not None:
+            raise LimitError(late, field="played_at")
         return match
 
     async def post_match(self, request: Request) -> JSONResponse:

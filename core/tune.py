@@ -36,6 +36,7 @@ from .errors import InputError
 from .evaluate import Evaluation, evaluate, field_at, scratch_league, with_home
 from .io import read_match_dicts
 from .ruleset import Ruleset, dumps, from_dict, to_dict
+from .store import mask_url
 from .suggest import close_to
 
 
@@ -349,15 +350,27 @@ def _optuna_study(seed: int, storage: str | None, study_name: str | None) -> Ite
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     url = optuna_storage(storage)
-    rdb = None if url is None else optuna.storages.RDBStorage(url)
+    rdb = None
     try:
-        yield optuna.create_study(
+        rdb = None if url is None else optuna.storages.RDBStorage(url)
+        study = optuna.create_study(
             direction="minimize",
             sampler=optuna.samplers.TPESampler(seed=seed),
             storage=rdb,
             study_name=study_name,
             load_if_exists=rdb is not None,
         )
+    except Exception as exc:  # SQLAlchemy's: no such dialect, no URL, cannot connect
+        if rdb is not None:
+            rdb.engine.dispose()
+        if storage is None:
+            raise
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise InputError(
+            f"'--storage' {mask_url(storage)!r} cannot hold the study: {reason[:300]}"
+        ) from None
+    try:
+        yield study
     finally:
         if rdb is not None:
             rdb.engine.dispose()

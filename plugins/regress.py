@@ -13,7 +13,7 @@ off-season date.
 >>> league = rankcraft.League(rankcraft.loads_ruleset(
 ...     'extends = "elo"\\nname = "e"\\n[reset]\\nplugin = "regress"\\n'
 ...     '[reset.params]\\nfraction = 0.25\\ntarget = 1505.0\\n'))
->>> league.import_state({"players": [{"id": "a", "skill": {"rating": 1705.0}}]})
+>>> league.import_state({"players": [{"id": "a", "skill": {"rating": 1705.0, "peak": 1705.0}}]})
 1
 >>> league.reset("season"), league.player("a").skill.rating
 (1, 1655.0)
@@ -27,7 +27,7 @@ the sport's calendar, a season's first match comes after the longest gap of the 
 >>> league = rankcraft.League(rankcraft.loads_ruleset(
 ...     'extends = "elo"\\nname = "e"\\n[decay]\\nplugin = "regress"\\n'
 ...     '[decay.params]\\nfraction = 0.5\\ntarget = 1500.0\\nafter_periods = 90.0\\n'))
->>> league.import_state({"players": [{"id": "a", "skill": {"rating": 1700.0},
+>>> league.import_state({"players": [{"id": "a", "skill": {"rating": 1700.0, "peak": 1700.0},
 ...                                   "last_played": "2024-02-01"}]})
 1
 >>> [round(league.predict([["a"], ["b"]], at=day)[0], 3) for day in ("2024-03-01", "2024-09-01")]

@@ -320,3 +320,21 @@ def age_to_version_5(url: str, league: rankcraft.League) -> None:
         "DELETE FROM schema_history WHERE version = 6",
         "UPDATE meta SET value = '5' WHERE key = 'schema_version'",
     )
+
+
+def fill_disk_after(monkeypatch: pytest.MonkeyPatch, pages: int) -> None:
+    """Every SQLite league opened from now on can grow by ``pages`` pages only, then
+    fails with SQLITE_FULL exactly as on a full disk (SQLite's ``max_page_count``)."""
+    import sqlite3
+
+    from rankcraft.store import SQLiteStore
+
+    real = SQLiteStore._connect
+
+    def small_disk(self: SQLiteStore) -> sqlite3.Connection:
+        con = real(self)
+        count = con.execute("PRAGMA page_count").fetchone()[0]
+        con.execute(f"PRAGMA max_page_count = {count + pages}")
+        return con
+
+    monkeypatch.setattr(SQLiteStore, "_connect", small_disk)

@@ -86,7 +86,7 @@ def test_import_of_a_rating_1e308_is_refused_and_changes_nothing() -> None:
     league.record(one("m0", "a", "b", [1, 0]))
     before = league.export()
     with pytest.raises(rankcraft.StateError, match=r"'rating' must be .*: 1e\+308 @ players\[0\]"):
-        league.import_state({"players": [{"id": "a", "skill": {"rating": 1e308}}]})
+        league.import_state({"players": [{"id": "a", "skill": {"rating": 1e308, "peak": 1e308}}]})
     assert league.export() == before
     league.record(one("m1", "a", "b", [0, 1], 2))  # a's matches still rate
     assert 1400 < league.player("a").skill.rating < 1600
@@ -134,7 +134,7 @@ def _538(players: dict[str, float]) -> rankcraft.League:
         rankcraft.loads_ruleset('extends = "elo-538"\nname = "x"\nresets = []\n')
     )
     league.import_state(
-        {"players": [{"id": p, "skill": {"rating": r}} for p, r in players.items()]}
+        {"players": [{"id": p, "skill": {"rating": r, "peak": r}} for p, r in players.items()]}
     )
     return league
 
@@ -308,7 +308,7 @@ def test_extreme_accepted_params_and_scores_stay_finite(name: str, data: st.Data
     assert _all_finite(document["players"]), (text, document)
     # what was exported imports again: every state is inside its class's range
     again = rankcraft.League(ruleset)
-    assert again.import_state(document) == len(document["players"])
+    assert again.import_state(document, max_future=None) == len(document["players"])
 
 
 # -- 4. extends reads any file -------------------------------------------------------------
@@ -656,7 +656,9 @@ def test_writing_a_read_only_file_says_so(tmp_path: Path, monkeypatch: pytest.Mo
 
     monkeypatch.setattr(SQLiteStore, "_connect", read_only_file_system)
     doc = tmp_path / "doc.json"
-    doc.write_text(json.dumps({"players": [{"id": "z", "skill": {"rating": 1500.0}}]}))
+    doc.write_text(
+        json.dumps({"players": [{"id": "z", "skill": {"rating": 1500.0, "peak": 1500.0}}]})
+    )
     code, out, err = run("import", str(doc), "--db", str(db))
     assert code == 1 and out == ""
     assert f"'{db}' is read-only: the file, its folder or its file system cannot be written" in err
@@ -678,7 +680,9 @@ def test_a_locked_league_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     other.execute("BEGIN EXCLUSIVE")  # another process in the middle of a write
     try:
         doc = tmp_path / "doc.json"
-        doc.write_text(json.dumps({"players": [{"id": "z", "skill": {"rating": 1500.0}}]}))
+        doc.write_text(
+            json.dumps({"players": [{"id": "z", "skill": {"rating": 1500.0, "peak": 1500.0}}]})
+        )
         code, out, err = run("import", str(doc), "--db", str(db))
     finally:
         other.execute("ROLLBACK")
@@ -689,22 +693,10 @@ def test_a_locked_league_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 
 
 def test_a_full_disk_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import sqlite3
-
-    from rankcraft.store import SQLiteStore
-
-    from .conftest import committed
+    from .conftest import committed, fill_disk_after
 
     db = _league_file(tmp_path)
-    real = SQLiteStore._connect
-
-    def small_disk(self: SQLiteStore) -> sqlite3.Connection:
-        con = real(self)
-        pages = con.execute("PRAGMA page_count").fetchone()[0]
-        con.execute(f"PRAGMA max_page_count = {pages + 2}")
-        return con
-
-    monkeypatch.setattr(SQLiteStore, "_connect", small_disk)
+    fill_disk_after(monkeypatch, 2)
     big = tmp_path / "big.jsonl"
     rows = [one(f"x{i}", f"q{i}" * 40, f"r{i}" * 40, [1, 0], 20) for i in range(2000)]
     big.write_text("".join(json.dumps(m) + "\n" for m in rows))

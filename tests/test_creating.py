@@ -54,16 +54,18 @@ def test_a_league_created_by_someone_else_is_never_removed(tmp_path: Path) -> No
     assert db.exists()
 
 
-def test_a_removed_new_league_refuses_a_late_writer(tmp_path: Path) -> None:
+def test_a_removed_new_league_is_made_again_by_a_late_writer(tmp_path: Path) -> None:
+    # (issue 31: it was refused, "removed or replaced by another process")
     db = tmp_path / "new.sqlite"
     late = None
     with pytest.raises(RuntimeError), creating(db):
         late = rankcraft.League.open(db, "elo")  # opened, nothing written yet
         raise RuntimeError("bad input")
     assert late is not None and not db.exists()
-    with pytest.raises(rankcraft.InputError, match="removed or replaced by another process"):
-        late.record(game("m1"))
+    late.record(game("m1"))
     late.close()
+    with rankcraft.League.open(db, create=False) as again:
+        assert again.match_count == 1 and again.ruleset.name == "elo"
 
 
 def test_a_bad_replay_beside_a_good_one_keeps_the_good_ones_league(tmp_path: Path) -> None:

@@ -40,7 +40,7 @@ def test_interval_is_location_plus_minus_1_96_spreads() -> None:
     assert low == pytest.approx(1850.0 - 1.959964 * 300.0)
     assert high == pytest.approx(1850.0 + 1.959964 * 300.0)
     elo = rankcraft.League("elo")
-    elo.import_state({"players": [{"id": "a", "skill": {"rating": 1600.0}}]})
+    elo.import_state({"players": [{"id": "a", "skill": {"rating": 1600.0, "peak": 1600.0}}]})
     assert elo.shown("a") == rankcraft.Shown(value=1600.0, interval=None)
     assert elo.shown("a").to_dict() == {"value": 1600.0, "interval": None}
 
@@ -53,12 +53,12 @@ def test_rank_layer_orders_by_rank_points() -> None:
                 {
                     "id": "a",
                     "skill": {"mu": 2.0, "phi": 0.2, "sigma": 0.06},
-                    "rank": {"points": 10},
+                    "rank": {"points": 10, "best_phi": None},
                 },
                 {
                     "id": "b",
                     "skill": {"mu": 0.0, "phi": 0.2, "sigma": 0.06},
-                    "rank": {"points": 90},
+                    "rank": {"points": 90, "best_phi": None},
                 },
             ]
         }

@@ -30,8 +30,8 @@ def test_bob_and_alice_from_the_ranking_systems_slides(match) -> None:
         league.import_state(
             {
                 "players": [
-                    {"id": "bob", "skill": {"rating": 1500.0}},
-                    {"id": "alice", "skill": {"rating": 1900.0}},
+                    {"id": "bob", "skill": {"rating": 1500.0, "peak": 1500.0}},
+                    {"id": "alice", "skill": {"rating": 1900.0, "peak": 1900.0}},
                 ]
             }
         )
@@ -50,8 +50,8 @@ def test_draw_counts_one_half(match) -> None:
     league.import_state(
         {
             "players": [
-                {"id": "a", "skill": {"rating": 1600.0}},
-                {"id": "b", "skill": {"rating": 1400.0}},
+                {"id": "a", "skill": {"rating": 1600.0, "peak": 1600.0}},
+                {"id": "b", "skill": {"rating": 1400.0, "peak": 1400.0}},
             ]
         }
     )
@@ -104,7 +104,7 @@ def test_free_for_all_expectation_is_round_robin_share() -> None:
     league.import_state(
         {
             "players": [
-                {"id": p, "skill": {"rating": r}}
+                {"id": p, "skill": {"rating": r, "peak": r}}
                 for p, r in (("a", 1700.0), ("b", 1500.0), ("c", 1300.0))
             ]
         }

@@ -127,12 +127,15 @@ def test_export_import_round_trip(match) -> None:
         ({"players": [{"id": "a", "skill": {"rating": float("inf")}}]}, "finite"),
         ({"players": [{"id": "a", "skill": {"rating": 1.0, "mu": 2.0}}]}, "mu"),
         ({"players": [{"id": "a"}]}, "'skill' is missing"),
-        ({"players": [{"id": "a", "skill": {"rating": 1.0}, "matches": -1}]}, "matches"),
+        (
+            {"players": [{"id": "a", "skill": {"rating": 1.0, "peak": 1.0}, "matches": -1}]},
+            "matches",
+        ),
         (
             {
                 "players": [
-                    {"id": "a", "skill": {"rating": 1.0}},
-                    {"id": "a", "skill": {"rating": 2.0}},
+                    {"id": "a", "skill": {"rating": 1.0, "peak": 1.0}},
+                    {"id": "a", "skill": {"rating": 2.0, "peak": 2.0}},
                 ]
             },
             "twice",
@@ -143,7 +146,7 @@ def test_export_import_round_trip(match) -> None:
 )
 def test_import_refuses_bad_documents(document: dict[str, Any], message: str) -> None:
     league = rankcraft.League("elo")
-    league.import_state({"players": [{"id": "keep", "skill": {"rating": 1234.0}}]})
+    league.import_state({"players": [{"id": "keep", "skill": {"rating": 1234.0, "peak": 1234.0}}]})
     before = league.export()
     with pytest.raises(rankcraft.StateError, match=message):
         league.import_state(document)

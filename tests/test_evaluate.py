@@ -159,8 +159,8 @@ def test_regress_reset_toward_league_mean() -> None:
     league.import_state(
         {
             "players": [
-                {"id": "a", "skill": {"rating": 1600.0}},
-                {"id": "b", "skill": {"rating": 1400.0}},
+                {"id": "a", "skill": {"rating": 1600.0, "peak": 1600.0}},
+                {"id": "b", "skill": {"rating": 1400.0, "peak": 1400.0}},
             ]
         }
     )
@@ -424,7 +424,9 @@ def test_paired_difference_with_a_block_bootstrap() -> None:
     later = evaluate(rankcraft.League("elo"), games, test_from="2020-09-01")
     with pytest.raises(rankcraft.InputError, match="scored different items"):
         compare(elo, later)
-    with pytest.raises(rankcraft.InputError, match="'samples' must be at least 1"):
+    with pytest.raises(
+        rankcraft.InputError, match=r"'samples' must be a whole number in \[1, 100000\]"
+    ):
         compare(elo, worse, samples=0)
 
 
@@ -450,7 +452,7 @@ def test_evaluate_command_reports_differences_in_strict_json(tmp_path: Path) -> 
     code, _, err = run(*argv, "--baseline", "glicko1")
     assert code == 2 and "'--baseline' must be one of the rulesets evaluated" in err
     code, _, err = run(*argv, "--bootstrap", "0")
-    assert code == 2 and "'--bootstrap' must be at least 1: 0" in err
+    assert code == 2 and "'--bootstrap' must be a whole number in [1, 100000]: 0" in err
     # one ruleset, a single decisive-free test part: accuracy is null, not NaN
     drawn = tmp_path / "drawn.jsonl"
     drawn.write_text(

@@ -94,7 +94,7 @@ def _league(plugins: rankcraft.Plugins, nu: float = 0.5, **ratings: float) -> ra
     league = rankcraft.League(rankcraft.loads_ruleset(_ruleset_text(nu), plugins=plugins))
     if ratings:
         league.import_state(
-            {"players": [{"id": p, "skill": {"rating": r}} for p, r in ratings.items()]}
+            {"players": [{"id": p, "skill": {"rating": r, "peak": r}} for p, r in ratings.items()]}
         )
     return league
 
@@ -102,7 +102,7 @@ def _league(plugins: rankcraft.Plugins, nu: float = 0.5, **ratings: float) -> ra
 def _elo(**ratings: float) -> rankcraft.League:
     league = rankcraft.League("elo")
     league.import_state(
-        {"players": [{"id": p, "skill": {"rating": r}} for p, r in ratings.items()]}
+        {"players": [{"id": p, "skill": {"rating": r, "peak": r}} for p, r in ratings.items()]}
     )
     return league
 

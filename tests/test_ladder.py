@@ -299,17 +299,17 @@ def test_decay_on_a_schedule_after_the_grace_events() -> None:
             "players": [
                 {
                     "id": "top",
-                    "skill": {"rating": 1500.0},
+                    "skill": {"rating": 1500.0, "peak": 1500.0},
                     "rank": attrs.asdict(rank_at(params, 3, 20)),
                 },
                 {
                     "id": "low",
-                    "skill": {"rating": 1500.0},
+                    "skill": {"rating": 1500.0, "peak": 1500.0},
                     "rank": attrs.asdict(rank_at(params, 1, 20)),
                 },
                 {
                     "id": "busy",
-                    "skill": {"rating": 1500.0},
+                    "skill": {"rating": 1500.0, "peak": 1500.0},
                     "rank": attrs.asdict(rank_at(params, 4, 20)),
                 },
             ]
@@ -622,7 +622,7 @@ def test_a_catch_up_decays_players_who_played_in_its_first_period() -> None:
             "players": [
                 {
                     "id": "ann",
-                    "skill": {"rating": 1500.0},
+                    "skill": {"rating": 1500.0, "peak": 1500.0},
                     "rank": attrs.asdict(rank_at(ruleset.rank.params, 3, 20)),
                 }
             ]

@@ -261,7 +261,14 @@ def test_the_tiers_are_read_in_board_order_on_every_store(db_url: str) -> None:
             {
                 "id": pid,
                 "skill": {"rating": 1500.0, "deviation": 100.0},
-                "rank": {"points": rp, "tier": tier[pid], "floor": 0, "streak": 0},
+                "rank": {
+                    "points": rp,
+                    "tier": tier[pid],
+                    "floor": 0,
+                    "streak": 0,
+                    "weekly": [],
+                    "seasons": [],
+                },
                 "matches": 3,
                 "last_played": "2024-05-01T00:00:00Z",
             }

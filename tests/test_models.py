@@ -17,6 +17,7 @@ import rankcraft
 from rankcraft.cli import main
 from rankcraft.plugins._matchup import MarginForm, davidson, ordered_logit
 from rankcraft.plugins.elo import EloParams, EloSkill, rankcraft_outcomes
+from rankcraft.ruleset import ImportedRulesetWarning
 
 
 def _league(params: str) -> rankcraft.League:
@@ -105,8 +106,8 @@ def test_draw_model_forecast_and_update_are_consistent() -> None:
     league.import_state(
         {
             "players": [
-                {"id": "a", "skill": {"rating": 1600.0}},
-                {"id": "b", "skill": {"rating": 1500.0}},
+                {"id": "a", "skill": {"rating": 1600.0, "peak": 1600.0}},
+                {"id": "b", "skill": {"rating": 1500.0, "peak": 1500.0}},
             ]
         }
     )
@@ -177,7 +178,8 @@ def test_context_rules_home_drift_and_blend() -> None:
     assert report.expected[0] == pytest.approx(1 / (1 + 10 ** (-gap / 400)))
     # state documents keep the context ratings
     again = _league('blend_field = "surface"\nblend_values = ["Clay", "Grass"]\n')
-    again.import_state(blend.export())
+    with pytest.warns(ImportedRulesetWarning, match=r"update.params.blend_k: 2.0 there, 1.0"):
+        again.import_state(blend.export(), accept_ruleset=True)
     assert again.player("a").skill == blend.player("a").skill
 
 
@@ -266,8 +268,16 @@ def test_off_season_found_from_a_long_gap() -> None:
     league.import_state(
         {
             "players": [
-                {"id": "a", "skill": {"rating": 1700.0}, "last_played": "2024-02-01"},
-                {"id": "b", "skill": {"rating": 1500.0}, "last_played": "2024-02-01"},
+                {
+                    "id": "a",
+                    "skill": {"rating": 1700.0, "peak": 1700.0},
+                    "last_played": "2024-02-01",
+                },
+                {
+                    "id": "b",
+                    "skill": {"rating": 1500.0, "peak": 1500.0},
+                    "last_played": "2024-02-01",
+                },
             ]
         }
     )

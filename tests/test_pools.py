@@ -94,11 +94,22 @@ _offset = st.floats(-300.0, 300.0)
 _score = st.sampled_from([[1, 0], [0, 1], [2, 2], [3, 1]])
 
 
+def _pooled(rating: float, offset: float) -> dict[str, object]:
+    """A whole pooled Elo state (an import takes no field left out)."""
+    return {
+        "rating": rating,
+        "peak": rating,
+        "contexts": [],
+        "pool_offset": offset,
+        "pool_updates": 3,
+    }
+
+
 def _pair(ra: float, oa: float, rb: float, ob: float) -> dict[str, object]:
     return {
         "players": [
-            {"id": "a", "skill": {"rating": ra, "pool_offset": oa, "pool_updates": 3}},
-            {"id": "b", "skill": {"rating": rb, "pool_offset": ob, "pool_updates": 3}},
+            {"id": "a", "skill": _pooled(ra, oa)},
+            {"id": "b", "skill": _pooled(rb, ob)},
         ]
     }
 
@@ -128,7 +139,12 @@ def test_no_effect_within_one_pool(
     pooled.import_state(_pair(ra, oa, rb, ob))
     plain = rankcraft.League("elo")
     plain.import_state(
-        {"players": [{"id": "a", "skill": {"rating": ra}}, {"id": "b", "skill": {"rating": rb}}]}
+        {
+            "players": [
+                {"id": "a", "skill": {"rating": ra, "peak": ra}},
+                {"id": "b", "skill": {"rating": rb, "peak": rb}},
+            ]
+        }
     )
     match = _match("m", "a", "b", scores, ["A", "A"])
     assert pooled.record(match).expected == pytest.approx(plain.record(match).expected)

@@ -11,10 +11,18 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 import rankcraft
 from rankcraft import PlayerScope
+from rankcraft.plugins.skyweaver import SkyweaverRp
+
+
+def _rank(points: int) -> dict[str, Any]:
+    """A whole Skyweaver rank state of ``points`` (an import takes no field left out)."""
+    return attrs.asdict(SkyweaverRp(points))
+
 
 WEEKS = """
 extends = "skyweaver"
@@ -25,13 +33,13 @@ resets = [
 ]
 """
 IMPORTED = [  # two Masters (capped by the soft resets) and players of every kind
-    {"id": "m1", "skill": {"rating": 1900.0, "deviation": 60.0}, "rank": {"points": 1450}},
-    {"id": "m2", "skill": {"rating": 1850.0, "deviation": 80.0}, "rank": {"points": 1250}},
-    {"id": "e1", "skill": {"rating": 1600.0, "deviation": 120.0}, "rank": {"points": 950}},
+    {"id": "m1", "skill": {"rating": 1900.0, "deviation": 60.0}, "rank": _rank(1450)},
+    {"id": "m2", "skill": {"rating": 1850.0, "deviation": 80.0}, "rank": _rank(1250)},
+    {"id": "e1", "skill": {"rating": 1600.0, "deviation": 120.0}, "rank": _rank(950)},
     {
         "id": "idle",
         "skill": {"rating": 1400.0, "deviation": 200.0},
-        "rank": {"points": 400},
+        "rank": _rank(400),
         "last_played": "2023-12-20",
     },
 ]
@@ -117,16 +125,16 @@ PLAYERS = [
     {
         "id": "a",
         "skill": {"rating": 1500.0, "deviation": 50.0},
-        "rank": {"points": 1300},
+        "rank": _rank(1300),
         "last_played": "2024-01-01",
     },
     {
         "id": "b",
         "skill": {"rating": 1500.0, "deviation": 50.0},
-        "rank": {"points": 650},
+        "rank": _rank(650),
         "last_played": "2024-03-01",
     },
-    {"id": "c", "skill": {"rating": 1500.0, "deviation": 50.0}, "rank": {"points": 920}},
+    {"id": "c", "skill": {"rating": 1500.0, "deviation": 50.0}, "rank": _rank(920)},
 ]
 
 
@@ -171,7 +179,9 @@ target = 1500.0
     for fraction, handed_want, rating in (("0.5", [3], 1550.0), ("0.0", [0], 1600.0)):
         league = rankcraft.League(rankcraft.loads_ruleset(ruleset.format(fraction=fraction)))
         handed = counting(league)
-        league.import_state({"players": [{"id": p, "skill": {"rating": 1600.0}} for p in "abc"]})
+        league.import_state(
+            {"players": [{"id": p, "skill": {"rating": 1600.0, "peak": 1600.0}} for p in "abc"]}
+        )
         assert league.reset("season") == (3 if rating != 1600.0 else 0)
         assert handed == handed_want  # fraction 0 moves nobody: nobody is read
         assert league.player("b").skill.rating == rating

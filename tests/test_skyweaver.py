@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import attrs
 import pytest
 
 import rankcraft
@@ -185,9 +186,9 @@ def test_migration_from_an_elo_export() -> None:
     elo.import_state(
         {
             "players": [
-                {"id": "gm", "skill": {"rating": 2300.0}},
-                {"id": "m", "skill": {"rating": 2100.0}},
-                {"id": "new", "skill": {"rating": 1400.0}},
+                {"id": "gm", "skill": {"rating": 2300.0, "peak": 2300.0}},
+                {"id": "m", "skill": {"rating": 2100.0, "peak": 2100.0}},
+                {"id": "new", "skill": {"rating": 1400.0, "peak": 1400.0}},
             ]
         }
     )
@@ -216,20 +217,23 @@ def test_rd_grows_once_per_week_with_the_schedule() -> None:
     assert report.change("a").skill_used.deviation == pytest.approx(math.sqrt(rd**2 + 20**2))
 
 
-def test_import_with_only_points_derives_tier_and_floor_issue_15() -> None:
+def test_a_rank_of_points_only_is_refused_and_the_class_derives_tier_and_floor() -> None:
+    # issue 31: an import invents nothing, so a rank given as points only is refused,
+    # naming what is missing (issue 15 had the import derive them)
     league = rankcraft.League("skyweaver")
-    league.import_state(
-        {
-            "players": [
-                {
-                    "id": "x",
-                    "skill": {"rating": 2500.0, "deviation": 350.0},
-                    "rank": {"points": 905},
-                },
-                {"id": "y", "skill": {"rating": 1000.0, "deviation": 30.0}},
-            ]
-        }
-    )
+    players: list[dict[str, Any]] = [
+        {"id": "x", "skill": {"rating": 2500.0, "deviation": 350.0}, "rank": {"points": 905}},
+        {"id": "y", "skill": {"rating": 1000.0, "deviation": 30.0}},
+    ]
+    with pytest.raises(
+        rankcraft.StateError,
+        match=r"players\[0\] 'x'.rank: 'tier', 'floor', 'streak', 'weekly', 'seasons' are missing",
+    ):
+        league.import_state({"players": players})
+    assert len(league) == 0
+    # the state class, in code, takes the tier and hard floor of the points
+    players[0]["rank"] = attrs.asdict(SkyweaverRp(905))
+    league.import_state({"players": players})
     imported = league.player("x").rank
     assert (imported.points, imported.tier, imported.floor) == (905, "Expert I", 900)
     # a heavy loss (MMR -701, F 0.445: RP 905 - 312 = 593) stops at the 900 floor

@@ -24,7 +24,7 @@ def test_pairings_against_each_opponent(match, weight: str) -> None:
     league.import_state(
         {
             "players": [
-                {"id": p, "skill": {"rating": r}}
+                {"id": p, "skill": {"rating": r, "peak": r}}
                 for p, r in (("a", 1500.0), ("b1", 1400.0), ("b2", 1700.0))
             ]
         }

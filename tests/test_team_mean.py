@@ -16,7 +16,7 @@ from rankcraft.plugins.elo import expected_score
 def _league(ratings: dict[str, float], ruleset: str = "elo") -> rankcraft.League:
     league = rankcraft.League(ruleset)
     league.import_state(
-        {"players": [{"id": p, "skill": {"rating": r}} for p, r in ratings.items()]}
+        {"players": [{"id": p, "skill": {"rating": r, "peak": r}} for p, r in ratings.items()]}
     )
     return league
 

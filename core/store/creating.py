@@ -22,6 +22,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from .postgres import is_postgres_url
+from .sqlite import MADE_AGAIN
 
 _SUFFIXES = ("", "-journal", "-wal", "-shm")
 
@@ -59,7 +60,16 @@ def creating(db: str | Path) -> Iterator[Creation]:
     try:
         os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
     except FileExistsError:
-        yield Creation(text, new=False)
+        try:
+            yield Creation(text, new=False)
+        except BaseException:
+            # the league was removed by the process that made it, and this one made it
+            # again (SQLiteStore._make_again): it is this command's to remove
+            if str(path.resolve()) in MADE_AGAIN:
+                MADE_AGAIN.discard(str(path.resolve()))
+                _remove_if_unused(path)
+            raise
+        MADE_AGAIN.discard(str(path.resolve()))
         return
     except OSError as exc:
         raise InputError(f"cannot create {text!r}: {exc.strerror}") from None

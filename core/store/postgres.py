@@ -84,8 +84,25 @@ def _split(url: str) -> tuple[str, str, str]:
             kept.append((key, value))
     if not _SCHEMA_NAME.match(schema):
         raise InputError(f"'schema' must be a plain SQL name (letters, digits, _): {schema!r}")
+    if schema.lower().startswith("pg_") or schema.lower() == "information_schema":
+        raise InputError(
+            f"'schema' must not be one of PostgreSQL's own (pg_..., information_schema): "
+            f"{schema!r} in {mask_url(url)!r}"
+        )
     conninfo = urlunsplit(parts._replace(query=urlencode(kept)))
     return conninfo, schema, mask_url(url)
+
+
+def _unstorable(value: Any) -> Any:
+    """A read's parameter, with a text holding NUL as SQL NULL (or such items of a list
+    left out): PostgreSQL's text cannot hold NUL, so no id, tier or key stored equals it
+    (psycopg would refuse to send it). Such a lookup finds nothing, as it does on SQLite
+    (``GET /players/x%00y`` is a 404, not a 500)."""
+    if isinstance(value, str):
+        return None if "\x00" in value else value
+    if isinstance(value, list) and any(isinstance(v, str) and "\x00" in v for v in value):
+        return [v for v in value if not (isinstance(v, str) and "\x00" in v)]
+    return value
 
 
 class PostgresStore(SQLStore):
@@ -145,6 +162,8 @@ class PostgresStore(SQLStore):
             self._check_version()
 
     def _execute(self, statement: str, params: Sequence[Any] = ()) -> Any:
+        if statement.startswith("SELECT"):
+            params = [_unstorable(p) for p in params]
         return self._db.execute(statement.replace("?", "%s"), params)
 
     def _executemany(self, statement: str, rows: list[tuple[Any, ...]]) -> None:
@@ -303,6 +322,11 @@ def create_schema(url: str) -> bool:
                 connection.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
             except psycopg.errors.DuplicateSchema:
                 return False
+            except psycopg.Error as exc:  # (no privilege to create it, a reserved name)
+                reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                raise InputError(
+                    f"cannot create schema {schema!r} in {label!r}: {reason}"
+                ) from None
     except psycopg.OperationalError as exc:
         raise InputError(f"cannot connect to {label!r}: {exc}") from None
     return True

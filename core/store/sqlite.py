@@ -55,6 +55,11 @@ def sqlite_error(exc: sqlite3.Error, label: str) -> RankcraftError | None:
     return None
 
 
+MADE_AGAIN: set[str] = set()
+"""The SQLite leagues (resolved paths) this process made again after another process
+removed them (:meth:`SQLiteStore._make_again`)."""
+
+
 class SQLiteStore(SQLStore):
     """Players, matches and reports in an SQLite database file.
 
@@ -98,6 +103,7 @@ class SQLiteStore(SQLStore):
                 f"{self.label!r} is not a rankcraft database: {exc}"
             ) from None
         self._inode = os.stat(self.path).st_ino
+        self._attached: tuple[str, str, Any] | None = None
         self._new = "meta" not in tables
         if self._new and read_only:
             self._db.close()
@@ -171,11 +177,41 @@ class SQLiteStore(SQLStore):
         try:  # a new league removed by the command that created it, which then failed
             same = os.stat(self.path).st_ino == self._inode
         except FileNotFoundError:
-            same = False
+            self._db.execute("ROLLBACK")
+            self._make_again()
+            self._begin_write()
+            return
         if not same:
             self._db.execute("ROLLBACK")
             raise InputError(
                 f"{self.label!r} was removed or replaced by another process; nothing was written"
+            )
+
+    def _make_again(self) -> None:
+        """Make the league again where another process removed it: the command that
+        created it failed and removed it, empty (it removes only a league without a match
+        or a player), while this one had it open. This one carries on in a new file of
+        its own (or in the one a third process made meanwhile, of the same ruleset), and
+        :func:`rankcraft.store.creating` removes it again if this command fails too."""
+        if self._attached is None:
+            raise InputError(f"{self.label!r} was removed by another process; nothing was written")
+        name, toml, codec = self._attached
+        self._db.close()
+        try:
+            os.close(os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+            MADE_AGAIN.add(str(self.path.resolve()))
+        except FileExistsError:
+            pass  # (a third process made it first: its league, if of this ruleset)
+        except OSError as exc:
+            raise InputError(f"cannot create {self.label!r} again: {exc.strerror}") from None
+        self._db = self._connect()
+        self._inode = os.stat(self.path).st_ino
+        self._new = not self._has_meta()
+        stored = self.attach(name, toml, codec)
+        if stored is not None and stored != (name, toml):
+            raise InputError(
+                f"{self.label!r} was removed by another process and made again with ruleset "
+                f"{stored[0]!r}; nothing was written"
             )
 
     def _in_transaction(self) -> bool:
@@ -212,6 +248,10 @@ class SQLiteStore(SQLStore):
             super().rollback()
         finally:
             self._restore_cache()
+
+    def attach(self, ruleset_name: str, ruleset_toml: str, codec: Any) -> tuple[str, str] | None:
+        self._attached = (ruleset_name, ruleset_toml, codec)
+        return super().attach(ruleset_name, ruleset_toml, codec)
 
     def _has_meta(self) -> bool:
         sql = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
