@@ -61,6 +61,10 @@ class UnknownJob(InputError):
 
     status = 404
 
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self._field = field
+
 
 # -- the league's thread ----------------------------------------------------------------
 
@@ -114,7 +118,10 @@ class LeagueThread:
                     asyncio.run_coroutine_threadsafe(receive(), service)  # type: ignore[arg-type]
                 )
 
-            return await self.run(endpoint(Request(request.scope, bridged)))
+            async def work() -> T:
+                return await endpoint(Request(request.scope, bridged))
+
+            return await self.run(work())
 
         return on_league_thread
 
@@ -367,7 +374,7 @@ class JobPool:
         take its messages until it ends, and start the next job."""
         receive, send = self._context.Pipe(duplex=False)
         try:
-            process = self._context.Process(
+            process = self._context.Process(  # type: ignore[attr-defined]
                 target=_child, args=(send, job.function, job.arguments), daemon=True
             )
             with self._lock:
