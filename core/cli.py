@@ -1121,9 +1121,15 @@ def _serve_settings(args: argparse.Namespace, settings_class: Any) -> Any:
             max_batch=args.max_batch,
             header_timeout=args.header_timeout,
             body_timeout=args.body_timeout,
+            lab_workers=args.lab_workers,
+            lab_jobs_per_client=args.lab_jobs_per_client,
+            lab_max_replays=args.lab_max_replays,
+            lab_keep=args.lab_keep,
+            lab_timeout=args.lab_timeout,
         )
     except InputError as exc:  # name the option, not the attribute
-        raise InputError(str(exc).replace("'", "'--", 1).replace("_", "-", 1)) from None
+        named = re.sub(r"'(\w+)'", lambda m: f"'--{m[1].replace('_', '-')}'", str(exc), count=1)
+        raise InputError(named) from None
     return settings
 
 
@@ -1496,6 +1502,36 @@ def _serve_command(c: _Commands) -> None:
         default=30.0,
         metavar="SECONDS",
         help="408 for a request body not in after this (30)",
+    )
+    lab = p.add_argument_group("the ruleset lab's jobs (docs/web.md)")
+    lab.add_argument(
+        "--lab-workers", type=int, default=1, help="lab jobs running at once, per worker (1)"
+    )
+    lab.add_argument(
+        "--lab-jobs-per-client",
+        type=int,
+        default=2,
+        help="lab jobs one client may have queued or running (2)",
+    )
+    lab.add_argument(
+        "--lab-max-replays",
+        type=int,
+        default=600_000,
+        help="most matches x rulesets one lab job replays (600000)",
+    )
+    lab.add_argument(
+        "--lab-keep",
+        type=float,
+        default=600.0,
+        metavar="SECONDS",
+        help="how long a lab job's result stays readable (600)",
+    )
+    lab.add_argument(
+        "--lab-timeout",
+        type=float,
+        default=3600.0,
+        metavar="SECONDS",
+        help="a lab job running longer is ended (3600)",
     )
     p.add_argument(
         "--timeout-keep-alive",

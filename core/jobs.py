@@ -158,6 +158,7 @@ class Job:
             all rulesets); ``total`` 0 while unknown.
         stage: what the job is doing, in words.
         created, started, finished: times (``time.time()``, seconds).
+        position: while queued, how many jobs are ahead of it (running or queued).
         result: the job's answer once ``done``.
         error: ``{"status", "type", "message", "field"}`` once ``failed``.
     """
@@ -357,11 +358,12 @@ class JobPool:
     def _start_next(self) -> None:
         waiting = [j for j in self._jobs.values() if j.state == "queued"]
         running = sum(1 for j in self._jobs.values() if j.state == "running")
-        for place, job in enumerate(waiting):
-            job.position = max(0, place - (self.workers - running) + 1)
+        starting = waiting[: max(0, self.workers - running)]
+        for place, job in enumerate(waiting[len(starting) :]):
+            job.position = running + len(starting) + place
         if self._closed:
             return
-        for job in waiting[: max(0, self.workers - running)]:
+        for job in starting:
             job.state, job.started, job.stage, job.position = "running", time.time(), "starting", 0
             threading.Thread(
                 target=self._watch, args=(job,), name=f"rankcraft-job-{job.id[:6]}", daemon=True
@@ -382,6 +384,8 @@ class JobPool:
                     return
                 job.process = process
             process.start()
+            if job.ended:  # cancelled while its process started
+                process.terminate()
         except Exception as exc:  # the process could not start: the job fails, reported
             with self._lock:
                 self._end(job, "failed", error=_error_of(exc, 500), stage="failed")

@@ -129,7 +129,10 @@ def lab_schemas() -> dict[str, dict[str, Any]]:
                 "done": {**count, "description": "matches replayed so far, all rulesets"},
                 "total": {**count, "description": "matches x rulesets (0 while unknown)"},
                 "stage": {"type": "string"},
-                "queued_behind": {**count, "description": "jobs that start before it"},
+                "queued_behind": {
+                    **count,
+                    "description": "while queued: the jobs ahead of it, running or queued",
+                },
                 "seconds": {"type": "number", "minimum": 0, "description": "running time"},
                 "error": {"oneOf": [{"type": "null"}, {"$ref": "#/components/schemas/JobError"}]},
                 "result": {"oneOf": [{"type": "null"}, {"$ref": "#/components/schemas/LabResult"}]},
