@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 from . import __version__
 from ._files import write_atomically
 from .data import SAMPLE_RULESET, demo_matches_path, sample_matches_path
-from .engine import SEARCH_TEXT_MAX, League, UnknownPlayerError
+from .engine import League, UnknownPlayerError
 from .errors import DuplicateMatchError, InputError, MatchError, RankcraftError
 from .io import parse_time, read_match_dicts
 from .jsontext import finite, loads_strict
@@ -40,7 +40,7 @@ from .ruleset import (
     to_dict,
 )
 from .store import Creation, SQLiteStore, creating, is_postgres_url, mask_url, open_store
-from .suggest import did_you_mean
+from .suggest import did_you_mean, player_candidates
 from .terminal import Bar, count_lines, plural, print_table
 
 if TYPE_CHECKING:
@@ -175,19 +175,9 @@ def _emit_json(data: Any, out: TextIO) -> None:
     out.write(json.dumps(finite(data), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
 
 
-SUGGEST_FROM_ALL = 20_000
-"""Up to this many players, an unknown id is compared with every id; beyond, with the ids
-:meth:`League.search` finds for parts of it (a few reads of the id index, not every
-player: on 864,605 players the whole list took 17 s and 529 MB)."""
-
-
 def _did_you_mean_player(league: League, player: str) -> str:
-    """:func:`did_you_mean` for an unknown player id."""
-    if len(league) <= SUGGEST_FROM_ALL:
-        return did_you_mean(player, (r.id for r in league.players()))
-    half = max(1, len(player) // 2)
-    parts = {p[:SEARCH_TEXT_MAX] for p in (player[:-1], player[:half], player[half:])}
-    return did_you_mean(player, {i for part in parts if part for i in league.search(part, 100)})
+    """:func:`did_you_mean` for an unknown player id (:func:`player_candidates`)."""
+    return did_you_mean(player, player_candidates(league, player))
 
 
 def _known_player(league: League, player: str) -> PlayerRecord:

@@ -414,7 +414,7 @@ def _predicted(string_list: Mapping[str, Any]) -> dict[str, Any]:
     return _closed(
         "the forecast of a match: probabilities (what League.predict gives: the expected "
         "scores of two sides, P(finishing first) of more), summing to 1, and the Forecast",
-        ["sides", "probabilities", *forecast["required"]],
+        ["sides", "probabilities", *forecast["required"], "new_players"],
         {
             "sides": {"type": "array", "items": string_list},
             "probabilities": {
@@ -422,6 +422,16 @@ def _predicted(string_list: Mapping[str, Any]) -> dict[str, Any]:
                 "items": {"type": "number", "minimum": 0, "maximum": 1},
             },
             **forecast["properties"],
+            "new_players": {
+                "type": "array",
+                "description": "players the league has never seen, predicted as new "
+                "players, each with the known ids most like it (a misspelling?)",
+                "items": _closed(
+                    "a player new to the league",
+                    ["id", "similar"],
+                    {"id": {"type": "string"}, "similar": string_list},
+                ),
+            },
         },
     )
 

@@ -103,6 +103,7 @@ from .matchmaking import RankFilter
 from .model import Match, format_time
 from .openapi import Operation, build_document
 from .ruleset import dumps, to_dict
+from .suggest import close_to, player_candidates
 from .tokens import authenticate
 
 try:
@@ -941,11 +942,22 @@ def _forecast(
     home: int | None,
     season: str | int | None = None,
 ) -> JSONResponse:
-    """The answer of ``/predict``: what ``League.predict`` gives (``probabilities``) and
-    the whole :class:`~rankcraft.Forecast` beside it."""
+    """The answer of ``/predict``: what ``League.predict`` gives (``probabilities``),
+    the whole :class:`~rankcraft.Forecast` beside it, and the players the league has
+    never seen (predicted as new players), each with the known ids most like it."""
     forecast = league.forecast(sides, at=at, home=home, season=season)
+    new = [
+        {"id": p, "similar": close_to(p, player_candidates(league, p))}
+        for p in dict.fromkeys(p for side in sides for p in side)
+        if p not in league
+    ]
     return JSONResponse(
-        {"sides": sides, "probabilities": list(forecast.probabilities), **forecast.to_dict()}
+        {
+            "sides": sides,
+            "probabilities": list(forecast.probabilities),
+            **forecast.to_dict(),
+            "new_players": new,
+        }
     )
 
 

@@ -83,7 +83,13 @@ def test_the_service_answers_as_the_league_does(db_url: str) -> None:
             "sides": [["p0"], ["p2", "p3"]],
             "probabilities": reference.predict([["p0"], ["p2", "p3"]]),
             **reference.forecast([["p0"], ["p2", "p3"]]).to_dict(),
+            "new_players": [],
         }
+        misspelt = client.post("/predict", json={"sides": [["p0"], ["P1", "new"]]}).json()
+        assert misspelt["new_players"] == [
+            {"id": "P1", "similar": ["p1"]},
+            {"id": "new", "similar": []},
+        ]
         stored = client.get("/matches/m3").json()
         assert stored["report"] == reference.codec.report_to_dict(reference.report("m3"))
         ruleset = client.get("/ruleset").json()
