@@ -830,14 +830,42 @@ def test_the_matches_page_labels_predictions_and_warns_of_new_players(
     page.click("#predict-form button")
     page.wait_for_selector("#predict-result tbody tr")
     head = page.locator("#predict-result thead th").all_inner_texts()
-    assert head == ["side", "P(win)", "expected score"]
     forecast = league.forecast([["ann"], ["amn"]])
     rows = page.locator("#predict-result tbody tr")
-    assert rows.count() == (3 if forecast.draw is not None else 2)
-    assert rows.nth(0).locator("td").nth(2).inner_text() == f"{forecast.expected_score[0]:.4f}"
-    if forecast.draw is not None:
+    if forecast.draw is None:  # skyweaver: no draw model, the expected score alone
+        assert head == ["side", "expected score"] and rows.count() == 2
+        note = "this ruleset has no draw model"
+        assert page.locator("#predict-note .muted").inner_text().startswith(note)
+    else:
+        assert head == ["side", "P(win)", "expected score"] and rows.count() == 3
         assert rows.nth(2).inner_text().split() == ["draw", f"{forecast.draw:.4f}"]
+    cells = rows.nth(0).locator("td").all_inner_texts()
+    assert cells[0] == "ann" and cells[-1] == f"{forecast.expected_score[0]:.4f}"
     expect(page.locator("#predict-note .warning")).to_have_text(
         "“amn” is new to the league: predicted as a new player (did you mean “ann”?)"
     )
     page.close()
+
+
+def test_a_ruleset_with_a_draw_model_predicts_a_draw_on_the_page(browser: Any) -> None:
+    league = rankcraft.League("football")
+    league.record_many(history(8))
+    forecast = league.forecast([["ann"], ["bo"]])
+    assert forecast.draw is not None and forecast.win is not None
+    page = browser.new_page()
+    with serving(league) as base:
+        page.goto(f"{base}/#matches")
+        page.wait_for_selector("body[data-ready='1']")
+        page.fill("#pred-teams", "ann\nbo")
+        page.click("#predict-form button")
+        page.wait_for_selector("#predict-result tbody tr.draw")
+        head = page.locator("#predict-result thead th").all_inner_texts()
+        rows = [r.split("\t") for r in page.locator("#predict-result tbody tr").all_inner_texts()]
+    page.close()
+    assert head == ["side", "P(win)", "expected score"]
+    assert [r[:2] for r in rows] == [
+        ["ann", f"{forecast.win[0]:.4f}"],
+        ["bo", f"{forecast.win[1]:.4f}"],
+        ["draw", f"{forecast.draw:.4f}"],
+    ]
+    assert forecast.win[0] + forecast.win[1] + forecast.draw == pytest.approx(1.0)

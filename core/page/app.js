@@ -803,12 +803,13 @@ async function predict(event) {
   try {
     const data = await api("/predict", { method: "POST", body });
     const two = data.sides.length === 2;
-    const head = ["side", two ? "P(win)" : "P(first)", "expected score"];
+    const wins = !two || data.win;  // two sides without a draw model: expected scores only
+    const head = ["side", ...(wins ? [two ? "P(win)" : "P(first)"] : []), "expected score"];
     if (!two && data.places) head.push("predicted place");
     table.querySelector("thead").replaceChildren(el("tr", {}, ...head.map((h) => el("th", { text: h }))));
-    const win = (i) => (data.win ? data.win[i] : two ? null : data.probabilities[i]);
+    const win = (i) => (data.win ? data.win[i] : data.probabilities[i]);
     const rows = data.sides.map((s, i) => el("tr", {}, el("td", { text: s.join(", ") }),
-      el("td", { class: "num", text: win(i) === null ? "-" : fmt(win(i), 4) }),
+      ...(wins ? [el("td", { class: "num", text: fmt(win(i), 4) })] : []),
       el("td", { class: "num", text: fmt(data.expected_score[i], 4) }),
       ...(!two && data.places ? [el("td", { class: "num", text: data.order.indexOf(i) + 1 })] : [])));
     if (data.draw !== null && data.draw !== undefined) {
