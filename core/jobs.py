@@ -23,7 +23,10 @@ league or on a long computation, so ``/health`` and every other request keep ans
 from __future__ import annotations
 
 import asyncio
+import json
 import multiprocessing
+import os
+import re
 import secrets
 import threading
 import time
@@ -36,7 +39,7 @@ import attrs
 
 from .errors import InputError
 
-__all__ = ["Busy", "Job", "JobPool", "LeagueThread", "UnknownJob", "waiting"]
+__all__ = ["Busy", "Job", "JobPool", "LeagueThread", "Shelf", "UnknownJob", "waiting"]
 
 T = TypeVar("T")
 
@@ -242,6 +245,8 @@ class JobPool:
         timeout: seconds a job may run before it is ended (failed, status 503).
         method: the multiprocessing start method (``forkserver``: each job's process
             is forked from a clean server process, not from the threaded service).
+        shelf: a :class:`Shelf` where the pool publishes its jobs, so that the other
+            worker processes of the service can answer and cancel them.
     """
 
     def __init__(
@@ -253,6 +258,7 @@ class JobPool:
         keep: float = 600.0,
         timeout: float = 3600.0,
         method: str = "forkserver",
+        shelf: Shelf | None = None,
     ) -> None:
         self.workers = workers
         self.per_client = per_client
@@ -263,6 +269,7 @@ class JobPool:
         self._jobs: dict[str, Job] = {}
         self._lock = threading.Lock()
         self._closed = False
+        self.shelf = shelf
 
     def submit(self, client: str, function: Callable[..., Any], *arguments: Any) -> Job:
         """Queue ``function(*arguments, progress)`` (a module-level function, whose
@@ -289,7 +296,8 @@ class JobPool:
             job = Job(secrets.token_urlsafe(16), client, function, arguments)
             self._jobs[job.id] = job
             self._start_next()
-            return job
+        self._publish(job)
+        return job
 
     def get(self, job_id: str) -> Job:
         """The job of this id.
@@ -315,7 +323,34 @@ class JobPool:
                 if job.process is not None and job.process.is_alive():
                     job.process.terminate()
                 self._start_next()
+        self._publish(job)
         return job
+
+    def snapshot(self, job_id: str) -> dict[str, Any]:
+        """The job as the service answers it (:meth:`Job.to_dict`), this pool's or,
+        through the shelf, another worker's.
+
+        :raises UnknownJob: neither holds it.
+        """
+        try:
+            return self.get(job_id).to_dict()
+        except UnknownJob:
+            found = self.shelf.read(job_id) if self.shelf is not None else None
+            if found is None:
+                raise
+            return found
+
+    def cancel_anywhere(self, job_id: str) -> dict[str, Any]:
+        """Cancel the job, this pool's at once, another worker's by asking it through the
+        shelf (it ends the job within a second: poll for ``cancelled``)."""
+        try:
+            return self.cancel(job_id).to_dict()
+        except UnknownJob:
+            found = self.shelf.read(job_id) if self.shelf is not None else None
+            if found is None or self.shelf is None:
+                raise
+            self.shelf.ask_cancel(job_id)
+            return found
 
     async def wait(self, job_id: str, every: float = 0.05) -> Job:
         """The job once it has ended (polled every ``every`` seconds, not blocking)."""
@@ -346,6 +381,8 @@ class JobPool:
             j.id for j in self._jobs.values() if j.ended and now - (j.finished or now) > self.keep
         ]:
             del self._jobs[job_id]
+            if self.shelf is not None:
+                self.shelf.remove(job_id)
 
     def _end(self, job: Job, state: str, **changes: Any) -> None:
         job.state = state
@@ -395,8 +432,14 @@ class JobPool:
             send.close()
         deadline = time.monotonic() + self.timeout
         outcome: tuple[str, dict[str, Any]] | None = None
+        published = 0.0
         try:
             while outcome is None and not job.ended:
+                if self.shelf is not None and time.monotonic() - published > 0.5:
+                    published = time.monotonic()
+                    self._shelve_open()
+                    if job.ended:
+                        break
                 if time.monotonic() > deadline:
                     process.terminate()
                     message = f"the job ran longer than {self.timeout:g} s and was ended"
@@ -438,6 +481,87 @@ class JobPool:
                     self._end(job, state, stage=state, **changes)
                 job.process = None
                 self._start_next()
+            self._publish(job)
+
+    def _publish(self, job: Job) -> None:
+        if self.shelf is not None:
+            self.shelf.publish(job)
+
+    def _shelve_open(self) -> None:
+        """Publish every unfinished job of this pool (their progress, and that this worker
+        still holds them), and cancel those another worker was asked to cancel."""
+        assert self.shelf is not None
+        with self._lock:
+            open_jobs = [j for j in self._jobs.values() if not j.ended]
+        for job in open_jobs:
+            if self.shelf.cancel_asked(job.id):
+                self.cancel(job.id)
+            else:
+                self.shelf.publish(job)
+
+
+class Shelf:
+    """A folder where each worker process's :class:`JobPool` publishes its jobs (one JSON
+    file each, written whole), so that any worker answers a job's state and result, and
+    asks the one holding it to cancel it (a ``.cancel`` file beside). A job whose file
+    has not been written for :data:`STALE` seconds while unfinished was held by a worker
+    that went away: it is answered as failed. The folder is the user's own (mode 0700).
+    """
+
+    STALE = 30.0
+
+    def __init__(self, folder: str, keep: float) -> None:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        if os.stat(folder).st_uid != os.getuid():
+            raise InputError(f"the lab's job folder {folder!r} belongs to another user")
+        self.folder = folder
+        self.keep = keep
+
+    def _path(self, job_id: str, suffix: str = ".json") -> str | None:
+        if not _JOB_ID.fullmatch(job_id):
+            return None
+        return os.path.join(self.folder, job_id + suffix)
+
+    def publish(self, job: Job) -> None:
+        path = self._path(job.id)
+        if path is None:
+            return
+        part = f"{path}.{os.getpid()}.{threading.get_ident()}.part"
+        with open(part, "w", encoding="utf-8") as out:
+            json.dump(job.to_dict(), out)
+        os.replace(part, path)
+
+    def read(self, job_id: str) -> dict[str, Any] | None:
+        path = self._path(job_id)
+        try:
+            with open(path or "", encoding="utf-8") as source:
+                found: dict[str, Any] = json.load(source)
+            age = time.time() - os.stat(path or "").st_mtime
+        except (OSError, ValueError):
+            return None
+        if found["state"] in ("queued", "running") and age > self.STALE:
+            message = "the worker process that held the job went away"
+            return {**found, "state": "failed", "error": _error_of(RuntimeError(message), 500)}
+        return None if found["state"] not in ("queued", "running") and age > self.keep else found
+
+    def ask_cancel(self, job_id: str) -> None:
+        path = self._path(job_id, ".cancel")
+        if path is not None:
+            with open(path, "w", encoding="utf-8"):
+                pass
+
+    def cancel_asked(self, job_id: str) -> bool:
+        path = self._path(job_id, ".cancel")
+        return path is not None and os.path.exists(path)
+
+    def remove(self, job_id: str) -> None:
+        for suffix in (".json", ".cancel"):
+            path = self._path(job_id, suffix)
+            if path is not None and os.path.exists(path):
+                os.remove(path)
+
+
+_JOB_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 def _ended(*arguments: Any) -> None:  # pragma: no cover - never called

@@ -365,10 +365,10 @@ class LabHandlers:
         return JSONResponse(job.to_dict(), status_code=202)
 
     async def status(self, request: Request) -> JSONResponse:
-        return JSONResponse(self.pool.get(request.path_params["job_id"]).to_dict())
+        return JSONResponse(self.pool.snapshot(request.path_params["job_id"]))
 
     async def cancel(self, request: Request) -> JSONResponse:
-        return JSONResponse(self.pool.cancel(request.path_params["job_id"]).to_dict())
+        return JSONResponse(self.pool.cancel_anywhere(request.path_params["job_id"]))
 
     async def compare(self, request: Request) -> JSONResponse:
         """A job waited for (the league's thread is free meanwhile): its result, or its

@@ -97,7 +97,7 @@ from .errors import (
 )
 from .fields import Body, Field
 from .io import MATCH, parse_match
-from .jobs import Busy, JobPool, LeagueThread, UnknownJob
+from .jobs import Busy, JobPool, LeagueThread, Shelf, UnknownJob
 from .jsontext import loads_strict
 from .matchmaking import RankFilter
 from .model import Match, format_time
@@ -1236,11 +1236,14 @@ def create_app(
     settings = settings or Settings()
     thread = LeagueThread()
     h = _Handlers(league, settings, thread)
+    if db is None and isinstance(getattr(league.store, "path", None), os.PathLike):
+        db = os.fspath(league.store.path)  # type: ignore[attr-defined]
     pool = JobPool(
         settings.lab_workers,
         per_client=settings.lab_jobs_per_client,
         keep=settings.lab_keep,
         timeout=settings.lab_timeout,
+        shelf=None if db is None else Shelf(lab_folder(db), settings.lab_keep),
     )
 
     def guarded(handler: Handler, scope: str | None) -> Handler:
@@ -1260,8 +1263,6 @@ def create_app(
         limits = attrs.evolve(settings, max_body=settings.max_body * 16) if large else settings
         return await _json_body(request, limits)
 
-    if db is None and isinstance(getattr(league.store, "path", None), os.PathLike):
-        db = os.fspath(league.store.path)  # type: ignore[attr-defined]
     lab_handlers = lab.LabHandlers(
         league,
         pool,
@@ -1318,6 +1319,15 @@ def create_app(
     weakref.finalize(app, pool.close)  # (an application never shut down, as in tests)
     thread.close_with(app)
     return app
+
+
+def lab_folder(db: str) -> str:
+    """Where the worker processes of a service over ``db`` share their lab jobs (a
+    folder of the system's temporary one, named after the database)."""
+    import tempfile
+
+    name = hashlib.sha256(os.path.abspath(db).encode() if "://" not in db else db.encode())
+    return os.path.join(tempfile.gettempdir(), f"rankcraft-lab-{name.hexdigest()[:16]}")
 
 
 def _lab_limits(settings: Settings) -> lab.LabLimits:

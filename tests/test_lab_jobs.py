@@ -16,7 +16,7 @@ import pytest
 from starlette.testclient import TestClient
 
 import rankcraft
-from rankcraft.jobs import Busy, JobPool, UnknownJob, waiting
+from rankcraft.jobs import Busy, JobPool, Shelf, UnknownJob, waiting
 from rankcraft.serve import Settings, create_app
 from rankcraft.web import compare
 
@@ -82,6 +82,40 @@ def test_a_failed_job_says_why_and_a_late_one_is_ended() -> None:
             pool.get(late.id)
     finally:
         pool.close()
+
+
+def test_two_workers_answer_and_cancel_each_other_s_jobs(tmp_path: Path) -> None:
+    """Two pools over one shelf (the worker processes of ``serve --workers 2``): either
+    answers a job's progress and result, and cancels it, whichever holds it."""
+    first = JobPool(shelf=Shelf(str(tmp_path / "jobs"), keep=60))
+    second = JobPool(shelf=Shelf(str(tmp_path / "jobs"), keep=60))
+    try:
+        quick = first.submit("ann", waiting, 0.01, 3)
+        first.join(quick.id, 60)
+        seen = second.snapshot(quick.id)
+        assert (seen["state"], seen["result"], seen["done"]) == ("done", {"waited": 0.03}, 3)
+        slow = first.submit("ann", waiting, 0.1, 200)
+        deadline = time.monotonic() + 60
+        while second.snapshot(slow.id)["done"] < 2:  # progress published as it goes
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert second.cancel_anywhere(slow.id)["state"] == "running"  # asked, not yet done
+        while second.snapshot(slow.id)["state"] != "cancelled":
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert first.get(slow.id).state == "cancelled"
+        with pytest.raises(UnknownJob):
+            second.snapshot("no-such-job")
+        with pytest.raises(UnknownJob):
+            second.snapshot("../../etc/passwd")  # (not a job id: no file is read)
+        # a job whose worker went away (its file not written for 30 s) has failed
+        gone = tmp_path / "jobs" / f"{slow.id}.json"
+        gone.write_text(json.dumps({**first.get(slow.id).to_dict(), "state": "running"}))
+        os.utime(gone, (time.time() - 31, time.time() - 31))
+        assert Shelf(str(tmp_path / "jobs"), keep=60).read(slow.id)["state"] == "failed"
+    finally:
+        first.close()
+        second.close()
 
 
 # -- the lab's endpoints ----------------------------------------------------------------
@@ -270,3 +304,39 @@ def _children(pid: int) -> list[tuple[int, str]]:
         if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
             out.append((int(entry), cmd))
     return out
+
+
+@pytest.mark.slow(seconds=20)
+def test_every_worker_answers_a_lab_job(tmp_path: Path) -> None:
+    """``serve --workers 2``: each poll on a new connection may reach either worker;
+    every one is answered, and a cancel sent to either ends the job."""
+    db = str(tmp_path / "league.sqlite")
+    with rankcraft.League.open(db, "elo") as league:
+        league.record_many(games(2000))
+    server = Server(db, 2)
+    try:
+        _, status, job = timed(server, "POST", "/web/lab/jobs", {"rulesets": ["elo", "glicko1"]})
+        assert status == 202
+        answers = []
+        deadline = time.monotonic() + 120
+        while True:
+            _, status, state = timed(server, "GET", f"/web/lab/jobs/{job['id']}")
+            answers.append(status)
+            if state.get("state") not in ("queued", "running"):
+                break
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert set(answers) == {200} and len(answers) > 5
+        assert state["state"] == "done" and state["result"]["matches"] == 2000
+        _, _, job = timed(server, "POST", "/web/lab/jobs", ISSUE_BODY)
+        for _ in range(4):  # (sent on new connections: some reach the other worker)
+            timed(server, "POST", f"/web/lab/jobs/{job['id']}/cancel", {})
+        while (state := timed(server, "GET", f"/web/lab/jobs/{job['id']}")[2])["state"] not in (
+            "cancelled",
+            "done",
+        ):
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        assert state["state"] == "cancelled"
+    finally:
+        server.stop()
