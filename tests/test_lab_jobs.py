@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 import rankcraft
@@ -20,6 +22,7 @@ from rankcraft.jobs import Busy, JobPool, Shelf, UnknownJob, waiting
 from rankcraft.serve import Settings, create_app
 from rankcraft.web import compare
 
+from .test_robustness import JSON
 from .test_serve import Server
 
 ISSUE_BODY = {"rulesets": ["elo", "glicko1", "elo-fide", "trueskill", "openskill", "glicko1"]}
@@ -340,3 +343,46 @@ def test_every_worker_answers_a_lab_job(tmp_path: Path) -> None:
         assert state["state"] == "cancelled"
     finally:
         server.stop()
+
+
+LAB_FIELDS = st.fixed_dictionaries(
+    {},
+    optional={
+        "rulesets": st.one_of(
+            st.lists(
+                st.one_of(
+                    st.sampled_from(["elo", "glicko1", "nope", ""]),
+                    st.dictionaries(st.sampled_from(["name", "toml", "x"]), JSON, max_size=2),
+                    JSON,
+                ),
+                max_size=8,
+            ),
+            JSON,
+        ),
+        "matches": st.one_of(
+            st.lists(st.dictionaries(st.text(max_size=8), JSON), max_size=3), JSON
+        ),
+        "test_from": st.one_of(st.text(max_size=12), JSON),
+        "extra": JSON,
+    },
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(body=st.one_of(LAB_FIELDS, JSON))
+def test_fuzzed_lab_requests_are_refused_cleanly(body: Any) -> None:
+    """Any JSON asked of the lab is answered 4xx naming what was wrong (or queued),
+    never a 500."""
+    with TestClient(create_app(EMPTY)) as client:
+        answer = client.post(
+            "/web/lab/jobs",
+            content=json.dumps(body),
+            headers={"Content-Type": "application/json"},
+        )
+    assert answer.status_code in (202, 400, 429), answer.text
+    if answer.status_code == 400:
+        error = answer.json()["error"]
+        assert error["type"] != "Exception" and error["message"]
+
+
+EMPTY = rankcraft.League("elo")
