@@ -1494,35 +1494,16 @@ def _serve_command(c: _Commands) -> None:
         help="408 for a request body not in after this (30)",
     )
     lab = p.add_argument_group("the ruleset lab's jobs (docs/web.md)")
-    lab.add_argument(
-        "--lab-workers", type=int, default=1, help="lab jobs running at once, per worker (1)"
-    )
-    lab.add_argument(
-        "--lab-jobs-per-client",
-        type=int,
-        default=2,
-        help="lab jobs one client may have queued or running (2)",
-    )
-    lab.add_argument(
-        "--lab-max-replays",
-        type=int,
-        default=600_000,
-        help="most matches x rulesets one lab job replays (600000)",
-    )
-    lab.add_argument(
-        "--lab-keep",
-        type=float,
-        default=600.0,
-        metavar="SECONDS",
-        help="how long a lab job's result stays readable (600)",
-    )
-    lab.add_argument(
-        "--lab-timeout",
-        type=float,
-        default=3600.0,
-        metavar="SECONDS",
-        help="a lab job running longer is ended (3600)",
-    )
+    for option, kind, default, meta, text in (
+        ("--lab-workers", int, 1, None, "lab jobs running at once, per worker"),
+        ("--lab-jobs-per-client", int, 2, None, "lab jobs one client may have queued or running"),
+        ("--lab-max-replays", int, 600_000, None, "most matches x rulesets one lab job replays"),
+        ("--lab-keep", float, 600.0, "SECONDS", "how long a lab job's result stays readable"),
+        ("--lab-timeout", float, 3600.0, "SECONDS", "a lab job running longer is ended"),
+    ):
+        lab.add_argument(
+            option, type=kind, default=default, metavar=meta, help=f"{text} ({default:g})"
+        )
     p.add_argument(
         "--timeout-keep-alive",
         type=int,

@@ -290,6 +290,7 @@ def run_lab(
     return compare(rulesets, matches, test_from, progress)
 
 
+@attrs.define(eq=False)
 class LabHandlers:
     """The lab's endpoints (:data:`OPERATIONS`) over one league and one job pool.
 
@@ -298,25 +299,17 @@ class LabHandlers:
     the service's limits on a match's sides (:func:`rankcraft.serve._check_sides`);
     ``auth_reads``: reads need a token, so a client is its token (else its address)."""
 
-    def __init__(
-        self,
-        league: League,
-        pool: JobPool,
-        limits: LabLimits,
-        check_sides: Callable[[Any, str], None],
-        *,
-        db: str | None,
-        auth_reads: bool,
-        json_body: Callable[[Request], Any],
-    ) -> None:
-        self.league = league
-        self.pool = pool
-        self.limits = limits
-        self.check_sides = check_sides
-        self.db = db
-        self.auth_reads = auth_reads
-        self.json_body = json_body
-        self.body = lab_body(limits)
+    league: League
+    pool: JobPool
+    limits: LabLimits
+    check_sides: Callable[[Any, str], None]
+    db: str | None = attrs.field(kw_only=True)
+    auth_reads: bool = attrs.field(kw_only=True)
+    json_body: Callable[[Request], Any] = attrs.field(kw_only=True)
+    body: Body = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        self.body = lab_body(self.limits)
 
     def _client(self, request: Request) -> str:
         """Whom the per-client limit counts a job for: the token (checked, with

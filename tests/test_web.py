@@ -719,13 +719,18 @@ def test_a_lab_job_in_the_browser_while_another_client_is_answered(
     page.close()
 
 
+def opened(browser: Any, url: str) -> Any:
+    """A new page of ``browser`` at ``url``, once its script is ready."""
+    page = browser.new_page()
+    page.goto(url)
+    page.wait_for_selector("body[data-ready='1']")
+    return page
+
+
 def test_a_csv_file_in_the_lab_is_told_its_format(
     browser: Any, served: tuple[str, str, rankcraft.League]
 ) -> None:
-    base, _, _ = served
-    page = browser.new_page()
-    page.goto(f"{base}/#lab")
-    page.wait_for_selector("body[data-ready='1']")
+    page = opened(browser, f"{served[0]}/#lab")
     page.check("input[name=lab-source][value=file]")
     page.set_input_files(
         "#lab-file",
@@ -823,9 +828,7 @@ def test_the_matches_page_labels_predictions_and_warns_of_new_players(
     from playwright.sync_api import expect
 
     base, _, league = served
-    page = browser.new_page()
-    page.goto(f"{base}/#matches")
-    page.wait_for_selector("body[data-ready='1']")
+    page = opened(browser, f"{base}/#matches")
     page.fill("#pred-teams", "ann\namn")
     page.click("#predict-form button")
     page.wait_for_selector("#predict-result tbody tr")
@@ -852,10 +855,8 @@ def test_a_ruleset_with_a_draw_model_predicts_a_draw_on_the_page(browser: Any) -
     league.record_many(history(8))
     forecast = league.forecast([["ann"], ["bo"]])
     assert forecast.draw is not None and forecast.win is not None
-    page = browser.new_page()
     with serving(league) as base:
-        page.goto(f"{base}/#matches")
-        page.wait_for_selector("body[data-ready='1']")
+        page = opened(browser, f"{base}/#matches")
         page.fill("#pred-teams", "ann\nbo")
         page.click("#predict-form button")
         page.wait_for_selector("#predict-result tbody tr.draw")
