@@ -39,8 +39,10 @@ limit passed, 401 without a valid token, 403 for a token of too small a scope, 4
 unknown player, match or path, 409 for a match id already recorded or a match played
 before one of its players' last match. A refused request changes nothing.
 
-Each worker process opens the league itself and handles one request at a time (the
-league is not shared between threads). Several workers over one PostgreSQL database
+Each worker process opens the league itself and uses it for one request at a time, on
+one thread beside its event loop (:class:`rankcraft.jobs.LeagueThread`), so that the loop
+keeps answering (``/health`` answers from it); the ruleset lab's replays run as jobs in
+processes of their own (:mod:`rankcraft.lab`). Several workers over one PostgreSQL database
 record in parallel; each read first takes what the others committed, so any worker
 answers as one would (docs/deploy.md).
 
@@ -1236,15 +1238,6 @@ def create_app(
     settings = settings or Settings()
     thread = LeagueThread()
     h = _Handlers(league, settings, thread)
-    if db is None and isinstance(getattr(league.store, "path", None), os.PathLike):
-        db = os.fspath(league.store.path)  # type: ignore[attr-defined]
-    pool = JobPool(
-        settings.lab_workers,
-        per_client=settings.lab_jobs_per_client,
-        keep=settings.lab_keep,
-        timeout=settings.lab_timeout,
-        shelf=None if db is None else Shelf(lab_folder(db), settings.lab_keep),
-    )
 
     def guarded(handler: Handler, scope: str | None) -> Handler:
         if scope is None or (scope == "read" and not settings.auth_reads):
@@ -1263,15 +1256,8 @@ def create_app(
         limits = attrs.evolve(settings, max_body=settings.max_body * 16) if large else settings
         return await _json_body(request, limits)
 
-    lab_handlers = lab.LabHandlers(
-        league,
-        pool,
-        _lab_limits(settings),
-        functools.partial(_check_sides, settings=settings),
-        db=db,
-        auth_reads=settings.auth_reads,
-        json_body=lambda request: json_body(request, True),
-    )
+    lab_handlers = _lab_handlers(league, settings, db, lambda r: json_body(r, True))
+    pool = lab_handlers.pool
     routes = [
         Route(
             op.route_path,
@@ -1319,6 +1305,32 @@ def create_app(
     weakref.finalize(app, pool.close)  # (an application never shut down, as in tests)
     thread.close_with(app)
     return app
+
+
+def _lab_handlers(
+    league: League, settings: Settings, db: str | None, json_body: Callable[[Request], Any]
+) -> lab.LabHandlers:
+    """The lab's endpoints over ``league``, with their pool of jobs (shared with the
+    other workers through a folder named after the league's database, when it has one:
+    ``db``, else an SQLite league's file)."""
+    if db is None and isinstance(getattr(league.store, "path", None), os.PathLike):
+        db = os.fspath(league.store.path)  # type: ignore[attr-defined]
+    pool = JobPool(
+        settings.lab_workers,
+        per_client=settings.lab_jobs_per_client,
+        keep=settings.lab_keep,
+        timeout=settings.lab_timeout,
+        shelf=None if db is None else Shelf(lab_folder(db), settings.lab_keep),
+    )
+    return lab.LabHandlers(
+        league,
+        pool,
+        _lab_limits(settings),
+        functools.partial(_check_sides, settings=settings),
+        db=db,
+        auth_reads=settings.auth_reads,
+        json_body=json_body,
+    )
 
 
 def lab_folder(db: str) -> str:

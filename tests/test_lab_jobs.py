@@ -72,11 +72,15 @@ def test_a_pool_runs_jobs_in_order_within_its_limits() -> None:
 
 
 def test_a_failed_job_says_why_and_a_late_one_is_ended() -> None:
-    pool = JobPool(workers=2, keep=0.3, timeout=1.0)
+    pool = JobPool(workers=2)
     try:
         bad = pool.join(pool.submit("ann", waiting, "soon", 1).id, 60)
         assert bad.state == "failed" and bad.error is not None
         assert (bad.error["status"], bad.error["type"]) == (500, "TypeError")
+    finally:
+        pool.close()
+    pool = JobPool(workers=2, keep=0.3, timeout=1.0)
+    try:
         late = pool.join(pool.submit("ann", waiting, 5.0, 3).id, 60)
         assert late.state == "failed" and late.error is not None
         assert late.error["message"] == "the job ran longer than 1 s and was ended"
