@@ -23,7 +23,7 @@ from rankcraft.serve import Settings, create_app
 from rankcraft.web import compare
 
 from .test_robustness import JSON
-from .test_serve import Server
+from .test_serve import Server, conforms
 
 ISSUE_BODY = {"rulesets": ["elo", "glicko1", "elo-fide", "trueskill", "openskill", "glicko1"]}
 """The ~100-byte request that stalled a one-worker service for 153 s (issue 30)."""
@@ -390,3 +390,33 @@ def test_fuzzed_lab_requests_are_refused_cleanly(body: Any) -> None:
 
 
 EMPTY = rankcraft.League("elo")
+
+
+def test_the_lab_s_answers_fit_the_openapi_document() -> None:
+    league = rankcraft.League("elo")
+    league.record_many(games(30))
+    with TestClient(create_app(league, Settings(lab_jobs_per_client=1))) as client:
+        document = client.get("/openapi.json").json()
+        paths = document["paths"]
+
+        def fits(answer: Any, path: str, method: str) -> None:
+            declared = paths[path][method]["responses"][str(answer.status_code)]
+            conforms(answer.json(), declared["content"]["application/json"]["schema"], document)
+
+        job = client.post("/web/lab/jobs", json={"rulesets": ["elo", "glicko1"]})
+        fits(job, "/web/lab/jobs", "post")
+        busy = client.post("/web/lab/jobs", json={"rulesets": ["elo"]})
+        assert busy.status_code == 429 and busy.headers["Retry-After"] == "5"
+        fits(busy, "/web/lab/jobs", "post")
+        bad = client.post("/web/lab/jobs", json={"rulesets": [{"toml": 'name = "x"\n[update]\n'}]})
+        assert bad.json()["error"]["index"] == 0
+        fits(bad, "/web/lab/jobs", "post")
+        wait(client, job.json()["id"])
+        fits(client.get(f"/web/lab/jobs/{job.json()['id']}"), "/web/lab/jobs/{job_id}", "get")
+        fits(client.get("/web/lab/jobs/gone"), "/web/lab/jobs/{job_id}", "get")
+        ended = client.post(f"/web/lab/jobs/{job.json()['id']}/cancel")
+        assert ended.json()["state"] == "done"  # (cancelling an ended job changes nothing)
+        fits(ended, "/web/lab/jobs/{job_id}/cancel", "post")
+        fits(
+            client.post("/web/lab/compare", json={"rulesets": ["elo"]}), "/web/lab/compare", "post"
+        )
