@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 from . import __version__
 from ._files import write_atomically
 from .data import SAMPLE_RULESET, demo_matches_path, sample_matches_path
-from .engine import SEARCH_TEXT_MAX, League, UnknownPlayerError
+from .engine import League, UnknownPlayerError
 from .errors import DuplicateMatchError, InputError, MatchError, RankcraftError, RulesetError
 from .io import (
     MAX_FUTURE,
@@ -49,7 +49,7 @@ from .ruleset import (
     to_dict,
 )
 from .store import Creation, SQLiteStore, creating, is_postgres_url, mask_url, open_store
-from .suggest import did_you_mean
+from .suggest import did_you_mean, player_candidates
 from .terminal import Bar, count_lines, plural, print_table
 
 if TYPE_CHECKING:
@@ -198,19 +198,9 @@ def _emit_json(data: Any, out: TextIO) -> None:
     out.write(json.dumps(finite(data), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
 
 
-SUGGEST_FROM_ALL = 20_000
-"""Up to this many players, an unknown id is compared with every id; beyond, with the ids
-:meth:`League.search` finds for parts of it (a few reads of the id index, not every
-player: on 864,605 players the whole list took 17 s and 529 MB)."""
-
-
 def _did_you_mean_player(league: League, player: str) -> str:
-    """:func:`did_you_mean` for an unknown player id."""
-    if len(league) <= SUGGEST_FROM_ALL:
-        return did_you_mean(player, (r.id for r in league.players()))
-    half = max(1, len(player) // 2)
-    parts = {p[:SEARCH_TEXT_MAX] for p in (player[:-1], player[:half], player[half:])}
-    return did_you_mean(player, {i for part in parts if part for i in league.search(part, 100)})
+    """:func:`did_you_mean` for an unknown player id (:func:`player_candidates`)."""
+    return did_you_mean(player, player_candidates(league, player))
 
 
 def _known_player(league: League, player: str) -> PlayerRecord:
@@ -1254,9 +1244,15 @@ def _serve_settings(args: argparse.Namespace, settings_class: Any) -> Any:
             max_batch=args.max_batch,
             header_timeout=args.header_timeout,
             body_timeout=args.body_timeout,
+            lab_workers=args.lab_workers,
+            lab_jobs_per_client=args.lab_jobs_per_client,
+            lab_max_replays=args.lab_max_replays,
+            lab_keep=args.lab_keep,
+            lab_timeout=args.lab_timeout,
         )
     except InputError as exc:  # name the option, not the attribute
-        raise InputError(str(exc).replace("'", "'--", 1).replace("_", "-", 1)) from None
+        named = re.sub(r"'(\w+)'", lambda m: f"'--{m[1].replace('_', '-')}'", str(exc), count=1)
+        raise InputError(named) from None
     return settings
 
 
@@ -1657,6 +1653,17 @@ def _serve_command(c: _Commands) -> None:
         metavar="SECONDS",
         help="408 for a request body not in after this (30)",
     )
+    lab = p.add_argument_group("the ruleset lab's jobs (docs/web.md)")
+    for option, kind, default, meta, text in (
+        ("--lab-workers", int, 1, None, "lab jobs running at once, per worker"),
+        ("--lab-jobs-per-client", int, 2, None, "lab jobs one client may have queued or running"),
+        ("--lab-max-replays", int, 600_000, None, "most matches x rulesets one lab job replays"),
+        ("--lab-keep", float, 600.0, "SECONDS", "how long a lab job's result stays readable"),
+        ("--lab-timeout", float, 3600.0, "SECONDS", "a lab job running longer is ended"),
+    ):
+        lab.add_argument(
+            option, type=kind, default=default, metavar=meta, help=f"{text} ({default:g})"
+        )
     p.add_argument(
         "--timeout-keep-alive",
         type=int,

@@ -36,7 +36,9 @@ ERROR_TEXT = {
     "its players' last match",
     413: "the request body is larger than the limit",
     415: "the request body is not declared application/json",
+    429: "too many lab jobs queued or running, for this client or in all (Retry-After)",
     500: "an error of the service itself",
+    503: "the job was cancelled, or ran past its time limit",
 }
 """Every error status the service answers, as the document explains it."""
 
@@ -310,6 +312,18 @@ def _error() -> dict[str, Any]:
                     "type": {"type": "string"},
                     "message": {"type": "string"},
                     "field": {"type": ["string", "null"]},
+                    "index": {
+                        "type": "integer",
+                        "description": "a ruleset of the lab refused: its index",
+                    },
+                    "at": {
+                        "type": ["string", "null"],
+                        "description": "the field within the refused ruleset",
+                    },
+                    "line": {
+                        "type": ["integer", "null"],
+                        "description": "the line of the refused ruleset's TOML",
+                    },
                 },
             ),
             "errors": {
@@ -400,7 +414,7 @@ def _predicted(string_list: Mapping[str, Any]) -> dict[str, Any]:
     return _closed(
         "the forecast of a match: probabilities (what League.predict gives: the expected "
         "scores of two sides, P(finishing first) of more), summing to 1, and the Forecast",
-        ["sides", "probabilities", *forecast["required"]],
+        ["sides", "probabilities", *forecast["required"], "new_players"],
         {
             "sides": {"type": "array", "items": string_list},
             "probabilities": {
@@ -408,6 +422,16 @@ def _predicted(string_list: Mapping[str, Any]) -> dict[str, Any]:
                 "items": {"type": "number", "minimum": 0, "maximum": 1},
             },
             **forecast["properties"],
+            "new_players": {
+                "type": "array",
+                "description": "players the league has never seen, predicted as new "
+                "players, each with the known ids most like it (a misspelling?)",
+                "items": _closed(
+                    "a player new to the league",
+                    ["id", "similar"],
+                    {"id": {"type": "string"}, "similar": string_list},
+                ),
+            },
         },
     )
 
@@ -434,10 +458,11 @@ def build_document(
     bodies: Mapping[str, Body],
     parameters: Mapping[str, Field],
     auth_reads: bool,
+    answers: Mapping[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The OpenAPI 3.1 document of a service running ``operations`` over ``league``,
     checking its request bodies with ``bodies`` and its query parameters per
-    ``parameters``."""
+    ``parameters``; ``answers``: further schemas of answers (the lab's)."""
     paths: dict[str, dict[str, Any]] = {}
     for op in operations:
         paths.setdefault(op.path, {})[op.method.lower()] = _operation(
@@ -446,6 +471,7 @@ def build_document(
     schemas = state_schemas(league)
     schemas["Place"] = _place(schemas["Player"])
     schemas |= {name: body.schema() for name, body in bodies.items()} | _answers()
+    schemas |= answers or {}
     return {
         "openapi": "3.1.0",
         "info": {

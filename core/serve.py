@@ -39,8 +39,10 @@ limit passed, 401 without a valid token, 403 for a token of too small a scope, 4
 unknown player, match or path, 409 for a match id already recorded or a match played
 before one of its players' last match. A refused request changes nothing.
 
-Each worker process opens the league itself and handles one request at a time (the
-league is not shared between threads). Several workers over one PostgreSQL database
+Each worker process opens the league itself and uses it for one request at a time, on
+one thread beside its event loop (:class:`rankcraft.jobs.LeagueThread`), so that the loop
+keeps answering (``/health`` answers from it); the ruleset lab's replays run as jobs in
+processes of their own (:mod:`rankcraft.lab`). Several workers over one PostgreSQL database
 record in parallel; each read first takes what the others committed, so any worker
 answers as one would (docs/deploy.md).
 
@@ -71,11 +73,13 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import functools
 import hashlib
 import json
 import os
 import re
 import threading
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from functools import cache
@@ -84,7 +88,7 @@ from typing import Any
 
 import attrs
 
-from . import __version__, matchmaking, web
+from . import __version__, lab, matchmaking, web
 from .engine import League, UnknownPlayerError
 from .errors import (
     DuplicateMatchError,
@@ -102,11 +106,13 @@ from .io import (
     parse_match,
     past_the_clock,
 )
+from .jobs import Busy, JobPool, LeagueThread, Shelf, UnknownJob
 from .jsontext import loads_strict
 from .matchmaking import RankFilter
 from .model import Match
 from .openapi import Operation, build_document
 from .ruleset import dumps, to_dict
+from .suggest import close_to, player_candidates
 from .tokens import authenticate
 
 try:
@@ -148,6 +154,11 @@ class Settings:
             its first byte (or from connecting); the connection is closed after that.
         body_timeout: seconds a client has to send a request's body once its headers are
             in: 408 after that (and the connection is closed a second later).
+        lab_workers: the most ruleset lab jobs running at once (each in its own process).
+        lab_jobs_per_client: the most lab jobs one client may have queued or running.
+        lab_max_replays: the most matches x rulesets one lab job replays.
+        lab_keep: seconds a lab job's result stays readable after it ends.
+        lab_timeout: seconds a lab job may run before it is ended.
     """
 
     auth_reads: bool = False
@@ -159,13 +170,26 @@ class Settings:
     max_batch: int = 10_000
     header_timeout: float = 10.0
     body_timeout: float = 30.0
+    lab_workers: int = 1
+    lab_jobs_per_client: int = 2
+    lab_max_replays: int = 600_000
+    lab_keep: float = 600.0
+    lab_timeout: float = 3600.0
 
     def __attrs_post_init__(self) -> None:
-        for name in ("max_body", "max_sides", "max_players", "max_batch"):
+        for name in (
+            "max_body",
+            "max_sides",
+            "max_players",
+            "max_batch",
+            "lab_workers",
+            "lab_jobs_per_client",
+            "lab_max_replays",
+        ):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise InputError(f"'{name}' must be a whole number >= 1: {value!r}")
-        for name in ("max_future", "header_timeout", "body_timeout"):
+        for name in ("max_future", "header_timeout", "body_timeout", "lab_keep", "lab_timeout"):
             value = getattr(self, name)
             if not isinstance(value, int | float) or not 0 < value < 1e9:
                 raise InputError(f"'{name}' must be a number of seconds > 0: {value!r}")
@@ -248,7 +272,7 @@ class UnsupportedMediaType(ServiceError):
 
 
 def _status(exc: InputError) -> int:
-    if isinstance(exc, ServiceError):
+    if isinstance(exc, ServiceError | Busy | UnknownJob):
         return exc.status
     if isinstance(exc, UnknownPlayerError | NotFoundError):
         return 404
@@ -290,7 +314,7 @@ def _fail(exc: Exception) -> JSONResponse:
     if isinstance(exc, InputError):
         status = _status(exc)
         body = error_body(status, type(exc).__name__, str(exc), exc.field)
-        if isinstance(exc, ServiceError):
+        if isinstance(exc, ServiceError | Busy):
             headers = exc.headers
     elif isinstance(exc, HTTPException):
         status = exc.status_code
@@ -893,15 +917,18 @@ besides, open to all."""
 
 def openapi_document(league: League, settings: Settings | None = None) -> dict[str, Any]:
     """The OpenAPI 3.1 description of the service (served at ``/openapi.json``), made from
-    :data:`OPERATIONS`, the request bodies' specs, the league's state classes and the
-    settings (:mod:`rankcraft.openapi`)."""
+    :data:`OPERATIONS` and the lab's (:mod:`rankcraft.lab`), the request bodies' specs,
+    the league's state classes and the settings (:mod:`rankcraft.openapi`)."""
     settings = settings or Settings()
+    bodies = request_bodies(settings)
+    bodies["LabJobRequest"] = lab.lab_body(_lab_limits(settings))
     return build_document(
         league,
-        OPERATIONS,
-        request_bodies(settings),
+        OPERATIONS + lab.OPERATIONS,
+        bodies,
         query_parameters(settings),
         settings.auth_reads,
+        answers=lab.lab_schemas(),
     )
 
 
@@ -912,20 +939,35 @@ def _forecast(
     home: int | None,
     season: str | int | None = None,
 ) -> JSONResponse:
-    """The answer of ``/predict``: what ``League.predict`` gives (``probabilities``) and
-    the whole :class:`~rankcraft.Forecast` beside it."""
+    """The answer of ``/predict``: what ``League.predict`` gives (``probabilities``),
+    the whole :class:`~rankcraft.Forecast` beside it, and the players the league has
+    never seen (predicted as new players), each with the known ids most like it."""
     forecast = league.forecast(sides, at=at, home=home, season=season)
+    new = [
+        {"id": p, "similar": close_to(p, player_candidates(league, p))}
+        for p in dict.fromkeys(p for side in sides for p in side)
+        if p not in league
+    ]
     return JSONResponse(
-        {"sides": sides, "probabilities": list(forecast.probabilities), **forecast.to_dict()}
+        {
+            "sides": sides,
+            "probabilities": list(forecast.probabilities),
+            **forecast.to_dict(),
+            "new_players": new,
+        }
     )
 
 
 class _Handlers:
     """The endpoints of one application, over one league."""
 
-    def __init__(self, league: League, settings: Settings) -> None:
+    def __init__(
+        self, league: League, settings: Settings, thread: LeagueThread | None = None
+    ) -> None:
         self.league = league
         self.settings = settings
+        self.thread = thread or LeagueThread()
+        self.matches = 0  # the count /health last read
         self.codec = league.codec
         self.bodies = request_bodies(settings)
         self.query = query_parameters(settings)
@@ -1137,9 +1179,14 @@ class _Handlers:
         )
 
     async def health(self, request: Request) -> JSONResponse:
-        return JSONResponse(
-            {"ok": True, "rankcraft": __version__, "matches": self.league.match_count}
-        )
+        """Answered on the service's loop: the count of matches is asked of the league's
+        thread, and the last one read is answered if that thread is busy for 0.5 s."""
+        try:
+            async with asyncio.timeout(0.5):
+                self.matches = await self.thread.call(lambda: self.league.match_count)
+        except TimeoutError:
+            pass
+        return JSONResponse({"ok": True, "rankcraft": __version__, "matches": self.matches})
 
     async def openapi(self, request: Request) -> JSONResponse:
         return JSONResponse(openapi_document(self.league, self.settings))
@@ -1168,10 +1215,20 @@ async def docs_page(request: Request) -> HTMLResponse:
     return HTMLResponse(page, headers={"Content-Security-Policy": policy})
 
 
-def create_app(league: League, settings: Settings | None = None) -> Starlette:
-    """The HTTP application over ``league`` (which it closes at shutdown)."""
+ON_LOOP = frozenset({"health"})
+"""Handlers that run on the service's loop; every other one runs on the league's thread
+(:class:`rankcraft.jobs.LeagueThread`), so that the loop always answers."""
+
+
+def create_app(
+    league: League, settings: Settings | None = None, *, db: str | None = None
+) -> Starlette:
+    """The HTTP application over ``league`` (which it closes at shutdown). ``db``: the
+    league's database, which lab jobs open in their own process (default: the file of
+    an SQLite league; an in-memory league's matches are handed to its jobs)."""
     settings = settings or Settings()
-    h = _Handlers(league, settings)
+    thread = LeagueThread()
+    h = _Handlers(league, settings, thread)
 
     def guarded(handler: Handler, scope: str | None) -> Handler:
         if scope is None or (scope == "read" and not settings.auth_reads):
@@ -1183,19 +1240,30 @@ def create_app(league: League, settings: Settings | None = None) -> Starlette:
 
         return endpoint
 
-    routes = [
-        Route(op.route_path, guarded(getattr(h, op.handler), op.scope), methods=[op.method])
-        for op in OPERATIONS
-    ] + [
-        Route("/openapi.json", h.openapi, methods=["GET"]),
-        Route("/docs", docs_page, methods=["GET"]),
-    ]
+    def off_loop(handler: Handler, scope: str | None) -> Handler:
+        return thread.handler(guarded(handler, scope))
 
     async def json_body(request: Request, large: bool) -> Any:
         limits = attrs.evolve(settings, max_body=settings.max_body * 16) if large else settings
         return await _json_body(request, limits)
 
-    routes += web.routes(league, json_body, guarded)
+    lab_handlers = _lab_handlers(league, settings, db, lambda r: json_body(r, True))
+    pool = lab_handlers.pool
+    routes = [
+        Route(
+            op.route_path,
+            (guarded if op.handler in ON_LOOP else off_loop)(
+                getattr(handlers, op.handler), op.scope
+            ),
+            methods=[op.method],
+        )
+        for ops, handlers in ((OPERATIONS, h), (lab.OPERATIONS, lab_handlers))
+        for op in ops
+    ] + [
+        Route("/openapi.json", h.openapi, methods=["GET"]),
+        Route("/docs", docs_page, methods=["GET"]),
+    ]
+    routes += web.routes(league, json_body, off_loop)
 
     async def as_json(request: Request, exc: Exception) -> JSONResponse:
         return _fail(exc)
@@ -1203,6 +1271,8 @@ def create_app(league: League, settings: Settings | None = None) -> Starlette:
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
+        pool.close()
+        thread.close()
         league.close()
 
     middleware = []
@@ -1216,13 +1286,55 @@ def create_app(league: League, settings: Settings | None = None) -> Starlette:
                 max_age=600,
             )
         )
-    return Starlette(
+    app = Starlette(
         routes=routes,
         middleware=middleware,
         # rankcraft's errors, Starlette's (404, 405) and anything else (500), all as JSON
         exception_handlers={RankcraftError: as_json, HTTPException: as_json, Exception: as_json},
         lifespan=lifespan,
     )
+    weakref.finalize(app, pool.close)  # (an application never shut down, as in tests)
+    thread.close_with(app)
+    return app
+
+
+def _lab_handlers(
+    league: League, settings: Settings, db: str | None, json_body: Callable[[Request], Any]
+) -> lab.LabHandlers:
+    """The lab's endpoints over ``league``, with their pool of jobs (shared with the
+    other workers through a folder named after the league's database, when it has one:
+    ``db``, else an SQLite league's file)."""
+    if db is None and isinstance(getattr(league.store, "path", None), os.PathLike):
+        db = os.fspath(league.store.path)  # type: ignore[attr-defined]
+    pool = JobPool(
+        settings.lab_workers,
+        per_client=settings.lab_jobs_per_client,
+        keep=settings.lab_keep,
+        timeout=settings.lab_timeout,
+        shelf=None if db is None else Shelf(lab_folder(db), settings.lab_keep),
+    )
+    return lab.LabHandlers(
+        league,
+        pool,
+        _lab_limits(settings),
+        functools.partial(_check_sides, settings=settings),
+        db=db,
+        auth_reads=settings.auth_reads,
+        json_body=json_body,
+    )
+
+
+def lab_folder(db: str) -> str:
+    """Where the worker processes of a service over ``db`` share their lab jobs (a
+    folder of the system's temporary one, named after the database)."""
+    import tempfile
+
+    name = hashlib.sha256(os.path.abspath(db).encode() if "://" not in db else db.encode())
+    return os.path.join(tempfile.gettempdir(), f"rankcraft-lab-{name.hexdigest()[:16]}")
+
+
+def _lab_limits(settings: Settings) -> lab.LabLimits:
+    return lab.LabLimits(settings.max_sides, settings.max_players, settings.lab_max_replays)
 
 
 def app_from_env() -> Starlette:
@@ -1231,7 +1343,8 @@ def app_from_env() -> Starlette:
     db = os.environ.get(DB_ENV)
     if not db:
         raise InputError(f"set ${DB_ENV} to the league's database (a file or postgresql:// URL)")
-    return create_app(League.open(db, os.environ.get(RULESET_ENV) or None), Settings.from_env())
+    league = League.open(db, os.environ.get(RULESET_ENV) or None)
+    return create_app(league, Settings.from_env(), db=db)
 
 
 class GuardedH11Protocol(H11Protocol):

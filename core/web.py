@@ -17,8 +17,9 @@ GET      ``/web/players/{id}``        the player and every match of theirs, olde
 GET      ``/web/seasons``             each ended season's tiers, as the rank keeps them
 POST     ``/web/lab/check``           ``{"toml"}``: the ruleset, or its error with the
                                       field and the TOML line
-POST     ``/web/lab/compare``         ``{"rulesets", "matches"?, "test_from"?}``: replay a
-                                      history with each ruleset and compare them
+POST     ``/web/lab/jobs``            ``{"rulesets", "matches"?, "test_from"?}``: replay a
+                                      history with each ruleset and compare them, as a
+                                      job (:mod:`rankcraft.lab`)
 =======  ===========================  ==================================================
 
 >>> from starlette.testclient import TestClient
@@ -53,10 +54,9 @@ from .engine import League
 from .errors import InputError, RulesetError
 from .evaluate import evaluate, scratch_league
 from .fields import FieldError
-from .io import parse_match
 from .jsontext import finite
 from .model import Match, PlayerRecord, field_of_role, format_time
-from .ruleset import Ruleset, bundled_names, load_ruleset, loads_ruleset
+from .ruleset import Ruleset, bundled_names, load_ruleset, loads_ruleset  # noqa: F401 (examples)
 
 try:
     from starlette.requests import Request
@@ -287,26 +287,6 @@ def meta(league: League) -> dict[str, Any]:
 # -- the ruleset lab ---------------------------------------------------------------------
 
 
-def _load_lab_ruleset(item: Any, index: int) -> Ruleset:
-    where = f"rulesets[{index}]"
-    if isinstance(item, str):
-        item = {"name": item}
-    if not isinstance(item, dict) or not (("name" in item) ^ ("toml" in item)):
-        raise FieldError(
-            f'\'{where}\' must be a bundled name or {{"name"}} or {{"toml"}}: {item!r}'[:300],
-            field=where,
-        )
-    if "name" in item:
-        if item["name"] not in bundled_names():
-            raise FieldError(
-                f"'{where}' is not a bundled ruleset: {item['name']!r}"[:300], field=where
-            )
-        return load_ruleset(item["name"])
-    if not isinstance(item["toml"], str):
-        raise FieldError(f"'{where}.toml' must be TOML text", field=f"{where}.toml")
-    return loads_ruleset(item["toml"], source=where)
-
-
 def league_matches(league: League) -> list[Match]:
     """Every match the league has recorded, in the order it recorded them (read through
     each player's history: the store offers no walk over all matches)."""
@@ -404,11 +384,14 @@ def _later(moment: datetime, later: Callable[[], datetime]) -> datetime:
 
 
 def _replay(
-    league: League, ordered: list[Match], test_from: str
+    league: League,
+    ordered: list[Match],
+    test_from: str,
+    replayed: Callable[[], None] = lambda: None,
 ) -> tuple[Any, list[dict[str, Any]]]:
     """Replay ``ordered`` into ``league`` (``evaluate``'s one-step-ahead scores) and take
     each season's state at its end: the ratings of the players who played in it and
-    the tiers of all players (:func:`_season_end`)."""
+    the tiers of all players (:func:`_season_end`); ``replayed()`` after each match."""
     season = season_of(league.ruleset, ordered[0].played_at)
     seasons: list[dict[str, Any]] = []
     current: list[Any] = [None, 0]  # (the season, its matches)
@@ -422,6 +405,7 @@ def _replay(
             current[0] = bounds
             current[1] += 1
             yield match
+            replayed()
 
     evaluation = evaluate(league, watched(), test_from=test_from)
     seasons.append(_season_end(league, current[0], current[1]))  # (after a last period)
@@ -455,14 +439,17 @@ def compare(
     rulesets: list[Ruleset],
     matches: list[Match],
     test_from: str | None = None,
-    progress: Callable[[int], None] | None = None,
+    progress: Callable[[int, int, str], None] | None = None,
 ) -> dict[str, Any]:
     """Replay ``matches`` with each ruleset and compare: one-step-ahead log loss (with a
     95 % interval), Brier, accuracy, calibration, the rating and tier distributions at
     the end and at the end of each season (:func:`season_of`; the ratings of a season's
-    players, in bins the seasons of a ruleset share), the top 20, and how many players a
-    ruleset places in another tier than the first one does. ``test_from`` (ISO) starts
-    the scored part; default: the time of the match half-way through."""
+    players, in bins the seasons of a ruleset share), the top 20 (by the value the
+    leaderboard sorts by: rank points where the ruleset has them), and how many players
+    a ruleset places in another tier than the first one (the baseline) does. Tiers are
+    listed best first (``tier_order``). ``test_from`` (ISO) starts the scored part;
+    default: the time of the match half-way through. ``progress(done, total, stage)``
+    is told of each match replayed (``total``: matches x rulesets)."""
     if len(matches) < 2:
         raise FieldError(f"the lab needs at least 2 matches: {len(matches)}", field="matches")
     ordered = sorted(matches, key=lambda m: m.played_at)
@@ -470,28 +457,40 @@ def compare(
         test_from = ordered[len(ordered) // 2].played_at.isoformat()
     results: list[dict[str, Any]] = []
     tiers: list[dict[str, str]] = []
+    total = len(ordered) * len(rulesets)
+    done = [0]
     for index, ruleset in enumerate(rulesets):
+        stage = f"replaying with {ruleset.name} ({index + 1} of {len(rulesets)})"
+
+        def replayed(stage: str = stage) -> None:
+            done[0] += 1
+            if progress is not None:
+                progress(done[0], total, stage)
+
         league = scratch_league(ruleset)
-        evaluation, seasons = _replay(league, ordered, test_from)
+        evaluation, seasons = _replay(league, ordered, test_from, replayed)
         low, high = _interval(_losses(evaluation.predictions))
         location = field_of_role(league.skill_class, "location")
         records = league.leaderboard()
         standings = league.standings()
         tiers.append({pid: _tier_group(s) for pid, s in standings.items()})
+        order = list(dict.fromkeys(_tier_group(t) for t in league.tiers()))
+        counts = Counter(_tier_group(s) for s in standings.values())
+        order += [t for t, _ in counts.most_common() if t not in order]
         results.append(
             {
                 "name": ruleset.name,
                 "evaluation": evaluation.to_dict(),
                 "log_loss_interval": [low, high],
                 "location": location,
+                "value": _shown_name(league),
                 "ratings": _histogram([float(_value(r.skill, location) or 0.0) for r in records]),
-                "tiers": dict(Counter(_tier_group(s) for s in standings.values()).most_common()),
-                "top": [_top_row(r, standings, location) for r in records[:20]],
+                "tiers": {t: counts[t] for t in order},
+                "tier_order": order,
+                "top": [_top_row(league, r, standings, location) for r in records[:20]],
                 "seasons": seasons,
             }
         )
-        if progress is not None:
-            progress(index + 1)
     base = tiers[0]
     for result, mine in zip(results, tiers, strict=True):
         shared = [p for p in mine if p in base]
@@ -514,45 +513,27 @@ def _tier_group(standing: str) -> str:
     return re.sub(r"\s+[IVX]+$", "", standing)
 
 
-def _top_row(record: PlayerRecord, standings: Mapping[str, str], location: str | None) -> Any:
+def _shown_name(league: League) -> str | None:
+    """The name of what the league's leaderboard sorts by: the rank's location (such as
+    ``points``), ``conservative`` (location less k spreads), else the skill's location."""
+    fields = _fields(league)
+    if fields["rank"]:
+        return fields["rank"]
+    if league.ruleset.display.conservative and fields["spread"]:
+        return "conservative"
+    return fields["location"]
+
+
+def _top_row(
+    league: League, record: PlayerRecord, standings: Mapping[str, str], location: str | None
+) -> Any:
     return {
         "id": record.id,
         "standing": standings.get(record.id),
         "rating": _value(record.skill, location),
+        "value": league.shown(record).value,
         "matches": record.matches,
     }
-
-
-def _ruleset_refused(index: int, exc: RulesetError, item: Any) -> JSONResponse:
-    """The lab's answer to a ruleset that does not load: 400, with the ruleset's index,
-    the field within it (``at``) and its TOML line."""
-    text = item.get("toml", "") if isinstance(item, dict) else ""
-    found = ruleset_error(exc, text if isinstance(text, str) else "")
-    error = {
-        "status": 400,
-        "type": "RulesetError",
-        "message": found["message"],
-        "field": f"rulesets[{index}]",
-        "index": index,
-        "at": found["field"],
-        "line": found["line"],
-    }
-    return JSONResponse({"error": error}, status_code=400)
-
-
-def _lab_matches(raw: Any) -> list[Match]:
-    """The matches a lab request uploaded, each checked as a match."""
-    if not isinstance(raw, list):
-        raise FieldError("'matches' must be a list of matches", field="matches")
-    if len(raw) > LAB_MAX_MATCHES:
-        raise FieldError(f"'matches' has more than {LAB_MAX_MATCHES:,} matches", field="matches")
-    matches = []
-    for i, item in enumerate(raw):
-        try:
-            matches.append(parse_match(item))
-        except InputError as exc:
-            raise FieldError(f"matches[{i}]: {exc}", field=f"matches[{i}]") from None
-    return matches
 
 
 # -- routes ----------------------------------------------------------------------------------
@@ -613,34 +594,6 @@ def routes(
             return JSONResponse({"ok": False, "error": ruleset_error(exc, text)})
         return JSONResponse({"ok": True, "name": ruleset.name, "error": None})
 
-    async def post_compare(request: Request) -> JSONResponse:
-        body = await json_body(request, True)
-        if not isinstance(body, dict):
-            raise InputError("the lab's request must be a JSON object")
-        items = body.get("rulesets")
-        if not isinstance(items, list) or not 1 <= len(items) <= LAB_MAX_RULESETS:
-            raise FieldError(
-                f"'rulesets' must list 1 to {LAB_MAX_RULESETS} rulesets", field="rulesets"
-            )
-        rulesets = []
-        for i, item in enumerate(items):
-            try:
-                rulesets.append(_load_lab_ruleset(item, i))
-            except RulesetError as exc:
-                return _ruleset_refused(i, exc, item)
-        raw = body.get("matches")
-        if raw is None:
-            league.refresh()
-        matches = league_matches(league) if raw is None else _lab_matches(raw)
-        test_from = body.get("test_from")
-        if test_from is not None and not isinstance(test_from, str):
-            raise FieldError(f"'test_from' must be an ISO time: {test_from!r}", field="test_from")
-        if isinstance(test_from, str) and test_from:
-            from .io import parse_time
-
-            test_from = parse_time(test_from, field="test_from").isoformat()
-        return JSONResponse(compare(rulesets, matches, test_from or None))
-
     return [
         Route("/", page, methods=["GET"]),
         Route("/static/{name}", asset, methods=["GET"]),
@@ -649,7 +602,6 @@ def routes(
         Route("/web/players/{player_id:path}", guard(get_player, "read"), methods=["GET"]),
         Route("/web/seasons", guard(get_seasons, "read"), methods=["GET"]),
         Route("/web/lab/check", guard(post_check, "read"), methods=["POST"]),
-        Route("/web/lab/compare", guard(post_compare, "read"), methods=["POST"]),
     ]
 
 

@@ -253,7 +253,7 @@ def test_an_unknown_player_is_answered_without_reading_every_player(
                     "scores": [1, 0],
                 }
             )
-    monkeypatch.setattr(rankcraft.cli, "SUGGEST_FROM_ALL", threshold)
+    monkeypatch.setattr(rankcraft.suggest, "SUGGEST_FROM_ALL", threshold)
     if threshold < 6:
         monkeypatch.setattr(
             rankcraft.store.sql.SQLStore, "load_players", lambda self: pytest.fail("read all")
@@ -274,6 +274,6 @@ def test_an_unknown_id_too_long_to_search_is_still_an_unknown_player(
         league.record(
             {"id": "g1", "played_at": "2024-01-01", "teams": [[long], ["b"]], "scores": [1, 0]}
         )
-    monkeypatch.setattr(rankcraft.cli, "SUGGEST_FROM_ALL", 1)
+    monkeypatch.setattr(rankcraft.suggest, "SUGGEST_FROM_ALL", 1)
     code, _, err = run("player", "--db", db, "x" * 1499 + "y")
     assert code == 2 and "unknown player 'xxx" in err and "(did you mean 'xxx" in err

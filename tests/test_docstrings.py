@@ -30,6 +30,8 @@ MODULES = [
     "rankcraft.serve",
     "rankcraft.tokens",
     "rankcraft.web",
+    "rankcraft.jobs",
+    "rankcraft.lab",
     "rankcraft.suggest",
     "rankcraft.terminal",
 ]

@@ -515,6 +515,7 @@ def test_predict_endpoint_answers_the_forecast(plugins: rankcraft.Plugins) -> No
             "sides": [["a"], ["b"]],
             "probabilities": league.predict([["a"], ["b"]]),
             **league.forecast([["a"], ["b"]]).to_dict(),
+            "new_players": [{"id": "b", "similar": []}],  # (b is new: predicted as such)
         }
         assert data["method"] == "outcomes" and data["draw"] > 0
         answer = client.post("/predict", json={"sides": [["a"], ["b"], ["c"]], "home": 0})

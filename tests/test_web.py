@@ -8,6 +8,8 @@ The browser tests run the service in a thread on loopback over a small Skyweaver
 
 from __future__ import annotations
 
+import itertools
+import math
 import os
 import random
 import shutil
@@ -340,6 +342,8 @@ def test_the_page_in_a_browser(browser: Any, served: tuple[str, str, rankcraft.L
 
     # Ruleset lab: an error shows at its field; two bundled rulesets compared
     page.goto(f"{base}/#lab")
+    page.check(".lab-bundled[value='skyweaver']")
+    page.check(".lab-bundled[value='glicko1']")
     page.click("#lab-add")
     page.fill(".editor textarea", 'name = "mine"\nextends = "elo"\n[update.params]\nkk = 3\n')
     error = page.wait_for_selector(".field-error[data-field='update.params.kk']")
@@ -371,6 +375,7 @@ def test_the_page_in_a_browser(browser: Any, served: tuple[str, str, rankcraft.L
     page.click("#record-form button")
     # (a locator's wait, not wait_for_function: the page's CSP forbids evaluating strings)
     expect(page.locator("#record-result")).to_contain_text("recorded web-1", timeout=30_000)
+    expect(page.locator("#league-size")).to_have_text("5 players, 49 matches")  # updated
     page.fill("#pred-teams", "newcomer\nann")
     page.click("#predict-form button")
     page.wait_for_selector("#predict-result tbody tr")
@@ -544,3 +549,324 @@ def test_the_season_archive_gives_each_season_s_top_players() -> None:
     assert len(set(scores)) > 1  # (the order is by score, best first, ties by id)
     for s in whole:
         assert s["players"] == sorted(s["players"], key=lambda r: (-r["score"], r["id"]))
+
+
+# -- the page at phone and desktop widths, the lab as a job ------------------------------
+
+WIDTHS = (400, 1400)
+
+
+def many_years(n: int = 7500, players: int = 40) -> list[dict[str, Any]]:
+    """``n`` one-on-one games, 250 a year from 1995 (30 calendar-year seasons)."""
+    rng = random.Random(3)
+    out = []
+    for i in range(n):
+        a, b = rng.sample(range(players), 2)
+        day = f"{1995 + i // 250}-{1 + (i % 250) // 25:02d}-{1 + i % 25:02d}T12:00:00Z"
+        out.append(
+            {
+                "id": f"y{i}",
+                "played_at": day,
+                "teams": [[f"p{a:02d}"], [f"p{b:02d}"]],
+                "scores": [rng.randint(0, 1), 0],
+            }
+        )
+    for m in out:
+        m["scores"][1] = 1 - m["scores"][0]
+    return out
+
+
+@pytest.fixture(scope="module")
+def big() -> Iterator[tuple[str, rankcraft.League]]:
+    league = rankcraft.League("elo")
+    league.record_many(many_years())
+    with serving(league) as base:
+        yield base, league
+
+
+def overflow(page: Any) -> tuple[int, int]:
+    """(scrollWidth, clientWidth) of the document: wider scrolls sideways."""
+    found = page.evaluate(
+        "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+    )
+    return int(found[0]), int(found[1])
+
+
+def run_lab(page: Any, names: list[str]) -> None:
+    for name in names:
+        page.check(f".lab-bundled[value='{name}']")
+    page.click("#lab-run")
+    page.wait_for_selector("#lab-results:not([hidden]) #lab-scores tbody tr", timeout=120_000)
+
+
+@pytest.mark.slow(seconds=30)
+@pytest.mark.parametrize("width", WIDTHS)
+def test_no_page_is_wider_than_a_phone_or_a_desktop(
+    browser: Any, served: tuple[str, str, rankcraft.League], width: int
+) -> None:
+    """Every page, filled (a leaderboard, a player's charts and matches, a lab result, a
+    prediction), fits the window's width: wide tables scroll in their own box; charts
+    are drawn at the width they are shown at, so that their text is 11 px."""
+    base, _, _ = served
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(f"{base}/#league")
+    page.wait_for_selector("body[data-ready='1'] #leaderboard tbody tr")
+    assert overflow(page)[0] <= width, "league"
+    assert page.locator("header").bounding_box()["height"] < 80  # two lines at most
+    page.goto(f"{base}/#player/ann")
+    page.wait_for_selector("#player-matches tbody tr")
+    assert overflow(page)[0] <= width, "player"
+    for chart in ("#rating-chart", "#rank-chart"):
+        shown = page.locator(chart).bounding_box()["width"]
+        drawn = float(page.locator(chart).get_attribute("viewBox").split()[2])
+        assert abs(shown - drawn) <= 2, (chart, shown, drawn)  # 1 unit = 1 px
+        assert shown <= width - 10
+    page.goto(f"{base}/#lab")
+    run_lab(page, ["skyweaver", "glicko1"])
+    assert overflow(page)[0] <= width, "lab"
+    page.goto(f"{base}/#matches")
+    page.fill("#pred-teams", "ann\nbo")
+    page.click("#predict-form button")
+    page.wait_for_selector("#predict-result tbody tr")
+    assert overflow(page)[0] <= width, "matches"
+    # the window made narrower: the charts are drawn again at the new width
+    if width == 1400:
+        page.goto(f"{base}/#player/ann")
+        page.wait_for_selector("#player-matches tbody tr")
+        page.set_viewport_size({"width": 400, "height": 900})
+        page.wait_for_timeout(400)
+        assert overflow(page)[0] <= 400
+        drawn = float(page.locator("#rating-chart").get_attribute("viewBox").split()[2])
+        assert drawn < 400
+    assert errors == []
+    page.close()
+
+
+@pytest.mark.slow(seconds=30)
+def test_a_lab_job_in_the_browser_while_another_client_is_answered(
+    browser: Any, big: tuple[str, rankcraft.League]
+) -> None:
+    """The page submits a job, shows its progress (a bar with counts) with its button
+    disabled, and its result; meanwhile a second client's /health answers within a
+    second. The first ruleset picked is the baseline; 30 calendar years are shown as the
+    last 12 until asked; cancel ends a job."""
+    import http.client
+
+    base, _ = big
+    port = int(base.rsplit(":", 1)[1])
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto(f"{base}/#lab")
+    page.wait_for_selector("body[data-ready='1']")
+    assert page.locator(".lab-bundled:checked").count() == 0  # nothing picked for the user
+    for name in ("glicko1", "elo", "trueskill"):
+        page.check(f".lab-bundled[value='{name}']")
+    assert page.locator("#lab-baseline").inner_text() == "baseline: glicko1 (the first picked)"
+    page.click("#lab-run")
+    page.wait_for_selector("#lab-job:not([hidden])")
+    assert page.locator("#lab-run").is_disabled()
+    from playwright.sync_api import expect
+
+    expect(page.locator("#lab-progress-text")).to_contain_text(
+        "of 22,500 matches replayed", timeout=60_000
+    )
+    answered = []
+    for _ in range(5):
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        start = time.perf_counter()
+        connection.request("GET", "/health")
+        body = connection.getresponse().read()
+        answered.append(time.perf_counter() - start)
+        connection.close()
+        assert b'"matches":7500' in body
+    assert max(answered) < 1.0, answered
+    done = int(page.locator("#lab-progress").get_attribute("value") or 0)
+    assert 0 < done <= 22_500 and page.locator("#lab-progress").get_attribute("max") == "22500"
+    page.wait_for_selector("#lab-results:not([hidden]) #lab-scores tbody tr", timeout=120_000)
+    assert page.locator("#lab-job").is_hidden() and page.locator("#lab-run").is_enabled()
+    head = page.locator("#lab-scores thead th").all_inner_texts()
+    assert head[1:] == ["glicko1", "elo", "trueskill"]
+    assert "baseline glicko1" in page.locator("#lab-summary").inner_text()
+    assert "7,500 matches" in page.locator("#lab-summary").inner_text()
+    # no ruleset here has tiers: no table of zeros, a sentence
+    assert page.locator("#lab-tiers").is_hidden()
+    assert page.locator("#lab-no-tiers").inner_text() == "none of these rulesets has tiers"
+    # calibration ticks at 0, 0.2 ... 1 and the legend beside the chart
+    ticks = page.locator("#lab-calibration text.tick.y").all_text_contents()
+    assert ticks == ["0", "0.2", "0.4", "0.6", "0.8", "1"]
+    legend = page.locator("#lab-calibration-legend li").all_inner_texts()
+    assert [x.strip() for x in legend] == ["ideal", "glicko1", "elo", "trueskill"]
+    # 30 calendar years: the last 12 shown, all on request
+    rows = page.locator("table.lab-seasons[data-ruleset='elo'] tbody tr")
+    assert rows.count() == 12
+    assert rows.nth(11).locator("td").nth(1).inner_text() == "2024-01-01"
+    page.locator(".season-block", has=page.locator("[data-ruleset='elo']")).locator(
+        "button.more-seasons"
+    ).click()
+    assert rows.count() == 30
+    # the top 20 by what the leaderboard sorts by, best first
+    top = page.locator("table.lab-top[data-ruleset='elo'] tbody tr td:nth-child(2)")
+    expected = rankcraft.League("elo")
+    expected.record_many(many_years())
+    assert top.all_inner_texts() == [r.id for r in expected.leaderboard(20)]
+    # cancel: the job ends, the button comes back
+    page.click("#lab-run")
+    page.wait_for_selector("#lab-job:not([hidden])")
+    page.click("#lab-cancel")
+    expect(page.locator("#lab-error")).to_have_text("the comparison was cancelled", timeout=30_000)
+    assert page.locator("#lab-run").is_enabled()
+    page.close()
+
+
+def opened(browser: Any, url: str) -> Any:
+    """A new page of ``browser`` at ``url``, once its script is ready."""
+    page = browser.new_page()
+    page.goto(url)
+    page.wait_for_selector("body[data-ready='1']")
+    return page
+
+
+def test_a_csv_file_in_the_lab_is_told_its_format(
+    browser: Any, served: tuple[str, str, rankcraft.League]
+) -> None:
+    page = opened(browser, f"{served[0]}/#lab")
+    page.check("input[name=lab-source][value=file]")
+    page.set_input_files(
+        "#lab-file",
+        files=[
+            {
+                "name": "matches.csv",
+                "mimeType": "text/csv",
+                "buffer": b"id,played_at,team_a,team_b,score_a,score_b\nm1,2024-05-01,ann,bo,1,0\n",
+            }
+        ],
+    )
+    page.check(".lab-bundled[value='elo']")
+    page.check(".lab-bundled[value='glicko1']")
+    page.click("#lab-run")
+    error = page.locator("#lab-error")
+    from playwright.sync_api import expect
+
+    expect(error).to_contain_text("matches.csv looks like CSV")
+    text = error.inner_text()
+    assert "JSON Lines (.jsonl, or .jsonl.gz)" in text and "docs/matches.md" in text
+    assert error.locator("a").get_attribute("href") == "/docs"
+    assert "Unexpected token" not in text  # (the browser's own JSON error, no more)
+    page.close()
+
+
+def test_the_player_page_in_detail(
+    browser: Any,
+    big: tuple[str, rankcraft.League],
+    served: tuple[str, str, rankcraft.League],
+) -> None:
+    """Every match, a page at a time; no rank column without a rank layer; y ticks at
+    nice values; x labels inside the chart; tier labels that do not overlap; reset marks
+    in the date column."""
+    base, league = big
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    player = "p07"
+    total = league.player(player).matches
+    assert total > 300
+    page.goto(f"{base}/#player/{player}")
+    page.wait_for_selector("#player-matches tbody tr")
+    rows = page.locator("#player-matches tbody tr")
+    head = page.locator("#player-matches thead th").all_inner_texts()
+    assert head == ["date", "match", "result", "vs", "expected", "rating", "why (factors)"]
+    seen = []
+    while True:
+        seen += rows.evaluate_all("rows => rows.map((r) => r.dataset.match)")
+        if page.locator("#player-next").is_hidden():
+            break
+        page.click("#player-next")
+    assert len(seen) == len(set(seen)) == total
+    assert seen == [row.match.id for row in league.history(player, None)]  # newest first
+    assert page.locator("#player-count").inner_text().endswith(f"of {total}, newest first")
+    ticks = [float(t) for t in page.locator("#rating-chart text.tick.y").all_text_contents()]
+    steps = {round(b - a, 6) for a, b in itertools.pairwise(ticks)}
+    assert len(steps) == 1
+    step = steps.pop()
+    assert round(step / 10 ** math.floor(math.log10(step)), 6) in (1, 2, 2.5, 5)
+    assert all(round(t / step, 6).is_integer() for t in ticks)
+    chart = page.locator("#rating-chart").bounding_box()
+    for label in page.locator("#rating-chart text").all():
+        box = label.bounding_box()
+        assert chart["x"] <= box["x"] and box["x"] + box["width"] <= chart["x"] + chart["width"]
+    page.close()
+
+    base, _, sky = served
+    page = browser.new_page(viewport={"width": 400, "height": 900})
+    page.goto(f"{base}/#player/ann")
+    page.wait_for_selector("#player-matches tbody tr")
+    assert "points" in page.locator("#player-matches thead th").all_inner_texts()
+    marked = page.locator("#player-matches tbody td:first-child .reset").count()
+    assert marked == sum(m["reset_before"] for m in player_history_of(sky, "ann"))
+    assert page.locator("#player-matches tbody tr td:nth-child(9)").count() == 0
+    boxes = [b.bounding_box() for b in page.locator("#rank-chart text.chart-label").all()]
+    assert boxes
+    for a, b in itertools.combinations(boxes, 2):
+        apart = (
+            a["x"] + a["width"] <= b["x"]
+            or b["x"] + b["width"] <= a["x"]
+            or a["y"] + a["height"] <= b["y"]
+            or b["y"] + b["height"] <= a["y"]
+        )
+        assert apart, (a, b)
+    page.close()
+
+
+def player_history_of(league: rankcraft.League, player: str) -> list[dict[str, Any]]:
+    from rankcraft.web import player_history
+
+    return list(player_history(league, player)["matches"])
+
+
+def test_the_matches_page_labels_predictions_and_warns_of_new_players(
+    browser: Any, served: tuple[str, str, rankcraft.League]
+) -> None:
+    from playwright.sync_api import expect
+
+    base, _, league = served
+    page = opened(browser, f"{base}/#matches")
+    page.fill("#pred-teams", "ann\namn")
+    page.click("#predict-form button")
+    page.wait_for_selector("#predict-result tbody tr")
+    head = page.locator("#predict-result thead th").all_inner_texts()
+    forecast = league.forecast([["ann"], ["amn"]])
+    rows = page.locator("#predict-result tbody tr")
+    if forecast.draw is None:  # skyweaver: no draw model, the expected score alone
+        assert head == ["side", "expected score"] and rows.count() == 2
+        note = "this ruleset has no draw model"
+        assert page.locator("#predict-note .muted").inner_text().startswith(note)
+    else:
+        assert head == ["side", "P(win)", "expected score"] and rows.count() == 3
+        assert rows.nth(2).inner_text().split() == ["draw", f"{forecast.draw:.4f}"]
+    cells = rows.nth(0).locator("td").all_inner_texts()
+    assert cells[0] == "ann" and cells[-1] == f"{forecast.expected_score[0]:.4f}"
+    expect(page.locator("#predict-note .warning")).to_have_text(
+        "“amn” is new to the league: predicted as a new player (did you mean “ann”?)"
+    )
+    page.close()
+
+
+def test_a_ruleset_with_a_draw_model_predicts_a_draw_on_the_page(browser: Any) -> None:
+    league = rankcraft.League("football")
+    league.record_many(history(8))
+    forecast = league.forecast([["ann"], ["bo"]])
+    assert forecast.draw is not None and forecast.win is not None
+    with serving(league) as base:
+        page = opened(browser, f"{base}/#matches")
+        page.fill("#pred-teams", "ann\nbo")
+        page.click("#predict-form button")
+        page.wait_for_selector("#predict-result tbody tr.draw")
+        head = page.locator("#predict-result thead th").all_inner_texts()
+        rows = [r.split("\t") for r in page.locator("#predict-result tbody tr").all_inner_texts()]
+    page.close()
+    assert head == ["side", "P(win)", "expected score"]
+    assert [r[:2] for r in rows] == [
+        ["ann", f"{forecast.win[0]:.4f}"],
+        ["bo", f"{forecast.win[1]:.4f}"],
+        ["draw", f"{forecast.draw:.4f}"],
+    ]
+    assert forecast.win[0] + forecast.win[1] + forecast.draw == pytest.approx(1.0)

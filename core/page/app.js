@@ -3,7 +3,8 @@
 
 const $ = (sel) => document.querySelector(sel);
 const COLORS = ["#2f6fde", "#d9480f", "#2b8a3e", "#862e9c", "#c92a2a", "#495057"];
-const state = { meta: null, board: [], more: false, offset: 0, asked: 0, seasons: [], customs: 0 };
+const state = { meta: null, board: [], more: false, offset: 0, asked: 0, seasons: [], customs: 0,
+  picks: 0, job: null, player: null, playerPage: 0 };
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -30,6 +31,10 @@ function fmt(v, digits) {
   return Math.abs(v) < 100 ? v.toFixed(3) : v.toFixed(1);
 }
 
+// a count, with thousands separators as the command line writes them (49,520)
+const COUNT = new Intl.NumberFormat("en-US");
+function count(n) { return n === null || n === undefined ? "-" : COUNT.format(n); }
+
 function token() { return $("#token").value.trim() || sessionStorage.getItem("rankcraft-token") || ""; }
 
 async function api(path, options = {}) {
@@ -55,11 +60,84 @@ function status(text) { $("#status").textContent = text || ""; }
 
 // -- charts --------------------------------------------------------------------------------
 
+// Nice ticks: steps of 1, 2, 2.5 or 5 times a power of ten (0, 0.25, 0.5 ...; 1500, 1550 ...)
+function niceStep(span, most) {
+  const raw = span / Math.max(1, most);
+  const power = Math.pow(10, Math.floor(Math.log10(raw)));
+  for (const m of [1, 2, 2.5, 5, 10]) if (m * power >= raw) return m * power;
+  return 10 * power;
+}
+
+function niceTicks(lo, hi, most) {
+  const step = niceStep(hi - lo, most);
+  const out = [];
+  for (let v = Math.ceil(lo / step - 1e-9) * step; v <= hi + step * 1e-9; v += step) {
+    out.push(Number(v.toFixed(10)));
+  }
+  return { step, ticks: out };
+}
+
+function tickText(v) { return String(Number(v.toFixed(6))); }
+
+// Time ticks on whole days, months or years (UTC), at most `most` of them.
+const DAY = 86400000;
+function timeTicks(t0, t1, most) {
+  const days = (t1 - t0) / DAY;
+  const choices = [[1, "d"], [2, "d"], [7, "d"], [14, "d"], [1, "m"], [2, "m"], [3, "m"], [6, "m"],
+    [1, "y"], [2, "y"], [5, "y"], [10, "y"], [20, "y"], [25, "y"], [50, "y"], [100, "y"]];
+  const length = { d: 1, m: 30.4, y: 365.25 };
+  const [n, unit] = choices.find(([k, u]) => days / (k * length[u]) <= most) || [200, "y"];
+  const out = [];
+  const first = new Date(t0);
+  if (unit === "y") {
+    for (let y = Math.ceil(first.getUTCFullYear() / n) * n; ; y += n) {
+      const t = Date.UTC(y, 0, 1);
+      if (t > t1) break;
+      if (t >= t0) out.push([t, String(y)]);
+    }
+  } else if (unit === "m") {
+    let y = first.getUTCFullYear(), m = Math.ceil(first.getUTCMonth() / n) * n;
+    for (;;) {
+      const t = Date.UTC(y, m, 1);
+      if (t > t1) break;
+      if (t >= t0) out.push([t, new Date(t).toISOString().slice(0, 7)]);
+      m += n;
+    }
+  } else {
+    for (let t = Math.ceil(t0 / DAY) * DAY; t <= t1; t += n * DAY) out.push([t, new Date(t).toISOString().slice(0, 10)]);
+  }
+  return out;
+}
+
+// Charts are drawn at the width they are shown at (their box's), and drawn again when
+// the window's width changes: text stays 11 px on a phone as on a desktop.
+const drawn = new Map();
+function redrawn(svg, draw) { drawn.set(svg, draw); draw(); }
+let resizeTimer = null;
+window.addEventListener("resize", () => {
+  clearTimeout(resizeTimer);
+  resizeTimer = setTimeout(() => {
+    for (const [svg, draw] of drawn) if (svg.isConnected && svg.getClientRects().length) draw();
+  }, 100);
+});
+
+function shownWidth(svg, fallback, most) {
+  const box = svg.parentElement ? svg.parentElement.clientWidth : 0;
+  return Math.max(240, Math.min(most || 100000, Math.round(box || fallback)));
+}
+
+const CHAR = 6.3;  // about the width of a character of 11 px text
+
 // series: {points: [[x, y]], band: [[x, lo, hi]], color, step, label}; marks: [x] (dashed)
-function lineChart(svg, series, { marks = [], time = true, width = 900, height = 300,
-                                  xmin, xmax, ymin, ymax, labels = [] } = {}) {
+function lineChart(svg, series, { marks = [], time = true, width: wanted = 900, height = 300,
+                                  xmin, xmax, ymin, ymax, labels = [], square = false } = {}) {
+  const width = shownWidth(svg, wanted, square ? 420 : 900);
+  if (square) height = width;
+  svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
+  svg.setAttribute("width", width);
+  svg.setAttribute("height", height);
   svg.replaceChildren();
-  const pad = { l: 60, r: 15, t: 15, b: 30 };
+  const pad = { l: 52, r: 14, t: 12, b: 28 };
   const xs = [], ys = [];
   for (const s of series) {
     for (const p of s.points) { xs.push(p[0]); ys.push(p[1]); }
@@ -68,21 +146,31 @@ function lineChart(svg, series, { marks = [], time = true, width = 900, height =
   if (!xs.length) return;
   let x0 = xmin ?? Math.min(...xs), x1 = xmax ?? Math.max(...xs);
   let y0 = ymin ?? Math.min(...ys), y1 = ymax ?? Math.max(...ys);
-  if (x0 === x1) { x0 -= 1; x1 += 1; }
+  if (x0 === x1) { x0 -= time ? DAY : 1; x1 += time ? DAY : 1; }
   if (y0 === y1) { y0 -= 1; y1 += 1; }
+  const rows = Math.max(3, Math.min(6, Math.floor((height - pad.t - pad.b) / 45)));
+  const { step } = niceTicks(y0, y1, rows);
+  if (ymin === undefined) y0 = Math.floor(y0 / step + 1e-9) * step;
+  if (ymax === undefined) y1 = Math.ceil(y1 / step - 1e-9) * step;
+  const yTicks = [];
+  for (let v = Math.ceil(y0 / step - 1e-9) * step; v <= y1 + step * 1e-9; v += step) yTicks.push(v);
   const X = (x) => pad.l + (x - x0) / (x1 - x0) * (width - pad.l - pad.r);
-  const Y = (y) => height - pad.b - (y - y0) / (y1 - y0) * (height - pad.t - pad.b);
-  for (let i = 0; i <= 4; i++) {
-    const v = y0 + (y1 - y0) * i / 4;
+  const Y = (v) => height - pad.b - (v - y0) / (y1 - y0) * (height - pad.t - pad.b);
+  for (const v of yTicks) {
     svg.append(svgEl("line", { x1: pad.l, x2: width - pad.r, y1: Y(v), y2: Y(v), stroke: "#eee" }));
-    const t = svgEl("text", { x: pad.l - 6, y: Y(v) + 4, "text-anchor": "end", "font-size": 11 });
-    t.textContent = Math.abs(y1 - y0) < 5 ? v.toFixed(2) : v.toFixed(0);
+    const t = svgEl("text", { x: pad.l - 6, y: Y(v) + 4, "text-anchor": "end", "font-size": 11, class: "tick y" });
+    t.textContent = tickText(v);
     svg.append(t);
   }
-  for (let i = 0; i <= 4; i++) {
-    const v = x0 + (x1 - x0) * i / 4;
-    const t = svgEl("text", { x: X(v), y: height - 8, "text-anchor": "middle", "font-size": 11 });
-    t.textContent = time ? new Date(v).toISOString().slice(0, 10) : v.toFixed(1);
+  const columns = Math.max(2, Math.floor((width - pad.l - pad.r) / (time ? 70 : 60)));
+  const xTicks = time ? timeTicks(x0, x1, columns)
+    : niceTicks(x0, x1, columns).ticks.map((v) => [v, tickText(v)]);
+  for (const [v, text] of xTicks) {
+    const half = text.length * CHAR / 2;
+    const at = X(v);
+    const anchor = at + half > width - 2 ? "end" : at - half < 2 ? "start" : "middle";
+    const t = svgEl("text", { x: at, y: height - 8, "text-anchor": anchor, "font-size": 11, class: "tick x" });
+    t.textContent = text;
     svg.append(t);
   }
   for (const m of marks) {
@@ -108,11 +196,31 @@ function lineChart(svg, series, { marks = [], time = true, width = 900, height =
       for (const p of s.points) svg.append(svgEl("circle", { cx: X(p[0]), cy: Y(p[1]), r: 3, fill: s.color }));
     }
   }
-  for (const [x, y, text] of labels) {
-    const t = svgEl("text", { x: X(x) + 3, y: Y(y) - 5, "font-size": 11, fill: "#333" });
+  // labels (a tier where it changes): none drawn over another; the latest always kept
+  const placed = [];
+  for (const [x, v, text] of labels.slice().reverse()) {
+    const w = text.length * CHAR + 6;
+    let left = X(x) + 3;
+    if (left + w > width - pad.r) left = width - pad.r - w;
+    const top = Y(v) - 5;
+    const free = (dy) => placed.every((p) => left + w < p.left || left > p.left + p.w || Math.abs(top + dy - p.top) >= 13);
+    const dy = [0, 14, -14].find(free);
+    if (dy === undefined) continue;
+    placed.push({ left, top: top + dy, w });
+    const t = svgEl("text", { x: left, y: top + dy, "font-size": 11, fill: "#333", class: "chart-label" });
     t.textContent = text;
     svg.append(t);
   }
+}
+
+// A legend beside a chart: a colored mark and a name per item ({label, color, dashed}).
+function legend(items) {
+  return el("ul", { class: "legend" }, ...items.map((item) => {
+    const mark = el("span", { class: item.dashed ? "swatch dashed" : item.band ? "swatch band" : "swatch" });
+    mark.style.borderColor = item.color;
+    if (!item.dashed) mark.style.background = item.color;
+    return el("li", {}, mark, ` ${item.label}`);
+  }));
 }
 
 function bars(counts, color, width = 260, height = 120) {
@@ -148,8 +256,8 @@ function boardQuery() {
 
 async function showLeague() {
   status("loading the leaderboard…");
-  const meta = await api("/web/meta");
-  state.meta = meta;
+  await showHeader();  // (the league's counts may have moved)
+  const meta = state.meta;
   const pick = $("#league-tier");
   const chosen = pick.value;
   pick.replaceChildren(el("option", { value: "", text: "all" }),
@@ -208,7 +316,7 @@ function renderBoard() {
     if (hasConservative) cells.push(el("td", { class: "num conservative", text: fmt(shown(r)) }));
     cells.push(el("td", { class: "num", text: fmt(f.location ? r.skill[f.location] : null) }));
     if (f.spread) cells.push(el("td", { class: "num", text: fmt(r.skill[f.spread]) }));
-    cells.push(el("td", { class: "num", text: r.matches }),
+    cells.push(el("td", { class: "num", text: count(r.matches) }),
       el("td", { text: r.last_played ? r.last_played.slice(0, 10) : "-" }));
     return el("tr", { "data-player": r.id }, ...cells);
   });
@@ -217,9 +325,9 @@ function renderBoard() {
   const last = state.board.length ? state.board[state.board.length - 1].place : 0;
   const found = q ? ` holding “${q}”` : "";
   $("#league-count").textContent = q
-    ? (rows.length ? `players ${state.offset + 1} to ${state.offset + rows.length}${found} (places ${first} to ${last})`
+    ? (rows.length ? `players ${count(state.offset + 1)} to ${count(state.offset + rows.length)}${found} (places ${count(first)} to ${count(last)})`
       : `no players${found}`)
-    : (rows.length ? `places ${first} to ${last}` : "no players");
+    : (rows.length ? `places ${count(first)} to ${count(last)}` : "no players");
   $("#league-prev").hidden = state.offset === 0;
   $("#league-next").hidden = !state.more;
 }
@@ -235,7 +343,7 @@ function renderSeasons() {
   if (chosen) pick.value = chosen;
   const season = state.seasons[Number(pick.value) || 0];
   $("#season-table tbody").replaceChildren(...season.players.slice(0, 200).map((r, i) =>
-    el("tr", {}, el("td", { class: "num", text: i + 1 }), el("td", { text: r.id }),
+    el("tr", {}, el("td", { class: "num", text: count(i + 1) }), el("td", { text: r.id }),
       el("td", { text: r.tier }), el("td", { class: "num", text: fmt(r.score) }))));
 }
 
@@ -252,41 +360,69 @@ function suggest(input) {
 
 // -- player --------------------------------------------------------------------------------
 
+const MATCH_PAGE = 100;
+
+function clearPlayer(title, summary) {
+  $("#player-title").textContent = title;
+  $("#player-summary").textContent = summary;
+  $("#player-matches thead").replaceChildren();
+  $("#player-matches tbody").replaceChildren();
+  $("#player-count").textContent = "";
+  $("#player-prev").hidden = $("#player-next").hidden = true;
+  $("#rating-legend").replaceChildren();
+  $("#rank-block").hidden = true;
+  drawn.delete($("#rating-chart"));
+  drawn.delete($("#rank-chart"));
+}
+
+function chartNote(svg, text) {
+  const width = shownWidth(svg, 900, 900);
+  svg.setAttribute("viewBox", `0 0 ${width} 300`);
+  svg.setAttribute("width", width);
+  svg.setAttribute("height", 300);
+  const t = svgEl("text", { x: width / 2, y: 150, "text-anchor": "middle", "font-size": 14, fill: "#667", class: "chart-note" });
+  t.textContent = text;
+  svg.replaceChildren(t);
+}
+
 async function showPlayer(id) {
-  if (!id) { $("#player-title").textContent = "Choose a player"; return; }
+  if (!id) { clearPlayer("Choose a player", ""); chartNote($("#rating-chart"), "no player chosen"); return; }
   $("#player-id").value = id;
-  status(`loading ${id}…`);
+  // what is shown while the player's matches come: their name and a note in the chart
+  clearPlayer(id, "loading…");
+  chartNote($("#rating-chart"), `loading ${id}'s matches…`);
   let data;
   try {
     data = await api(`/web/players/${encodeURIComponent(id)}`);
   } catch (e) {
-    $("#player-title").textContent = e.message;
-    $("#player-summary").textContent = "";
-    $("#player-matches tbody").replaceChildren();
-    $("#rating-chart").replaceChildren();
-    status("");
+    clearPlayer(e.message, "");
+    chartNote($("#rating-chart"), "no such player");
     return;
   }
+  if ($("#player-id").value !== id) return;  // another player was asked meanwhile
+  state.player = data;
+  state.playerPage = 0;
   const p = data.player, f = data.fields, ms = data.matches;
-  $("#player-title").textContent = p.id;
   const resets = ms.filter((m) => m.reset_before);
   $("#player-summary").textContent =
-    `${p.matches} ${p.matches === 1 ? "match" : "matches"}` +
+    `${count(p.matches)} ${p.matches === 1 ? "match" : "matches"}` +
     (f.location ? `, ${f.location} ${fmt(p.skill[f.location])}` : "") +
     (f.spread ? ` ± ${fmt(p.skill[f.spread])}` : "") +
     (data.standing ? `, ${data.standing}` : "") +
-    (resets.length ? `; ${resets.length} season ${resets.length === 1 ? "reset" : "resets"} marked` : "") +
+    (resets.length ? `; ${count(resets.length)} season ${resets.length === 1 ? "reset" : "resets"} marked` : "") +
     ` (${data.ruleset})`;
   const t = ms.map((m) => Date.parse(m.played_at));
-  const marks = ms.filter((m) => m.reset_before).map((m) => Date.parse(m.played_at));
+  const marks = resets.map((m) => Date.parse(m.played_at));
   const series = [{
     label: f.location, color: COLORS[0],
     points: ms.map((m, i) => [t[i], m.skill_after]),
     band: f.spread ? ms.map((m, i) => [t[i], m.skill_after - 2 * m.spread_after, m.skill_after + 2 * m.spread_after]) : [],
   }];
-  $("#rating-legend").textContent = `${f.location}` + (f.spread ? `, band ± 2 ${f.spread}` : "") +
-    (marks.length ? "; dashed lines: season resets" : "");
-  lineChart($("#rating-chart"), series, { marks });
+  const items = [{ label: f.location, color: COLORS[0] }];
+  if (f.spread) items.push({ label: `± 2 ${f.spread}`, color: "#c5d6f6", band: true });
+  if (marks.length) items.push({ label: "season reset", color: "#9a5b00", dashed: true });
+  $("#rating-legend").replaceChildren(legend(items));
+  redrawn($("#rating-chart"), () => lineChart($("#rating-chart"), series, { marks }));
   const ranked = ms.filter((m) => m.rank_after !== null);
   $("#rank-block").hidden = !ranked.length;
   if (ranked.length) {
@@ -296,41 +432,87 @@ async function showPlayer(id) {
       if (m.tier_after && m.tier_after !== tier) labels.push([Date.parse(m.played_at), m.rank_after, m.tier_after]);
       tier = m.tier_after;
     }
-    lineChart($("#rank-chart"), [{ label: f.rank, color: COLORS[1], step: true,
-      points: ranked.map((m) => [Date.parse(m.played_at), m.rank_after]) }],
-      { marks, height: 260, labels: labels.slice(-12) });
+    const rankSeries = [{ label: f.rank, color: COLORS[1], step: true,
+      points: ranked.map((m) => [Date.parse(m.played_at), m.rank_after]) }];
+    redrawn($("#rank-chart"), () => lineChart($("#rank-chart"), rankSeries, { marks, height: 260, labels }));
   }
-  const rows = ms.slice().reverse().slice(0, 300).map((m) => {
-    const vs = m.teams.filter((_, i) => i !== m.side).map((s) => s.join(",")).join(" / ");
-    const delta = (a, b) => {
-      if (a === null || b === null) return "-";
-      const d = b - a;
-      return `${fmt(a)} → ${fmt(b)} (${d >= 0 ? "+" : ""}${fmt(d)})`;
-    };
-    const why = Object.entries(m.factors).map(([k, v]) => `${k} ${Number(v).toPrecision(4)}`).join(", ");
-    const tr = el("tr", { "data-match": m.id },
-      el("td", { text: m.played_at.slice(0, 10) }), el("td", { text: m.id }),
+  renderPlayerMatches();
+}
+
+// The player's matches, newest first, a page at a time (every one of them, not the latest
+// few): the rank column only where the ruleset has rank points
+function renderPlayerMatches() {
+  const data = state.player, f = data.fields;
+  const ms = data.matches.slice().reverse();
+  const ranked = data.matches.some((m) => m.rank_after !== null);
+  const head = ["date", "match", "result", "vs", "expected", f.location || "rating"];
+  if (ranked) head.push(f.rank || "rank");
+  head.push("why (factors)");
+  $("#player-matches thead").replaceChildren(el("tr", {}, ...head.map((h) => el("th", { text: h }))));
+  const first = state.playerPage * MATCH_PAGE;
+  const delta = (a, b) => {
+    if (a === null || b === null) return "-";
+    const d = b - a;
+    return `${fmt(a)} → ${fmt(b)} (${d >= 0 ? "+" : ""}${fmt(d)})`;
+  };
+  const rows = ms.slice(first, first + MATCH_PAGE).map((m) => {
+    const vs = m.teams.filter((_, i) => i !== m.side).map((s) => s.join(", ")).join(" / ");
+    const mine = m.teams[m.side].filter((x) => x !== data.player.id);
+    const why = el("td", { class: "factors" }, ...Object.entries(m.factors).flatMap(([k, v], i) =>
+      [...(i ? [", "] : []), el("span", { text: `${k} ${Number(v).toPrecision(4)}` })]));
+    const date = el("td", { class: "nowrap", text: m.played_at.slice(0, 10) });
+    if (m.reset_before) date.append(" ", el("span", { class: "reset", title: "after a season reset", text: "reset" }));
+    const cells = [date, el("td", { text: m.id }),
       el("td", { text: m.result, class: m.result === "won" ? "up" : m.result === "lost" ? "down" : "" }),
-      el("td", { text: vs }), el("td", { class: "num", text: fmt(m.expected, 3) }),
-      el("td", { text: delta(m.skill_before, m.skill_after) }),
-      el("td", { text: delta(m.rank_before, m.rank_after) + (m.tier_after ? ` ${m.tier_after}` : "") }),
-      el("td", { text: why }));
-    if (m.reset_before) tr.append(el("td", { class: "reset", text: "after a season reset" }));
-    return tr;
+      el("td", { text: (mine.length ? `with ${mine.join(", ")} vs ` : "") + vs }),
+      el("td", { class: "num", text: fmt(m.expected, 3) }),
+      el("td", { class: "nowrap num", text: delta(m.skill_before, m.skill_after) })];
+    if (ranked) cells.push(el("td", { class: "nowrap", text: delta(m.rank_before, m.rank_after) + (m.tier_after ? ` ${m.tier_after}` : "") }));
+    cells.push(why);
+    return el("tr", { "data-match": m.id }, ...cells);
   });
   $("#player-matches tbody").replaceChildren(...rows);
-  status("");
+  const all = data.player.matches;
+  $("#player-count").textContent = ms.length
+    ? `matches ${count(first + 1)} to ${count(first + rows.length)} of ${count(ms.length)}, newest first` +
+      (all > ms.length ? ` (the latest ${count(ms.length)} of ${count(all)} are listed)` : "")
+    : "no matches";
+  $("#player-prev").hidden = first === 0;
+  $("#player-next").hidden = first + MATCH_PAGE >= ms.length;
+}
+
+function turnMatches(step) {
+  state.playerPage = Math.max(0, state.playerPage + step);
+  renderPlayerMatches();
 }
 
 // -- lab -----------------------------------------------------------------------------------
 
+// Rulesets are compared in the order they were picked: the first is the baseline. None
+// is picked for the user.
 function labBundled() {
-  const box = $("#lab-bundled");
-  const own = state.meta.bundled.includes(state.meta.ruleset) ? state.meta.ruleset : "elo";
-  const other = own === "glicko1" ? "elo" : "glicko1";
-  box.replaceChildren(...state.meta.bundled.map((name) => el("label", {},
-    Object.assign(el("input", { type: "checkbox", value: name, class: "lab-bundled" }),
-      { checked: name === own || name === other }), ` ${name}`)));
+  $("#lab-bundled").replaceChildren(...state.meta.bundled.map((name) => {
+    const box = el("input", { type: "checkbox", value: name, class: "lab-bundled" });
+    box.addEventListener("change", () => {
+      if (box.checked) box.dataset.picked = ++state.picks;
+      else delete box.dataset.picked;
+      showBaseline();
+    });
+    return el("label", {}, box, ` ${name}`);
+  }));
+}
+
+function picked() {
+  const chosen = [...document.querySelectorAll(".lab-bundled:checked, #lab-custom .editor")];
+  return chosen.sort((a, b) => Number(a.dataset.picked) - Number(b.dataset.picked));
+}
+
+function showBaseline() {
+  const first = picked()[0];
+  const name = !first ? null : first.classList.contains("editor")
+    ? (first.querySelector("textarea").value.match(/^\s*name\s*=\s*"([^"]*)"/m) || [null, "your TOML"])[1]
+    : first.value;
+  $("#lab-baseline").textContent = name ? `baseline: ${name} (the first picked)` : "pick two or more; the first is the baseline";
 }
 
 function addCustom(text) {
@@ -340,13 +522,15 @@ function addCustom(text) {
   const lines = el("div", { class: "lines" });
   const error = el("p", { class: "field-error", role: "alert" });
   const box = el("div", { class: "editor", "data-editor": n }, area, lines, error);
+  box.dataset.picked = ++state.picks;
   const remove = el("button", { type: "button", text: "remove" });
-  remove.addEventListener("click", () => box.remove());
+  remove.addEventListener("click", () => { box.remove(); showBaseline(); });
   box.append(remove);
   $("#lab-custom").append(box);
   let timer = null;
-  area.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(() => checkToml(box), 250); });
+  area.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(() => { checkToml(box); showBaseline(); }, 250); });
   checkToml(box);
+  showBaseline();
   return box;
 }
 
@@ -371,51 +555,139 @@ async function checkToml(box) {
   return false;
 }
 
+const EXAMPLE = '{"id": "m1", "played_at": "2024-05-01", "teams": [["ann"], ["bo"]], "scores": [1, 0]}';
+
+// A file that is not JSON Lines: say what the lab reads, and where the format is written.
+function formatError(file, number, line) {
+  const csv = number === 1 && !line.trim().startsWith("{") && line.includes(",");
+  const node = el("span", {}, csv
+    ? `${file.name} looks like CSV (its first line is “${line.slice(0, 60)}”), not JSON Lines. `
+    : `${file.name} line ${number} is not a JSON match. `,
+    "The lab reads a history of matches as JSON Lines (.jsonl, or .jsonl.gz): one match a line, such as ",
+    el("code", { text: EXAMPLE }),
+    " (or a JSON array of them). The format is written in docs/matches.md of rankcraft's documentation, and in the API's ",
+    el("a", { href: "/docs", text: "Match schema" }), ".");
+  const err = new Error(node.textContent);
+  err.node = node;
+  return err;
+}
+
 async function readHistory(file) {
   let stream = file.stream();
   if (file.name.endsWith(".gz")) stream = stream.pipeThrough(new DecompressionStream("gzip"));
   const text = await new Response(stream).text();
+  if (text.trimStart().startsWith("[")) {
+    try { const all = JSON.parse(text); if (Array.isArray(all)) return all; } catch (e) { /* told below */ }
+  }
   const out = [];
   text.split("\n").forEach((line, i) => {
     if (!line.trim()) return;
-    try { out.push(JSON.parse(line)); } catch (e) { throw new Error(`${file.name} line ${i + 1}: ${e.message}`); }
+    let match;
+    try { match = JSON.parse(line); } catch (e) { throw formatError(file, i + 1, line); }
+    if (match === null || typeof match !== "object" || Array.isArray(match)) throw formatError(file, i + 1, line);
+    out.push(match);
   });
   return out;
 }
 
+function labError(content) {
+  const box = $("#lab-error");
+  if (content instanceof Node) box.replaceChildren(content);
+  else box.textContent = content || "";
+}
+
 async function runLab() {
-  $("#lab-error").textContent = "";
-  const rulesets = [...document.querySelectorAll(".lab-bundled:checked")].map((c) => ({ name: c.value }));
-  for (const box of document.querySelectorAll("#lab-custom .editor")) {
-    if (!(await checkToml(box))) { $("#lab-error").textContent = "fix the ruleset errors shown above"; return; }
-    rulesets.push({ toml: box.querySelector("textarea").value });
+  labError("");
+  const rulesets = [];
+  for (const item of picked()) {
+    if (item.classList.contains("editor")) {
+      if (!(await checkToml(item))) { labError("fix the ruleset errors shown above"); return; }
+      rulesets.push({ toml: item.querySelector("textarea").value });
+    } else rulesets.push({ name: item.value });
   }
-  if (rulesets.length < 2) { $("#lab-error").textContent = "choose two or more rulesets"; return; }
+  if (rulesets.length < 2) { labError("choose two or more rulesets"); return; }
   const body = { rulesets };
   const testFrom = $("#lab-test-from").value.trim();
   if (testFrom) body.test_from = testFrom;
   if (document.querySelector("input[name=lab-source]:checked").value === "file") {
     const file = $("#lab-file").files[0];
-    if (!file) { $("#lab-error").textContent = "choose a match file"; return; }
-    try { body.matches = await readHistory(file); } catch (e) { $("#lab-error").textContent = e.message; return; }
+    if (!file) { labError("choose a match file"); return; }
+    try { body.matches = await readHistory(file); } catch (e) { labError(e.node || e.message); return; }
   }
-  status("replaying…");
-  let data;
+  $("#lab-run").disabled = true;
+  let job;
   try {
-    data = await api("/web/lab/compare", { method: "POST", body });
+    job = await api("/web/lab/jobs", { method: "POST", body });
   } catch (e) {
-    status("");
-    $("#lab-error").textContent = e.message;
+    $("#lab-run").disabled = false;
+    labError(e.message);
     return;
   }
-  status("");
-  renderLab(data);
+  sessionStorage.setItem("rankcraft-lab-job", job.id);
+  watchJob(job);
 }
+
+// A lab job runs on the service; the page asks how far it is twice a second: a
+// progress bar with its counts, a cancel button, and the result once it is done.
+function watchJob(job) {
+  state.job = job.id;
+  $("#lab-run").disabled = true;
+  $("#lab-job").hidden = false;
+  const show = (j) => {
+    const bar = $("#lab-progress");
+    if (j.total) { bar.max = j.total; bar.value = j.done; } else bar.removeAttribute("value");
+    const where = j.state === "queued"
+      ? `queued: ${count(j.queued_behind)} ${j.queued_behind === 1 ? "job" : "jobs"} ahead`
+      : j.total ? `${count(j.done)} of ${count(j.total)} matches replayed (${Math.floor(100 * j.done / j.total)} %), ${j.stage}`
+        : j.stage;
+    $("#lab-progress-text").textContent = where + (j.seconds ? `; ${Math.round(j.seconds)} s` : "");
+  };
+  show(job);
+  const poll = async () => {
+    if (state.job !== job.id) return;
+    let j;
+    try { j = await api(`/web/lab/jobs/${encodeURIComponent(job.id)}`); } catch (e) {
+      endJob(); labError(e.message); return;
+    }
+    show(j);
+    if (j.state === "queued" || j.state === "running") { setTimeout(poll, 500); return; }
+    endJob();
+    if (j.state === "done") renderLab(j.result);
+    else if (j.state === "cancelled") labError("the comparison was cancelled");
+    else labError(j.error ? j.error.message : "the comparison failed");
+  };
+  setTimeout(poll, 300);
+}
+
+function endJob() {
+  state.job = null;
+  sessionStorage.removeItem("rankcraft-lab-job");
+  $("#lab-run").disabled = false;
+  $("#lab-job").hidden = true;
+}
+
+async function cancelJob() {
+  const id = state.job;
+  if (!id) return;
+  try { await api(`/web/lab/jobs/${encodeURIComponent(id)}/cancel`, { method: "POST", body: {} }); }
+  catch (e) { labError(e.message); }
+}
+
+// Back on the lab after a reload: the job asked for in this tab, if the service still has it
+async function resumeJob() {
+  const id = sessionStorage.getItem("rankcraft-lab-job");
+  if (!id || state.job) return;
+  try { watchJob(await api(`/web/lab/jobs/${encodeURIComponent(id)}`)); } catch (e) { endJob(); }
+}
+
+const SEASONS_SHOWN = 12;
 
 function renderLab(data) {
   $("#lab-results").hidden = false;
   const rs = data.results;
-  $("#lab-scores thead").replaceChildren(el("tr", {}, el("th", { text: `${data.matches} matches, scored from ${data.test_from.slice(0, 10)}` }),
+  const color = (i) => COLORS[i % COLORS.length];
+  $("#lab-summary").textContent = `${count(data.matches)} matches, scored from ${data.test_from.slice(0, 10)}; baseline ${data.baseline}`;
+  $("#lab-scores thead").replaceChildren(el("tr", {}, el("th", { text: "" }),
     ...rs.map((r) => el("th", { text: r.name }))));
   const best = Math.min(...rs.map((r) => r.evaluation.log_loss));
   const row = (label, f) => el("tr", {}, el("th", { text: label }), ...rs.map((r) => el("td", { class: "num", text: f(r) })));
@@ -423,47 +695,71 @@ function renderLab(data) {
     row("log loss (95 % interval)", (r) => `${fmt(r.evaluation.log_loss, 4)} [${fmt(r.log_loss_interval[0], 4)}, ${fmt(r.log_loss_interval[1], 4)}]` + (r.evaluation.log_loss === best ? " best" : "")),
     row("Brier", (r) => fmt(r.evaluation.brier, 4)),
     row("accuracy", (r) => fmt(r.evaluation.accuracy, 3)),
-    row("scored items", (r) => r.evaluation.n),
-    row(`players in another tier than ${data.baseline}`, (r) => r.tier_changes === null ? "-" : r.tier_changes));
-  lineChart($("#lab-calibration"), [
+    row("scored items", (r) => count(r.evaluation.n)),
+    row(`players in another tier than ${data.baseline}`, (r) => r.tier_changes === null ? "-" : count(r.tier_changes)));
+  const calibration = [
     { label: "ideal", color: "#bbb", points: [[0, 0], [1, 1]] },
-    ...rs.map((r, i) => ({ label: r.name, color: COLORS[i % COLORS.length], dots: true,
+    ...rs.map((r, i) => ({ label: r.name, color: color(i), dots: true,
       points: r.evaluation.calibration.filter((b) => b.n).map((b) => [b.predicted, b.observed]) })),
-  ], { time: false, width: 420, height: 420, xmin: 0, xmax: 1, ymin: 0, ymax: 1 });
-  const legend = rs.map((r) => el("span", { text: `■ ${r.name} ` }));
-  legend.forEach((s, i) => { s.style.color = COLORS[i % COLORS.length]; });
+  ];
+  $("#lab-calibration-legend").replaceChildren(legend(calibration.map((s) => ({ label: s.label, color: s.color }))));
+  redrawn($("#lab-calibration"), () => lineChart($("#lab-calibration"), calibration,
+    { time: false, square: true, width: 420, xmin: 0, xmax: 1, ymin: 0, ymax: 1 }));
   $("#lab-ratings").replaceChildren(...rs.map((r, i) => el("div", { class: "card" },
     el("strong", { text: r.name }), el("p", { class: "muted", text: `${r.location}: ${fmt(r.ratings.low)} to ${fmt(r.ratings.high)}` }),
-    bars(r.ratings.counts, COLORS[i % COLORS.length]))));
-  const tiers = [...new Set(rs.flatMap((r) => Object.keys(r.tiers)))];
-  $("#lab-tiers thead").replaceChildren(el("tr", {}, el("th", { text: "tier" }), ...rs.map((r) => el("th", { text: r.name }))));
-  $("#lab-tiers tbody").replaceChildren(...(tiers.length ? tiers : ["(no tiers)"]).map((t) =>
-    el("tr", {}, el("td", { text: t }), ...rs.map((r) => el("td", { class: "num", text: r.tiers[t] || 0 })))));
+    bars(r.ratings.counts, color(i)))));
+  // tiers best first (each ruleset's ladder, the baseline's first); a ruleset without
+  // tiers has none to count
+  const tiers = [...new Set(rs.flatMap((r) => r.tier_order))];
+  const tiered = rs.filter((r) => r.tier_order.length);
+  $("#lab-tiers").hidden = !tiers.length;
+  $("#lab-no-tiers").textContent = tiers.length
+    ? (tiered.length < rs.length ? `without tiers: ${rs.filter((r) => !r.tier_order.length).map((r) => r.name).join(", ")}` : "")
+    : "none of these rulesets has tiers";
+  $("#lab-tiers thead").replaceChildren(el("tr", {}, el("th", { text: "tier" }), ...tiered.map((r) => el("th", { text: r.name }))));
+  $("#lab-tiers tbody").replaceChildren(...tiers.map((t) =>
+    el("tr", {}, el("td", { text: t }), ...tiered.map((r) => el("td", { class: "num", text: count(r.tiers[t] || 0) })))));
   // each season at its end: the ratings of its players (bins shared by a ruleset's
-  // seasons) and the tiers of the league then
+  // seasons) and the tiers of the league then; the last dozen, the others on request
   $("#lab-seasons").replaceChildren(...rs.map((r, k) => {
-    const names = [...new Set(r.seasons.flatMap((x) => Object.keys(x.tiers)))];
+    const names = r.tier_order.filter((n) => r.seasons.some((x) => x.tiers[n]));
     const span = r.seasons.length ? r.seasons[0].ratings : null;
-    return el("table", { class: "lab-seasons", "data-ruleset": r.name },
+    const body = el("tbody", {});
+    const table = el("table", { class: "lab-seasons", "data-ruleset": r.name },
       el("caption", { text: `${r.name}: each season at its end` +
         (span ? ` (${r.location} ${fmt(span.low)} to ${fmt(span.high)})` : "") }),
       el("thead", {}, el("tr", {}, ...["season", "from", "to", "matches", "players", r.location || "rating",
-        ...names].map((n) => el("th", { text: n })))),
-      el("tbody", {}, ...r.seasons.map((x) => el("tr", { "data-season": x.season },
+        ...names].map((n) => el("th", { text: n })))), body);
+    const fill = (all) => body.replaceChildren(...(all ? r.seasons : r.seasons.slice(-SEASONS_SHOWN)).map((x) =>
+      el("tr", { "data-season": x.season },
         el("td", { class: "num", text: x.season }),
-        el("td", { text: x.start.slice(0, 10) }), el("td", { text: x.end.slice(0, 10) }),
-        el("td", { class: "num", text: x.matches }), el("td", { class: "num", text: x.players }),
-        el("td", { class: "season-ratings" }, bars(x.ratings.counts, COLORS[k % COLORS.length], 160, 40)),
-        ...names.map((n) => el("td", { class: "num", text: x.tiers[n] || 0 }))))));
+        el("td", { class: "nowrap", text: x.start.slice(0, 10) }), el("td", { class: "nowrap", text: x.end.slice(0, 10) }),
+        el("td", { class: "num", text: count(x.matches) }), el("td", { class: "num", text: count(x.players) }),
+        el("td", { class: "season-ratings" }, bars(x.ratings.counts, color(k), 160, 40)),
+        ...names.map((n) => el("td", { class: "num", text: count(x.tiers[n] || 0) })))));
+    fill(false);
+    const block = el("div", { class: "season-block" }, table);
+    if (r.seasons.length > SEASONS_SHOWN) {
+      const more = el("button", { type: "button", class: "more-seasons",
+        text: `show all ${count(r.seasons.length)} seasons (the last ${SEASONS_SHOWN} are shown)` });
+      more.addEventListener("click", () => {
+        const all = more.dataset.all !== "1";
+        more.dataset.all = all ? "1" : "0";
+        fill(all);
+        more.textContent = all ? `show the last ${SEASONS_SHOWN} seasons only` : `show all ${count(r.seasons.length)} seasons (the last ${SEASONS_SHOWN} are shown)`;
+      });
+      block.append(more);
+    }
+    return block;
   }));
-  $("#lab-top").replaceChildren(...rs.map((r) => {
-    const table = el("table", { class: "lab-top", "data-ruleset": r.name },
-      el("caption", { text: r.name }),
-      el("tbody", {}, ...r.top.map((p, i) => el("tr", {}, el("td", { class: "num", text: i + 1 }),
-        el("td", { text: p.id }), el("td", { text: p.standing || "" }), el("td", { class: "num", text: fmt(p.rating) })))));
-    return table;
+  // each ruleset's top 20, in its leaderboard's order, shown by what it sorts by
+  $("#lab-top").replaceChildren(...rs.map((r, i) => {
+    const caption = el("caption", {}, legend([{ label: r.name, color: color(i) }]));
+    return el("table", { class: "lab-top", "data-ruleset": r.name }, caption,
+      el("thead", {}, el("tr", {}, ...["#", "player", "standing", r.value || "rating"].map((h) => el("th", { text: h })))),
+      el("tbody", {}, ...r.top.map((p, n) => el("tr", {}, el("td", { class: "num", text: n + 1 }),
+        el("td", { text: p.id }), el("td", { text: p.standing || "" }), el("td", { class: "num", text: fmt(p.value) })))));
   }));
-  $("#lab-top").prepend(el("div", {}, ...legend));
 }
 
 // -- matches -------------------------------------------------------------------------------
@@ -490,6 +786,7 @@ async function recordMatch(event) {
       return f ? `${c.player} ${fmt(c.skill_before[f])} → ${fmt(c.skill_after[f])}` : c.player;
     });
     out.textContent = `recorded ${data.match.id}: ${changes.join("; ")}`;
+    await showHeader();  // the league's counts, now one match more
   } catch (e) {
     out.className = "error";
     out.textContent = e.message;
@@ -501,12 +798,34 @@ async function predict(event) {
   const body = { sides: sidesOf($("#pred-teams").value) };
   const home = $("#pred-home").value;
   if (home !== "") body.home = Number(home);
+  const table = $("#predict-result"), note = $("#predict-note");
+  note.replaceChildren();
   try {
     const data = await api("/predict", { method: "POST", body });
-    $("#predict-result tbody").replaceChildren(...data.sides.map((s, i) =>
-      el("tr", {}, el("td", { text: s.join(",") }), el("td", { class: "num", text: fmt(data.probabilities[i], 4) }))));
+    const two = data.sides.length === 2;
+    const wins = !two || data.win;  // two sides without a draw model: expected scores only
+    const head = ["side", ...(wins ? [two ? "P(win)" : "P(first)"] : []), "expected score"];
+    if (!two && data.places) head.push("predicted place");
+    table.querySelector("thead").replaceChildren(el("tr", {}, ...head.map((h) => el("th", { text: h }))));
+    const win = (i) => (data.win ? data.win[i] : data.probabilities[i]);
+    const rows = data.sides.map((s, i) => el("tr", {}, el("td", { text: s.join(", ") }),
+      ...(wins ? [el("td", { class: "num", text: fmt(win(i), 4) })] : []),
+      el("td", { class: "num", text: fmt(data.expected_score[i], 4) }),
+      ...(!two && data.places ? [el("td", { class: "num", text: data.order.indexOf(i) + 1 })] : [])));
+    if (data.draw !== null && data.draw !== undefined) {
+      rows.push(el("tr", { class: "draw" }, el("td", { text: "draw" }), el("td", { class: "num", text: fmt(data.draw, 4) }), el("td", {})));
+    }
+    table.querySelector("tbody").replaceChildren(...rows);
+    const lines = [];
+    if (two && !data.win) lines.push("this ruleset has no draw model: the expected score (a draw counts ½) is what it predicts");
+    for (const p of data.new_players || []) {
+      lines.push(`“${p.id}” is new to the league: predicted as a new player` +
+        (p.similar.length ? ` (did you mean ${p.similar.map((x) => `“${x}”`).join(" or ")}?)` : ""));
+    }
+    note.replaceChildren(...lines.map((text) => el("p", { class: text.includes("new to") ? "warning" : "muted", text })));
   } catch (e) {
-    $("#predict-result tbody").replaceChildren(el("tr", {}, el("td", { class: "error", text: e.message })));
+    table.querySelector("thead").replaceChildren();
+    table.querySelector("tbody").replaceChildren(el("tr", {}, el("td", { class: "error", text: e.message })));
   }
 }
 
@@ -521,11 +840,19 @@ async function route() {
   try {
     if (name === "league") await showLeague();
     else if (name === "player") await showPlayer(rest.join("/"));
+    else if (name === "lab") await resumeJob();
   } catch (e) {
     status(`error: ${e.message}`);
   }
   document.body.dataset.page = name;
   document.body.dataset.ready = "1";
+}
+
+async function showHeader(known) {
+  const meta = known || await api("/web/meta");
+  state.meta = meta;
+  $("#ruleset-name").textContent = meta.ruleset;
+  $("#league-size").textContent = `${count(meta.players)} players, ${count(meta.matches)} matches`;
 }
 
 async function start() {
@@ -535,7 +862,7 @@ async function start() {
     $("#league-active").checked = true;
     $("#league-days").value = state.meta.active_days;
   }
-  $("#ruleset-name").textContent = `${state.meta.ruleset}: ${state.meta.players} players, ${state.meta.matches} matches`;
+  showHeader(state.meta);
   for (const id of ["#league-tier", "#league-active", "#league-days"]) {
     $(id).addEventListener("input", refilter);
   }
@@ -556,9 +883,13 @@ async function start() {
   });
   $("#lab-add").addEventListener("click", () => addCustom());
   $("#lab-run").addEventListener("click", runLab);
+  $("#lab-cancel").addEventListener("click", cancelJob);
+  $("#player-prev").addEventListener("click", () => turnMatches(-1));
+  $("#player-next").addEventListener("click", () => turnMatches(1));
   $("#record-form").addEventListener("submit", recordMatch);
   $("#predict-form").addEventListener("submit", predict);
   labBundled();
+  showBaseline();
   window.addEventListener("hashchange", route);
   await route();
 }

@@ -1,0 +1,398 @@
+"""The ruleset lab of ``rankcraft serve`` as jobs (:class:`rankcraft.jobs.JobPool`).
+
+A comparison replays a whole history once per ruleset: minutes on a large league. The
+service never runs it on its event loop nor on the league's thread. ``POST
+/web/lab/jobs`` checks the request (the rulesets load, the history fits the service's
+limits: ``--max-sides`` and ``--max-players`` on each match, ``--lab-max-replays`` on
+matches x rulesets) and queues a job; the job's process reads the league's matches
+itself (from its database) or takes the uploaded ones, and replays them
+(:func:`rankcraft.web.compare`), telling its progress. ``GET /web/lab/jobs/{job_id}``
+answers its state, progress (``done`` of ``total`` matches replayed) and, once done,
+its result, kept ``--lab-keep`` seconds; ``POST /web/lab/jobs/{job_id}/cancel`` ends it.
+A client (its token with ``--auth-reads``, else its address) may have
+``--lab-jobs-per-client`` jobs queued or running (429 beyond).
+
+>>> import time
+>>> from starlette.testclient import TestClient
+>>> from rankcraft.serve import create_app
+>>> league = League("elo")
+>>> _ = league.record_many(
+...     [{"id": f"g{i}", "played_at": f"2024-05-0{i + 1}", "teams": [["ann"], ["bo"]],
+...       "scores": [1, 0]} for i in range(3)])
+>>> with TestClient(create_app(league)) as client:
+...     job = client.post("/web/lab/jobs", json={"rulesets": ["elo", "glicko1"]})
+...     while (state := client.get(f"/web/lab/jobs/{job.json()['id']}").json())["state"] in (
+...             "queued", "running"):
+...         time.sleep(0.05)
+>>> job.status_code, state["state"], state["done"], state["total"]
+(202, 'done', 6, 6)
+>>> [r["name"] for r in state["result"]["results"]]
+['elo', 'glicko1']
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from .engine import League
+from .errors import InputError, RulesetError
+from .fields import Body, Field, FieldError
+from .io import parse_match, parse_time
+from .jobs import Job, JobPool
+from .model import Match
+from .openapi import Operation
+from .ruleset import Ruleset, bundled_names, load_ruleset, loads_ruleset
+from .web import LAB_MAX_MATCHES, LAB_MAX_RULESETS, compare, league_matches, ruleset_error
+
+__all__ = ["OPERATIONS", "LabHandlers", "lab_body", "lab_schemas", "run_lab"]
+
+try:
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+except ImportError:  # pragma: no cover - serve checks first
+    raise InputError("the lab needs Starlette: pip install 'rankcraft[serve]'") from None
+
+
+@attrs.frozen
+class LabLimits:
+    """The limits a lab history must fit: a match's sides and players (the service's
+    ``--max-sides``, ``--max-players``) and matches x rulesets (``--lab-max-replays``)."""
+
+    max_sides: int
+    max_players: int
+    max_replays: int
+
+
+def lab_body(limits: LabLimits) -> Body:
+    """The body of ``POST /web/lab/jobs`` (and ``/web/lab/compare``)."""
+    return Body(
+        "a lab request",
+        (
+            Field(
+                "rulesets",
+                "array",
+                required=True,
+                min_items=1,
+                max_items=LAB_MAX_RULESETS,
+                items=Field(
+                    "ruleset",
+                    ("string", "object"),
+                    must='a bundled name, {"name": NAME} or {"toml": TEXT}',
+                ),
+                must=f"a list of 1 to {LAB_MAX_RULESETS} rulesets",
+                description='bundled names, {"name": NAME} or {"toml": TEXT}; the first '
+                f"is the baseline; at most {LAB_MAX_RULESETS}",
+            ),
+            Field(
+                "matches",
+                ("array", "null"),
+                max_items=LAB_MAX_MATCHES,
+                items=Field("match", "object", description="a match (schema Match)"),
+                must=f"a list of at most {LAB_MAX_MATCHES:,} matches",
+                description="the history to replay (schema Match each; at most "
+                f"{limits.max_sides} sides and {limits.max_players} players a match); "
+                "absent: the league's own matches",
+            ),
+            Field(
+                "test_from",
+                ("string", "null"),
+                must="an ISO-8601 time",
+                description="the scored part starts here; default: the match half-way",
+            ),
+        ),
+        description="rulesets to compare on a history: at most "
+        f"{limits.max_replays:,} matches x rulesets (--lab-max-replays)",
+    )
+
+
+def lab_schemas() -> dict[str, dict[str, Any]]:
+    """The schemas of the lab's answers (the OpenAPI document's components)."""
+    count = {"type": "integer", "minimum": 0}
+    return {
+        "LabJob": {
+            "type": "object",
+            "description": "a lab job: its state, progress and, once done, its result",
+            "required": ["id", "state", "done", "total", "stage", "queued_behind", "error"],
+            "properties": {
+                "id": {
+                    "type": "string",
+                    "description": "the job's id (whoever has it may read or cancel the job)",
+                },
+                "state": {
+                    "type": "string",
+                    "enum": ["queued", "running", "done", "failed", "cancelled"],
+                },
+                "done": {**count, "description": "matches replayed so far, all rulesets"},
+                "total": {**count, "description": "matches x rulesets (0 while unknown)"},
+                "stage": {"type": "string"},
+                "queued_behind": {
+                    **count,
+                    "description": "while queued: the jobs ahead of it, running or queued",
+                },
+                "seconds": {"type": "number", "minimum": 0, "description": "running time"},
+                "error": {"oneOf": [{"type": "null"}, {"$ref": "#/components/schemas/JobError"}]},
+                "result": {"oneOf": [{"type": "null"}, {"$ref": "#/components/schemas/LabResult"}]},
+            },
+            "additionalProperties": False,
+        },
+        "JobError": {
+            "type": "object",
+            "description": "why a job failed",
+            "required": ["status", "type", "message", "field"],
+            "properties": {
+                "status": {"type": "integer"},
+                "type": {"type": "string"},
+                "message": {"type": "string"},
+                "field": {"type": ["string", "null"]},
+            },
+            "additionalProperties": False,
+        },
+        "LabResult": {
+            "type": "object",
+            "description": "the comparison (docs/web.md): the history's size, where scoring "
+            "started, the baseline, and per ruleset its scores, distributions, tiers "
+            "(best first), seasons and top 20",
+            "required": ["matches", "test_from", "baseline", "results"],
+            "properties": {
+                "matches": count,
+                "test_from": {"type": "string"},
+                "baseline": {"type": "string"},
+                "results": {"type": "array", "items": {"type": "object"}},
+            },
+        },
+    }
+
+
+OPERATIONS = (
+    Operation(
+        method="POST",
+        path="/web/lab/jobs",
+        handler="submit",
+        scope="read",
+        summary="Queue a ruleset lab comparison (a job; poll it for progress and result)",
+        answer=(202, "the job, queued or running", "LabJob"),
+        body="LabJobRequest",
+        errors=(400, 429),
+    ),
+    Operation(
+        method="GET",
+        path="/web/lab/jobs/{job_id}",
+        handler="status",
+        scope="read",
+        summary="A lab job's state, progress and (once done) result",
+        answer=(200, "the job", "LabJob"),
+        errors=(404,),
+    ),
+    Operation(
+        method="POST",
+        path="/web/lab/jobs/{job_id}/cancel",
+        handler="cancel",
+        scope="read",
+        summary="Cancel a lab job (a running one's process is ended)",
+        answer=(200, "the job, cancelled (or already ended)", "LabJob"),
+        errors=(404,),
+    ),
+    Operation(
+        method="POST",
+        path="/web/lab/compare",
+        handler="compare",
+        scope="read",
+        summary="Run a lab comparison as a job and answer its result when it ends",
+        answer=(200, "the comparison", "LabResult"),
+        body="LabJobRequest",
+        errors=(400, 429, 503),
+    ),
+)
+"""The lab's endpoints, routed and documented as the service's own are."""
+
+
+def _ruleset_spec(item: Any, index: int) -> tuple[dict[str, str], Ruleset]:
+    """A lab request's ruleset as a picklable spec (``{"name"}`` or ``{"toml"}``) and
+    the ruleset it loads."""
+    where = f"rulesets[{index}]"
+    if isinstance(item, str):
+        item = {"name": item}
+    if not isinstance(item, dict) or not (("name" in item) ^ ("toml" in item)) or len(item) != 1:
+        raise FieldError(
+            f'\'{where}\' must be a bundled name or {{"name"}} or {{"toml"}}: {item!r}'[:300],
+            field=where,
+        )
+    if "name" in item:
+        if item["name"] not in bundled_names():
+            raise FieldError(
+                f"'{where}' is not a bundled ruleset: {item['name']!r}"[:300], field=where
+            )
+        return {"name": item["name"]}, load_ruleset(item["name"])
+    if not isinstance(item["toml"], str):
+        raise FieldError(f"'{where}.toml' must be TOML text", field=f"{where}.toml")
+    return {"toml": item["toml"]}, loads_ruleset(item["toml"], source=where)
+
+
+def _load(spec: dict[str, str], index: int) -> Ruleset:
+    if "name" in spec:
+        return load_ruleset(spec["name"])
+    return loads_ruleset(spec["toml"], source=f"rulesets[{index}]")
+
+
+def _checked(raw: list[Any], check_sides: Callable[[Any, str], None]) -> list[Match]:
+    """Uploaded matches, each within the limits and checked as a match."""
+    matches = []
+    for i, item in enumerate(raw):
+        try:
+            check_sides(item.get("teams") if isinstance(item, dict) else None, "teams")
+            matches.append(parse_match(item))
+        except InputError as exc:
+            raise FieldError(f"matches[{i}]: {exc}", field=f"matches[{i}]") from None
+    return matches
+
+
+def _replays(matches: int, rulesets: int, limits: LabLimits) -> None:
+    if matches * rulesets > limits.max_replays:
+        raise FieldError(
+            f"{matches:,} matches x {rulesets} rulesets = {matches * rulesets:,} replays, more "
+            f"than the limit of {limits.max_replays:,} (--lab-max-replays): compare fewer "
+            "rulesets or upload a shorter history",
+            field="rulesets",
+        )
+    if matches < 2:
+        raise FieldError(f"the lab needs at least 2 matches: {matches}", field="matches")
+
+
+def run_lab(
+    specs: list[dict[str, str]],
+    documents: list[dict[str, Any]] | None,
+    db: str | None,
+    test_from: str | None,
+    limits: LabLimits,
+    check_sides: Callable[[Any, str], None],
+    progress: Callable[[int, int, str], None],
+) -> dict[str, Any]:
+    """A lab job (in its own process): the rulesets loaded from ``specs``, the history
+    (match ``documents``, checked when the job was submitted; else the league's at
+    ``db``, read here and held to ``limits``), replayed with each
+    (:func:`rankcraft.web.compare`)."""
+    rulesets = [_load(spec, i) for i, spec in enumerate(specs)]
+    if documents is not None:
+        matches = [parse_match(d) for d in documents]
+    else:
+        if db is None:
+            raise InputError("the lab job has no history")
+        progress(0, 0, "reading the league's matches")
+        with League.open(db, create=False) as league:
+            matches = league_matches(league)
+        for match in matches:
+            check_sides([list(side) for side in match.teams], f"the league's match {match.id!r}")
+        _replays(len(matches), len(rulesets), limits)
+    return compare(rulesets, matches, test_from, progress)
+
+
+@attrs.define(eq=False)
+class LabHandlers:
+    """The lab's endpoints (:data:`OPERATIONS`) over one league and one job pool.
+
+    ``db``: the league's database, which a job opens itself (None: an in-memory league,
+    whose matches are read here, on the league's thread); ``check_sides(sides, field)``:
+    the service's limits on a match's sides (:func:`rankcraft.serve._check_sides`);
+    ``auth_reads``: reads need a token, so a client is its token (else its address)."""
+
+    league: League
+    pool: JobPool
+    limits: LabLimits
+    check_sides: Callable[[Any, str], None]
+    db: str | None = attrs.field(kw_only=True)
+    auth_reads: bool = attrs.field(kw_only=True)
+    json_body: Callable[[Request], Any] = attrs.field(kw_only=True)
+    body: Body = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        self.body = lab_body(self.limits)
+
+    def _client(self, request: Request) -> str:
+        """Whom the per-client limit counts a job for: the token (checked, with
+        ``--auth-reads``), else the address (a header anyone can make up is no one)."""
+        header = request.headers.get("authorization")
+        if self.auth_reads and header:
+            return "token:" + hashlib.sha256(header.encode()).hexdigest()[:16]
+        return "address:" + (request.client.host if request.client else "?")
+
+    async def _job(self, request: Request) -> Job | JSONResponse:
+        body = self.body.check(await self.json_body(request))
+        specs = []
+        for i, item in enumerate(body["rulesets"]):
+            try:
+                specs.append(_ruleset_spec(item, i)[0])
+            except RulesetError as exc:
+                return _ruleset_refused(i, exc, item)
+        test_from = body.get("test_from")
+        if test_from:
+            test_from = parse_time(test_from, field="test_from").isoformat()
+        raw = body.get("matches")
+        documents: list[dict[str, Any]] | None = None
+        if raw is not None:
+            _replays(len(raw), len(specs), self.limits)
+            documents = [m.to_dict() for m in _checked(raw, self.check_sides)]
+        else:
+            self.league.refresh()
+            _replays(self.league.match_count, len(specs), self.limits)
+            if self.db is None:
+                documents = [m.to_dict() for m in league_matches(self.league)]
+        return self.pool.submit(
+            self._client(request),
+            run_lab,
+            specs,
+            documents,
+            self.db if documents is None else None,
+            test_from or None,
+            self.limits,
+            self.check_sides,
+        )
+
+    async def submit(self, request: Request) -> JSONResponse:
+        job = await self._job(request)
+        if isinstance(job, JSONResponse):
+            return job
+        return JSONResponse(job.to_dict(), status_code=202)
+
+    async def status(self, request: Request) -> JSONResponse:
+        return JSONResponse(self.pool.snapshot(request.path_params["job_id"]))
+
+    async def cancel(self, request: Request) -> JSONResponse:
+        return JSONResponse(self.pool.cancel_anywhere(request.path_params["job_id"]))
+
+    async def compare(self, request: Request) -> JSONResponse:
+        """A job waited for (the league's thread is free meanwhile): its result, or its
+        error with the job's status."""
+        job = await self._job(request)
+        if isinstance(job, JSONResponse):
+            return job
+        job = await self.pool.wait(job.id)
+        if job.state == "done":
+            return JSONResponse(job.result)
+        error = job.error or {
+            "status": 503,
+            "type": "Cancelled",
+            "message": "the job was cancelled",
+            "field": None,
+        }
+        return JSONResponse({"error": error}, status_code=error["status"])
+
+
+def _ruleset_refused(index: int, exc: RulesetError, item: Any) -> JSONResponse:
+    """The lab's answer to a ruleset that does not load: 400, with the ruleset's index,
+    the field within it (``at``) and its TOML line."""
+    text = item.get("toml", "") if isinstance(item, dict) else ""
+    found = ruleset_error(exc, text if isinstance(text, str) else "")
+    error = {
+        "status": 400,
+        "type": "RulesetError",
+        "message": found["message"],
+        "field": f"rulesets[{index}]",
+        "index": index,
+        "at": found["field"],
+        "line": found["line"],
+    }
+    return JSONResponse({"error": error}, status_code=400)
