@@ -27,6 +27,7 @@ from ._files import write_atomically
 from .data import SAMPLE_RULESET, demo_matches_path, sample_matches_path
 from .engine import SEARCH_TEXT_MAX, League, UnknownPlayerError
 from .errors import DuplicateMatchError, InputError, MatchError, RankcraftError
+from .evaluate import SCORES
 from .io import parse_time, read_match_dicts
 from .jsontext import finite, loads_strict
 from .manager import PLUGINS_DIR_ENV, Plugins
@@ -41,7 +42,7 @@ from .ruleset import (
 )
 from .store import Creation, SQLiteStore, creating, is_postgres_url, mask_url, open_store
 from .suggest import did_you_mean
-from .terminal import Bar, count_lines, plural, print_table
+from .terminal import Bar, count_lines, plural, print_table, progress_for
 
 if TYPE_CHECKING:
     from .evaluate import Difference, Evaluation
@@ -653,7 +654,7 @@ def _source(path: str, home_from: str | None) -> Any:
     return with_home(dicts, home_from) if home_from else dicts
 
 
-def _counted(items: Iterable[Any], bar: Bar, every: int = 500) -> Iterator[Any]:
+def _counted(items: Iterable[Any], bar: Callable[[int], None], every: int = 500) -> Iterator[Any]:
     """``items`` as they are, telling ``bar`` the count every ``every`` items."""
     count = 0
     for count, item in enumerate(items, 1):
@@ -665,7 +666,7 @@ def _counted(items: Iterable[Any], bar: Bar, every: int = 500) -> Iterator[Any]:
 
 def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from .advice import HomeSeen
-    from .evaluate import compare, evaluate, scratch_league
+    from .evaluate import differences, evaluate_field, evaluate_ruleset
 
     test_from = parse_time(args.test_from, field="--test-from")
     for option in ("bootstrap", "block_days"):
@@ -680,7 +681,13 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         label = ruleset.name if ruleset.name not in labels.values() else name
         labels.setdefault(name, label)
         rulesets.append((label, ruleset))
-    baseline = rulesets[0][0]
+    results = {}
+    if args.baseline_field is not None:
+        labels[args.baseline_field] = args.baseline_field
+        results[args.baseline_field] = evaluate_field(
+            _source(args.matches, args.home_from), args.baseline_field, test_from=test_from
+        )
+    baseline = args.baseline_field or rulesets[0][0]
     if args.baseline is not None:
         if args.baseline not in labels and args.baseline not in labels.values():
             raise InputError(
@@ -688,27 +695,15 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 f"({', '.join(labels.values())}): {args.baseline!r}"
             )
         baseline = labels.get(args.baseline, args.baseline)
-    results = {}
-    total = count_lines(args.matches) if err.isatty() else None
+    total = count_lines(args.matches)
     for label, ruleset in rulesets:
         seen = HomeSeen(_source(args.matches, args.home_from))
-        with Bar(err, f"evaluating {label}", total) as bar:
-            results[label] = evaluate(
-                scratch_league(ruleset), _counted(seen, bar), test_from=test_from
-            )
+        with progress_for(err, f"evaluating {label}", total) as bar:
+            results[label] = evaluate_ruleset(ruleset, _counted(seen, bar), test_from=test_from)
         _warn_home(ruleset, seen.matches, seen.with_home, args.matches, err)
-    differences = [
-        compare(
-            results[baseline],
-            result,
-            names=(label, baseline),
-            samples=args.bootstrap,
-            seed=args.seed,
-            block_days=args.block_days,
-        )
-        for label, result in results.items()
-        if label != baseline
-    ]
+    paired = differences(
+        results, baseline, samples=args.bootstrap, seed=args.seed, block_days=args.block_days
+    )
     if args.plot:
         from .plots import plot_calibration
 
@@ -718,13 +713,13 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             "test_from": args.test_from,
             "results": {k: v.to_dict() for k, v in results.items()},
         }
-        if differences:
+        if paired:
             document["baseline"] = baseline
-            document["differences"] = [d.to_dict() for d in differences]
+            document["differences"] = [d.to_dict() for d in paired]
         _emit_json(document, out)
         return 0
     out.write(f"{args.matches}: one step ahead from {args.test_from}\n\n")
-    _evaluation_tables(results, baseline, differences, out)
+    _evaluation_tables(results, baseline, paired, out)
     if args.plot:
         out.write(f"\nplot written to {args.plot}\n")
     return 0
@@ -762,24 +757,34 @@ def _evaluation_tables(
     if three:
         headers += ["3-way log loss", "RPS"]
     _print_table(rows, headers, out)
+    for name, r in results.items():
+        if r.draw_fit is not None:
+            fit = r.draw_fit
+            values = ", ".join(f"{k} {v:.4g}" for k, v in fit.values.items())
+            out.write(
+                f"\ndraw parameters of {name} fitted on {fit.matches:,} warm-up matches "
+                f"({fit.draws:,} draws, {plural(fit.rounds, 'replay')}): {values}\n"
+            )
     if differences:
         first = differences[0]
         out.write(
-            f"\nlog loss against {baseline} (95% interval: {first.samples:,} bootstrap "
-            f"resamples of {first.block_days}-day blocks, seed {first.seed}):\n"
+            f"\nagainst {baseline}, the same items (95% interval: {first.samples:,} bootstrap "
+            f"resamples of {first.block_days}-day blocks, seed {first.seed}; negative: "
+            "better):\n"
         )
         _print_table(
             [
                 [
                     d.ruleset,
-                    f"{d.log_loss:+.4f}",
+                    d.score,
+                    f"{d.difference:+.4f}",
                     f"{d.low:+.4f}",
                     f"{d.high:+.4f}",
                     f"{d.blocks:,}",
                 ]
                 for d in differences
             ],
-            ["ruleset", "difference", "low", "high", "blocks"],
+            ["ruleset", "score", "difference", "low", "high", "blocks"],
             out,
         )
     for name, r in results.items():
@@ -803,21 +808,36 @@ def _evaluation_tables(
 
 
 def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from .tune import parse_param, tune
+    from .advice import HomeSeen
+    from .tune import Trial, has_optuna, parse_param, tune, tuned_toml
 
     ruleset = load_ruleset(args.ruleset)
     params = [parse_param(text, ruleset) for text in args.param]
-    from .advice import HomeSeen
-
     seen = HomeSeen(_source(args.matches, args.home_from))
     for _ in seen:
         if seen.with_home:
             break
     _warn_home(ruleset, seen.matches, seen.with_home, args.matches, err)
-    bar = Bar(err, "tuning", args.trials)
+    method = args.method or ("optuna" if has_optuna() else "random")
+    if args.method is None and method == "random":
+        err.write(
+            "rankcraft: Optuna is not installed: tuning by the seeded random search "
+            "(pip install 'rankcraft[tune]' for Optuna's TPE with pruning)\n"
+        )
+    total = args.trials if method == "optuna" else args.trials + max(args.trials // 2, 1)
+    bar = Bar(err, f"tuning ({method})", total)
 
-    def progress(done: int, total: int, best: float) -> None:
-        bar(done)
+    def progress(done: int, total: int, best: float, trial: Trial) -> None:
+        if bar.enabled:
+            bar(done)
+            return
+        values = ", ".join(
+            f"{p.name}={_param_text(v, p.integer)}"
+            for p, v in zip(params, trial.values, strict=True)
+        )
+        state = "pruned at" if trial.pruned else "scored"
+        err.write(f"trial {done}/{total}: {values}: {state} {trial.value:.5f} (best {best:.5f})\n")
+        err.flush()
 
     result = tune(
         args.matches,
@@ -830,44 +850,91 @@ def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         jobs=args.jobs,
         home_from=args.home_from,
         progress=progress,
-        method=args.method,
+        method=method,
         storage=args.storage,
         study_name=args.study,
+        score=args.score,
     )
     bar.done()
-    write_atomically(args.out, dumps(result.ruleset))
+    write_atomically(args.out, tuned_toml(result, ruleset, args.ruleset, args.out))
     chosen = {
         p.name: (round(v) if p.integer else v)
         for p, v in zip(result.params, result.best, strict=True)
     }
     if args.json:
-        _emit_json(
-            {
-                "chosen": chosen,
-                "validation_from": result.validation_from,
-                "validation_log_loss": result.validation_log_loss,
-                "test": result.test.to_dict(),
-                "trials": len(result.trials),
-                "out": args.out,
-            },
-            out,
-        )
+        _emit_json(_tune_document(result, chosen, args.out), out)
         return 0
+    pruned = sum(1 for t in result.trials if t.pruned)
+    how = "Optuna's TPE" if result.method == "optuna" else "the seeded random search"
     out.write(
-        f"tuned {ruleset.name!r} on matches before {args.test_from} "
-        f"({len(result.trials)} trials, validation from {result.validation_from}):\n"
+        f"tuned {ruleset.name!r} by {result.score} on matches before {args.test_from} "
+        f"({how}, {plural(len(result.trials), 'trial')} run"
+        f"{f', {pruned:,} pruned' if pruned else ''}; validation from "
+        f"{result.validation_from}):\n"
     )
     for name, value in chosen.items():
-        out.write(
-            f"  {name} = {value:.6g}\n" if isinstance(value, float) else f"  {name} = {value}\n"
+        out.write(f"  {name} = {_param_text(value, isinstance(value, int))}\n")
+    if result.kept_start:
+        out.write("  (no trial beat the start on the validation slice: the start is kept)\n")
+    assert result.start_validation is not None and result.start_test is not None
+    assert result.validation is not None
+    rows = [
+        [label, *(_figure(e.figure(score)) for score in SCORES)]
+        for label, e in (
+            ("start, validation", result.start_validation),
+            ("tuned, validation", result.validation),
+            ("start, test", result.start_test),
+            ("tuned, test", result.test),
         )
-    t = result.test
-    out.write(
-        f"validation log loss {result.validation_log_loss:.4f}; test ({t.n:,} scored): "
-        f"log loss {t.log_loss:.4f}, Brier {t.brier:.4f}, accuracy {t.accuracy:.4f}\n"
-        f"written to {args.out}\n"
-    )
+    ]
+    _print_table(rows, ["ruleset, part", *SCORES], out)
+    if result.worse_on_test:
+        out.write(
+            f"warning: the tuned ruleset scores worse than the start on the test part "
+            f"({result.score}): the validation slice chose on noise, or the test part "
+            "differs\n"
+        )
+    out.write(f"written to {args.out}\n")
     return 0
+
+
+def _param_text(value: float, integer: bool) -> str:
+    return str(round(value)) if integer else f"{value:.6g}"
+
+
+def _tune_document(result: Any, chosen: dict[str, float], out_path: str) -> dict[str, Any]:
+    """``tune --json``: the choice, every score of the start and the tuned ruleset on the
+    validation slice and the test part, and every trial."""
+    names = [p.name for p in result.params]
+    return {
+        "method": result.method,
+        "score": result.score,
+        "chosen": chosen,
+        "kept_start": result.kept_start,
+        "validation_from": result.validation_from,
+        "validation_log_loss": result.validation_log_loss,
+        "scores": {
+            part: {score: evaluation.figure(score) for score in SCORES}
+            for part, evaluation in (
+                ("start_validation", result.start_validation),
+                ("tuned_validation", result.validation),
+                ("start_test", result.start_test),
+                ("tuned_test", result.test),
+            )
+        },
+        "worse_on_test": result.worse_on_test,
+        "test": result.test.to_dict(),
+        "trials": [
+            {
+                "number": number,
+                "params": dict(zip(names, t.values, strict=True)),
+                "value": t.value,
+                "pruned": t.pruned,
+            }
+            for number, t in enumerate(result.trials, 1)
+        ],
+        "out": out_path,
+    }
 
 
 def cmd_rulesets(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -1377,7 +1444,15 @@ def _model_commands(c: _Commands) -> None:
     p.add_argument(
         "--baseline",
         metavar="RULESET",
-        help="compare every other ruleset's log loss with this one (default: the first)",
+        help="compare every other ruleset's scores with this one (default: the "
+        "--baseline-field, else the first ruleset)",
+    )
+    p.add_argument(
+        "--baseline-field",
+        metavar="PATH",
+        help="score a published forecast read from each match as a row named PATH: "
+        "P(side 0 wins) (e.g. forecast.p_team0_wins), or three probabilities (a list, or "
+        "three paths joined by commas: win, draw, loss)",
     )
     p.add_argument(
         "--bootstrap",
@@ -1413,7 +1488,20 @@ def _model_commands(c: _Commands) -> None:
         help="a parameter and its range, e.g. update.params.k_factor=10:40",
     )
     p.add_argument("--out", required=True, metavar="FILE.toml", help="the tuned ruleset")
-    p.add_argument("--trials", type=int, default=24, help="random points (default 24)")
+    p.add_argument(
+        "--trials",
+        type=int,
+        default=24,
+        help="trials to run (default 24; the random search then adds a finer round of half "
+        "as many)",
+    )
+    p.add_argument(
+        "--score",
+        choices=SCORES,
+        default="log-loss",
+        help="the validation score that chooses (default log-loss, binary with a draw "
+        "counting ½; three-way: log loss over win/draw/loss; rps; brier)",
+    )
     p.add_argument("--seed", type=int, default=0, help="search seed (default 0)")
     p.add_argument(
         "--validation",
