@@ -699,7 +699,10 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     for label, ruleset in rulesets:
         seen = HomeSeen(_source(args.matches, args.home_from))
         with progress_for(err, f"evaluating {label}", total) as bar:
-            results[label] = evaluate_ruleset(ruleset, _counted(seen, bar), test_from=test_from)
+            every = 500 if isinstance(bar, Bar) else 1  # (a line exactly at each 10%)
+            results[label] = evaluate_ruleset(
+                ruleset, _counted(seen, bar, every), test_from=test_from
+            )
         _warn_home(ruleset, seen.matches, seen.with_home, args.matches, err)
     paired = differences(
         results, baseline, samples=args.bootstrap, seed=args.seed, block_days=args.block_days
