@@ -81,6 +81,12 @@ def fit_davidson(
     ]
     prepared = [(abs(u) * LN10, 1.0 if outcome == 1 else 0.0, group) for u, outcome, group in items]
     low, high = math.log(KAPPA_RANGE[0]), math.log(KAPPA_RANGE[1])
+    for group in range(groups):  # start from the draw share: κ / (2 + κ) between equals
+        mine = [y for _, y, g in prepared if g == group]
+        share = sum(mine) / len(mine) if mine else 0.0
+        if 0.0 < share < 1.0:
+            theta[group] = min(max(math.log(2.0 * share / (1.0 - share)), low), high)
+    current = davidson_log_likelihood(items, [math.exp(t) for t in theta], rate)
     for _ in range(steps):
         g_theta = [0.0] * groups
         h_theta = [0.0] * groups
@@ -96,8 +102,9 @@ def fit_davidson(
             h_cross[group] += s * w
             g_rate -= s * (y - q)
             h_rate += s * s * w
-        # Newton step on the concave log-likelihood: solve H d = -g, H's arrow shape
-        # (diagonal in ln κ, a full row and column for the rate) by its Schur complement
+        # Newton's direction on the concave log-likelihood: solve H d = -g, H's arrow
+        # shape (diagonal in ln κ, a full row and column for the rate) by its Schur
+        # complement; then halved until the likelihood grows (no overshoot far out)
         d_rate = 0.0
         if fit_rate:
             schur = h_rate - sum(c * c / h for c, h in zip(h_cross, h_theta, strict=True) if h > 0)
@@ -105,21 +112,31 @@ def fit_davidson(
                 c * g / h for c, g, h in zip(h_cross, g_theta, h_theta, strict=True) if h > 0
             )
             d_rate = rhs / schur if schur > 1e-12 else 0.0
-            if rate + d_rate < RATE_RANGE[0]:
-                d_rate = RATE_RANGE[0] - rate
-            d_rate = min(d_rate, RATE_RANGE[1] - rate)
-        moved = abs(d_rate)
-        for group in range(groups):
-            if h_theta[group] <= 0.0:
-                if g_theta[group] < 0.0:  # items, no draw: the likelihood grows as κ → 0
-                    theta[group] = low
-                continue
-            step = (g_theta[group] + h_cross[group] * d_rate) / h_theta[group]
-            step = max(min(step, 5.0), -5.0)  # (damped far from the optimum)
-            new = min(max(theta[group] + step, low), high)
-            moved = max(moved, abs(new - theta[group]))
-            theta[group] = new
-        rate += d_rate
+        d_theta = [
+            (g + c * d_rate) / h if h > 0.0 else (-1e3 if g < 0.0 else 0.0)
+            for g, c, h in zip(g_theta, h_cross, h_theta, strict=True)
+        ]
+        gain = g_rate * d_rate + sum(
+            g * d for g, d in zip(g_theta, d_theta, strict=True) if d > -1e3
+        )
+        if gain < 1e-12 * len(items):  # (Newton's predicted gain, twice over: converged)
+            break
+        length = 1.0
+        for _ in range(40):
+            new_theta = [
+                min(max(t + length * d, low), high) for t, d in zip(theta, d_theta, strict=True)
+            ]
+            new_rate = min(max(rate + length * d_rate, RATE_RANGE[0]), RATE_RANGE[1])
+            value = davidson_log_likelihood(items, [math.exp(t) for t in new_theta], new_rate)
+            if value >= current:
+                break
+            length *= 0.5
+        else:
+            break
+        moved = max(
+            [abs(a - b) for a, b in zip(new_theta, theta, strict=True)] + [abs(new_rate - rate)]
+        )
+        theta, rate, current = new_theta, new_rate, value
         if moved < 1e-10:
             break
     return tuple(math.exp(t) for t in theta), rate
