@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import random
-from datetime import date, timedelta
 
 import pytest
 from hypothesis import given, settings
@@ -152,25 +151,10 @@ def attrs_evolve(params: EloParams, **changes: object) -> EloParams:
     return attrs.evolve(params, **changes)
 
 
-def _league_history(seed: int = 2, n: int = 1500) -> list[dict[str, object]]:
-    """Matches between 12 teams of fixed strength, 30% draws between equals."""
-    rng = random.Random(seed)
-    strength = {f"t{i}": rng.gauss(0, 150) for i in range(12)}
-    out = []
-    for i in range(n):
-        a, b = rng.sample(sorted(strength), 2)
-        win, draw, _ = davidson(strength[a] - strength[b], 400.0, 0.86, 0.0)
-        x = rng.random()
-        scores = [1, 0] if x < win else [1, 1] if x < win + draw else [0, 1]
-        day = date(2020, 1, 1) + timedelta(days=i // 3)
-        out.append(
-            {"id": f"m{i}", "played_at": day.isoformat(), "teams": [[a], [b]], "scores": scores}
-        )
-    return out
-
-
-def test_a_replay_fits_first_and_the_fitted_ruleset_replays_the_same() -> None:
-    history = _league_history()
+def test_a_replay_fits_first_and_the_fitted_ruleset_replays_the_same(
+    draw_history: list[dict[str, object]],
+) -> None:
+    history = draw_history
     text = 'name = "d"\n[update]\nplugin = "elo"\n[update.params]\ndraw = "davidson"\n'
     guessed = rankcraft.loads_ruleset(text + "draw_kappa = 0.1\n")
     fitting = rankcraft.loads_ruleset(text + 'draw_kappa = 0.1\ndraw_fit = "overall"\n')
