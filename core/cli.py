@@ -265,9 +265,35 @@ def _warn_home(ruleset: Any, matches: int, homes: int, path: str, err: TextIO) -
         err.write(f"rankcraft: warning: {warning}\n")
 
 
+def _fitted_for_replay(args: argparse.Namespace, db: str) -> tuple[Any, Any]:
+    """The ruleset ``replay`` opens the league with, and the draw fit made first: a new
+    league whose ruleset asks for its draw parameters to be fitted (docs/forecasts.md)
+    gets them fitted on the whole file; an existing one keeps the fitted ruleset it was
+    made with. From standard input (read once) the ruleset's own values are used."""
+    from .drawfit import fit_draws, wants_fit
+
+    if args.ruleset is None:
+        return None, None
+    ruleset = load_ruleset(args.ruleset)
+    if not wants_fit(ruleset):
+        return args.ruleset, None
+    if _database_exists(db):
+        return None, None  # (the stored ruleset: fitted when the league was made)
+    if args.matches == "-":  # (read once: nothing to fit on first)
+        return ruleset, None
+    return fit_draws(ruleset, _source(args.matches, args.home_from), before="9999-12-31")
+
+
 def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     db = _db_path(args)
-    with creating(db) as creation, League.open(creation.target, args.ruleset) as league:
+    ruleset, fit = _fitted_for_replay(args, db)
+    if fit is not None:
+        values = ", ".join(f"{k} {v:.4g}" for k, v in fit.values.items())
+        err.write(
+            f"draw parameters fitted on {plural(fit.matches, 'match')} "
+            f"({fit.draws:,} draws): {values}\n"
+        )
+    with creating(db) as creation, League.open(creation.target, ruleset) as league:
         result = _replay_into(
             league,
             args.matches,
@@ -278,7 +304,8 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             creation=creation,
         )
     if args.json:
-        _emit_json({**result, "db": mask_url(db)}, out)
+        extra = {} if fit is None else {"draw_fit": fit.to_dict()}
+        _emit_json({**result, "db": mask_url(db), **extra}, out)
     else:
         out.write(
             f"recorded {plural(result['recorded'], 'match')}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -180,3 +181,35 @@ def test_shipped_football_fits_its_draws() -> None:
     football = rankcraft.load_ruleset("football")
     assert wants_fit(football) and football.update.params.draw_fit == "context"
     assert football.update.params.context_rules[0].draw_kappa is not None
+
+
+def test_replay_fits_a_new_league_and_keeps_the_fit_of_an_existing_one(
+    tmp_path: Path, draw_history: list[dict[str, object]]
+) -> None:
+    import io
+    import json
+
+    from rankcraft.cli import main
+
+    path = tmp_path / "h.jsonl"
+    path.write_text("".join(json.dumps(m) + "\n" for m in draw_history))
+    ruleset = tmp_path / "fit.toml"
+    ruleset.write_text(
+        'name = "fit"\n[update]\nplugin = "elo"\n[update.params]\ndraw = "davidson"\n'
+        'draw_kappa = 0.1\ndraw_fit = "overall"\n'
+    )
+    db = str(tmp_path / "l.sqlite")
+    argv = ["replay", str(path), "--ruleset", str(ruleset), "--db", db]
+    out, err = io.StringIO(), io.StringIO()
+    assert main([*argv, "--json"], out=out, err=err) == 0, err.getvalue()
+    report = json.loads(out.getvalue())["draw_fit"]
+    assert report["matches"] == 1500 and report["draws"] == sum(
+        1 for m in draw_history if m["scores"] == [1, 1]
+    )
+    expected, _ = fit_draws(rankcraft.load_ruleset(ruleset), draw_history, before="9999-12-31")
+    with rankcraft.League.open(db) as league:
+        assert league.ruleset.update.params == expected.update.params
+        assert league.ruleset.update.params.draw_kappa == report["values"]["draw_kappa"]
+    out, err = io.StringIO(), io.StringIO()  # again, into the league made: no new fit
+    assert main([*argv, "--skip-seen"], out=out, err=err) == 0, err.getvalue()
+    assert "fitted" not in err.getvalue() and "skipped 1,500" in out.getvalue()
