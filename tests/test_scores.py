@@ -92,43 +92,21 @@ def test_a_missing_or_bad_published_forecast_is_refused(
     tmp_path: Path, draw_history: list[dict[str, Any]]
 ) -> None:
     history = _published(draw_history)
+
+    def refused(field: str) -> str:
+        path = _write(tmp_path / "h.jsonl", history)
+        argv = ["evaluate", str(path), "--ruleset", "elo", "--test-from", "2021-01-01"]
+        code, _, err = run(*argv, "--baseline-field", field)
+        assert code == 2
+        return err
+
     history[-1] = {k: v for k, v in history[-1].items() if k != "forecast"}
-    path = _write(tmp_path / "h.jsonl", history)
-    code, _, err = run(
-        "evaluate",
-        str(path),
-        "--ruleset",
-        "elo",
-        "--test-from",
-        "2021-01-01",
-        "--baseline-field",
-        "forecast.p",
-    )
-    assert code == 2 and "match 'm1499'" in err and "'forecast.p'" in err and "None" in err
+    err = refused("forecast.p")
+    assert "match 'm1499'" in err and "'forecast.p'" in err and "None" in err
     history[-1] = dict(history[-2], id="m1499", forecast={"p": 1.5})
-    path = _write(tmp_path / "h.jsonl", history)
-    code, _, err = run(
-        "evaluate",
-        str(path),
-        "--ruleset",
-        "elo",
-        "--test-from",
-        "2021-01-01",
-        "--baseline-field",
-        "forecast.p",
-    )
-    assert code == 2 and "P(side 0 wins) in [0, 1]" in err and "1.5" in err
-    code, _, err = run(
-        "evaluate",
-        str(path),
-        "--ruleset",
-        "elo",
-        "--test-from",
-        "2021-01-01",
-        "--baseline-field",
-        "a,b",
-    )
-    assert code == 2 and "one path or three" in err
+    err = refused("forecast.p")
+    assert "P(side 0 wins) in [0, 1]" in err and "1.5" in err
+    assert "one path or three" in refused("a,b")
 
 
 def test_evaluate_reproduces_fivethirtyeight_as_a_baseline_row(shared_data: Path) -> None:
