@@ -728,7 +728,10 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         with progress_for(err, f"evaluating {label}", total) as bar:
             every = 500 if isinstance(bar, Bar) else 1  # (a line exactly at each 10%)
             results[label] = evaluate_ruleset(
-                ruleset, _counted(seen, bar, every), test_from=test_from
+                ruleset,
+                _counted(seen, bar, every),
+                test_from=test_from,
+                warmup=_source(args.matches, args.home_from),
             )
         _warn_home(ruleset, seen.matches, seen.with_home, args.matches, err)
     paired = differences(

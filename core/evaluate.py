@@ -353,18 +353,25 @@ def evaluate_ruleset(
     test_from: str | datetime,
     score_from: str | datetime | None = None,
     stop_at: str | datetime | None = None,
+    warmup: Iterable[Match | Mapping[str, Any]] | None = None,
 ) -> Evaluation:
     """:func:`evaluate` of ``ruleset`` in a :func:`scratch_league`, its draw parameters
     first fitted on the matches before the scored part (``score_from``, else
     ``test_from``) when the ruleset asks for it (:mod:`rankcraft.drawfit`); the fit is
-    then in the result's ``draw_fit``."""
+    then in the result's ``draw_fit``.
+
+    :param warmup: the matches to fit on, when ``matches`` can be read only once (a
+        second reading of the same file); default: ``matches`` (then read into a list).
+    """
     from .drawfit import fit_draws, wants_fit
 
     fit = None
     if wants_fit(ruleset):
-        matches = matches if isinstance(matches, Sequence) else list(matches)
+        if warmup is None:
+            matches = matches if isinstance(matches, Sequence) else list(matches)
+            warmup = matches
         before = test_from if score_from is None else score_from
-        ruleset, fit = fit_draws(ruleset, matches, before=before)
+        ruleset, fit = fit_draws(ruleset, warmup, before=before)
     result = evaluate(
         scratch_league(ruleset),
         matches,

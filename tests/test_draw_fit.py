@@ -213,3 +213,33 @@ def test_replay_fits_a_new_league_and_keeps_the_fit_of_an_existing_one(
     out, err = io.StringIO(), io.StringIO()  # again, into the league made: no new fit
     assert main([*argv, "--skip-seen"], out=out, err=err) == 0, err.getvalue()
     assert "fitted" not in err.getvalue() and "skipped 1,500" in out.getvalue()
+
+
+def test_evaluate_command_reports_the_fit(
+    tmp_path: Path, draw_history: list[dict[str, object]]
+) -> None:
+    import io
+    import json
+
+    from rankcraft.cli import main
+
+    path = tmp_path / "h.jsonl"
+    path.write_text("".join(json.dumps(m) + "\n" for m in draw_history))
+    ruleset = tmp_path / "fit.toml"
+    ruleset.write_text(
+        'name = "fit"\n[update]\nplugin = "elo"\n[update.params]\ndraw = "davidson"\n'
+        'draw_kappa = 0.1\ndraw_fit = "overall"\n'
+    )
+    argv = ["evaluate", str(path), "--ruleset", str(ruleset), "--test-from", "2021-01-01"]
+    out, err = io.StringIO(), io.StringIO()
+    assert main([*argv, "--json"], out=out, err=err) == 0, err.getvalue()
+    result = json.loads(out.getvalue())["results"]["fit"]
+    expected = evaluate_ruleset(
+        rankcraft.load_ruleset(ruleset), draw_history, test_from="2021-01-01"
+    )
+    assert expected.draw_fit is not None
+    assert result["draw_fit"]["values"] == expected.draw_fit.values
+    assert result["three_way"]["log_loss"] == expected.three_way.log_loss  # type: ignore[union-attr]
+    out = io.StringIO()
+    assert main(argv, out=out, err=io.StringIO()) == 0
+    assert "draw parameters of fit fitted on 1,098 warm-up matches" in out.getvalue()
