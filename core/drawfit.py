@@ -83,6 +83,15 @@ def wants_fit(ruleset: Ruleset) -> bool:
     return _slot(ruleset) is not None
 
 
+def fitted_names(ruleset: Ruleset) -> tuple[str, ...]:
+    """The param names a draw fit of ``ruleset`` sets (the params' ``DRAW_FITTED``), or
+    none when it asks for no fit: searching them (``tune --param``) would be undone."""
+    slot = _slot(ruleset)
+    if slot is None:
+        return ()
+    return tuple(getattr(getattr(ruleset, slot).params, "DRAW_FITTED", ()))
+
+
 def fit_draws(
     ruleset: Ruleset,
     matches: Iterable[Match | Mapping[str, Any]],

@@ -33,7 +33,7 @@ from typing import Any
 import attrs
 import tomli_w
 
-from .drawfit import fit_draws
+from .drawfit import fit_draws, fitted_names
 from .errors import InputError
 from .evaluate import (
     SCORES,
@@ -162,6 +162,12 @@ def parse_param(text: str, ruleset: Ruleset) -> ParamRange:
     if isinstance(current, bool) or not isinstance(current, int | float):
         raise InputError(
             f"--param {name}: the ruleset has no number at {'.'.join(path)!r} (found {current!r})"
+        )
+    if path[-1] in fitted_names(ruleset):
+        raise InputError(
+            f"--param {name}: the ruleset fits {path[-1]!r} on the warm-up (draw_fit), so a "
+            'search of it would be undone; extend the ruleset with draw_fit = "none" to '
+            "search it"
         )
     integer = (
         isinstance(current, int)

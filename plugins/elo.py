@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 
@@ -261,6 +261,9 @@ class EloParams:
             )
         if len(set(self.blend_values)) != len(self.blend_values):
             raise ValueError(f"'blend_values' lists a value twice: {list(self.blend_values)!r}")
+
+    DRAW_FITTED: ClassVar[tuple[str, ...]] = ("draw_kappa", "draw_gap", "draw_margin")
+    """The params (and context rules' params) ``draw_fit`` sets."""
 
     def fit_draws(
         self, observations: Sequence[tuple[float, float, float, int, Match | None]]

@@ -302,3 +302,14 @@ def attrs_evolve(value: Any, **changes: Any) -> Any:
     import attrs
 
     return attrs.evolve(value, **changes)
+
+
+def test_tune_refuses_to_search_what_the_draw_fit_sets() -> None:
+    football = rankcraft.load_ruleset("football")
+    for name in ("update.draw_kappa", "update.context_rules.0.draw_kappa"):
+        with pytest.raises(rankcraft.InputError, match="fits 'draw_kappa' on the warm-up"):
+            parse_param(f"{name}=0:2", football)
+    unfitted = rankcraft.loads_ruleset(
+        'extends = "football"\nname = "f"\n[update.params]\ndraw_fit = "none"\n'
+    )
+    assert parse_param("update.draw_kappa=0:2", unfitted).high == 2.0
