@@ -313,3 +313,31 @@ def test_tune_refuses_to_search_what_the_draw_fit_sets() -> None:
         'extends = "football"\nname = "f"\n[update.params]\ndraw_fit = "none"\n'
     )
     assert parse_param("update.draw_kappa=0:2", unfitted).high == 2.0
+
+
+def test_tune_says_it_runs_the_random_search_without_optuna(
+    tmp_path: Path, draw_history: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import rankcraft.tune as tuning
+
+    monkeypatch.setattr(tuning, "has_optuna", lambda: False)
+    path = _drawn_file(tmp_path, draw_history[:300])
+    code, out, err = run(
+        "tune",
+        str(path),
+        "--ruleset",
+        "elo",
+        "--test-from",
+        "2020-03-01",
+        "--param",
+        "update.k_factor=5:60",
+        "--trials",
+        "2",
+        "--jobs",
+        "1",
+        "--out",
+        str(tmp_path / "t.toml"),
+    )
+    assert code == 0, err
+    assert "Optuna is not installed: tuning by the seeded random search" in err
+    assert "(the seeded random search, 3 trials run; validation from" in out
