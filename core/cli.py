@@ -890,12 +890,10 @@ def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     )
     bar.done()
     write_atomically(args.out, tuned_toml(result, ruleset, args.ruleset, args.out))
-    chosen = {
-        p.name: (round(v) if p.integer else v)
-        for p, v in zip(result.params, result.best, strict=True)
-    }
+    document = result.to_dict()
+    chosen = document["chosen"]
     if args.json:
-        _emit_json(_tune_document(result, chosen, args.out), out)
+        _emit_json({**document, "out": args.out}, out)
         return 0
     pruned = sum(1 for t in result.trials if t.pruned)
     how = "Optuna's TPE" if result.method == "optuna" else "the seeded random search"
@@ -933,41 +931,6 @@ def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _param_text(value: float, integer: bool) -> str:
     return str(round(value)) if integer else f"{value:.6g}"
-
-
-def _tune_document(result: Any, chosen: dict[str, float], out_path: str) -> dict[str, Any]:
-    """``tune --json``: the choice, every score of the start and the tuned ruleset on the
-    validation slice and the test part, and every trial."""
-    names = [p.name for p in result.params]
-    return {
-        "method": result.method,
-        "score": result.score,
-        "chosen": chosen,
-        "kept_start": result.kept_start,
-        "validation_from": result.validation_from,
-        "validation_log_loss": result.validation_log_loss,
-        "scores": {
-            part: {score: evaluation.figure(score) for score in SCORES}
-            for part, evaluation in (
-                ("start_validation", result.start_validation),
-                ("tuned_validation", result.validation),
-                ("start_test", result.start_test),
-                ("tuned_test", result.test),
-            )
-        },
-        "worse_on_test": result.worse_on_test,
-        "test": result.test.to_dict(),
-        "trials": [
-            {
-                "number": number,
-                "params": dict(zip(names, t.values, strict=True)),
-                "value": t.value,
-                "pruned": t.pruned,
-            }
-            for number, t in enumerate(result.trials, 1)
-        ],
-        "out": out_path,
-    }
 
 
 def cmd_rulesets(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

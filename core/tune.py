@@ -116,6 +116,44 @@ class TuneResult:
     kept_start: bool = False
     method: str = "random"
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (``tune --json``): the method and score, the chosen values, every
+        score of the start and the tuned ruleset on the validation slice and the test
+        part (null: a three-way score without three-way forecasts), and every trial."""
+        names = [p.name for p in self.params]
+        parts = (
+            ("start_validation", self.start_validation),
+            ("tuned_validation", self.validation),
+            ("start_test", self.start_test),
+            ("tuned_test", self.test),
+        )
+        return {
+            "method": self.method,
+            "score": self.score,
+            "chosen": {
+                p.name: (round(v) if p.integer else v)
+                for p, v in zip(self.params, self.best, strict=True)
+            },
+            "kept_start": self.kept_start,
+            "validation_from": self.validation_from,
+            "validation_log_loss": self.validation_log_loss,
+            "scores": {
+                part: None if e is None else {score: e.figure(score) for score in SCORES}
+                for part, e in parts
+            },
+            "worse_on_test": self.worse_on_test,
+            "test": self.test.to_dict(),
+            "trials": [
+                {
+                    "number": number,
+                    "params": dict(zip(names, t.values, strict=True)),
+                    "value": t.value,
+                    "pruned": t.pruned,
+                }
+                for number, t in enumerate(self.trials, 1)
+            ],
+        }
+
     @property
     def worse_on_test(self) -> bool:
         """Whether the tuned ruleset scores worse than the start on the test part (by
