@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import json
 import math
 import random
 from pathlib import Path
@@ -11,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rankcraft
+from rankcraft.cli import main
 from rankcraft.drawfit import fit_draws, wants_fit
 from rankcraft.evaluate import evaluate, evaluate_ruleset, scratch_league
 from rankcraft.io import parse_match
@@ -183,21 +186,22 @@ def test_shipped_football_fits_its_draws() -> None:
     assert football.update.params.context_rules[0].draw_kappa is not None
 
 
-def test_replay_fits_a_new_league_and_keeps_the_fit_of_an_existing_one(
-    tmp_path: Path, draw_history: list[dict[str, object]]
-) -> None:
-    import io
-    import json
-
-    from rankcraft.cli import main
-
+def _files(tmp_path: Path, history: list[dict[str, object]]) -> tuple[Path, Path]:
+    """The history as a file, and a ruleset that fits its Davidson κ from 0.1."""
     path = tmp_path / "h.jsonl"
-    path.write_text("".join(json.dumps(m) + "\n" for m in draw_history))
+    path.write_text("".join(json.dumps(m) + "\n" for m in history))
     ruleset = tmp_path / "fit.toml"
     ruleset.write_text(
         'name = "fit"\n[update]\nplugin = "elo"\n[update.params]\ndraw = "davidson"\n'
         'draw_kappa = 0.1\ndraw_fit = "overall"\n'
     )
+    return path, ruleset
+
+
+def test_replay_fits_a_new_league_and_keeps_the_fit_of_an_existing_one(
+    tmp_path: Path, draw_history: list[dict[str, object]]
+) -> None:
+    path, ruleset = _files(tmp_path, draw_history)
     db = str(tmp_path / "l.sqlite")
     argv = ["replay", str(path), "--ruleset", str(ruleset), "--db", db]
     out, err = io.StringIO(), io.StringIO()
@@ -218,18 +222,7 @@ def test_replay_fits_a_new_league_and_keeps_the_fit_of_an_existing_one(
 def test_evaluate_command_reports_the_fit(
     tmp_path: Path, draw_history: list[dict[str, object]]
 ) -> None:
-    import io
-    import json
-
-    from rankcraft.cli import main
-
-    path = tmp_path / "h.jsonl"
-    path.write_text("".join(json.dumps(m) + "\n" for m in draw_history))
-    ruleset = tmp_path / "fit.toml"
-    ruleset.write_text(
-        'name = "fit"\n[update]\nplugin = "elo"\n[update.params]\ndraw = "davidson"\n'
-        'draw_kappa = 0.1\ndraw_fit = "overall"\n'
-    )
+    path, ruleset = _files(tmp_path, draw_history)
     argv = ["evaluate", str(path), "--ruleset", str(ruleset), "--test-from", "2021-01-01"]
     out, err = io.StringIO(), io.StringIO()
     assert main([*argv, "--json"], out=out, err=err) == 0, err.getvalue()
