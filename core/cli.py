@@ -895,10 +895,19 @@ def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.json:
         _emit_json({**document, "out": args.out}, out)
         return 0
+    _tune_text(result, ruleset.name, args, chosen, out)
+    return 0
+
+
+def _tune_text(
+    result: Any, name: str, args: argparse.Namespace, chosen: dict[str, Any], out: TextIO
+) -> None:
+    """The text of ``rankcraft tune``: the search, the choice, every score of the start
+    and the tuned ruleset on the validation slice and the test part."""
     pruned = sum(1 for t in result.trials if t.pruned)
     how = "Optuna's TPE" if result.method == "optuna" else "the seeded random search"
     out.write(
-        f"tuned {ruleset.name!r} by {result.score} on matches before {args.test_from} "
+        f"tuned {name!r} by {result.score} on matches before {args.test_from} "
         f"({how}, {plural(len(result.trials), 'trial')} run"
         f"{f', {pruned:,} pruned' if pruned else ''}; validation from "
         f"{result.validation_from}):\n"
@@ -926,7 +935,6 @@ def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             "differs\n"
         )
     out.write(f"written to {args.out}\n")
-    return 0
 
 
 def _param_text(value: float, integer: bool) -> str:
@@ -1466,7 +1474,13 @@ def _model_commands(c: _Commands) -> None:
     )
     p.add_argument("--seed", type=int, default=0, help="the bootstrap's seed (default 0)")
     c.home_from(p)
+    _tune_command(c)
+    c.add("rulesets", cmd_rulesets, "list the bundled rulesets")
+    c.add("plugins", cmd_plugins, "list installed plugins with versions and slots")
 
+
+def _tune_command(c: _Commands) -> None:
+    """tune."""
     p = c.add("tune", cmd_tune, "search ruleset parameters on the warm-up part")
     p.add_argument("matches", help="match file (.jsonl or .jsonl.gz)")
     p.add_argument("--ruleset", required=True, help="bundled name or TOML file to start from")
@@ -1523,9 +1537,6 @@ def _model_commands(c: _Commands) -> None:
         "--study", metavar="NAME", help="the study's name in --storage (default: the ruleset's)"
     )
     c.home_from(p)
-
-    c.add("rulesets", cmd_rulesets, "list the bundled rulesets")
-    c.add("plugins", cmd_plugins, "list installed plugins with versions and slots")
 
 
 def _serve_command(c: _Commands) -> None:
