@@ -9,14 +9,15 @@ e.g. a two-sided system on races, gets a row saying why), so rulesets added to t
 package get rows without editing this script. The tuned ruleset of each file is searched
 on the warm-up part only (``rankcraft tune``: Optuna's seeded TPE when installed, else
 the seeded random search, scored on the last 20% of warm-up matches); the test part is
-used once, to score the chosen ruleset. Every row also gives its paired difference in
-log loss against Elo K = 32 (the bundled ``elo`` ruleset) on the same test matches, with
-the 95% block-bootstrap interval of ``rankcraft.evaluate.compare`` (weeks, 2,000
-resamples, seed 0). Rulesets with a draw model (the
-``rankcraft_outcomes`` hook) are also scored three ways on files with draws, by
-``evaluate`` (each match's forecast with the match's context): log loss of the outcome
-that happened and the ranked probability score (RPS). Prints the Markdown tables of
-docs/accuracy.md.
+used once, to score the chosen ruleset. A ruleset that fits its draw parameters
+(``draw_fit``, the bundled ``football``) fits them on the warm-up part first
+(``rankcraft.evaluate.evaluate_ruleset``). Every figure is printed with its paired
+difference on the same test matches and the 95% block-bootstrap interval of
+``rankcraft.evaluate.compare`` (weeks, 2,000 resamples, seed 0): log loss and Brier
+against Elo K = 32 (the bundled ``elo`` ruleset); the three-way log loss and RPS of the
+rulesets with a draw model (the ``rankcraft_outcomes`` hook), on files with draws,
+against the warm-up's outcome shares forecast for every test match (the constant a
+three-way forecast must beat). Prints the Markdown tables of docs/accuracy.md.
 
     python benchmarks/accuracy.py [--files NAME ...] [--trials 30] [--no-tune | --rebuilt]
         [--tune-files NAME ...] [--rulesets NAME ...]
@@ -29,10 +30,11 @@ import json
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import rankcraft
 from rankcraft.errors import RankcraftError
-from rankcraft.evaluate import Evaluation, compare, evaluate, with_home
+from rankcraft.evaluate import Evaluation, compare, evaluate_field, evaluate_ruleset, with_home
 from rankcraft.io import read_match_dicts
 from rankcraft.ruleset import bundled_names
 from rankcraft.tune import parse_param, tune
@@ -91,7 +93,6 @@ TUNED = {
         [
             "update.k_factor=20:70",
             "update.home_advantage=50:150",
-            "update.draw_kappa=0:1.5",
             "update.context_rules.0.k_scale=0.3:1.2",
         ],
     ),
@@ -129,18 +130,49 @@ margin = "fivethirtyeight"
 # NFL's last 20% (1997-2010) is too few games to choose between margin rules.
 VALIDATION = {"nfl_538_elo_1920_2021.jsonl.gz": 0.4}
 
+# The score a file's search chooses by, where not the binary log loss: football is
+# forecast three ways (its draw parameters are fitted on the warm-up, not searched).
+SCORE = {"intl_football_1872_2026.jsonl.gz": "three-way"}
+
 
 BASELINE = "elo"
 """The ruleset every row is compared with: Elo K = 32, start 1500, no home advantage."""
 
 
-def versus(baseline: Evaluation, result: Evaluation, name: str) -> str:
-    """The cell of the paired difference in log loss against the baseline, with its 95%
-    interval (negative: better than Elo K = 32)."""
-    if name == BASELINE:
+def versus(baseline: Evaluation, result: Evaluation, name: str, score: str = "log-loss") -> str:
+    """The cell of the paired difference in ``score`` against the baseline, with its 95%
+    interval (negative: better than the baseline)."""
+    if result is baseline:
         return "0 (baseline)"
-    d = compare(baseline, result, names=(name, BASELINE))
-    return f"{d.log_loss:+.4f} [{d.low:+.4f}, {d.high:+.4f}]"
+    d = compare(baseline, result, names=(name, "baseline"), score=score)
+    return f"{d.difference:+.4f} [{d.low:+.4f}, {d.high:+.4f}]"
+
+
+def shares(dicts: list[dict[str, Any]], test_from: str) -> Evaluation | None:
+    """The warm-up's outcome shares (side 0 wins, draw, side 1 wins) forecast for every
+    test match, scored (None without a draw in the warm-up or a free-for-all)."""
+    counts = [0, 0, 0]
+    for d in dicts:
+        if str(d["played_at"]) >= test_from:
+            break
+        if "scores" not in d or len(d["scores"]) != 2:
+            return None
+        a, b = d["scores"]
+        counts[0 if a > b else 1 if a == b else 2] += 1
+    if not counts[1]:
+        return None
+    share = [c / sum(counts) for c in counts]
+    shared = [dict(d, forecast={"shares": share}) for d in dicts]
+    return evaluate_field(shared, "forecast.shares", test_from=test_from)
+
+
+def three_way_row(label: str, result: Evaluation, constant: Evaluation) -> str:
+    """A row of the three-way table: each figure with its interval against ``constant``."""
+    return (
+        f"| {label} | {len(result.outcomes):,} | {result.figure('three-way'):.4f} "
+        f"| {versus(constant, result, label, 'three-way')} | {result.figure('rps'):.4f} "
+        f"| {versus(constant, result, label, 'rps')} |"
+    )
 
 
 def load(spec: str, folder: Path) -> rankcraft.Ruleset:
@@ -173,9 +205,9 @@ def main() -> None:
     files = args.files or list(splits)
     print(
         "| file (test from) | ruleset | scored | log loss | Brier | accuracy "
-        "| vs Elo K=32 [95% interval] |"
+        "| log loss vs Elo K=32 [95% interval] | Brier vs Elo K=32 [95% interval] |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     summary = []
     draws: list[str] = []
     for name in files:
@@ -183,44 +215,51 @@ def main() -> None:
         path = args.data / name
         dicts = list(with_home((d for _, d in read_match_dicts(path)), HOME))
         best: tuple[float, str, str] | None = None
-        baseline = evaluate(rankcraft.League(BASELINE), dicts, test_from=test_from)
+        baseline = evaluate_ruleset(rankcraft.load_ruleset(BASELINE), dicts, test_from=test_from)
+        constant = shares(dicts, test_from)
+        if constant is not None:
+            draws.append(
+                f"| {name} ({test_from}) | warm-up outcome shares | {len(constant.outcomes):,} "
+                f"| {constant.figure('three-way'):.4f} | 0 (baseline) "
+                f"| {constant.figure('rps'):.4f} | 0 (baseline) |"
+            )
         for ruleset in args.rulesets if args.rulesets is not None else bundled_names():
             started = time.perf_counter()
             try:
                 result = (
                     baseline
                     if ruleset == BASELINE
-                    else evaluate(rankcraft.League(ruleset), dicts, test_from=test_from)
+                    else evaluate_ruleset(
+                        rankcraft.load_ruleset(ruleset), dicts, test_from=test_from
+                    )
                 )
             except RankcraftError as exc:
-                print(f"| {name} ({test_from}) | {ruleset} | – | – | – | – | – | <!-- {exc} -->")
+                print(
+                    f"| {name} ({test_from}) | {ruleset} | – | – | – | – | – | – | <!-- {exc} -->"
+                )
                 continue
             seconds = time.perf_counter() - started
             cell = versus(baseline, result, ruleset)
             print(
                 f"| {name} ({test_from}) | {ruleset} | {result.n:,} | {result.log_loss:.4f} "
                 f"| {result.brier:.4f} | {result.accuracy:.4f} "
-                f"| {cell} | <!-- {seconds:.0f} s -->",
+                f"| {cell} | {versus(baseline, result, ruleset, 'brier')} "
+                f"| <!-- {seconds:.0f} s -->",
                 flush=True,
             )
             if best is None or result.log_loss < best[0]:
                 best = (result.log_loss, ruleset, cell)
-            if result.three_way is not None:
-                w = result.three_way
-                draws.append(
-                    f"| {name} ({test_from}) | {ruleset} | {w.n:,} | {w.log_loss:.4f} "
-                    f"| {w.rps:.4f} |"
-                )
+            if result.three_way is not None and constant is not None:
+                draws.append(three_way_row(f"{name} ({test_from}) | {ruleset}", result, constant))
         if args.rebuilt and name in REBUILT:
             label, chosen, text = REBUILT[name]
             with tempfile.TemporaryDirectory() as folder:
-                kept = evaluate(
-                    rankcraft.League(load(text, Path(folder))), dicts, test_from=test_from
-                )
+                kept = evaluate_ruleset(load(text, Path(folder)), dicts, test_from=test_from)
             cell = versus(baseline, kept, label)
             print(
                 f"| {name} ({test_from}) | **{label}** {chosen} | {kept.n:,} "
-                f"| **{kept.log_loss:.4f}** | {kept.brier:.4f} | {kept.accuracy:.4f} | {cell} |",
+                f"| **{kept.log_loss:.4f}** | {kept.brier:.4f} | {kept.accuracy:.4f} | {cell} "
+                f"| {versus(baseline, kept, label, 'brier')} |",
                 flush=True,
             )
             if best is None or kept.log_loss < best[0]:
@@ -246,31 +285,37 @@ def main() -> None:
                 seed=0,
                 home_from=HOME,
                 validation=validation,
+                score=SCORE.get(name, "log-loss"),
             )
         chosen = ", ".join(
             f"{p.path[-1]} {round(v) if p.integer else round(v, 3)}"
             for p, v in zip(tuned.params, tuned.best, strict=True)
         )
         t = tuned.test
-        label = f"**{base.name} tuned** ({chosen})"
+        by = "" if tuned.score == "log-loss" else f", by {tuned.score}"
+        kept_note = ", the start kept" if tuned.kept_start else ""
+        label = f"**{base.name} tuned** ({chosen}{by}{kept_note})"
         cell = versus(baseline, t, f"{base.name} tuned")
         print(
             f"| {name} ({test_from}) | {label} | {t.n:,} | **{t.log_loss:.4f}** | "
-            f"{t.brier:.4f} | {t.accuracy:.4f} | {cell} |",
+            f"{t.brier:.4f} | {t.accuracy:.4f} | {cell} "
+            f"| {versus(baseline, t, base.name, 'brier')} |",
             flush=True,
         )
         if best is None or t.log_loss < best[0]:
             best = (t.log_loss, f"{base.name} tuned", cell)
-        if t.three_way is not None:
+        if t.three_way is not None and constant is not None:
             draws.append(
-                f"| {name} ({test_from}) | **{base.name} tuned** | {t.three_way.n:,} | "
-                f"{t.three_way.log_loss:.4f} | {t.three_way.rps:.4f} |"
+                three_way_row(f"{name} ({test_from}) | **{base.name} tuned{by}**", t, constant)
             )
         summary.append((name, best))
     if draws:
         print()
-        print("| file (test from) | ruleset (draw model) | scored | three-way log loss | RPS |")
-        print("|---|---|---|---|---|")
+        print(
+            "| file (test from) | ruleset (draw model) | scored | three-way log loss "
+            "| vs warm-up shares [95% interval] | RPS | vs warm-up shares [95% interval] |"
+        )
+        print("|---|---|---|---|---|---|---|")
         print("\n".join(draws))
     print()
     print(

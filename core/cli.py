@@ -27,6 +27,7 @@ from ._files import write_atomically
 from .data import SAMPLE_RULESET, demo_matches_path, sample_matches_path
 from .engine import League, UnknownPlayerError
 from .errors import DuplicateMatchError, InputError, MatchError, RankcraftError, RulesetError
+from .evaluate import SCORES
 from .io import (
     MAX_FUTURE,
     MAX_PLAYERS,
@@ -50,7 +51,7 @@ from .ruleset import (
 )
 from .store import Creation, SQLiteStore, creating, is_postgres_url, mask_url, open_store
 from .suggest import did_you_mean, player_candidates
-from .terminal import Bar, count_lines, plural, print_table
+from .terminal import Bar, count_lines, plural, print_table, progress_for
 
 if TYPE_CHECKING:
     from .evaluate import Difference, Evaluation
@@ -298,10 +299,36 @@ def _limits(args: argparse.Namespace) -> tuple[int, int]:
     return args.max_sides, args.max_players
 
 
+def _fitted_for_replay(args: argparse.Namespace, db: str) -> tuple[Any, Any]:
+    """The ruleset ``replay`` opens the league with, and the draw fit made first: a new
+    league whose ruleset asks for its draw parameters to be fitted (docs/forecasts.md)
+    gets them fitted on the whole file; an existing one keeps the fitted ruleset it was
+    made with. From standard input (read once) the ruleset's own values are used."""
+    from .drawfit import fit_draws, wants_fit
+
+    if args.ruleset is None:
+        return None, None
+    ruleset = load_ruleset(args.ruleset)
+    if not wants_fit(ruleset):
+        return args.ruleset, None
+    if _database_exists(db):
+        return None, None  # (the stored ruleset: fitted when the league was made)
+    if args.matches == "-":  # (read once: nothing to fit on first)
+        return ruleset, None
+    return fit_draws(ruleset, _source(args.matches, args.home_from), before="9999-12-31")
+
+
 def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     db = _db_path(args)
     limits = _limits(args)
-    with creating(db) as creation, League.open(creation.target, args.ruleset) as league:
+    ruleset, fit = _fitted_for_replay(args, db)
+    if fit is not None:
+        values = ", ".join(f"{k} {v:.4g}" for k, v in fit.values.items())
+        err.write(
+            f"draw parameters fitted on {plural(fit.matches, 'match')} "
+            f"({fit.draws:,} draws): {values}\n"
+        )
+    with creating(db) as creation, League.open(creation.target, ruleset) as league:
         result = _replay_into(
             league,
             args.matches,
@@ -313,7 +340,8 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             limits=limits,
         )
     if args.json:
-        _emit_json({**result, "db": mask_url(db)}, out)
+        extra = {} if fit is None else {"draw_fit": fit.to_dict()}
+        _emit_json({**result, "db": mask_url(db), **extra}, out)
     else:
         out.write(
             f"recorded {plural(result['recorded'], 'match')}"
@@ -750,7 +778,7 @@ def _source(path: str, home_from: str | None) -> Any:
     return with_home(dicts, home_from) if home_from else dicts
 
 
-def _counted(items: Iterable[Any], bar: Bar, every: int = 500) -> Iterator[Any]:
+def _counted(items: Iterable[Any], bar: Callable[[int], None], every: int = 500) -> Iterator[Any]:
     """``items`` as they are, telling ``bar`` the count every ``every`` items."""
     count = 0
     for count, item in enumerate(items, 1):
@@ -762,7 +790,7 @@ def _counted(items: Iterable[Any], bar: Bar, every: int = 500) -> Iterator[Any]:
 
 def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from .advice import HomeSeen
-    from .evaluate import compare, evaluate, scratch_league
+    from .evaluate import differences, evaluate_field, evaluate_ruleset
 
     test_from = parse_time(args.test_from, field="--test-from")
     from .evaluate import MAX_SAMPLES
@@ -780,7 +808,13 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         label = ruleset.name if ruleset.name not in labels.values() else name
         labels.setdefault(name, label)
         rulesets.append((label, ruleset))
-    baseline = rulesets[0][0]
+    results = {}
+    if args.baseline_field is not None:
+        labels[args.baseline_field] = args.baseline_field
+        results[args.baseline_field] = evaluate_field(
+            _source(args.matches, args.home_from), args.baseline_field, test_from=test_from
+        )
+    baseline = args.baseline_field or rulesets[0][0]
     if args.baseline is not None:
         if args.baseline not in labels and args.baseline not in labels.values():
             raise InputError(
@@ -788,27 +822,21 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 f"({', '.join(labels.values())}): {args.baseline!r}"
             )
         baseline = labels.get(args.baseline, args.baseline)
-    results = {}
-    total = count_lines(args.matches) if err.isatty() else None
+    total = count_lines(args.matches)
     for label, ruleset in rulesets:
         seen = HomeSeen(_source(args.matches, args.home_from))
-        with Bar(err, f"evaluating {label}", total) as bar:
-            results[label] = evaluate(
-                scratch_league(ruleset), _counted(seen, bar), test_from=test_from
+        with progress_for(err, f"evaluating {label}", total) as bar:
+            every = 500 if isinstance(bar, Bar) else 1  # (a line exactly at each 10%)
+            results[label] = evaluate_ruleset(
+                ruleset,
+                _counted(seen, bar, every),
+                test_from=test_from,
+                warmup=_source(args.matches, args.home_from),
             )
         _warn_home(ruleset, seen.matches, seen.with_home, args.matches, err)
-    differences = [
-        compare(
-            results[baseline],
-            result,
-            names=(label, baseline),
-            samples=args.bootstrap,
-            seed=args.seed,
-            block_days=args.block_days,
-        )
-        for label, result in results.items()
-        if label != baseline
-    ]
+    paired = differences(
+        results, baseline, samples=args.bootstrap, seed=args.seed, block_days=args.block_days
+    )
     if args.plot:
         from .plots import plot_calibration
 
@@ -818,13 +846,13 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             "test_from": args.test_from,
             "results": {k: v.to_dict() for k, v in results.items()},
         }
-        if differences:
+        if paired:
             document["baseline"] = baseline
-            document["differences"] = [d.to_dict() for d in differences]
+            document["differences"] = [d.to_dict() for d in paired]
         _emit_json(document, out)
         return 0
     out.write(f"{args.matches}: one step ahead from {args.test_from}\n\n")
-    _evaluation_tables(results, baseline, differences, out)
+    _evaluation_tables(results, baseline, paired, out)
     if args.plot:
         out.write(f"\nplot written to {args.plot}\n")
     return 0
@@ -862,24 +890,34 @@ def _evaluation_tables(
     if three:
         headers += ["3-way log loss", "RPS"]
     _print_table(rows, headers, out)
+    for name, r in results.items():
+        if r.draw_fit is not None:
+            fit = r.draw_fit
+            values = ", ".join(f"{k} {v:.4g}" for k, v in fit.values.items())
+            out.write(
+                f"\ndraw parameters of {name} fitted on {fit.matches:,} warm-up matches "
+                f"({fit.draws:,} draws, {plural(fit.rounds, 'replay')}): {values}\n"
+            )
     if differences:
         first = differences[0]
         out.write(
-            f"\nlog loss against {baseline} (95% interval: {first.samples:,} bootstrap "
-            f"resamples of {first.block_days}-day blocks, seed {first.seed}):\n"
+            f"\nagainst {baseline}, the same items (95% interval: {first.samples:,} bootstrap "
+            f"resamples of {first.block_days}-day blocks, seed {first.seed}; negative: "
+            "better):\n"
         )
         _print_table(
             [
                 [
                     d.ruleset,
-                    f"{d.log_loss:+.4f}",
+                    d.score,
+                    f"{d.difference:+.4f}",
                     f"{d.low:+.4f}",
                     f"{d.high:+.4f}",
                     f"{d.blocks:,}",
                 ]
                 for d in differences
             ],
-            ["ruleset", "difference", "low", "high", "blocks"],
+            ["ruleset", "score", "difference", "low", "high", "blocks"],
             out,
         )
     for name, r in results.items():
@@ -903,21 +941,36 @@ def _evaluation_tables(
 
 
 def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from .tune import parse_param, tune
+    from .advice import HomeSeen
+    from .tune import Trial, has_optuna, parse_param, tune, tuned_toml
 
     ruleset = load_ruleset(args.ruleset)
     params = [parse_param(text, ruleset) for text in args.param]
-    from .advice import HomeSeen
-
     seen = HomeSeen(_source(args.matches, args.home_from))
     for _ in seen:
         if seen.with_home:
             break
     _warn_home(ruleset, seen.matches, seen.with_home, args.matches, err)
-    bar = Bar(err, "tuning", args.trials)
+    method = args.method or ("optuna" if has_optuna() else "random")
+    if args.method is None and method == "random":
+        err.write(
+            "rankcraft: Optuna is not installed: tuning by the seeded random search "
+            "(pip install 'rankcraft[tune]' for Optuna's TPE with pruning)\n"
+        )
+    total = args.trials if method == "optuna" else args.trials + max(args.trials // 2, 1)
+    bar = Bar(err, f"tuning ({method})", total)
 
-    def progress(done: int, total: int, best: float) -> None:
-        bar(done)
+    def progress(done: int, total: int, best: float, trial: Trial) -> None:
+        if bar.enabled:
+            bar(done)
+            return
+        values = ", ".join(
+            f"{p.name}={_param_text(v, p.integer)}"
+            for p, v in zip(params, trial.values, strict=True)
+        )
+        state = "pruned at" if trial.pruned else "scored"
+        err.write(f"trial {done}/{total}: {values}: {state} {trial.value:.5f} (best {best:.5f})\n")
+        err.flush()
 
     result = tune(
         args.matches,
@@ -930,44 +983,62 @@ def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         jobs=args.jobs,
         home_from=args.home_from,
         progress=progress,
-        method=args.method,
+        method=method,
         storage=args.storage,
         study_name=args.study,
+        score=args.score,
     )
     bar.done()
-    write_atomically(args.out, dumps(result.ruleset))
-    chosen = {
-        p.name: (round(v) if p.integer else v)
-        for p, v in zip(result.params, result.best, strict=True)
-    }
+    write_atomically(args.out, tuned_toml(result, ruleset, args.ruleset, args.out))
+    document = result.to_dict()
+    chosen = document["chosen"]
     if args.json:
-        _emit_json(
-            {
-                "chosen": chosen,
-                "validation_from": result.validation_from,
-                "validation_log_loss": result.validation_log_loss,
-                "test": result.test.to_dict(),
-                "trials": len(result.trials),
-                "out": args.out,
-            },
-            out,
-        )
+        _emit_json({**document, "out": args.out}, out)
         return 0
+    _tune_text(result, ruleset.name, args, chosen, out)
+    return 0
+
+
+def _tune_text(
+    result: Any, name: str, args: argparse.Namespace, chosen: dict[str, Any], out: TextIO
+) -> None:
+    """The text of ``rankcraft tune``: the search, the choice, every score of the start
+    and the tuned ruleset on the validation slice and the test part."""
+    pruned = sum(1 for t in result.trials if t.pruned)
+    how = "Optuna's TPE" if result.method == "optuna" else "the seeded random search"
     out.write(
-        f"tuned {ruleset.name!r} on matches before {args.test_from} "
-        f"({len(result.trials)} trials, validation from {result.validation_from}):\n"
+        f"tuned {name!r} by {result.score} on matches before {args.test_from} "
+        f"({how}, {plural(len(result.trials), 'trial')} run"
+        f"{f', {pruned:,} pruned' if pruned else ''}; validation from "
+        f"{result.validation_from}):\n"
     )
     for name, value in chosen.items():
-        out.write(
-            f"  {name} = {value:.6g}\n" if isinstance(value, float) else f"  {name} = {value}\n"
+        out.write(f"  {name} = {_param_text(value, isinstance(value, int))}\n")
+    if result.kept_start:
+        out.write("  (no trial beat the start on the validation slice: the start is kept)\n")
+    assert result.start_validation is not None and result.start_test is not None
+    assert result.validation is not None
+    rows = [
+        [label, *(_figure(e.figure(score)) for score in SCORES)]
+        for label, e in (
+            ("start, validation", result.start_validation),
+            ("tuned, validation", result.validation),
+            ("start, test", result.start_test),
+            ("tuned, test", result.test),
         )
-    t = result.test
-    out.write(
-        f"validation log loss {result.validation_log_loss:.4f}; test ({t.n:,} scored): "
-        f"log loss {t.log_loss:.4f}, Brier {t.brier:.4f}, accuracy {t.accuracy:.4f}\n"
-        f"written to {args.out}\n"
-    )
-    return 0
+    ]
+    _print_table(rows, ["ruleset, part", *SCORES], out)
+    if result.worse_on_test:
+        out.write(
+            f"warning: the tuned ruleset scores worse than the start on the test part "
+            f"({result.score}): the validation slice chose on noise, or the test part "
+            "differs\n"
+        )
+    out.write(f"written to {args.out}\n")
+
+
+def _param_text(value: float, integer: bool) -> str:
+    return str(round(value)) if integer else f"{value:.6g}"
 
 
 def cmd_rulesets(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -1542,7 +1613,15 @@ def _model_commands(c: _Commands) -> None:
     p.add_argument(
         "--baseline",
         metavar="RULESET",
-        help="compare every other ruleset's log loss with this one (default: the first)",
+        help="compare every other ruleset's scores with this one (default: the "
+        "--baseline-field, else the first ruleset)",
+    )
+    p.add_argument(
+        "--baseline-field",
+        metavar="PATH",
+        help="score a published forecast read from each match as a row named PATH: "
+        "P(side 0 wins) (e.g. forecast.p_team0_wins), or three probabilities (a list, or "
+        "three paths joined by commas: win, draw, loss)",
     )
     p.add_argument(
         "--bootstrap",
@@ -1560,7 +1639,13 @@ def _model_commands(c: _Commands) -> None:
     )
     p.add_argument("--seed", type=int, default=0, help="the bootstrap's seed (default 0)")
     c.home_from(p)
+    _tune_command(c)
+    c.add("rulesets", cmd_rulesets, "list the bundled rulesets")
+    c.add("plugins", cmd_plugins, "list installed plugins with versions and slots")
 
+
+def _tune_command(c: _Commands) -> None:
+    """tune."""
     p = c.add("tune", cmd_tune, "search ruleset parameters on the warm-up part")
     p.add_argument("matches", help="match file (.jsonl or .jsonl.gz)")
     p.add_argument("--ruleset", required=True, help="bundled name or TOML file to start from")
@@ -1578,7 +1663,20 @@ def _model_commands(c: _Commands) -> None:
         help="a parameter and its range, e.g. update.params.k_factor=10:40",
     )
     p.add_argument("--out", required=True, metavar="FILE.toml", help="the tuned ruleset")
-    p.add_argument("--trials", type=int, default=24, help="random points (default 24)")
+    p.add_argument(
+        "--trials",
+        type=int,
+        default=24,
+        help="trials to run (default 24; the random search then adds a finer round of half "
+        "as many)",
+    )
+    p.add_argument(
+        "--score",
+        choices=SCORES,
+        default="log-loss",
+        help="the validation score that chooses (default log-loss, binary with a draw "
+        "counting ½; three-way: log loss over win/draw/loss; rps; brier)",
+    )
     p.add_argument("--seed", type=int, default=0, help="search seed (default 0)")
     p.add_argument(
         "--validation",
@@ -1604,9 +1702,6 @@ def _model_commands(c: _Commands) -> None:
         "--study", metavar="NAME", help="the study's name in --storage (default: the ruleset's)"
     )
     c.home_from(p)
-
-    c.add("rulesets", cmd_rulesets, "list the bundled rulesets")
-    c.add("plugins", cmd_plugins, "list installed plugins with versions and slots")
 
 
 def _serve_command(c: _Commands) -> None:

@@ -26,7 +26,7 @@ import random
 import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import date, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -37,8 +37,15 @@ from .jsontext import finite
 from .model import Match, pair_score
 from .store import MemoryStore
 
+if TYPE_CHECKING:
+    from .drawfit import DrawFit
+    from .ruleset import Ruleset
+
 _CLIP = 1e-12
 BINS = 10
+SCORES = ("log-loss", "three-way", "rps", "brier")
+"""The scores an evaluation reports, each lower-is-better: binary log loss (a draw
+counting ½), three-way log loss, ranked probability score, Brier score."""
 
 
 @attrs.frozen(kw_only=True)
@@ -93,8 +100,13 @@ class Evaluation:
         calibration: 10 bins of predicted vs observed score (a draw counts ½).
         three_way: three-way scores of the two-sided matches, when some were draws and
             the ruleset has a draw model; else None.
+        draw_fit: the draw parameters fitted on the warm-up before the replay, when the
+            ruleset asks for it (:func:`rankcraft.drawfit.fit_draws`); else None.
         predictions: every scored (p, s), in order (for plots and :func:`compare`).
         days: the UTC date of each scored item's match (ISO text), for :func:`compare`.
+        outcomes: every three-way forecast scored, (P(win), P(draw), P(loss), outcome),
+            whether or not the part had draws (:func:`compare`, tuning's score).
+        outcome_days: the UTC date of each of ``outcomes``' matches.
     """
 
     n: int
@@ -107,16 +119,36 @@ class Evaluation:
     draws: int = 0
     calibration: tuple[CalibrationBin, ...]
     three_way: ThreeWay | None = None
+    draw_fit: DrawFit | None = None
     predictions: tuple[tuple[float, float], ...] = attrs.field(repr=False, default=())
     days: tuple[str, ...] = attrs.field(repr=False, default=())
+    outcomes: tuple[tuple[float, float, float, int], ...] = attrs.field(repr=False, default=())
+    outcome_days: tuple[str, ...] = attrs.field(repr=False, default=())
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready figures (without the individual predictions): strict JSON, with
         null where a figure has no value (an empty calibration bin)."""
         out = attrs.asdict(self, recurse=True)
-        out.pop("predictions")
-        out.pop("days")
+        for key in ("predictions", "days", "outcomes", "outcome_days"):
+            out.pop(key)
+        if self.draw_fit is None:
+            out.pop("draw_fit")
         return dict(finite(out))
+
+    def figure(self, name: str) -> float | None:
+        """The score called ``name`` (one of ``SCORES``): ``log-loss``, ``brier``,
+        ``three-way`` (log loss over win/draw/loss) or ``rps``; None for a three-way
+        score without three-way forecasts."""
+        if name not in SCORES:
+            raise InputError(f"unknown score {name!r} (one of {', '.join(SCORES)})")
+        if name == "log-loss":
+            return self.log_loss
+        if name == "brier":
+            return self.brier
+        if not self.outcomes:
+            return None
+        log_loss, rps = score_three_way(self.outcomes)
+        return log_loss if name == "three-way" else rps
 
 
 def field_at(table: Mapping[str, Any], keys: Sequence[str]) -> Any:
@@ -239,6 +271,7 @@ def evaluate(
     items: list[tuple[float, float]] = []
     days: list[str] = []
     three: list[tuple[float, float, float, int]] = []
+    three_days: list[str] = []
     with league.batch():
         for item in matches:
             match = item if isinstance(item, Match) else parse_match(item)
@@ -254,21 +287,39 @@ def evaluate(
             elif scored and draw_model:
                 forecast = league.forecast(match.teams, match=match)
                 if forecast.win is not None and forecast.draw is not None:
-                    places = match.places
-                    outcome = 0 if places[0] < places[1] else 2 if places[0] > places[1] else 1
+                    outcome = outcome_of(match)
                     three.append((forecast.win[0], forecast.draw, forecast.win[1], outcome))
+                    three_days.append(day)
             report = league.record(match)
             if not scored:
                 warmup += 1
                 continue
             tests += 1
             if len(match.teams) == 2:
-                places = match.places
-                s = 1.0 if places[0] < places[1] else 0.0 if places[0] > places[1] else 0.5
-                items.append((report.expected[0], s))
+                items.append((report.expected[0], 1.0 - 0.5 * outcome_of(match)))
                 days.append(day)
         if league.ruleset.period.mode == "batch":
             league.close_period()
+    return _summary(items, days, three, three_days, tests=tests, warmup=warmup, start=start)
+
+
+def outcome_of(match: Match) -> int:
+    """A two-sided match's outcome: 0 (side 0 won), 1 (a draw) or 2 (side 1 won)."""
+    places = match.places
+    return 0 if places[0] < places[1] else 2 if places[0] > places[1] else 1
+
+
+def _summary(
+    items: list[tuple[float, float]],
+    days: list[str],
+    three: list[tuple[float, float, float, int]],
+    three_days: list[str],
+    *,
+    tests: int,
+    warmup: int,
+    start: datetime,
+) -> Evaluation:
+    """The scores of the scored items (an :class:`Evaluation`)."""
     if not items:
         raise InputError(f"no match to score: none is played at or after {start.isoformat()!r}")
     log_loss, brier, accuracy, decisive, n = score(items)
@@ -290,7 +341,117 @@ def evaluate(
         three_way=three_way,
         predictions=tuple(items),
         days=tuple(days),
+        outcomes=tuple(three),
+        outcome_days=tuple(three_days),
     )
+
+
+def evaluate_ruleset(
+    ruleset: Ruleset,
+    matches: Iterable[Match | Mapping[str, Any]],
+    *,
+    test_from: str | datetime,
+    score_from: str | datetime | None = None,
+    stop_at: str | datetime | None = None,
+    warmup: Iterable[Match | Mapping[str, Any]] | None = None,
+) -> Evaluation:
+    """:func:`evaluate` of ``ruleset`` in a :func:`scratch_league`, its draw parameters
+    first fitted on the matches before the scored part (``score_from``, else
+    ``test_from``) when the ruleset asks for it (:mod:`rankcraft.drawfit`); the fit is
+    then in the result's ``draw_fit``.
+
+    :param warmup: the matches to fit on, when ``matches`` can be read only once (a
+        second reading of the same file); default: ``matches`` (then read into a list).
+    """
+    from .drawfit import fit_draws, wants_fit
+
+    fit = None
+    if wants_fit(ruleset):
+        if warmup is None:
+            matches = matches if isinstance(matches, Sequence) else list(matches)
+            warmup = matches
+        before = test_from if score_from is None else score_from
+        ruleset, fit = fit_draws(ruleset, warmup, before=before)
+    result = evaluate(
+        scratch_league(ruleset),
+        matches,
+        test_from=test_from,
+        score_from=score_from,
+        stop_at=stop_at,
+    )
+    return result if fit is None else attrs.evolve(result, draw_fit=fit)
+
+
+def evaluate_field(
+    matches: Iterable[Mapping[str, Any]], path: str, *, test_from: str | datetime
+) -> Evaluation:
+    """The scores of a published forecast read from each test match (a baseline):
+    ``path`` is a dotted field path from the top of a match (``forecast.p_team0_wins``),
+    or three paths joined by commas (P(side 0 wins), P(draw), P(side 1 wins)).
+
+    The field holds P(side 0 wins) (a number in [0, 1]: scored as the binary forecast),
+    or three probabilities (a list, or the three paths): divided by their sum (a
+    bookmaker's implied probabilities 1/odds can be given as they are), scored three
+    ways, and as the binary P(win) + ½ P(draw).
+
+    :raises InputError: a two-sided test match without the field or with a value that
+        is not a probability (naming the match and the field), or a test match with more
+        than two sides.
+    """
+    first = _moment(test_from, "test_from")
+    paths = [p.strip().split(".") for p in path.split(",")]
+    if len(paths) not in (1, 3) or not all(all(paths_part) for paths_part in paths):
+        raise InputError(f"--baseline-field must be one path or three joined by commas: {path!r}")
+    items: list[tuple[float, float]] = []
+    days: list[str] = []
+    three: list[tuple[float, float, float, int]] = []
+    three_days: list[str] = []
+    warmup = tests = 0
+    for data in matches:
+        match = parse_match(data)
+        if match.played_at < first:
+            warmup += 1
+            continue
+        tests += 1
+        if len(match.teams) != 2:
+            raise InputError(
+                f"match {match.id!r}: --baseline-field scores two-sided matches only "
+                f"({len(match.teams)} sides)"
+            )
+        values = [field_at(data, keys) for keys in paths]
+        if len(values) == 1 and isinstance(values[0], list | tuple):
+            values = list(values[0])
+        day = match.played_at.date().isoformat()
+        outcome = outcome_of(match)
+        numbers = _probabilities(values, match.id, path)
+        if len(numbers) == 3:
+            three.append((numbers[0], numbers[1], numbers[2], outcome))
+            three_days.append(day)
+            p = numbers[0] + 0.5 * numbers[1]
+        else:
+            p = numbers[0]
+        items.append((p, 1.0 - 0.5 * outcome))
+        days.append(day)
+    return _summary(items, days, three, three_days, tests=tests, warmup=warmup, start=first)
+
+
+def _probabilities(values: list[Any], match_id: str, path: str) -> list[float]:
+    """The field's probabilities, checked: one in [0, 1], or three, >= 0, divided by
+    their sum."""
+    good = len(values) in (1, 3) and all(
+        not isinstance(v, bool) and isinstance(v, int | float) and math.isfinite(v) and v >= 0
+        for v in values
+    )
+    if good and len(values) == 1 and values[0] <= 1.0:
+        return [float(values[0])]
+    total = math.fsum(values) if good and len(values) == 3 else 0.0
+    if total <= 0.0:
+        shown = values[0] if len(values) == 1 else values
+        raise InputError(
+            f"match {match_id!r}: --baseline-field {path!r} must hold P(side 0 wins) in "
+            f"[0, 1] or three probabilities (win, draw, loss): {shown!r}"
+        )
+    return [v / total for v in values]
 
 
 def score_three_way(items: Iterable[tuple[float, float, float, int]]) -> tuple[float, float]:
@@ -342,12 +503,14 @@ BLOCK_DAYS = 7
 
 @attrs.frozen(kw_only=True)
 class Difference:
-    """The paired difference in log loss of two rulesets on the same scored items.
+    """The paired difference in one score of two rulesets on the same scored items.
 
     Attributes:
         ruleset, baseline: the two rulesets' labels.
-        log_loss: mean log loss of ``ruleset`` minus that of ``baseline`` over the same
-            items (negative: ``ruleset`` predicts better).
+        score: which score (one of ``SCORES``: ``log-loss``, ``three-way``, ``rps``,
+            ``brier``).
+        difference: the mean score of ``ruleset`` minus that of ``baseline`` over the
+            same items (negative: ``ruleset`` predicts better).
         low, high: the 95% percentile interval of that difference over ``samples`` block
             bootstrap resamples.
         blocks: the blocks of ``block_days`` days resampled (days with scored items).
@@ -356,25 +519,43 @@ class Difference:
 
     ruleset: str
     baseline: str
-    log_loss: float
+    difference: float
     low: float
     high: float
     blocks: int
     samples: int
     seed: int
     block_days: int
+    score: str = "log-loss"
+
+    @property
+    def log_loss(self) -> float:
+        """The difference (named so since paired differences were of log loss only)."""
+        return self.difference
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready (strict: null for a figure without a value)."""
-        return dict(finite(attrs.asdict(self)))
+        """JSON-ready (strict: null for a figure without a value); a log-loss difference
+        also under ``log_loss``, as before other scores had intervals."""
+        out = attrs.asdict(self)
+        if self.score == "log-loss":
+            out["log_loss"] = self.difference
+        return dict(finite(out))
 
 
-def _item_losses(evaluation: Evaluation) -> list[float]:
-    out = []
-    for p, s in evaluation.predictions:
-        q = min(max(p, _CLIP), 1.0 - _CLIP)
-        out.append(-(s * math.log(q) + (1.0 - s) * math.log(1.0 - q)))
-    return out
+def _item_scores(evaluation: Evaluation, score: str) -> tuple[list[float], tuple[str, ...]]:
+    """Each scored item's ``score`` and the days of the items."""
+    if score in ("log-loss", "brier"):
+        out = []
+        for p, s in evaluation.predictions:
+            if score == "brier":
+                out.append((p - s) ** 2)
+                continue
+            q = min(max(p, _CLIP), 1.0 - _CLIP)
+            out.append(-(s * math.log(q) + (1.0 - s) * math.log(1.0 - q)))
+        return out, evaluation.days
+    return [
+        score_three_way([item])[0 if score == "three-way" else 1] for item in evaluation.outcomes
+    ], evaluation.outcome_days
 
 
 def _quantile(ordered: Sequence[float], q: float) -> float:
@@ -393,15 +574,17 @@ def compare(
     samples: int = SAMPLES,
     seed: int = 0,
     block_days: int = BLOCK_DAYS,
+    score: str = "log-loss",
 ) -> Difference:
-    """The paired difference in log loss of ``other`` minus ``baseline``, with a 95%
-    interval by a block bootstrap over days.
+    """The paired difference in ``score`` (one of ``SCORES``; log loss by default) of
+    ``other`` minus ``baseline``, with a 95% interval by a block bootstrap over days.
 
-    Both evaluations must have scored the same items (the same history and test part).
+    Both evaluations must have scored the same items (the same history and test part;
+    for a three-way score, three-way forecasts of the same matches).
     The items are grouped into blocks of ``block_days`` consecutive days counted from the
     first test day; each of ``samples`` resamples draws as many blocks as there are, with
-    replacement (``random.Random(seed)``), and takes the difference of the mean log
-    losses of the items drawn. Whole blocks are drawn because matches close in time are
+    replacement (``random.Random(seed)``), and takes the difference of the mean scores
+    of the items drawn. Whole blocks are drawn because matches close in time are
     not independent (the same ratings forecast them); the interval is the 2.5th and
     97.5th percentiles of the resampled differences.
 
@@ -413,21 +596,52 @@ def compare(
         raise InputError(f"'samples' must be a whole number in [1, {MAX_SAMPLES}]: {samples!r}")
     if block_days < 1:
         raise InputError(f"'block_days' must be at least 1: {block_days!r}")
-    if (
-        baseline.n != other.n
-        or baseline.days != other.days
-        or [s for _, s in baseline.predictions] != [s for _, s in other.predictions]
-    ):
+    if score not in SCORES:
+        raise InputError(f"unknown score {score!r} (one of {', '.join(SCORES)})")
+    three = score in ("three-way", "rps")
+    same = (
+        (baseline.outcome_days, [o for *_, o in baseline.outcomes])
+        == (other.outcome_days, [o for *_, o in other.outcomes])
+        if three
+        else (baseline.n, baseline.days, [s for _, s in baseline.predictions])
+        == (other.n, other.days, [s for _, s in other.predictions])
+    )
+    if not same:
         raise InputError(
             f"{names[0]!r} and {names[1]!r} scored different items ({other.n} and "
             f"{baseline.n}): compare evaluations of one history with one test part"
         )
-    if not other.days:
-        raise InputError("no scored item carries its day: nothing to resample")
-    diffs = [a - b for a, b in zip(_item_losses(other), _item_losses(baseline), strict=True)]
-    origin = date.fromisoformat(other.days[0]).toordinal()
+    mine, days = _item_scores(other, score)
+    theirs, _ = _item_scores(baseline, score)
+    if not days:
+        raise InputError(
+            f"no scored item carries its day ({score}): nothing to resample"
+            + (" (a three-way score needs both to forecast draws)" if three else "")
+        )
+    diffs = [a - b for a, b in zip(mine, theirs, strict=True)]
+    low, high, blocks = _interval(days, diffs, samples=samples, seed=seed, block_days=block_days)
+    return Difference(
+        ruleset=names[0],
+        baseline=names[1],
+        score=score,
+        difference=math.fsum(diffs) / len(diffs),
+        low=low,
+        high=high,
+        blocks=blocks,
+        samples=samples,
+        seed=seed,
+        block_days=block_days,
+    )
+
+
+def _interval(
+    days: Sequence[str], diffs: Sequence[float], *, samples: int, seed: int, block_days: int
+) -> tuple[float, float, int]:
+    """(2.5th percentile, 97.5th percentile, blocks) of the block-bootstrap mean of
+    ``diffs``, blocks of ``block_days`` days counted from the first day."""
+    origin = date.fromisoformat(days[0]).toordinal()
     sums: dict[int, list[float]] = {}
-    for day, d in zip(other.days, diffs, strict=True):
+    for day, d in zip(days, diffs, strict=True):
         block = (date.fromisoformat(day).toordinal() - origin) // block_days
         entry = sums.setdefault(block, [0.0, 0.0])
         entry[0] += d
@@ -444,14 +658,39 @@ def compare(
             math.fsum(totals[c] for c in chosen) / math.fsum(counts[c] for c in chosen)
         )
     resampled.sort()
-    return Difference(
-        ruleset=names[0],
-        baseline=names[1],
-        log_loss=math.fsum(diffs) / len(diffs),
-        low=_quantile(resampled, 0.025),
-        high=_quantile(resampled, 0.975),
-        blocks=k,
-        samples=samples,
-        seed=seed,
-        block_days=block_days,
-    )
+    return _quantile(resampled, 0.025), _quantile(resampled, 0.975), k
+
+
+def differences(
+    results: Mapping[str, Evaluation],
+    baseline: str,
+    *,
+    samples: int = SAMPLES,
+    seed: int = 0,
+    block_days: int = BLOCK_DAYS,
+) -> list[Difference]:
+    """The paired differences of every other result against ``baseline`` on every score
+    both have: binary log loss and Brier always, three-way log loss and RPS where both
+    forecast the same matches three ways."""
+    out = []
+    base = results[baseline]
+    for label, result in results.items():
+        if label == baseline:
+            continue
+        for score in SCORES:
+            if score in ("three-way", "rps") and not (
+                base.outcomes and result.outcomes and base.outcome_days == result.outcome_days
+            ):
+                continue
+            out.append(
+                compare(
+                    base,
+                    result,
+                    names=(label, baseline),
+                    samples=samples,
+                    seed=seed,
+                    block_days=block_days,
+                    score=score,
+                )
+            )
+    return out

@@ -5,6 +5,7 @@ tables as plain aligned text that scripts can read."""
 from __future__ import annotations
 
 import gzip
+import time
 from collections.abc import Sequence
 from types import TracebackType
 from typing import Any, TextIO
@@ -49,7 +50,11 @@ class Bar:
             TimeRemainingColumn(),
         ]
         self._progress = Progress(
-            *columns, console=Console(file=stream), transient=True, refresh_per_second=8
+            *columns,
+            console=Console(file=stream),
+            transient=True,
+            refresh_per_second=8,
+            speed_estimate_period=3600.0,  # (slow steps, a tuning trial: the ETA still moves)
         )
         self._progress.start()
         self._task = self._progress.add_task(what, total=total, rate="")
@@ -59,7 +64,10 @@ class Bar:
             return
         task = self._progress.tasks[0]
         elapsed = task.elapsed or 0.0
-        rate = f"{count / elapsed:,.0f}/s" if elapsed > 0 else ""
+        rate = ""
+        if elapsed > 0 and count:
+            per_second = count / elapsed
+            rate = f"{per_second:,.0f}/s" if per_second >= 1 else f"{elapsed / count:,.1f} s each"
         self._progress.update(self._task, completed=count, rate=rate)
 
     def events(self, done: int, total: int) -> None:
@@ -95,6 +103,44 @@ class Bar:
         traceback: TracebackType | None,
     ) -> None:
         self.done()
+
+
+class Steps:
+    """Progress off a terminal: a line on ``stream`` each time another ``every`` share of
+    ``total`` is done (``what: 30% (14,856 of 49,520) 4 s``), for logs of long runs.
+    Called like :class:`Bar`; without a total it writes nothing."""
+
+    def __init__(self, stream: TextIO, what: str, total: int | None, every: float = 0.1) -> None:
+        self.stream, self.what, self.total, self.every = stream, what, total, every
+        self._shown = 0
+        self._started = time.monotonic()
+
+    def __call__(self, count: int) -> None:
+        if not self.total:
+            return
+        step = min(int(count / self.total / self.every + 1e-9), int(1 / self.every + 1e-9))
+        if step > self._shown:
+            self._shown = step
+            seconds = time.monotonic() - self._started
+            self.stream.write(
+                f"{self.what}: {step * self.every:.0%} ({count:,} of {self.total:,}) "
+                f"{seconds:,.0f} s\n"
+            )
+            self.stream.flush()
+
+    def done(self) -> None:
+        return None
+
+    def __enter__(self) -> Steps:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def progress_for(stream: TextIO, what: str, total: int | None) -> Bar | Steps:
+    """A :class:`Bar` on a terminal, else :class:`Steps` (a line per 10%)."""
+    return Bar(stream, what, total) if _is_terminal(stream) else Steps(stream, what, total)
 
 
 def _is_terminal(stream: TextIO) -> bool:

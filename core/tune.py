@@ -31,9 +31,19 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import tomli_w
 
+from .drawfit import fit_draws, fitted_names
 from .errors import InputError
-from .evaluate import Evaluation, evaluate, field_at, scratch_league, with_home
+from .evaluate import (
+    SCORES,
+    Evaluation,
+    evaluate,
+    evaluate_ruleset,
+    field_at,
+    scratch_league,
+    with_home,
+)
 from .io import read_match_dicts
 from .ruleset import Ruleset, dumps, from_dict, to_dict
 from .store import mask_url
@@ -62,12 +72,18 @@ class ParamRange:
 
 @attrs.frozen(kw_only=True)
 class Trial:
-    """A point of the search and its validation log loss (pruned: the running log loss
-    where the trial was stopped, and ``pruned`` true)."""
+    """A point of the search and its validation score (the tuned score, lower is
+    better; pruned: the running score where the trial was stopped, and ``pruned`` true).
+    """
 
     values: tuple[float, ...]
-    log_loss: float
+    value: float
     pruned: bool = False
+
+    @property
+    def log_loss(self) -> float:
+        """The score (named so when tuning scored log loss only)."""
+        return self.value
 
 
 @attrs.frozen(kw_only=True)
@@ -76,8 +92,15 @@ class TuneResult:
 
     Attributes:
         params: the searched ranges. best: the chosen values, in the order of ``params``.
-        validation_log_loss: the chosen point's score on the validation slice.
+        score: the score the search minimised (one of ``SCORES``).
+        validation_log_loss: the chosen point's ``score`` on the validation slice.
         ruleset: the tuned ruleset. test: its scores on the test part.
+        validation: its scores on the validation slice.
+        start_validation, start_test: the starting ruleset's scores on the validation
+            slice and the test part.
+        kept_start: no trial beat the start on the validation slice: ``best`` are the
+            start's values and ``ruleset`` is the start under the tuned name.
+        method: ``"optuna"`` or ``"random"``.
         trials: every trial, in search order. validation_from: the slice's first date.
     """
 
@@ -88,6 +111,59 @@ class TuneResult:
     test: Evaluation
     trials: tuple[Trial, ...]
     validation_from: str
+    score: str = "log-loss"
+    validation: Evaluation | None = None
+    start_validation: Evaluation | None = None
+    start_test: Evaluation | None = None
+    kept_start: bool = False
+    method: str = "random"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (``tune --json``): the method and score, the chosen values, every
+        score of the start and the tuned ruleset on the validation slice and the test
+        part (null: a three-way score without three-way forecasts), and every trial."""
+        names = [p.name for p in self.params]
+        parts = (
+            ("start_validation", self.start_validation),
+            ("tuned_validation", self.validation),
+            ("start_test", self.start_test),
+            ("tuned_test", self.test),
+        )
+        return {
+            "method": self.method,
+            "score": self.score,
+            "chosen": {
+                p.name: (round(v) if p.integer else v)
+                for p, v in zip(self.params, self.best, strict=True)
+            },
+            "kept_start": self.kept_start,
+            "validation_from": self.validation_from,
+            "validation_log_loss": self.validation_log_loss,
+            "scores": {
+                part: None if e is None else {score: e.figure(score) for score in SCORES}
+                for part, e in parts
+            },
+            "worse_on_test": self.worse_on_test,
+            "test": self.test.to_dict(),
+            "trials": [
+                {
+                    "number": number,
+                    "params": dict(zip(names, t.values, strict=True)),
+                    "value": t.value,
+                    "pruned": t.pruned,
+                }
+                for number, t in enumerate(self.trials, 1)
+            ],
+        }
+
+    @property
+    def worse_on_test(self) -> bool:
+        """Whether the tuned ruleset scores worse than the start on the test part (by
+        the tuned score): the search chose on noise, or the test part differs."""
+        if self.start_test is None:
+            return False
+        tuned, start = self.test.figure(self.score), self.start_test.figure(self.score)
+        return tuned is not None and start is not None and tuned > start
 
 
 def _at(table: Any, keys: Sequence[str]) -> Any:
@@ -127,6 +203,12 @@ def parse_param(text: str, ruleset: Ruleset) -> ParamRange:
         raise InputError(
             f"'--param' must name a number of the ruleset {ruleset.name!r}: {name!r}"
             f"{_closest_numbers(name, table)}"
+        )
+    if path[-1] in fitted_names(ruleset):
+        raise InputError(
+            f"--param {name}: the ruleset fits {path[-1]!r} on the warm-up (draw_fit), so a "
+            'search of it would be undone; extend the ruleset with draw_fit = "none" to '
+            "search it"
         )
     integer = (
         isinstance(current, int)
@@ -194,20 +276,37 @@ def _matches(path: str, home_from: str | None) -> list[dict[str, Any]]:
 
 
 def _run_trial(
-    job: tuple[str, str | None, str, tuple[ParamRange, ...], tuple[float, ...], str, str],
+    job: tuple[str, str | None, str, tuple[ParamRange, ...], tuple[float, ...], str, str, str],
 ) -> float:
-    path, home_from, text, params, values, validation_from, test_from = job
+    path, home_from, text, params, values, validation_from, test_from, score = job
     from .ruleset import loads_ruleset
 
     ruleset = apply(loads_ruleset(text), params, values)
-    result = evaluate(
-        scratch_league(ruleset),
+    result = evaluate_ruleset(
+        ruleset,
         _matches(path, home_from),
         test_from=test_from,
         score_from=validation_from,
         stop_at=test_from,
     )
-    return result.log_loss
+    return _figure(result, score)
+
+
+def _figure(result: Evaluation, score: str) -> float:
+    """The evaluation's ``score``, refused when it has none (a three-way score of a
+    ruleset without a draw model)."""
+    value = result.figure(score)
+    if value is None:
+        raise InputError(
+            f"--score {score} needs three-way forecasts: the ruleset has no draw model "
+            '(rankcraft_outcomes; elo: draw = "davidson")'
+        )
+    return value
+
+
+def _weight(result: Evaluation, score: str) -> int:
+    """The items a score of ``result`` is the mean of."""
+    return len(result.outcomes) if score in ("three-way", "rps") else result.n
 
 
 CHECKPOINTS = 4
@@ -228,28 +327,31 @@ def _run_checked(
         tuple[float, ...],
         str,
         str,
+        str,
         tuple[float | None, ...],
     ],
 ) -> tuple[list[float], bool]:
-    """One Optuna trial: replay the warm-up in chunks, report the running validation log
-    loss at each checkpoint, stop when it is worse than ``limits`` there.
+    """One Optuna trial: replay the warm-up in chunks (the draw parameters first fitted
+    before the validation slice, when the ruleset asks), report the running validation
+    score at each checkpoint, stop when it is worse than ``limits`` there.
 
-    :returns: (running log loss at each checkpoint reached, pruned).
+    :returns: (running score at each checkpoint reached, pruned).
     """
-    path, home_from, text, params, values, validation_from, test_from, limits = job
+    path, home_from, text, params, values, validation_from, test_from, score, limits = job
     from .ruleset import loads_ruleset
 
     ruleset = apply(loads_ruleset(text), params, values)
     matches = _matches(path, home_from)
     if ruleset.period.mode == "batch":  # (a chunk's end would close a period): one piece
-        result = evaluate(
-            scratch_league(ruleset),
+        result = evaluate_ruleset(
+            ruleset,
             matches,
             test_from=test_from,
             score_from=validation_from,
             stop_at=test_from,
         )
-        return [result.log_loss], False
+        return [_figure(result, score)], False
+    ruleset, _ = fit_draws(ruleset, matches, before=validation_from)
     first = next(i for i, d in enumerate(matches) if str(d.get("played_at", "")) >= validation_from)
     end = next(
         (i for i, d in enumerate(matches) if str(d.get("played_at", "")) >= test_from),
@@ -268,13 +370,19 @@ def _run_checked(
             score_from=validation_from,
             stop_at=test_from,
         )
-        total += part.log_loss * part.n
-        count += part.n
+        weight = _weight(part, score)
+        if weight:
+            total += _figure(part, score) * weight
+            count += weight
         start = stop
+        if not count:
+            continue
         running.append(total / count)
         limit_here = limits[step] if step < len(limits) else None
         if limit_here is not None and running[-1] > limit_here and stop < end:
             return running, True
+    if not running:
+        _figure(part, score)  # (refused: no three-way forecast in the validation slice)
     return running, False
 
 
@@ -331,15 +439,19 @@ def has_optuna() -> bool:
     return True
 
 
-_Base = tuple[str, str | None, str, tuple[ParamRange, ...], str, str]
+Progress = Callable[[int, int, float, Trial], None]
+"""Called after each trial with (trials done, trials in all, best score so far, the
+trial)."""
+
+_Base = tuple[str, str | None, str, tuple[ParamRange, ...], str, str, str]
 """What every trial of a search shares: (source, home_from, ruleset text, params,
-validation_from, test_from)."""
+validation_from, test_from, score)."""
 
 
 def _job(base: _Base, values: tuple[float, ...]) -> tuple[Any, ...]:
     """A trial's job for the worker pool: the shared part with the trial's values."""
-    source, home_from, text, params, validation_from, test_from = base
-    return (source, home_from, text, params, values, validation_from, test_from)
+    source, home_from, text, params, validation_from, test_from, score = base
+    return (source, home_from, text, params, values, validation_from, test_from, score)
 
 
 @contextmanager
@@ -383,7 +495,7 @@ def _optimize(
     *,
     trials: int,
     jobs: int,
-    progress: Callable[[int, int, float], None] | None,
+    progress: Progress | None,
 ) -> tuple[list[Trial], Trial]:
     """The Optuna search: (this process's trials, the best finished trial of the study)."""
     import optuna
@@ -416,14 +528,14 @@ def _optimize(
                     study.tell(trial, state=optuna.trial.TrialState.PRUNED)
                 else:
                     study.tell(trial, running[-1])
-                done.append(Trial(values=values, log_loss=running[-1], pruned=pruned))
+                done.append(Trial(values=values, value=running[-1], pruned=pruned))
                 if progress is not None:
-                    finished = [t.log_loss for t in done if not t.pruned]
-                    progress(len(done), trials, min(finished) if finished else math.inf)
+                    finished = [t.value for t in done if not t.pruned]
+                    progress(len(done), trials, min(finished) if finished else math.inf, done[-1])
     best = study.best_trial
     values = tuple(float(best.params[n]) for n in names)
     assert best.value is not None
-    return done, Trial(values=values, log_loss=float(best.value))
+    return done, Trial(values=values, value=float(best.value))
 
 
 def _sample(
@@ -447,24 +559,31 @@ def tune(
     validation: float = 0.2,
     jobs: int = 2,
     home_from: str | None = None,
-    progress: Callable[[int, int, float], None] | None = None,
+    progress: Progress | None = None,
     method: str | None = None,
     storage: str | None = None,
     study_name: str | None = None,
+    score: str = "log-loss",
 ) -> TuneResult:
     """Search ``params`` on the warm-up part and score the chosen ruleset on the test part.
 
     :param validation: the share of warm-up matches (the latest) the search is scored on.
     :param trials: Optuna: trials this call runs; random: points in the first round
         (the second, finer round has half).
-    :param progress: called with (trials done, trials in all, best log loss so far).
+    :param progress: called after each trial (:data:`Progress`).
+    :param score: the score a trial is chosen by on the validation slice (one of
+        ``SCORES``: ``log-loss``, ``three-way``, ``rps``, ``brier``). The starting
+        ruleset is a candidate too: when no trial beats it on the validation slice, it
+        is returned (``kept_start``).
     :param method: ``"optuna"`` or ``"random"`` (default: optuna when installed).
     :param storage: Optuna storage URL shared by several processes or machines (default:
         in memory); ``study_name`` names the study in it (default: the ruleset's name).
-    :raises InputError: an unknown method, optuna asked for but not installed, or a
-        storage URL with the random search.
+    :raises InputError: an unknown method or score, optuna asked for but not installed,
+        a storage URL with the random search, or a three-way score without a draw model.
     """
     method = _method(method, storage)
+    if score not in SCORES:
+        raise InputError(f"--score must be one of {', '.join(SCORES)}: {score!r}")
     if not params:
         raise InputError("tune needs at least one --param NAME=LOW:HIGH")
     if not 0 < validation < 1:
@@ -484,18 +603,29 @@ def tune(
     for p in params:
         value = _at(table, p.path)
         current.append(min(max(float(value), p.low), p.high))
-    base: _Base = (source, home_from, text, tuple(params), validation_from, test_from)
+    base: _Base = (source, home_from, text, tuple(params), validation_from, test_from, score)
+    start = _scores(ruleset, source, home_from, test_from, validation_from)
+    _figure(start[0], score)  # (a three-way score without a draw model: refused now)
     if method == "optuna":
         with _optuna_study(seed, storage, study_name or ruleset.name) as study:
             found, chosen = _optimize(
                 study, base, tuple(current), trials=max(trials, 1), jobs=jobs, progress=progress
             )
-        return _finish(
-            ruleset, params, chosen, found, source, home_from, test_from, validation_from
-        )
-    done = _search_random(base, params, tuple(current), trials, seed, jobs, progress)
-    best = min(done, key=lambda t: (t.log_loss, done.index(t)))
-    return _finish(ruleset, params, best, done, source, home_from, test_from, validation_from)
+    else:
+        found = _search_random(base, params, tuple(current), trials, seed, jobs, progress)
+        chosen = min(found, key=lambda t: (t.value, found.index(t)))
+    return _finish(ruleset, params, chosen, found, base, start, method)
+
+
+def _scores(
+    ruleset: Ruleset, source: str, home_from: str | None, test_from: str, validation_from: str
+) -> tuple[Evaluation, Evaluation]:
+    """The scores of ``ruleset`` on the validation slice and on the test part."""
+    matches = _matches(source, home_from)
+    validation = evaluate_ruleset(
+        ruleset, matches, test_from=test_from, score_from=validation_from, stop_at=test_from
+    )
+    return validation, evaluate_ruleset(ruleset, matches, test_from=test_from)
 
 
 def _search_random(
@@ -505,7 +635,7 @@ def _search_random(
     trials: int,
     seed: int,
     jobs: int,
-    progress: Callable[[int, int, float], None] | None,
+    progress: Progress | None,
 ) -> list[Trial]:
     """The seeded random search over the box, then a finer one around its best point."""
     rng = random.Random(seed)
@@ -518,11 +648,11 @@ def _search_random(
             points = rounds[stage]
             jobs_list = [_job(base, values) for values in points]
             for values, loss in zip(points, pool.map(_run_trial, jobs_list), strict=True):
-                done.append(Trial(values=values, log_loss=loss))
+                done.append(Trial(values=values, value=loss))
                 if progress is not None:
-                    progress(len(done), total, min(t.log_loss for t in done))
+                    progress(len(done), total, min(t.value for t in done), done[-1])
             if stage == 0:
-                best = min(done, key=lambda t: t.log_loss)
+                best = min(done, key=lambda t: t.value)
                 fine = []
                 for _param, value, (low, high) in zip(params, best.values, box, strict=True):
                     half = (high - low) / 8
@@ -549,33 +679,84 @@ def _finish(
     params: Sequence[ParamRange],
     best: Trial,
     done: Sequence[Trial],
-    source: str,
-    home_from: str | None,
-    test_from: str,
-    validation_from: str,
+    base: _Base,
+    start: tuple[Evaluation, Evaluation],
+    method: str,
 ) -> TuneResult:
-    """The tuned ruleset of the best trial, scored once on the test part."""
+    """The tuned ruleset of the best trial, scored on the validation slice and once on
+    the test part; the start instead when the best trial does not beat it on the
+    validation slice (a pruned or clamped start, or noise between replays)."""
+    source, home_from, _, _, validation_from, test_from, score = base
     tuned = apply(ruleset, params, best.values, name=f"{ruleset.name}-tuned")
+    chosen = _scores(tuned, source, home_from, test_from, validation_from)
+    kept = _figure(chosen[0], score) > _figure(start[0], score)
+    values = best.values
+    if kept:
+        table = to_dict(ruleset)
+        values = tuple(float(_at(table, p.path)) for p in params)
+        tuned, chosen = attrs.evolve(ruleset, name=f"{ruleset.name}-tuned"), start
     tuned = attrs.evolve(
         tuned,
         description=(
-            f"{ruleset.name} tuned on matches before {test_from} (validation from "
+            f"{ruleset.name} tuned by {score} on matches before {test_from} (validation from "
             f"{validation_from}): "
-            + ", ".join(
-                f"{p.name} = {_fmt(v, p)}" for p, v in zip(params, best.values, strict=True)
-            )
+            + ", ".join(f"{p.name} = {_fmt(v, p)}" for p, v in zip(params, values, strict=True))
+            + (" (the start: no trial beat it)" if kept else "")
         ),
     )
-    test = evaluate(scratch_league(tuned), _matches(source, home_from), test_from=test_from)
     return TuneResult(
         params=tuple(params),
-        best=best.values,
-        validation_log_loss=best.log_loss,
+        best=values,
+        validation_log_loss=_figure(chosen[0], score),
         ruleset=tuned,
-        test=test,
+        test=chosen[1],
         trials=tuple(done),
         validation_from=validation_from,
+        score=score,
+        validation=chosen[0],
+        start_validation=start[0],
+        start_test=start[1],
+        kept_start=kept,
+        method=method,
     )
+
+
+def tuned_toml(result: TuneResult, start: Ruleset, start_spec: str, out: str | Path) -> str:
+    """The tuned ruleset as TOML: ``extends`` the start plus the values that differ, when
+    the start can be extended from ``out`` (a bundled name, or a file in ``out``'s
+    folder); else every value spelled out."""
+    extends: str | None = None
+    if "/" not in start_spec and not start_spec.endswith(".toml"):
+        extends = start_spec
+    elif Path(start_spec).resolve().parent == Path(out).resolve().parent:
+        extends = Path(start_spec).name
+    if extends is None:
+        return dumps(result.ruleset)
+    changed = _changes(to_dict(start), to_dict(result.ruleset))
+    changed.pop("name", None)
+    changed.pop("description", None)
+    table = {
+        "extends": extends,
+        "name": result.ruleset.name,
+        "description": result.ruleset.description,
+        **changed,
+    }
+    return tomli_w.dumps(table)
+
+
+def _changes(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """The entries of ``new`` that differ from ``old``, nested tables compared key by
+    key, anything else (a list) whole."""
+    out: dict[str, Any] = {}
+    for key, value in new.items():
+        before = old.get(key)
+        if isinstance(value, dict) and isinstance(before, dict):
+            inner = _changes(before, value)
+            if inner:
+                out[key] = inner
+        elif value != before:
+            out[key] = value
+    return out
 
 
 def _fmt(value: float, param: ParamRange) -> str:

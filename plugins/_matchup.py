@@ -16,6 +16,9 @@ MARGIN_RULES = ("none", "fivethirtyeight", "fivethirtyeight-nba", "world-footbal
 Football Elo goal-difference multiplier, and the general power form (:class:`MarginForm`)."""
 DRAW_MODELS = ("none", "davidson", "ordered-logit")
 """The draw models of two-sided matches (:func:`davidson`, :func:`ordered_logit`)."""
+DRAW_FITS = ("none", "overall", "context")
+"""Draw fits by maximum likelihood on the warm-up (``_drawfit``): none, one set of draw
+parameters, or one per context rule."""
 
 
 def home_edge(advantage: float, home: int | None, side: int) -> float:
@@ -243,6 +246,16 @@ def margin_rule_multiplier(rule: str, form: MarginForm, margin: float, lead: flo
     return form.multiplier(margin, lead)
 
 
+def _optional(low: float, high: float) -> Callable[[Any, Any, float | None], None]:
+    check = _bounded(low, high)
+
+    def optional(instance: Any, attribute: attrs.Attribute[float], value: float | None) -> None:
+        if value is not None:
+            check(instance, attribute, value)
+
+    return optional
+
+
 def _contains(instance: Any, attribute: attrs.Attribute[str], value: str) -> None:
     if not isinstance(value, str) or not value:
         raise ValueError(f"'contains' must be a non-empty string: {value!r}")
@@ -262,12 +275,17 @@ class ContextRule:
         gap_scale: the rating gap counts this many times in these matches, [1e-9, 1e6]
             (FiveThirtyEight's NFL playoffs: 1.2; a best-of-five tennis match is more
             decisive than a best-of-three).
+        draw_kappa, draw_margin: the draw model's κ ([0, 1e3]) or draw band (rating
+            points, [0, 1e6]) in these matches (default: the plugin's); a draw fit
+            ``draw_fit = "context"`` sets them.
     """
 
     contains: str = attrs.field(validator=_contains)
     k_scale: float = attrs.field(default=1.0, validator=_positive)
     gap_scale: float = attrs.field(default=1.0, validator=_positive)
     home_advantage: float | None = attrs.field(default=None)
+    draw_kappa: float | None = attrs.field(default=None, validator=_optional(0.0, 1e3))
+    draw_margin: float | None = attrs.field(default=None, validator=_optional(0.0, 1e6))
 
     @home_advantage.validator
     def _check_home(self, attribute: attrs.Attribute[float | None], value: float | None) -> None:

@@ -23,14 +23,16 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 
 from rankcraft import Match, Pairing, PlayerContext, StateError, hookimpl, state_field
 from rankcraft.validators import RATING_LIMIT, limit, state_within, within
 
+from ._drawfit import fit_davidson, fit_ordered_logit
 from ._matchup import (
+    DRAW_FITS,
     DRAW_MODELS,
     MARGIN_RULES,
     ContextRule,
@@ -142,6 +144,12 @@ class EloParams:
         draw_gap: how much faster than Davidson's the draw rate falls with the gap, [0, 10]
             (default 0).
         draw_margin: the ordered logit's draw band, rating points in [0, 1e6] (default 70).
+        draw_fit: ``"none"`` (default), ``"overall"`` or ``"context"``: the draw model's
+            parameters are fitted by maximum likelihood on the warm-up before a replay
+            (``rankcraft evaluate``, ``tune``, ``replay``; :meth:`fit_draws`): Davidson's
+            κ and ``draw_gap``, or the ordered logit's ``draw_margin``; with
+            ``"context"``, each context rule with at least ``FIT_MIN_MATCHES`` warm-up
+            matches, draws among them, gets its own κ (or band) (:class:`ContextRule`).
         k_games_power, k_games_offset: K shrinks with experience,
             ``K = k_factor / (games + k_games_offset) ** k_games_power`` (FiveThirtyEight's
             tennis Elo: 250 / (games + 5)^0.4); power in [0, 5] (default 0: off), offset in
@@ -216,6 +224,7 @@ class EloParams:
     draw_kappa: float = attrs.field(default=0.5, validator=within(0.0, 1e3))
     draw_gap: float = attrs.field(default=0.0, validator=within(0.0, 10.0))
     draw_margin: float = attrs.field(default=70.0, validator=within(0.0, RATING_LIMIT))
+    draw_fit: str = attrs.field(default="none", validator=attrs.validators.in_(DRAW_FITS))
     k_games_power: float = attrs.field(default=0.0, validator=within(0.0, 5.0))
     k_games_offset: float = attrs.field(default=5.0, validator=within(1e-9, 1e6))
     context_field: str | None = None
@@ -252,6 +261,66 @@ class EloParams:
             )
         if len(set(self.blend_values)) != len(self.blend_values):
             raise ValueError(f"'blend_values' lists a value twice: {list(self.blend_values)!r}")
+
+    DRAW_FITTED: ClassVar[tuple[str, ...]] = ("draw_kappa", "draw_gap", "draw_margin")
+    """The params (and context rules' params) ``draw_fit`` sets."""
+
+    def fit_draws(
+        self, observations: Sequence[tuple[float, float, float, int, Match | None]]
+    ) -> tuple[EloParams, dict[str, float]]:
+        """These params with the draw model's parameters fitted by maximum likelihood
+        (``_drawfit``) to ``observations``: each a match's forecast (P(side 0 wins),
+        P(draw), P(side 1 wins)) under these params, the outcome (0, 1 draw, 2) and the
+        match. The gap each forecast was read from is recovered from it: Davidson's odds
+        of a win against a loss are 10^(gap / scale) whatever κ, and the ordered logit's
+        log-odds give it as well, so the fit needs no rating.
+
+        :returns: (the fitted params, the fitted values by dotted name, e.g.
+            ``draw_kappa``, ``context_rules.0.draw_kappa``). Without a draw model or a
+            fit asked for, these params and no value.
+        """
+        if self.draw == "none" or self.draw_fit == "none":
+            return self, {}
+        rules = self.context_rules if self.draw_fit == "context" else ()
+        items = []
+        for win, _, loss, outcome, match in observations:
+            u = _gap_of(self.draw, win, loss)
+            if u is not None:
+                rule = _rule(self, match) if rules else None
+                items.append((u, outcome, 0 if rule is None else 1 + rules.index(rule)))
+        fitted = [0]  # groups fitted on their own: enough matches, some of them draws
+        for group in range(1, len(rules) + 1):
+            mine = [o for _, o, g in items if g == group]
+            if len(mine) >= FIT_MIN_MATCHES and 1 in mine:
+                fitted.append(group)
+        index = {
+            group: fitted.index(group) if group in fitted else 0 for group in range(len(rules) + 1)
+        }
+        items = [(u, o, index[g]) for u, o, g in items]
+        if not items:
+            return self, {}
+        top: dict[str, Any]
+        if self.draw == "davidson":
+            kappas, rate = fit_davidson(
+                items,
+                groups=len(fitted),
+                kappas=[self.draw_kappa] * len(fitted),
+                rate=self.draw_gap,
+            )
+            top, own = {"draw_kappa": kappas[0], "draw_gap": rate}, ("draw_kappa", kappas)
+        else:
+            bands = [m * self.scale for m in fit_ordered_logit(items, groups=len(fitted))]
+            top, own = {"draw_margin": bands[0]}, ("draw_margin", tuple(bands))
+        values = dict(top)
+        new_rules = []
+        for number, rule in enumerate(self.context_rules):
+            changes: dict[str, Any] = {"draw_kappa": None, "draw_margin": None}
+            if number + 1 in fitted:
+                found = own[1][fitted.index(number + 1)]
+                changes[own[0]] = values[f"context_rules.{number}.{own[0]}"] = found
+            new_rules.append(attrs.evolve(rule, **changes))
+        top["context_rules"] = tuple(new_rules)
+        return attrs.evolve(self, **top), values
 
     def k_for(self, games: int, rating: float, peak: float) -> float:
         """The K-factor for a player with ``games`` rated games, ``rating`` and ``peak``."""
@@ -404,21 +473,43 @@ def _year(match: Match) -> float:
     return moment.year + (moment.timetuple().tm_yday - 1) / 365.25
 
 
+FIT_MIN_MATCHES = 200
+"""Warm-up matches a context rule needs for its own draw parameters (``draw_fit``)."""
+
+
+def _gap_of(draw: str, win: float, loss: float) -> float | None:
+    """The gap (in units of the scale) a two-sided forecast was read from, or None where
+    the probabilities have lost it (a near-certain result)."""
+    if not (1e-12 < win < 1.0 - 1e-12 and 1e-12 < loss < 1.0 - 1e-12):
+        return None
+    if draw == "davidson":
+        return math.log10(win / loss)
+    return 0.5 * (math.log10(win / (1.0 - win)) - math.log10(loss / (1.0 - loss)))
+
+
+def _rule(params: EloParams, match: Match | None) -> ContextRule | None:
+    """The first context rule whose text the match's context field contains, or None."""
+    if match is None or params.context_field is None or not params.context_rules:
+        return None
+    value = match.meta.get(params.context_field)
+    text = "" if value is None else str(value)
+    for rule in params.context_rules:
+        if rule.contains in text:
+            return rule
+    return None
+
+
 def _venue(params: EloParams, match: Match | None) -> tuple[float, float, float]:
     """(home advantage, K scale, gap scale) of a match under the params' context rules
     and drift."""
     advantage, k_scale, gap_scale = params.home_advantage, 1.0, 1.0
     if match is None:
         return advantage, k_scale, gap_scale
-    if params.context_field is not None and params.context_rules:
-        value = match.meta.get(params.context_field)
-        text = "" if value is None else str(value)
-        for rule in params.context_rules:
-            if rule.contains in text:
-                k_scale, gap_scale = rule.k_scale, rule.gap_scale
-                if rule.home_advantage is not None:
-                    advantage = rule.home_advantage
-                break
+    rule = _rule(params, match)
+    if rule is not None:
+        k_scale, gap_scale = rule.k_scale, rule.gap_scale
+        if rule.home_advantage is not None:
+            advantage = rule.home_advantage
     if params.home_drift:
         advantage += params.home_drift * (_year(match) - params.home_drift_year)
     return advantage, k_scale, gap_scale
@@ -530,22 +621,28 @@ def _rating_in(params: EloParams, state: Any, index: int | None) -> float:
     return float((1.0 - w) * state.rating + w * contexts[index])
 
 
-def outcome_probabilities(params: EloParams, gap: float) -> tuple[float, float, float]:
+def outcome_probabilities(
+    params: EloParams, gap: float, match: Match | None = None
+) -> tuple[float, float, float]:
     """(P(win), P(draw), P(loss)) of a side ``gap`` rating points ahead (home edge
-    included) under the params' draw model (``"none"``: no draws, Elo's curve)."""
+    included) under the params' draw model (``"none"``: no draws, Elo's curve), with
+    the draw parameters of the match's context rule where it sets them."""
+    rule = _rule(params, match) if params.draw != "none" else None
     if params.draw == "davidson":
-        return davidson(gap, params.scale, params.draw_kappa, params.draw_gap)
+        kappa = params.draw_kappa if rule is None or rule.draw_kappa is None else rule.draw_kappa
+        return davidson(gap, params.scale, kappa, params.draw_gap)
     if params.draw == "ordered-logit":
-        return ordered_logit(gap, params.scale, params.draw_margin)
+        band = params.draw_margin if rule is None or rule.draw_margin is None else rule.draw_margin
+        return ordered_logit(gap, params.scale, band)
     p = logistic10(-gap / params.scale)
     return p, 0.0, 1.0 - p
 
 
-def expected_of_gap(params: EloParams, gap: float) -> float:
+def expected_of_gap(params: EloParams, gap: float, match: Match | None = None) -> float:
     """The expected score (P(win) + P(draw) / 2) of a side ``gap`` rating points ahead."""
     if params.draw == "none":
         return logistic10(-gap / params.scale)
-    win, draw, _ = outcome_probabilities(params, gap)
+    win, draw, _ = outcome_probabilities(params, gap, match)
     return win + 0.5 * draw
 
 
@@ -625,7 +722,7 @@ def rankcraft_expectation(
 ) -> list[float]:
     scale = params.scale
     if len(side_states) == 2 and not _plain(params):
-        p = expected_of_gap(params, side_gap(params, side_states, home, match))
+        p = expected_of_gap(params, side_gap(params, side_states, home, match), match)
         return [p, 1.0 - p]
     edge = home_edge(params.home_advantage, home, 0)
     if len(side_states) == 2:  # (side_probabilities' two-sided case, written out)
@@ -646,7 +743,8 @@ def rankcraft_outcomes(
     P(draw) is the expected score."""
     if params.draw == "none" or len(side_states) != 2:
         return None
-    win, draw, loss = outcome_probabilities(params, side_gap(params, side_states, home, match))
+    gap = side_gap(params, side_states, home, match)
+    win, draw, loss = outcome_probabilities(params, gap, match)
     return [win, draw, loss]
 
 
@@ -730,7 +828,7 @@ def _update_in_context(
             + (_rest_edge(params, match, state, opponent) if two_sided else 0.0)
             - _rating_in(params, opponent, index)
         )
-        surprise += weight * (score - expected_of_gap(params, lead * gap_scale))
+        surprise += weight * (score - expected_of_gap(params, lead * gap_scale, match))
     k = _k_of(params, state, context) * k_scale
     season_games = 0
     if params.timed:

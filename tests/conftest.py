@@ -137,6 +137,36 @@ def file_digest(path: Path) -> str | None:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def drawn_history(seed: int = 2, n: int = 1500) -> list[dict[str, Any]]:
+    """Matches between 12 teams of fixed strength (a gauss of 150 points), drawn from
+    Davidson's model with κ 0.86 (30% draws between equals), three matches a day from
+    2020-01-01 (``draw_history`` fixture)."""
+    import random
+    from datetime import date, timedelta
+
+    from rankcraft.plugins._matchup import davidson
+
+    rng = random.Random(seed)
+    strength = {f"t{i}": rng.gauss(0, 150) for i in range(12)}
+    out = []
+    for i in range(n):
+        a, b = rng.sample(sorted(strength), 2)
+        win, draw, _ = davidson(strength[a] - strength[b], 400.0, 0.86, 0.0)
+        x = rng.random()
+        scores = [1, 0] if x < win else [1, 1] if x < win + draw else [0, 1]
+        day = date(2020, 1, 1) + timedelta(days=i // 3)
+        out.append(
+            {"id": f"m{i}", "played_at": day.isoformat(), "teams": [[a], [b]], "scores": scores}
+        )
+    return out
+
+
+@pytest.fixture
+def draw_history() -> list[dict[str, Any]]:
+    """:func:`drawn_history`: 1,500 matches with draws, 2020-01-01 to 2021-05-14."""
+    return drawn_history()
+
+
 @pytest.fixture
 def shared_data() -> Path:
     """:data:`SHARED_DATA`, the real match histories; a test that asks for it skips

@@ -439,16 +439,20 @@ def test_evaluate_command_reports_differences_in_strict_json(tmp_path: Path) -> 
     code, out, err = run(*argv, "--json")
     assert code == 0, err
     data = loads_strict(out, what="evaluate --json")
-    assert data["baseline"] == "elo" and len(data["differences"]) == 1
-    difference = data["differences"][0]
+    # no draw model: paired intervals on the binary log loss and the Brier score
+    assert data["baseline"] == "elo" and len(data["differences"]) == 2
+    difference, brier = data["differences"]
     assert difference["ruleset"] == "slow" and difference["samples"] == 500
+    assert difference["score"] == "log-loss" and brier["score"] == "brier"
     assert difference["low"] < difference["log_loss"] < difference["high"]
+    assert difference["difference"] == difference["log_loss"]
+    assert brier["low"] < brier["difference"] < brier["high"] and "log_loss" not in brier
     # an empty calibration bin is null, not NaN (which strict JSON parsers refuse)
     bins = data["results"]["elo"]["calibration"]
     assert any(b["n"] == 0 and b["predicted"] is None and b["observed"] is None for b in bins)
     code, out, err = run(*argv, "--baseline", "slow")
     assert code == 0, err
-    assert "log loss against slow" in out and "elo" in out.split("log loss against slow")[1]
+    assert "against slow" in out and "elo" in out.split("against slow")[1]
     code, _, err = run(*argv, "--baseline", "glicko1")
     assert code == 2 and "'--baseline' must be one of the rulesets evaluated" in err
     code, _, err = run(*argv, "--bootstrap", "0")

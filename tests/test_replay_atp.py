@@ -86,3 +86,34 @@ def test_glicko_rulesets_replay_atp_doubles(
     for row in board:
         for value in row["skill"].values():
             assert value == value and abs(value) < 1e6  # finite, no NaN
+
+
+def test_tennis_starts_a_newcomer_from_their_ranking() -> None:
+    """``tennis`` reads ``meta.atp_rank`` (issue 33): a newcomer starts at
+    1831.2 − 22.0 ln(rank); no ranking, or a player already rated, ignores it."""
+    import math
+
+    import rankcraft
+    from rankcraft.plugins.elo import expected_score
+
+    def match(i: int, a: str, b: str, ranks: object) -> dict[str, object]:
+        meta = {"surface": "Indoor", "best_of": 3, "atp_rank": ranks}  # (no surface rating)
+        return {
+            "id": f"m{i}",
+            "played_at": "2024-01-01",
+            "teams": [[a], [b]],
+            "scores": [1, 0],
+            "meta": meta,
+        }
+
+    league = rankcraft.League("tennis")
+    ranked = league.record(match(0, "top", "qualifier", [1, 1000]))
+    prior = (1831.2 - 22.0 * math.log(1), 1831.2 - 22.0 * math.log(1000))
+    assert ranked.expected[0] == pytest.approx(expected_score(*prior))
+    unranked = league.record(match(1, "new", "other", [None, "x"]))
+    assert unranked.expected[0] == pytest.approx(0.5)  # both at 1500
+    # once rated, a player's ranking no longer counts
+    top = league.player("top").skill.rating
+    again = league.record(match(2, "top", "fresh", [500, 1]))
+    assert top > prior[0]
+    assert again.expected[0] == pytest.approx(expected_score(top, 1831.2), rel=1e-9)
