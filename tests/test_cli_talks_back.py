@@ -138,7 +138,7 @@ def _league_of(tmp_path: Path, players: int) -> str:
         "players": [
             {
                 "id": f"p{i:02d}",
-                "skill": {"rating": 1000.0 + 10 * i},
+                "skill": {"rating": 1000.0 + 10 * i, "peak": 1000.0 + 10 * i},
                 "matches": 1,
                 "last_played": "2024-01-01T00:00:00Z",
             }

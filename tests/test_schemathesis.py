@@ -26,6 +26,7 @@ from schemathesis.generation import GenerationMode
 
 import rankcraft
 import rankcraft.tokens
+from rankcraft import lab
 from rankcraft.serve import OPERATIONS, Settings, create_app
 
 EXAMPLES = int(os.environ.get("RANKCRAFT_SCHEMATHESIS_EXAMPLES", "6"))
@@ -93,9 +94,10 @@ def exercise(app: Any, headers: dict[str, str], key: str, mode: str, examples: i
     one()
 
 
-KEYS = [f"{op.method} {op.path}" for op in OPERATIONS]
+ALL = OPERATIONS + lab.OPERATIONS
+KEYS = [f"{op.method} {op.path}" for op in ALL]
 CASES = [(key, "positive") for key in KEYS] + [
-    (f"{op.method} {op.path}", "negative") for op in OPERATIONS if op.body or op.query
+    (f"{op.method} {op.path}", "negative") for op in ALL if op.body or op.query
 ]
 """Every operation with requests that fit; those with a body or query parameters with
 requests that break them too (a path's id is any text: nothing there can be broken)."""
@@ -113,4 +115,4 @@ def test_the_document_lists_every_operation() -> None:
     league = rankcraft.League("skyweaver")
     schema = schemathesis.openapi.from_asgi("/openapi.json", create_app(league))
     found = sorted(f"{op.ok().method.upper()} {op.ok().path}" for op in schema.get_all_operations())
-    assert found == sorted(KEYS) and len(found) == 13
+    assert found == sorted(KEYS) and len(found) == 17
