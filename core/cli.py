@@ -1090,7 +1090,7 @@ def cmd_plugins(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             [
                 i.name,
                 f"{i.distribution or '-'} {i.version or ''}".strip(),
-                ", ".join(i.slots) if i.error is None else f"failed to load: {i.error}",
+                ", ".join(i.slots) if i.error is None else i.error,
             ]
             for i in infos
         ]
