@@ -299,11 +299,15 @@ def _limits(args: argparse.Namespace) -> tuple[int, int]:
     return args.max_sides, args.max_players
 
 
-def _fitted_for_replay(args: argparse.Namespace, db: str) -> tuple[Any, Any]:
+def _fitted_for_replay(
+    args: argparse.Namespace, db: str, limits: tuple[int, int]
+) -> tuple[Any, Any]:
     """The ruleset ``replay`` opens the league with, and the draw fit made first: a new
     league whose ruleset asks for its draw parameters to be fitted (docs/forecasts.md)
-    gets them fitted on the whole file; an existing one keeps the fitted ruleset it was
-    made with. From standard input (read once) the ruleset's own values are used."""
+    gets them fitted on the whole file (each match held to ``limits`` before its work,
+    errors naming their line); an existing one keeps the fitted ruleset it was made
+    with, and refuses a ruleset of another name. From standard input (read once) the
+    ruleset's own values are used."""
     from .drawfit import fit_draws, wants_fit
 
     if args.ruleset is None:
@@ -311,17 +315,30 @@ def _fitted_for_replay(args: argparse.Namespace, db: str) -> tuple[Any, Any]:
     ruleset = load_ruleset(args.ruleset)
     if not wants_fit(ruleset):
         return args.ruleset, None
-    if _database_exists(db):
-        return None, None  # (the stored ruleset: fitted when the league was made)
+    if _database_exists(db):  # the stored ruleset, fitted when the league was made
+        with League.open(db) as league:
+            stored = league.ruleset.name
+        if stored != ruleset.name:
+            raise InputError(
+                f"'--ruleset' {ruleset.name!r} is not the league's ruleset {stored!r} ({db})"
+            )
+        return None, None
     if args.matches == "-":  # (read once: nothing to fit on first)
         return ruleset, None
-    return fit_draws(ruleset, _source(args.matches, args.home_from), before="9999-12-31")
+    source = _LineTracker(args.matches, args.home_from, limits=limits)
+    try:
+        return fit_draws(ruleset, source, before="9999-12-31")
+    except MatchError as exc:
+        line = source.line_of(exc.item)
+        if exc.line is not None or line is None:
+            raise
+        raise exc.at_line(line) from None
 
 
 def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     db = _db_path(args)
     limits = _limits(args)
-    ruleset, fit = _fitted_for_replay(args, db)
+    ruleset, fit = _fitted_for_replay(args, db, limits)
     if fit is not None:
         values = ", ".join(f"{k} {v:.4g}" for k, v in fit.values.items())
         err.write(

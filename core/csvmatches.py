@@ -98,7 +98,7 @@ def csv_match_dicts(
 
     reader = csv.reader(text(), skipinitialspace=True)
     columns: list[str] | None = None
-    for row in reader:
+    for row in _rows(reader, taken):
         line, taken[:] = (taken[0] if taken else 0), []
         if not any(cell.strip() for cell in row):
             continue
@@ -113,3 +113,16 @@ def csv_match_dicts(
             line,
             {c: _cell(c, cell, line) for c, cell in zip(columns, row, strict=True) if cell != ""},
         )
+
+
+def _rows(reader: Iterator[list[str]], taken: list[int]) -> Iterator[list[str]]:
+    """The reader's rows; a row the csv module refuses (a cell past its size limit, a
+    quote left open) is a :class:`MatchError` at its line, not an internal error."""
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise MatchError(f"not readable as CSV: {exc}", line=taken[0] if taken else 0) from None
+        yield row

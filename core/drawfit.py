@@ -34,6 +34,7 @@ from typing import Any
 
 import attrs
 
+from .errors import MatchError
 from .io import parse_match, parse_time
 from .jsontext import finite
 from .model import Match
@@ -111,8 +112,11 @@ def fit_draws(
         return ruleset, None
     cutoff = before if isinstance(before, datetime) else parse_time(before, field="before")
     warm: list[Match] = []
-    for item in matches:
-        match = item if isinstance(item, Match) else parse_match(item)
+    for position, item in enumerate(matches):
+        try:
+            match = item if isinstance(item, Match) else parse_match(item)
+        except MatchError as exc:
+            raise _at(exc, position) from None
         if match.played_at >= cutoff:
             break
         warm.append(match)
@@ -121,13 +125,16 @@ def fit_draws(
         league = scratch_league(current)
         seen: list[tuple[float, float, float, int, Match | None]] = []
         with league.batch():
-            for match in warm:
+            for position, match in enumerate(warm):
                 if len(match.teams) == 2:
                     forecast = league.forecast(match.teams, match=match)
                     if forecast.win is not None and forecast.draw is not None:
                         w, d, l_ = forecast.win[0], forecast.draw, forecast.win[1]
                         seen.append((w, d, l_, outcome_of(match), match))
-                league.record(match)
+                try:
+                    league.record(match)
+                except MatchError as exc:
+                    raise _at(exc, position) from None
         if not seen:
             return ruleset, None
         spec = getattr(current, slot)
@@ -162,3 +169,12 @@ def _values(params: Any, values: Mapping[str, float]) -> dict[str, float]:
         value = getattr(target, key)
         out[name] = float(getattr(params, key) if value is None else value)
     return out
+
+
+def _at(exc: MatchError, position: int) -> MatchError:
+    """``exc`` with the 0-based position of its match among those read (``item``), as
+    :meth:`rankcraft.League.record_many` gives it, so a caller reading a file can name
+    the line."""
+    if exc.item is None:
+        exc.item = position
+    return exc

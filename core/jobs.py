@@ -234,6 +234,11 @@ def _error_of(exc: Exception, status: int) -> dict[str, Any]:
     }
 
 
+ENDED_KEPT = 4
+"""Ended jobs kept (until ``keep`` runs out) per client and in all, as a multiple of the
+pool's ``per_client`` and ``queued`` limits."""
+
+
 class JobPool:
     """Jobs run in at most ``workers`` processes at once, the rest queued in order.
 
@@ -376,13 +381,27 @@ class JobPool:
     # -- under the lock ----------------------------------------------------------------
 
     def _forget_old(self) -> None:
+        """Drop ended jobs past ``keep`` seconds, and the oldest ended ones beyond
+        :data:`ENDED_KEPT` times the limits (per client and in all): a client that
+        submits and cancels in a loop keeps no more than that in memory."""
         now = time.time()
-        for job_id in [
-            j.id for j in self._jobs.values() if j.ended and now - (j.finished or now) > self.keep
-        ]:
+        ended = sorted((j for j in self._jobs.values() if j.ended), key=lambda j: j.finished or now)
+        per_client: dict[str, int] = {}
+        drop = []
+        for total, job in enumerate(reversed(ended), start=1):  # newest first
+            per_client[job.client] = per_client.get(job.client, 0) + 1
+            if (
+                now - (job.finished or now) > self.keep
+                or per_client[job.client] > ENDED_KEPT * self.per_client
+                or total > ENDED_KEPT * self.queued
+            ):
+                drop.append(job.id)
+        for job_id in drop:
             del self._jobs[job_id]
             if self.shelf is not None:
                 self.shelf.remove(job_id)
+        if self.shelf is not None:
+            self.shelf.sweep()
 
     def _end(self, job: Job, state: str, **changes: Any) -> None:
         job.state = state
@@ -527,9 +546,31 @@ class Shelf:
         if path is None:
             return
         part = f"{path}.{os.getpid()}.{threading.get_ident()}.part"
-        with open(part, "w", encoding="utf-8") as out:
-            json.dump(job.to_dict(), out)
-        os.replace(part, path)
+        try:
+            with open(part, "w", encoding="utf-8") as out:
+                json.dump(job.to_dict(), out)
+            os.replace(part, path)
+        finally:
+            if os.path.exists(part):
+                os.remove(part)
+
+    def sweep(self) -> None:
+        """Remove the files no worker will read again: older than ``keep`` and
+        :data:`STALE` together (a worker that restarted never removes its jobs' files)."""
+        limit = time.time() - self.keep - self.STALE
+        try:
+            names = os.listdir(self.folder)
+        except OSError:
+            return
+        for name in names:
+            if not name.endswith((".json", ".cancel", ".part")):
+                continue
+            path = os.path.join(self.folder, name)
+            try:
+                if os.stat(path).st_mtime < limit:
+                    os.remove(path)
+            except OSError:
+                pass  # (another worker swept it first)
 
     def read(self, job_id: str) -> dict[str, Any] | None:
         path = self._path(job_id)

@@ -316,7 +316,10 @@ class LabHandlers:
         ``--auth-reads``), else the address (a header anyone can make up is no one)."""
         header = request.headers.get("authorization")
         if self.auth_reads and header:
-            return "token:" + hashlib.sha256(header.encode()).hexdigest()[:16]
+            # the token itself, however the header spells 'Bearer' and its spaces (the
+            # service takes them all): one token is one client
+            presented = header.strip().partition(" ")[2].strip()
+            return "token:" + hashlib.sha256(presented.encode()).hexdigest()[:16]
         return "address:" + (request.client.host if request.client else "?")
 
     async def _job(self, request: Request) -> Job | JSONResponse:

@@ -704,6 +704,9 @@ def _finish(
             + (" (the start: no trial beat it)" if kept else "")
         ),
     )
+    # the ruleset written out carries the draw values its test score was made with
+    # (fitted on the matches before the test part), so it replays the same
+    tuned, _ = fit_draws(tuned, _matches(source, home_from), before=test_from)
     return TuneResult(
         params=tuple(params),
         best=values,

@@ -112,6 +112,11 @@ def fit_davidson(
                 c * g / h for c, g, h in zip(h_cross, g_theta, h_theta, strict=True) if h > 0
             )
             d_rate = rhs / schur if schur > 1e-12 else 0.0
+            # at a bound with the step pointing out of the range, the rate stays there:
+            # the step of ln κ is then the one with the rate held (else the κ step carries
+            # the rate's correction, points the wrong way and the line search fails)
+            if (rate <= RATE_RANGE[0] and d_rate < 0.0) or (rate >= RATE_RANGE[1] and d_rate > 0.0):
+                d_rate = 0.0
         d_theta = [
             (g + c * d_rate) / h if h > 0.0 else (-1e3 if g < 0.0 else 0.0)
             for g, c, h in zip(g_theta, h_cross, h_theta, strict=True)
