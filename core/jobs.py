@@ -328,7 +328,7 @@ class JobPool:
                 if job.process is not None and job.process.is_alive():
                     job.process.terminate()
                 self._start_next()
-        self._publish(job)
+            self._publish(job)  # under the lock, as in _watch
         return job
 
     def snapshot(self, job_id: str) -> dict[str, Any]:
@@ -500,7 +500,9 @@ class JobPool:
                     self._end(job, state, stage=state, **changes)
                 job.process = None
                 self._start_next()
-            self._publish(job)
+                # published under the lock: whoever sees the job ended (``get``) finds the
+                # shelf saying so too (another worker's pool reads only the shelf)
+                self._publish(job)
 
     def _publish(self, job: Job) -> None:
         if self.shelf is not None:

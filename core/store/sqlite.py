@@ -173,6 +173,12 @@ class SQLiteStore(SQLStore):
         try:
             self._db.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
+            # the file (and its WAL index) removed under an open connection: SQLite
+            # answers an I/O error (SQLITE_IOERR_FSTAT) rather than a clean refusal
+            if not self.path.exists() and exc.sqlite_errorcode & 0xFF == _IOERR:
+                self._make_again()
+                self._begin_write()
+                return
             raise sqlite_error(exc, self.label) or exc from None
         try:  # a new league removed by the command that created it, which then failed
             same = os.stat(self.path).st_ino == self._inode
