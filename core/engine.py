@@ -64,7 +64,7 @@ from .ruleset import (
     loads_stored_ruleset,
 )
 from .seasons import Seasons, due_before
-from .steps import LAST, PENDING, RANK, SKILL, Row, Steps, record_of, row_of
+from .steps import LAST, PENDING, RANK, SKILL, Row, Steps
 from .store import MatchRow, MemoryStore, Store, mask_url, open_store
 from .store.memory import board_tiers, in_scope, leaderboard_page, placed_page, search_ids
 from .unit import FLUSH_EVERY, UnitOfWork
@@ -238,7 +238,7 @@ class League:
             self._check_same_ruleset(stored)
         self.store.attach(ruleset.name, dumps(ruleset), self.codec)
         self._seasons = Seasons(ruleset)
-        self._unit = UnitOfWork(self.store, self._seasons)
+        self._unit = UnitOfWork(self.store, self._seasons, steps)
 
     @classmethod
     def open(
@@ -497,12 +497,12 @@ class League:
         row = self._unit.row(player)
         if row is None:
             raise UnknownPlayerError(f"unknown player {player!r}")
-        return record_of(player, row)
+        return self._steps.record_of(player, row)
 
     def players(self) -> list[PlayerRecord]:
         """Every player's record, ordered by id (on a database, reads every row)."""
         rows = self._unit.known()
-        return [record_of(p, rows[p]) for p in sorted(rows)]
+        return [self._steps.record_of(p, rows[p]) for p in sorted(rows)]
 
     def history(self, player: str, limit: int | None = 10) -> list[MatchRow]:
         """A player's latest matches with their reports, newest first."""
@@ -693,7 +693,9 @@ class League:
 
     def _records(self) -> list[PlayerRecord]:
         """Every player's record, from the rows a league in memory keeps."""
-        return [record_of(p, row) for p, row in self._unit.rows.items() if row is not None]
+        return [
+            self._steps.record_of(p, row) for p, row in self._unit.rows.items() if row is not None
+        ]
 
     def search(self, text: str, limit: int = 10) -> list[str]:
         """Up to ``limit`` player ids that start with ``text``, then those that hold it,
@@ -935,7 +937,7 @@ class League:
             return self.store.active_keys(since, until)
         key = self._sort_key
         return [
-            (p, key(record_of(p, r)))
+            (p, key(self._steps.record_of(p, r)))
             for p, r in unit.known().items()
             if r[LAST] is not None and since <= r[LAST] <= until
         ]
@@ -1000,7 +1002,7 @@ class League:
             at=when,
             skill_params=steps.skill_params,
             rank_params=None if self.ruleset.rank is None else self.ruleset.rank.params,
-            decay=steps.skill_decay,
+            decay=steps.object_decay(),
             since=since,
             ran=dict(self._seasons.ran),
             every_days=every_days,
@@ -1027,7 +1029,8 @@ class League:
             return cached[2]  # type: ignore[no-any-return]
         source = {pid: row for pid, row in rows.items() if row is not None}
         reset = steps.reset
-        current = {pid: record_of(pid, row) for pid, row in source.items()}
+        current = {pid: self._steps.record_of(pid, row) for pid, row in source.items()}
+        before = dict(current)
 
         def run(kind: str, moment: datetime, since: datetime | None, every: float | None) -> int:
             context = self._reset_context(kind, moment, since, every)
@@ -1040,10 +1043,11 @@ class League:
 
         due_before(seasons, when, run, season)
         projected: dict[str, Any] = dict(rows)
+        to_tuple = steps.skill_form.to_tuple
         for pid, record in current.items():
-            if record.skill is not source[pid][SKILL]:
+            if record is not before[pid] and record.skill != before[pid].skill:
                 row = list(source[pid])
-                row[SKILL] = record.skill
+                row[SKILL] = to_tuple(record.skill)
                 projected[pid] = row
         self._projection = (key, source, projected)
         return projected
@@ -1164,7 +1168,7 @@ class League:
         context = self._reset_context(kind, when, since, every_days)
         scope = steps.reset_scope(kind, context) if steps.reset_scope is not None else None
         rows = self._unit.known() if scope is None else self._rows_in(scope)
-        players = [record_of(p, rows[p]) for p in sorted(rows)]
+        players = [self._steps.record_of(p, rows[p]) for p in sorted(rows)]
         returned = steps.reset(players, kind, context)
         if not returned:
             return 0
@@ -1192,11 +1196,15 @@ class League:
         def last_of(row: Row) -> datetime | None:
             return row[LAST]  # type: ignore[no-any-return]
 
+        skill = self._steps.skill_form.to_object_unchecked
+        rank_form = self._steps.rank_form
+        rank = rank_form.to_object_unchecked if rank_form is not None else (lambda r: r)
+
         def key_of(row: Row) -> float:
-            return key(row[SKILL], row[RANK])
+            return key(skill(row[SKILL]), rank(row[RANK]))
 
         def tier_of(row: Row) -> str | None:
-            return tier(row[RANK])
+            return tier(rank(row[RANK]))
 
         chosen = in_scope(scope, last_of, key_of, tier_of)
         if not unit.lazy:
@@ -1206,7 +1214,7 @@ class League:
             if pid not in unit.dirty:
                 row = rows.get(pid)
                 if row is None:
-                    rows[pid] = row = row_of(record)
+                    rows[pid] = row = self._steps.row_of(record)
                 out[pid] = row
         for pid in unit.dirty:
             row = rows.get(pid)
@@ -1262,7 +1270,7 @@ class League:
                     row = self._unit.rows.get(pid)
                     if row is not None:
                         rows[pid] = row
-                records = [record_of(p, rows[p]) for p in sorted(rows)]
+                records = [self._steps.record_of(p, rows[p]) for p in sorted(rows)]
                 labels = steps.standings(records, self._census(latest))
         return {p: label for p, label in labels.items() if p in wanted}
 

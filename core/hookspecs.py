@@ -8,9 +8,19 @@ calls it as a plain function: the hooks are never broadcast to every installed p
 none is ``firstresult`` and no implementation has to ask "is this call for me?".
 
 Implementations take any subset of a hook's arguments, by name, and never give them
-defaults (pluggy does not pass defaults). States are the attrs instances a plugin's
-``rankcraft_initial`` returns; the core never looks inside them except through field roles
-(:func:`rankcraft.state_field`).
+defaults (pluggy does not pass defaults).
+
+**States in the per-match hooks are plain tuples** (contract 2): a plugin declares its
+state as an attrs class (the class ``rankcraft_initial`` returns an instance of), and
+every per-match hook (decay, aggregate, team, expectation, outcomes, quality, update,
+explain, rank) is handed and returns the tuple of that class's field values, in field
+order. The core builds the class's instances only when a state leaves the rating loop
+(``PlayerRecord.skill``, reports), and the season hooks (reset, standings) get those
+instances. A plugin module says it is written this way with ``RANKCRAFT_CONTRACT = 2``;
+a module without it is adapted as written for the first contract (instances everywhere;
+:mod:`rankcraft.contract1`, deprecated). A plugin that reads another plugin's states (a
+team plugin reading the ``location``) finds the fields' positions with
+:func:`rankcraft.forms.layout`.
 
 The reference page for plugin authors is docs/hooks.md.
 """
@@ -244,37 +254,108 @@ def rankcraft_outcomes(
 
 @hookspec
 def rankcraft_update(
-    params: Any, state: State, pairings: Sequence[Pairing], context: PlayerContext
+    params: Any,
+    state: State,
+    pairings: Sequence[Pairing],
+    games: int,
+    side: int,
+    match: Match | None,
+    expected: float,
+    score: float,
+    mode: str,
+    player: str,
+    context: PlayerContext,
 ) -> State:
     """Return a player's new skill state after the match.
 
+    Name only the arguments the update reads: ``context`` in particular is an object
+    built per participant only for implementations that name it (the first contract's
+    way of passing these facts; it costs about a microsecond a player).
+
     :param params: the update slot's params.
-    :param state: the player's skill state as the match used it (after decay).
-    :param pairings: the results from :func:`rankcraft_team`, at least one.
-    :param context: the match, the player, their side, matches played before this one,
-        the side's expected and actual score; call ``context.explain(name, value)`` to
-        record the factors of the change (e.g. ``k``) in the match report.
-    :returns: the new skill state (a new instance; states are immutable).
+    :param state: the player's skill state (a tuple) as the match used it (after decay).
+    :param pairings: the results from :func:`rankcraft_team`, at least one: tuples
+        ``(opponent_state, score, weight)`` (:class:`rankcraft.Pairing` names them).
+    :param games: rated matches the player had before this one (before the open rating
+        period in ``batch`` and ``live`` modes), ≥ 0.
+    :param side: index of the player's side in ``match.teams``.
+    :param match: the match being rated; None when a ``batch`` period is closed or a
+        deferred result is applied (the results then come from several matches).
+    :param expected: the pre-match probability that the player's side wins (its
+        expected score), in [0, 1], from :func:`rankcraft_expectation`.
+    :param score: the side's result, its mean pairwise score against the other sides,
+        in [0, 1] (0 for a quitter rated as a loss).
+    :param mode: the ruleset's period mode: ``"match"``, ``"batch"`` or ``"live"``.
+    :param player: the player's id.
+    :param context: a :class:`rankcraft.PlayerContext` holding the arguments above, and
+        ``context.explain(name, value)`` to record a factor of the change.
+    :returns: the new skill state, a tuple of the state class's field values in order.
 
     .. versionadded:: 0.1
+    .. versionchanged:: 0.3 states are tuples; the facts of ``context`` are arguments
+       of their own, and ``context`` is built only when named.
+    """
+
+
+@hookspec
+def rankcraft_explain(
+    params: Any,
+    state: State,
+    pairings: Sequence[Pairing],
+    games: int,
+    side: int,
+    match: Match | None,
+    expected: float,
+    score: float,
+    mode: str,
+    player: str,
+    after: State,
+) -> Mapping[str, float] | None:
+    """Return the factors a player's change is explained with in the match report
+    (Elo's ``k``), or None (optional; asked of the update slot's plugin).
+
+    Called beside :func:`rankcraft_update` with the same arguments and its answer
+    (``after``), so the explanation is what the update used. Return the same mapping
+    object for equal factors where it can (a constant K): the report keeps one.
+
+    :param after: the new state the update returned.
+    :returns: factor names and finite values, or None (nothing to explain).
+
+    .. versionadded:: 0.3
     """
 
 
 @hookspec
 def rankcraft_rank(
-    params: Any, rank_state: State, before: State, after: State, context: PlayerContext
+    params: Any,
+    rank_state: State,
+    before: State,
+    after: State,
+    pairings: Sequence[Pairing],
+    games: int,
+    side: int,
+    match: Match | None,
+    expected: float,
+    score: float,
+    mode: str,
+    player: str,
+    context: PlayerContext,
 ) -> State:
     """Return a player's new rank state (the visible rank) after the match.
 
     :param params: the rank slot's params.
-    :param rank_state: the player's rank state before the match.
+    :param rank_state: the player's rank state (a tuple) before the match.
     :param before: the skill state the match used (after decay).
     :param after: the skill state after the update.
-    :param context: as for :func:`rankcraft_update`; ``context.score`` tells win (1),
-        draw (0.5) or loss (0) for two sides.
-    :returns: the new rank state.
+    :param pairings, games, side, match, expected, score, mode, player: as for
+        :func:`rankcraft_update` (``score`` tells win (1), draw (0.5) or loss (0) for two
+        sides); ``pairings`` are this match's, also in a ``live`` period.
+    :param context: as for :func:`rankcraft_update`, built only when named; its
+        ``explain`` records the rank layer's factors (a series, a cap) in the report.
+    :returns: the new rank state (a tuple).
 
     .. versionadded:: 0.1
+    .. versionchanged:: 0.3 as :func:`rankcraft_update`.
     """
 
 
@@ -409,6 +490,7 @@ HOOK_SLOTS: dict[str, tuple[str, ...]] = {
     "rankcraft_team": ("team",),
     "rankcraft_expectation": ("expectation",),
     "rankcraft_update": ("update",),
+    "rankcraft_explain": ("update",),
     "rankcraft_rank": ("rank",),
     "rankcraft_reset": ("reset",),
     "rankcraft_reset_scope": ("reset",),

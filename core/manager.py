@@ -27,6 +27,7 @@ import pluggy
 from . import hookspecs
 from ._markers import PROJECT
 from .errors import PluginConflictError, PluginError
+from .forms import Form
 from .model import (
     Census,
     Match,
@@ -50,6 +51,9 @@ loaded as plugins, each named after its file (``streak.py`` is plugin ``streak``
 DIR_SOURCE = "plugins-dir"
 """The source a plugin loaded from a plugins folder is listed under."""
 
+Forms = tuple[Form, "Form | None"]
+"""The skill and rank state forms of a ruleset (the rank one None without a rank slot)."""
+
 SLOTS = ("initial", "decay", "team", "expectation", "update", "rank", "reset")
 
 TeamFn = Callable[
@@ -59,8 +63,13 @@ TeamFn = Callable[
 ExpectationFn = Callable[[Sequence[State], int | None, Match | None], Sequence[float]]
 QualityFn = Callable[[Sequence[Sequence[State]], Sequence[State], int | None], float]
 OutcomesFn = Callable[[Sequence[State], int | None, Match | None], Sequence[float] | None]
-UpdateFn = Callable[[State, Sequence[Pairing], PlayerContext], State]
-RankFn = Callable[[State, State, State, PlayerContext], State]
+UpdateFn = Callable[..., State]
+"""``(state, pairings, games, side, match, expected, score, mode, player, context)``."""
+ExplainFn = Callable[..., Mapping[str, float] | None]
+"""``(state, pairings, games, side, match, expected, score, mode, player, after)``."""
+RankFn = Callable[..., State]
+"""``(rank_state, before, after, pairings, games, side, match, expected, score, mode, player,
+context)``."""
 ResetFn = Callable[[Sequence[PlayerRecord], str, ResetContext], Sequence[PlayerRecord]]
 PlayerScopeFn = Callable[[str, ResetContext], PlayerScope | None]
 StandingsScopeFn = Callable[[datetime | None], PlayerScope | None]
@@ -343,6 +352,34 @@ class Plugins:
         assert spec is not None
         return _call_adapter(impl, spec.argnames, fixed)
 
+    def takes(self, plugin: str, hook: str, argument: str) -> bool:
+        """Whether ``plugin``'s implementation of ``hook`` names ``argument`` (an
+        implementation takes the arguments it names: the engine builds an optional one,
+        such as ``context``, only for implementations that take it)."""
+        impl = self._impl(plugin, hook)
+        return impl is not None and argument in impl.argnames
+
+    def contract(self, plugin: str) -> int:
+        """The hook contract ``plugin`` is written for: 2 (states as tuples, the module
+        sets ``RANKCRAFT_CONTRACT = 2``) or 1 (states as attrs instances; deprecated,
+        adapted by :mod:`rankcraft.contract1`)."""
+        module = self.pm.get_plugin(plugin)
+        value = getattr(module, "RANKCRAFT_CONTRACT", 1)
+        if value not in (1, 2):
+            raise PluginError(f"plugin {plugin!r} sets RANKCRAFT_CONTRACT = {value!r} (1 or 2)")
+        return int(value)
+
+    def _state_hook(self, plugin: str, hook: str, forms: Forms | None, **fixed: Any) -> Any:
+        """The implementation bound as :meth:`_bind` binds it, adapted to tuple states
+        when the plugin is written for contract 1 (unless ``forms`` is None: the
+        implementation as it is, taking the states it was written for)."""
+        function = self._bind(plugin, hook, **fixed)
+        if forms is None or self.contract(plugin) == 2:
+            return function
+        from . import contract1
+
+        return contract1.adapt(hook, function, forms, plugin)
+
     # -- declarations (once per ruleset) ----------------------------------------------
 
     def params_class(self, plugin: str, slot: str) -> type | None:
@@ -366,45 +403,63 @@ class Plugins:
             self._bind(plugin, "rankcraft_initial", slot=slot, params=params),
         )
 
-    def decay(self, plugin: str, params: Any) -> Callable[[State, float], State]:
+    def decay(
+        self, plugin: str, params: Any, forms: Forms | None = None
+    ) -> Callable[[State, float], State]:
         """``(state, periods) -> state``."""
         return cast(
-            "Callable[[State, float], State]", self._bind(plugin, "rankcraft_decay", params=params)
+            "Callable[[State, float], State]",
+            self._state_hook(plugin, "rankcraft_decay", forms, params=params),
         )
 
-    def aggregate(self, plugin: str, params: Any) -> Callable[[Sequence[State]], State]:
+    def aggregate(
+        self, plugin: str, params: Any, forms: Forms | None = None
+    ) -> Callable[[Sequence[State]], State]:
         """``(members) -> side state``."""
         return cast(
             "Callable[[Sequence[State]], State]",
-            self._bind(plugin, "rankcraft_aggregate", params=params),
+            self._state_hook(plugin, "rankcraft_aggregate", forms, params=params),
         )
 
-    def team(self, plugin: str, params: Any) -> TeamFn:
+    def team(self, plugin: str, params: Any, forms: Forms | None = None) -> TeamFn:
         """``(sides, places, weight, match) -> pairings per side per player``."""
-        return cast(TeamFn, self._bind(plugin, "rankcraft_team", params=params))
+        return cast(TeamFn, self._state_hook(plugin, "rankcraft_team", forms, params=params))
 
-    def expectation(self, plugin: str, params: Any) -> ExpectationFn:
+    def expectation(self, plugin: str, params: Any, forms: Forms | None = None) -> ExpectationFn:
         """``(side_states, home, match) -> probabilities``."""
-        return cast(ExpectationFn, self._bind(plugin, "rankcraft_expectation", params=params))
+        return cast(
+            ExpectationFn, self._state_hook(plugin, "rankcraft_expectation", forms, params=params)
+        )
 
-    def quality(self, plugin: str, params: Any) -> QualityFn:
+    def quality(self, plugin: str, params: Any, forms: Forms | None = None) -> QualityFn:
         """``(sides, side_states, home) -> quality in [0, 1]`` (matchmaking only)."""
-        return cast(QualityFn, self._bind(plugin, "rankcraft_quality", params=params))
+        return cast(QualityFn, self._state_hook(plugin, "rankcraft_quality", forms, params=params))
 
-    def outcomes(self, plugin: str, params: Any) -> OutcomesFn | None:
+    def outcomes(self, plugin: str, params: Any, forms: Forms | None = None) -> OutcomesFn | None:
         """``(side_states, home, match) -> (P(win), P(draw), P(loss)) or None``; None when the
         plugin has no ``rankcraft_outcomes`` (an optional hook)."""
         if not self.implements(plugin, "rankcraft_outcomes"):
             return None
-        return cast(OutcomesFn, self._bind(plugin, "rankcraft_outcomes", params=params))
+        return cast(
+            OutcomesFn, self._state_hook(plugin, "rankcraft_outcomes", forms, params=params)
+        )
 
-    def update(self, plugin: str, params: Any) -> UpdateFn:
-        """``(state, pairings, context) -> state``."""
-        return cast(UpdateFn, self._bind(plugin, "rankcraft_update", params=params))
+    def update(self, plugin: str, params: Any, forms: Forms | None = None) -> UpdateFn:
+        """``(state, pairings, games, side, match, expected, score, mode, player, context)
+        -> state``."""
+        return cast(UpdateFn, self._state_hook(plugin, "rankcraft_update", forms, params=params))
 
-    def rank(self, plugin: str, params: Any) -> RankFn:
-        """``(rank_state, before, after, context) -> rank state``."""
-        return cast(RankFn, self._bind(plugin, "rankcraft_rank", params=params))
+    def explain(self, plugin: str, params: Any) -> ExplainFn | None:
+        """``(state, pairings, games, side, match, expected, score, mode, player, after)
+        -> factors or None``; None when the plugin has no ``rankcraft_explain``."""
+        if not self.implements(plugin, "rankcraft_explain"):
+            return None
+        return cast(ExplainFn, self._bind(plugin, "rankcraft_explain", params=params))
+
+    def rank(self, plugin: str, params: Any, forms: Forms | None = None) -> RankFn:
+        """``(rank_state, before, after, pairings, games, side, match, expected, score, mode,
+        player, context) -> rank state``."""
+        return cast(RankFn, self._state_hook(plugin, "rankcraft_rank", forms, params=params))
 
     def standings(self, plugin: str, params: Any) -> StandingsFn:
         """``(players, census) -> label per player id``."""

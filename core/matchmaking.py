@@ -376,7 +376,7 @@ class _Judge:
         self.hook: Callable[..., float] | None = None
         self.method = "closeness"
         if plugins.implements(spec.plugin, "rankcraft_quality"):
-            self.hook = plugins.quality(spec.plugin, spec.params)
+            self.hook = plugins.quality(spec.plugin, spec.params, steps.forms)
             self.method = spec.plugin
         self.league = league
         self.at = at

@@ -70,12 +70,18 @@ class Needs:
             by match (``[period] mode = "match"``) and let results stand (``[quits]
             quitter = "result"``); any other ruleset is refused when loaded (default
             false).
+        plain_singles: (the team slot) for two sides of one player each, the plugin's
+            pairings are each player's plain result against the other (the other's state,
+            the score from the places, the match's weight; partial play scales nothing
+            there): the core then makes those pairings itself and never calls the team
+            hooks for such a match, for any plugin that declares it (default false).
     """
 
     fields: tuple[str, ...] = ()
     roles: tuple[Role, ...] = ()
     opponents_at_onset: bool = False
     whole_match: bool = False
+    plain_singles: bool = False
 
 
 class Pairing(NamedTuple):

@@ -30,11 +30,13 @@ _EMPTY: dict[str, float] = {}
 
 
 class Rated(tuple):  # type: ignore[type-arg]
-    """``(match, expected, changes)``: one rated match.
+    """``(match, expected, changes, forms)``: one rated match.
 
     ``changes`` holds, per participant in the order of ``match.teams``, the tuple
     ``(player, side, skill_before, skill_used, skill_after, rank_before, rank_after,
-    factors)`` (``factors`` None when the plugins explained nothing)."""
+    factors)`` (``factors`` None when the plugins explained nothing), its states in their
+    tuple form; ``forms`` are the skill and rank :class:`~rankcraft.forms.Form` that
+    :attr:`report` builds the public states with."""
 
     __slots__ = ()
 
@@ -63,21 +65,24 @@ class Rated(tuple):  # type: ignore[type-arg]
     @property
     def report(self) -> Report:
         """The match's :class:`~rankcraft.Report` (a new object on every read)."""
-        match, expected, changes = self
+        match, expected, changes, (skill_form, rank_form) = self
+        skill = skill_form.to_object_unchecked
+        rank = rank_form.to_object_unchecked if rank_form is not None else _none
         return Report(
             match_id=match.id,
             played_at=match.played_at,
             expected=expected,
             changes=tuple(
-                PlayerChange(
-                    player=player,
-                    side=side,
-                    skill_before=before,
-                    skill_used=used,
-                    skill_after=after,
-                    rank_before=rank_before,
-                    rank_after=rank_after,
-                    factors=dict(factors) if factors else {},
+                _change(
+                    player,
+                    side,
+                    skill(before),
+                    used is before,
+                    skill(used),
+                    skill(after),
+                    None if rank_before is None else rank(rank_before),
+                    None if rank_after is None else rank(rank_after),
+                    factors,
                 )
                 for player, side, before, used, after, rank_before, rank_after, factors in changes
             ),
@@ -114,14 +119,48 @@ def _number(value: Any) -> str:
     return compact_json(value)
 
 
+def _change(
+    player: str,
+    side: int,
+    before: Any,
+    same: bool,
+    used: Any,
+    after: Any,
+    rank_before: Any,
+    rank_after: Any,
+    factors: Any,
+) -> PlayerChange:
+    """A change of a report; ``skill_used`` is ``skill_before`` itself when the match used
+    the state as it was (no decay): the report then leaves it out."""
+    return PlayerChange(
+        player=player,
+        side=side,
+        skill_before=before,
+        skill_used=before if same else used,
+        skill_after=after,
+        rank_before=rank_before,
+        rank_after=rank_after,
+        factors=dict(factors) if factors else {},
+    )
+
+
+def _none(value: Any) -> Any:
+    return None
+
+
 def _packer(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
-    """A function turning a state into the tuple of its ``names`` fields, in order."""
+    """A function turning a state, in its tuple form or its public one, into the tuple of
+    its ``names`` fields, in order."""
     if len(names) > 1:
-        return operator.attrgetter(*names)
-    if len(names) == 1:
-        get = operator.attrgetter(names[0])
-        return lambda state: (get(state),)
-    return lambda state: ()
+        get = operator.attrgetter(*names)
+    elif len(names) == 1:
+        one = operator.attrgetter(names[0])
+
+        def get(state: Any) -> Any:
+            return (one(state),)
+    else:
+        return lambda state: ()
+    return lambda state: state if type(state) is tuple else get(state)
 
 
 def match_text(match: Match) -> str:
@@ -335,7 +374,7 @@ class ReportPacker:
 
     def pack(self, entry: Rated) -> bytes:
         """The packed report of ``entry``."""
-        match, expected, changes = entry
+        match, expected, changes = entry[0], entry[1], entry[2]
         if [c[0] for c in changes] != [p for team in match.teams for p in team]:
             raise ValueError(f"match {match.id!r}: the changes do not follow its players")
         out = [_head(len(expected)).pack(PACKED, len(expected), *expected, len(changes))]

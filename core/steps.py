@@ -10,18 +10,21 @@ entry; the league's unit of work keeps them.
 A *row* is a player's record as the loop keeps it, a list indexed by the constants below
 (a list costs a few hundredths of a microsecond to build; a frozen record, half of one):
 ``[skill, rank, matches, last_played, pending, period, period_matches, base]``, the
-fields of :class:`~rankcraft.PlayerRecord` in that order without the id.
+fields of :class:`~rankcraft.PlayerRecord` in that order without the id, its states in
+their tuple form (:mod:`rankcraft.forms`): :meth:`Steps.row_of` and
+:meth:`Steps.record_of` turn records into rows and back.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 import attrs
 
 from .errors import LateMatchError, PluginError
+from .forms import Form
 from .manager import OutcomesFn, Plugins, StandingsFn
 from .model import (
     Match,
@@ -53,31 +56,6 @@ _RECORD_FIELDS = (
 )
 
 
-def row_of(record: PlayerRecord) -> Row:
-    """A record as a row."""
-    return [
-        record.skill,
-        record.rank,
-        record.matches,
-        record.last_played,
-        record.pending,
-        record.period,
-        record.period_matches,
-        record.base,
-    ]
-
-
-def record_of(player: str, row: Row) -> PlayerRecord:
-    """A row as the frozen :class:`~rankcraft.PlayerRecord` of ``player``.
-
-    (Built field by field: equal to ``PlayerRecord(...)``, at half the cost.)"""
-    record = _new_record(PlayerRecord)
-    _set(record, "id", player)
-    for name, value in zip(_RECORD_FIELDS, row, strict=True):
-        _set(record, name, value)
-    return record
-
-
 def _state_names(cls: type | None) -> tuple[str, ...]:
     return () if cls is None else tuple(f.name for f in attrs.fields(cls))
 
@@ -91,6 +69,8 @@ class Steps:
     Attributes:
         skill_class, rank_class: the state classes of the skill and rank plugins (None
             without a rank slot). skill_names, rank_names: their field names, in order.
+        skill_form, rank_form: their :class:`~rankcraft.forms.Form` (tuple form and
+            public form).
     """
 
     def __init__(self, ruleset: Ruleset, plugins: Plugins) -> None:
@@ -100,10 +80,27 @@ class Steps:
         initial, update = rs.slot("initial"), rs.slot("update")
         expectation, decay = rs.slot("expectation"), rs.slot("decay")
         assert initial and update and expectation and decay
-        self.initial_skill = pl.initial(initial.plugin, "initial", initial.params)
-        self.skill_class: type = type(self.initial_skill())
-        self.update = pl.update(update.plugin, update.params)
-        self.expect = pl.expectation(expectation.plugin, expectation.params)
+        first = pl.initial(initial.plugin, "initial", initial.params)()
+        self.skill_class: type = type(first)
+        self.skill_form = Form(self.skill_class)
+        self.rank_class: type | None = None
+        self.rank_form: Form | None = None
+        first_rank = None
+        if rs.rank is not None:
+            first_rank = pl.initial(rs.rank.plugin, "rank", rs.rank.params)()
+            self.rank_class = type(first_rank)
+            self.rank_form = Form(self.rank_class)
+        forms = (self.skill_form, self.rank_form)
+        self._initial = self.skill_form.to_tuple(first)
+        self._initial_rank = None if self.rank_form is None else self.rank_form.to_tuple(first_rank)
+        # (the public form: a document without a rank state is read with the initial one)
+        self.initial_rank: Callable[[], State] | None = (
+            None if rs.rank is None else lambda: first_rank
+        )
+        self.update = pl.update(update.plugin, update.params, forms)
+        self.update_context = pl.takes(update.plugin, "rankcraft_update", "context")
+        self.explain = pl.explain(update.plugin, update.params)
+        self.expect = pl.expectation(expectation.plugin, expectation.params, forms)
         expect = self.expect
         # a prediction has no match: the expectation's ``match`` argument is None
         self.predict: Callable[[Sequence[State], int | None], Sequence[float]] = (
@@ -111,15 +108,17 @@ class Steps:
         )
         # the optional draw model beside the expectation (forecasts only, never per match):
         # ``(states, home, match)``, the match None for a forecast without one
-        self.outcomes: OutcomesFn | None = pl.outcomes(expectation.plugin, expectation.params)
+        self.outcomes: OutcomesFn | None = pl.outcomes(
+            expectation.plugin, expectation.params, forms
+        )
         self.decay: Callable[[State, float], State] | None = None
         if rs.decay is not None or pl.implements(decay.plugin, "rankcraft_decay"):
-            self.decay = pl.decay(decay.plugin, decay.params)
+            self.decay = pl.decay(decay.plugin, decay.params, forms)
         # a season event grows uncertainty with the skill plugin's own decay, even when the
         # ruleset's [decay] slot turns match-time decay off (Skyweaver: the weekly reset does)
         self.skill_decay: Callable[[State, float], State] | None = None
         if pl.implements(update.plugin, "rankcraft_decay"):
-            self.skill_decay = pl.decay(update.plugin, update.params)
+            self.skill_decay = pl.decay(update.plugin, update.params, forms)
         self.skill_params = update.params
         needs = pl.needs(update.plugin, "update")
         # batch/live: opponents seen at the period's onset (the skill's decay, one period)
@@ -128,15 +127,16 @@ class Steps:
             if needs is not None and needs.opponents_at_onset and rs.period.mode != "match"
             else None
         )
-        self.team = pl.team(rs.team.plugin, rs.team.params)
-        self.aggregate = pl.aggregate(rs.team.plugin, rs.team.params)
-        self.rank: Callable[[State, State, State, PlayerContext], State] | None = None
-        self.initial_rank: Callable[[], State] | None = None
-        self.rank_class: type | None = None
+        self.team = pl.team(rs.team.plugin, rs.team.params, forms)
+        self.aggregate = pl.aggregate(rs.team.plugin, rs.team.params, forms)
+        team_needs = pl.needs(rs.team.plugin, "team")
+        # a 1-v-1 of plain results: the core pairs the two players itself (Needs)
+        self.plain_singles = team_needs is not None and team_needs.plain_singles
+        self.rank: Callable[..., State] | None = None
+        self.rank_context = False
         if rs.rank is not None:
-            self.rank = pl.rank(rs.rank.plugin, rs.rank.params)
-            self.initial_rank = pl.initial(rs.rank.plugin, "rank", rs.rank.params)
-            self.rank_class = type(self.initial_rank())
+            self.rank = pl.rank(rs.rank.plugin, rs.rank.params, forms)
+            self.rank_context = pl.takes(rs.rank.plugin, "rankcraft_rank", "context")
         self.reset = pl.reset(rs.reset.plugin, rs.reset.params) if rs.reset is not None else None
         self.reset_scope = (
             pl.reset_scope(rs.reset.plugin, rs.reset.params) if rs.reset is not None else None
@@ -149,16 +149,15 @@ class Steps:
                 self.standings_scope = pl.standings_scope(spec.plugin, spec.params)
                 break
         self._factors: dict[str, float] = {}
-        self._initial = self.initial_skill()
         if self.outcomes is not None:
             # a plugin that implements the hook with its draw model turned off (e.g. elo
             # without ``draw``) answers None for every pair: then there is no draw model
             newcomer = self.aggregate([self._initial])
             if self.outcomes([newcomer, newcomer], None, None) is None:
                 self.outcomes = None
-        self._initial_rank = None if self.initial_rank is None else self.initial_rank()
-        self.skill_names = _state_names(self.skill_class)
-        self.rank_names = _state_names(self.rank_class)
+        self.skill_names = self.skill_form.names
+        self.rank_names = () if self.rank_form is None else self.rank_form.names
+        self.forms = forms
 
     # -- players ----------------------------------------------------------------------
 
@@ -166,6 +165,53 @@ class Steps:
         """The row of a player the league has not seen (states are immutable: every new
         player starts from the one initial state the plugins gave)."""
         return [self._initial, self._initial_rank, 0, None, (), None, 0, None]
+
+    def row_of(self, record: PlayerRecord) -> Row:
+        """A record as a row: its states in their tuple form."""
+        skill = self.skill_form.to_tuple
+        rank = self.rank_form.to_tuple if self.rank_form is not None else _same
+        pending = record.pending
+        if pending:
+            pending = tuple((skill(p[0]), p[1], p[2]) for p in pending)
+        base = record.base
+        return [
+            skill(record.skill),
+            rank(record.rank),
+            record.matches,
+            record.last_played,
+            pending,
+            record.period,
+            record.period_matches,
+            None if base is None else skill(base),
+        ]
+
+    def record_of(self, player: str, row: Row) -> PlayerRecord:
+        """A row as the frozen :class:`~rankcraft.PlayerRecord` of ``player``, its states
+        in their public form (the state classes' validators run on them).
+
+        (Built field by field: equal to ``PlayerRecord(...)``, at half the cost.)"""
+        skill = self.skill_form.to_object
+        rank = row[RANK]
+        pending = row[PENDING]
+        if pending:
+            unchecked = self.skill_form.to_object_unchecked
+            pending = tuple(Pairing(unchecked(p[0]), p[1], p[2]) for p in pending)
+        base = row[BASE]
+        record = _new_record(PlayerRecord)
+        _set(record, "id", player)
+        _set(record, "skill", skill(row[SKILL]))
+        _set(
+            record,
+            "rank",
+            None if rank is None or self.rank_form is None else self.rank_form.to_object(rank),
+        )
+        _set(record, "matches", row[MATCHES])
+        _set(record, "last_played", row[LAST])
+        _set(record, "pending", pending)
+        _set(record, "period", row[PERIOD])
+        _set(record, "period_matches", row[PERIOD_MATCHES])
+        _set(record, "base", None if base is None else skill(base))
+        return record
 
     def decayed(self, row: Row, when: datetime) -> State:
         """The player's skill as it would stand at ``when`` (idle-time decay), for
@@ -179,6 +225,15 @@ class Steps:
                 state = self.decay(state, periods)
         return state
 
+    def object_decay(self) -> Callable[[Any, float], Any] | None:
+        """The skill plugin's own decay on public-form states (a season event's
+        ``ResetContext.decay``), or None."""
+        decay = self.skill_decay
+        if decay is None:
+            return None
+        form = self.skill_form
+        return lambda state, periods: form.to_object(decay(form.to_tuple(state), periods))
+
     def commit_pending(self, player: str, row: Row) -> Row:
         """Rate a row's pending results (a closed ``batch`` period, a ``live`` period that
         time has passed, or a deferred loss); returns the row without them."""
@@ -189,15 +244,15 @@ class Steps:
             new[BASE] = None
             return new
         pending = row[PENDING]
-        score = sum(p.score * p.weight for p in pending) / max(
-            sum(p.weight for p in pending), 1e-300
-        )
-        context = PlayerContext(
-            None, player, 0, row[MATCHES] - row[PERIOD_MATCHES], 0.5, score, pending, self.mode
-        )
-        new[SKILL] = self.update(row[SKILL], pending, context)
+        score = sum(p[1] * p[2] for p in pending) / max(sum(p[2] for p in pending), 1e-300)
+        games = row[MATCHES] - row[PERIOD_MATCHES]
+        context = None
+        if self.update_context or self.rank_context:
+            context = PlayerContext(None, player, 0, games, 0.5, score, pending, self.mode)
+        args = (pending, games, 0, None, 0.5, score, self.mode, player)
+        new[SKILL] = self.update(row[SKILL], *args, context)
         if self.rank is not None:
-            new[RANK] = self.rank(row[RANK], row[SKILL], new[SKILL], context)
+            new[RANK] = self.rank(row[RANK], row[SKILL], new[SKILL], *args, context)
         return new
 
     def prepare(self, player: str, row: Row, at: datetime, period: int | None) -> Row:
@@ -251,8 +306,16 @@ class Steps:
         rows: list[list[Row]] = []
         sides: list[list[State]] = []
         shown: list[State] = []
+        teams = match.teams
+        singles = (
+            self.plain_singles
+            and len(teams) == 2
+            and len(teams[0]) == 1
+            and len(teams[1]) == 1
+            and match.seconds_played is None
+        )
         aggregate = self.aggregate
-        for side in match.teams:
+        for side in teams:
             side_before, side_rows, side_states = [], [], []
             for pid in side:
                 row = stored(pid)
@@ -280,12 +343,22 @@ class Steps:
             rows.append(side_rows)
             sides.append(side_states)
             # the forecast uses what players see now (in live mode, the re-rated period)
-            shown.append(aggregate([r[SKILL] for r in side_rows]))
+            shown.append(
+                side_rows[0][SKILL] if singles else aggregate([r[SKILL] for r in side_rows])
+            )
         expected = _checked(self.expect(shown, match.home, match), len(sides))
-        pairings = self.team(sides, match.places, match.weight, match)
+        if singles:
+            score = pair_score(match.places, 0, 1)
+            weight = match.weight
+            pairings: Sequence[Sequence[Sequence[Any]]] = (
+                (((sides[1][0], score, weight),),),
+                (((sides[0][0], 1.0 - score, weight),),),
+            )
+        else:
+            pairings = self.team(sides, match.places, match.weight, match)
         out: list[tuple[str, Row]] = []
         changes = []
-        for i, side in enumerate(match.teams):
+        for i, side in enumerate(teams):
             score = _side_score(match.places, i)
             for j, pid in enumerate(side):
                 new, change = self._player(
@@ -293,17 +366,17 @@ class Steps:
                 )
                 out.append((pid, new))
                 changes.append(change)
-        return out, Rated((match, expected, tuple(changes)))
+        return out, Rated((match, expected, tuple(changes), self.forms))
 
-    def _shared(self, factors: dict[str, float]) -> dict[str, float] | None:
+    def _shared(self, factors: Mapping[str, float] | None) -> dict[str, float] | None:
         """The report factors as kept: None when empty, and one dict for equal factors
         in a row (Elo's ``{"k": 32.0}`` every match; the kept dicts are never changed)."""
         if not factors:
             return None
-        if factors == self._factors:
+        if factors is self._factors or factors == self._factors:
             return self._factors
-        self._factors = factors
-        return factors
+        self._factors = dict(factors)
+        return self._factors
 
     def _player(
         self,
@@ -314,7 +387,7 @@ class Steps:
         expected: float,
         before: Row,
         row: Row,
-        pairs: Sequence[Pairing],
+        pairs: Sequence[Any],
     ) -> tuple[Row, tuple[Any, ...]]:
         """One participant's update and rank projection: their new row and report change."""
         mode = self.mode
@@ -322,45 +395,84 @@ class Steps:
         rule = "result"
         if match.quit:
             rule, pairs = self._quit_rule(match, pid, pairs)
-        context = PlayerContext(
-            match,
-            pid,
-            side,
-            row[MATCHES] - row[PERIOD_MATCHES],
-            expected,
-            0.0 if rule in ("loss", "deferred-loss") else score,
-            pairs,
-            mode,
-        )
+        if rule in ("loss", "deferred-loss"):
+            score = 0.0
+        games = row[MATCHES] - row[PERIOD_MATCHES]
+        context = None
+        if self.update_context or self.rank_context:
+            context = PlayerContext(match, pid, side, games, expected, score, pairs, mode)
+        factors: dict[str, float] = {}
         if mode == "match" and before[PENDING]:
             # a deferred loss (INVERSUS quit) was rated as this match started
-            context.explain("deferred_loss", float(len(before[PENDING])))
+            factors["deferred_loss"] = float(len(before[PENDING]))
         new = row.copy()
         pending = row[PENDING]
+        rated = pairs
         if rule == "cancelled":
             after = used
-            context.explain("cancelled", 1.0)
+            factors["cancelled"] = 1.0
         elif rule == "deferred-loss":
             after = used
             new[PENDING] = (*pending, *pairs)
-            context.explain("deferred", 1.0)
+            factors["deferred"] = 1.0
         elif mode == "match":
-            after = self.update(used, pairs, context)
+            after = self.update(
+                used, pairs, games, side, match, expected, score, mode, pid, context
+            )
         elif mode == "batch":
             after = used
             new[PENDING] = pending = (*pending, *pairs)
             new[PERIOD_MATCHES] += 1
-            context.explain("pending", float(len(pending)))
+            factors["pending"] = float(len(pending))
         else:  # live: re-rate the open period from its start
             if not pending:
                 new[BASE] = used
             new[PENDING] = pending = (*pending, *pairs)
             new[PERIOD_MATCHES] += 1
-            context.pairings = pending
-            after = self.update(new[BASE], pending, context)
-            context.pairings = pairs  # the rank layer judges this match alone
+            rated = pending
+            if context is not None:
+                context.pairings = pending
+            after = self.update(
+                new[BASE], pending, games, side, match, expected, score, mode, pid, context
+            )
+            if context is not None:
+                context.pairings = pairs  # the rank layer judges this match alone
+        if (
+            self.explain is not None
+            and rule not in ("cancelled", "deferred-loss")
+            and (mode != "batch")
+        ):
+            explained = self.explain(
+                used if mode == "match" else new[BASE],
+                rated,
+                games,
+                side,
+                match,
+                expected,
+                score,
+                mode,
+                pid,
+                after,
+            )
+            if explained:
+                factors = {**factors, **explained} if factors else explained  # type: ignore[assignment]
         if self.rank is not None and rule not in ("cancelled", "deferred-loss"):
-            new[RANK] = self.rank(row[RANK], used, after, context)
+            new[RANK] = self.rank(
+                row[RANK],
+                used,
+                after,
+                pairs,
+                games,
+                side,
+                match,
+                expected,
+                score,
+                mode,
+                pid,
+                context,
+            )
+        if context is not None and context.factors:
+            factors = {**factors, **context.factors} if factors else context.factors
         new[SKILL] = after
         new[MATCHES] = row[MATCHES] + 1
         new[LAST] = match.played_at
@@ -372,13 +484,11 @@ class Steps:
             after,
             row[RANK],
             new[RANK],
-            self._shared(context.factors),
+            self._shared(factors),
         )
         return new, change
 
-    def _quit_rule(
-        self, match: Match, pid: str, pairs: Sequence[Pairing]
-    ) -> tuple[str, Sequence[Pairing]]:
+    def _quit_rule(self, match: Match, pid: str, pairs: Sequence[Any]) -> tuple[str, Sequence[Any]]:
         """How a match with quitters rates ``pid``: the rule's name and the pairings."""
         quits = self.ruleset.quits
         if pid in match.quit:
@@ -386,9 +496,13 @@ class Steps:
             if rule == "deferred-loss" and self.mode != "match":
                 rule = "loss"  # a period's results are rated later anyway
             if rule != "result":
-                pairs = [Pairing(p.opponent, 0.0, p.weight) for p in pairs]
+                pairs = [(p[0], 0.0, p[2]) for p in pairs]
             return rule, pairs
         return ("cancelled" if quits.others == "cancelled" else "result"), pairs
+
+
+def _same(value: Any) -> Any:
+    return value
 
 
 def _side_score(places: Sequence[int], side: int) -> float:

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 from .io import bad_text
 from .model import PlayerRecord
 from .rated import Rated
-from .steps import Row, record_of, row_of
+from .steps import Row, Steps
 from .store import Store
 
 FLUSH_EVERY = 2000
@@ -50,11 +50,14 @@ class UnitOfWork:
 
     :param store: where the league is kept.
     :param schedule: the season schedule, saved and restored with each transaction.
+    :param steps: the ruleset's steps (their forms turn records into rows and back).
     """
 
-    def __init__(self, store: Store, schedule: Schedule) -> None:
+    def __init__(self, store: Store, schedule: Schedule, steps: Steps) -> None:
         self.store = store
         self.schedule = schedule
+        self.row_of = steps.row_of
+        self.record_of = steps.record_of
         self.rows: dict[str, Row | None] = {}
         # over a database, rows are read on demand; in memory, every row is here
         self.lazy = store.shared
@@ -79,7 +82,7 @@ class UnitOfWork:
         if self.lazy:
             self.rows = {}
         else:
-            self.rows = {pid: row_of(r) for pid, r in self.store.load_players().items()}
+            self.rows = {pid: self.row_of(r) for pid, r in self.store.load_players().items()}
         self.schedule.load(self.store)
         self.generation = self.store.generation()
 
@@ -97,7 +100,7 @@ class UnitOfWork:
         found = self.store.load_many(wanted)
         for pid in wanted:
             record = found.get(pid)
-            rows[pid] = None if record is None else row_of(record)
+            rows[pid] = None if record is None else self.row_of(record)
 
     def fetch_all(self) -> None:
         """Read every player's row (what a league-wide step needs: a season event, the
@@ -108,7 +111,7 @@ class UnitOfWork:
         rows = self.rows
         for pid, record in self.store.load_players().items():
             if rows.get(pid) is None:
-                rows[pid] = row_of(record)
+                rows[pid] = self.row_of(record)
         self.complete = True
 
     def row(self, player: str) -> Row | None:
@@ -151,7 +154,7 @@ class UnitOfWork:
 
     def put_record(self, record: PlayerRecord) -> None:
         """Replace a player's record in the open transaction."""
-        self.put(record.id, row_of(record))
+        self.put(record.id, self.row_of(record))
 
     def add(self, entry: Rated) -> None:
         """Keep a rated match; the store gets it with the next flush (the caller says
@@ -167,7 +170,7 @@ class UnitOfWork:
         write = self.store.write
         for start in range(0, len(dirty), WRITE_SLICE):
             chosen = dirty[start : start + WRITE_SLICE]
-            write([record_of(p, row) for p in chosen if (row := rows[p]) is not None], ())
+            write([self.record_of(p, row) for p in chosen if (row := rows[p]) is not None], ())
         write((), self.pending)
         self.dirty = set()
         self.pending = []
@@ -246,7 +249,7 @@ class UnitOfWork:
         for pid in players:
             record = stored.get(pid)
             if record is not None:
-                rows[pid] = row_of(record)
+                rows[pid] = self.row_of(record)
             elif lazy:
                 rows[pid] = None  # (known absent: not read again)
             else:
