@@ -121,8 +121,12 @@ def rankcraft_decay(params: Any, state: State, periods: float) -> State:
 
 
 @hookspec
-def rankcraft_aggregate(params: Any, members: Sequence[State]) -> State:
+def rankcraft_aggregate(params: Any, members: Sequence[State], layout: Mapping[str, int]) -> State:
     """Return one skill state that stands for a whole side in predictions.
+
+    ``layout`` (for a team plugin that reads the skill plugin's states, which it does not
+    know): the positions of the skill state's fields in its tuple form, by field name and
+    by role (``"location"``, ``"spread"``), from :func:`rankcraft.forms.layout`.
 
     The engine hands these side states to :func:`rankcraft_expectation` for the match
     report and for :meth:`rankcraft.League.predict`.
@@ -142,8 +146,13 @@ def rankcraft_team(
     places: Sequence[int],
     weight: float,
     match: Match,
+    layout: Mapping[str, int],
 ) -> Sequence[Sequence[Sequence[Pairing]]]:
     """Turn the sides of a match into the results each player's update digests.
+
+    A team plugin that pairs two sides of one player each plainly (each against the
+    other, at the match's weight) says so with ``Needs(plain_singles=True)``: the core
+    then pairs such matches itself, without calling this hook.
 
     :param params: the team slot's params.
     :param sides: the decayed skill states per side, per player, in the order of
@@ -152,6 +161,7 @@ def rankcraft_team(
     :param weight: the match's weight in (0, 1]; multiply it into each pairing's weight.
     :param match: the match itself, for what else it carries (``seconds_played`` for
         partial play, ``scores``); most team plugins leave it out of their signature.
+    :param layout: as for :func:`rankcraft_aggregate`.
 
     .. versionchanged:: 0.2
        ``match`` added (joint models weigh partial play inside the team computation).
@@ -340,6 +350,7 @@ def rankcraft_rank(
     mode: str,
     player: str,
     context: PlayerContext,
+    layout: Mapping[str, int],
 ) -> State:
     """Return a player's new rank state (the visible rank) after the match.
 
@@ -352,6 +363,8 @@ def rankcraft_rank(
         sides); ``pairings`` are this match's, also in a ``live`` period.
     :param context: as for :func:`rankcraft_update`, built only when named; its
         ``explain`` records the rank layer's factors (a series, a cap) in the report.
+    :param layout: the positions of the skill state's fields (``before``, ``after``), as
+        for :func:`rankcraft_aggregate`.
     :returns: the new rank state (a tuple).
 
     .. versionadded:: 0.1

@@ -27,13 +27,12 @@ import pluggy
 from . import hookspecs
 from ._markers import PROJECT
 from .errors import PluginConflictError, PluginError
-from .forms import Form
+from .forms import Form, layout
 from .model import (
     Census,
     Match,
     Needs,
     Pairing,
-    PlayerContext,
     PlayerRecord,
     PlayerScope,
     ResetContext,
@@ -241,6 +240,10 @@ def _register(pm: PluginManager, found: dict[str, dict[str, _Source]], blocked: 
         pm.origins[name] = (origin, source.version or source.where)
 
 
+def _layout(forms: Forms | None) -> dict[str, int]:
+    return {} if forms is None else layout(forms[0].cls)
+
+
 def _call_adapter(impl: pluggy.HookImpl, spec_args: Sequence[str], fixed: dict[str, Any]) -> Any:
     """A plain function calling ``impl`` with ``fixed`` bound and the rest positional.
 
@@ -418,12 +421,17 @@ class Plugins:
         """``(members) -> side state``."""
         return cast(
             "Callable[[Sequence[State]], State]",
-            self._state_hook(plugin, "rankcraft_aggregate", forms, params=params),
+            self._state_hook(
+                plugin, "rankcraft_aggregate", forms, params=params, layout=_layout(forms)
+            ),
         )
 
     def team(self, plugin: str, params: Any, forms: Forms | None = None) -> TeamFn:
         """``(sides, places, weight, match) -> pairings per side per player``."""
-        return cast(TeamFn, self._state_hook(plugin, "rankcraft_team", forms, params=params))
+        return cast(
+            TeamFn,
+            self._state_hook(plugin, "rankcraft_team", forms, params=params, layout=_layout(forms)),
+        )
 
     def expectation(self, plugin: str, params: Any, forms: Forms | None = None) -> ExpectationFn:
         """``(side_states, home, match) -> probabilities``."""
@@ -459,7 +467,10 @@ class Plugins:
     def rank(self, plugin: str, params: Any, forms: Forms | None = None) -> RankFn:
         """``(rank_state, before, after, pairings, games, side, match, expected, score, mode,
         player, context) -> rank state``."""
-        return cast(RankFn, self._state_hook(plugin, "rankcraft_rank", forms, params=params))
+        return cast(
+            RankFn,
+            self._state_hook(plugin, "rankcraft_rank", forms, params=params, layout=_layout(forms)),
+        )
 
     def standings(self, plugin: str, params: Any) -> StandingsFn:
         """``(players, census) -> label per player id``."""

@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
 
-import attrs
-
-from rankcraft import Pairing, State, field_of_role, pair_score
+from rankcraft import Pairing, State, pair_score
 
 SPREAD_MODES: tuple[str, ...] = ("mean", "rms", "max")
 
@@ -20,27 +17,6 @@ full player's change, and pairing weights stay in (0, 1] as updates expect."""
 Shares = list[list[float]]
 
 
-_layouts: dict[type, tuple[str, str | None, tuple[str, ...]]] = {}
-
-
-def layout(state_class: type) -> tuple[str, str | None, tuple[str, ...]]:
-    """(location field, spread field or None, other float fields) of a state class."""
-    known = _layouts.get(state_class)
-    if known is not None:
-        return known
-    location = field_of_role(state_class, "location")
-    if location is None:
-        raise TypeError(f"{state_class.__name__} has no field with role 'location'")
-    spread = field_of_role(state_class, "spread")
-    others = tuple(
-        f.name
-        for f in attrs.fields(state_class)
-        if f.name not in (location, spread) and f.type in (float, "float")
-    )
-    _layouts[state_class] = (location, spread, others)
-    return _layouts[state_class]
-
-
 def combine_spread(values: Sequence[float], mode: str) -> float:
     """A side's spread from its members': arithmetic mean, root-mean-square, or max."""
     if mode == "mean":
@@ -50,21 +26,35 @@ def combine_spread(values: Sequence[float], mode: str) -> float:
     return max(values)
 
 
-def mean_state(members: Sequence[State], spread_mode: str) -> State:
-    """One state for a side: mean location, combined spread, mean of other float fields.
+def mean_state(members: Sequence[State], spread_mode: str, layout: Mapping[str, int]) -> State:
+    """One state (a tuple) for a side: mean location, combined spread, mean of the other
+    float fields (``layout``: the skill state's field positions, roles included).
 
     A one-member side is that member, unchanged.
+
+    >>> mean_state([(1500.0, 200.0), (1700.0, 100.0)], "max", {"location": 0, "spread": 1})
+    (1600.0, 200.0)
     """
     if len(members) == 1:
         return members[0]
-    location, spread, others = layout(type(members[0]))
+    location = layout["location"]
+    spread = layout.get("spread")
     n = len(members)
-    changes: dict[str, Any] = {location: math.fsum(getattr(m, location) for m in members) / n}
+    out = list(members[0])
+    out[location] = math.fsum(m[location] for m in members) / n
     if spread is not None:
-        changes[spread] = combine_spread([getattr(m, spread) for m in members], spread_mode)
-    for name in others:
-        changes[name] = math.fsum(getattr(m, name) for m in members) / n
-    return attrs.evolve(members[0], **changes)
+        out[spread] = combine_spread([m[spread] for m in members], spread_mode)
+    for i, value in enumerate(members[0]):
+        if i != location and i != spread and type(value) is float:
+            out[i] = math.fsum(m[i] for m in members) / n
+    return tuple(out)
+
+
+def shifted(state: State, at: int, value: float) -> State:
+    """``state`` with its field at position ``at`` set to ``value`` (a virtual opponent
+    placed by the gap between a member and their side's mean; it may lie past the range
+    a stored rating may hold: it is only ever handed to an update)."""
+    return (*state[:at], value, *state[at + 1 :])
 
 
 def play_shares(seconds: Sequence[Sequence[int]] | None) -> Shares | None:
@@ -105,7 +95,7 @@ def scaled(pairs: Sequence[Pairing], share: float) -> list[Pairing]:
     """``pairs`` with every weight multiplied by ``share`` (a player's share of play)."""
     if share == 1.0:
         return list(pairs)
-    return [Pairing(p.opponent, p.score, p.weight * share) for p in pairs]
+    return [Pairing(p[0], p[1], p[2] * share) for p in pairs]
 
 
 def weigh_play(

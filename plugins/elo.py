@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 
 import attrs
 
-from rankcraft import Match, Pairing, PlayerContext, StateError, hookimpl, state_field
+from rankcraft import Match, Pairing, StateError, hookimpl, state_field
 from rankcraft.validators import RATING_LIMIT, limit, state_within, within
 
 from ._drawfit import fit_davidson, fit_ordered_logit
@@ -336,6 +336,19 @@ class EloParams:
 
 _state_rating = state_within(-RATING_LIMIT, RATING_LIMIT)
 
+RANKCRAFT_CONTRACT = 2
+"""States in the per-match hooks are tuples (docs/hooks.md)."""
+
+State = tuple[Any, ...]
+RATING, PEAK, CONTEXTS, OFFSET, UPDATES, DAY, SEASON_GAMES = range(7)
+"""Positions of the fields in an Elo state's tuple form: every state class below extends
+the one before it, so a field has one position in all of them."""
+
+
+def _updates(state: State) -> int:
+    """A state's pool updates (0 for a state without them)."""
+    return int(state[UPDATES]) if len(state) > UPDATES else 0
+
 
 @attrs.frozen(slots=True)
 class EloSkill:
@@ -451,7 +464,7 @@ def day_number(moment: datetime) -> float:
 def _rest(params: EloParams, state: Any, day: float) -> float:
     """Days of rest of a player before a match on ``day``, up to ``rest_cap_days`` (a
     player who never played: the cap)."""
-    last = float(getattr(state, "last_day", 0.0))
+    last = float(state[DAY]) if len(state) > DAY else 0.0
     if last <= 0.0:
         return params.rest_cap_days
     return min(max(day - last, 0.0), params.rest_cap_days)
@@ -534,16 +547,14 @@ def _prior(params: EloParams, match: Match | None, side: int) -> float | None:
 def _start(params: EloParams, state: Any, match: Match | None, side: int) -> Any:
     """``state``, or for a newcomer (rating still exactly the initial one) with a prior
     from the match, the state at the prior."""
-    if params.prior_field is None or state.rating != params.initial_rating:
+    if params.prior_field is None or state[RATING] != params.initial_rating:
         return state
     prior = _prior(params, match, side)
     if prior is None:
         return state
-    if isinstance(state, EloContextSkill):  # (EloPoolSkill too)
-        return attrs.evolve(
-            state, rating=prior, peak=prior, contexts=tuple(prior for _ in state.contexts)
-        )
-    return EloSkill(prior, prior)
+    if len(state) > CONTEXTS:  # (the pool and timed states too)
+        return (prior, prior, tuple(prior for _ in state[CONTEXTS]), *state[CONTEXTS + 1 :])
+    return (prior, prior)
 
 
 def _pools(params: EloParams, match: Match | None) -> tuple[str, str] | None:
@@ -561,7 +572,7 @@ def _pools(params: EloParams, match: Match | None) -> tuple[str, str] | None:
 
 def _offset(state: Any) -> float:
     """A state's pool offset (0 for a state without one, e.g. an imported plain one)."""
-    return float(getattr(state, "pool_offset", 0.0))
+    return float(state[OFFSET]) if len(state) > OFFSET else 0.0
 
 
 def _pool_gap(pools: tuple[str, str] | None, mine: Any, theirs: Any) -> float:
@@ -585,13 +596,13 @@ def _pool_after(
     """(pool offset, pool updates) of a player after a match: moved by ``pool_k``
     times the surprise against another pool; between two members of one pool, the one
     with more updates."""
-    offset, updates = _offset(state), int(getattr(state, "pool_updates", 0))
+    offset, updates = _offset(state), _updates(state)
     if pools is None:
         return offset, updates
     if pools[0] != pools[1]:
         moved = limit(offset + params.pool_k * surprise, -RATING_LIMIT, RATING_LIMIT)
         return moved, updates + 1
-    theirs = int(getattr(opponent, "pool_updates", 0))
+    theirs = _updates(opponent)
     if theirs > updates:
         return _offset(opponent), theirs
     return offset, updates
@@ -613,12 +624,12 @@ def _blend_index(params: EloParams, match: Match | None) -> int | None:
 def _rating_in(params: EloParams, state: Any, index: int | None) -> float:
     """The rating a forecast uses: the overall one, blended with the context's."""
     if index is None:
-        return float(state.rating)
-    contexts = getattr(state, "contexts", ())
+        return float(state[RATING])
+    contexts = state[CONTEXTS] if len(state) > CONTEXTS else ()
     if index >= len(contexts):
-        return float(state.rating)
+        return float(state[RATING])
     w = params.blend_weight
-    return float((1.0 - w) * state.rating + w * contexts[index])
+    return float((1.0 - w) * state[RATING] + w * contexts[index])
 
 
 def outcome_probabilities(
@@ -718,7 +729,7 @@ def side_gap(
 
 @hookimpl
 def rankcraft_expectation(
-    params: EloParams, side_states: Sequence[EloSkill], home: int | None, match: Match | None
+    params: EloParams, side_states: Sequence[State], home: int | None, match: Match | None
 ) -> list[float]:
     scale = params.scale
     if len(side_states) == 2 and not _plain(params):
@@ -726,16 +737,16 @@ def rankcraft_expectation(
         return [p, 1.0 - p]
     edge = home_edge(params.home_advantage, home, 0)
     if len(side_states) == 2:  # (side_probabilities' two-sided case, written out)
-        p = expected_score(side_states[0].rating + edge, side_states[1].rating, scale)
+        p = logistic10((side_states[1][0] - (side_states[0][0] + edge)) / scale)
         return [p, 1.0 - p]
     return side_probabilities(
-        side_states, lambda a, b, e: expected_score(a.rating + e, b.rating, scale), edge
+        side_states, lambda a, b, e: expected_score(a[0] + e, b[0], scale), edge
     )
 
 
 @hookimpl
 def rankcraft_outcomes(
-    params: EloParams, side_states: Sequence[EloSkill], home: int | None, match: Match | None
+    params: EloParams, side_states: Sequence[State], home: int | None, match: Match | None
 ) -> list[float] | None:
     """(P(side 0 wins), P(draw), P(side 1 wins)) for two sides under the draw model, or
     None without one (``draw = "none"``) or for more than two sides. The gap is the
@@ -748,79 +759,136 @@ def rankcraft_outcomes(
     return [win, draw, loss]
 
 
-def _k_of(params: EloParams, state: Any, context: PlayerContext) -> float:
+def _k_of(params: EloParams, state: State, games: int) -> float:
     if params.k_by_games or params.k_by_rating:
-        return params.k_for(context.matches, state.rating, state.peak)
+        return params.k_for(games, state[RATING], state[PEAK])
     if params.k_games_power:
-        return float(
-            params.k_factor / (context.matches + params.k_games_offset) ** params.k_games_power
-        )
+        return float(params.k_factor / (games + params.k_games_offset) ** params.k_games_power)
     return params.k_factor
+
+
+_explained: list[Any] = [None, None]
+"""The last update's new state and its factors: :func:`rankcraft_explain`, called with
+that very state right after, reads them instead of rating again (any other state is
+rated again: the hook stays a function of its arguments)."""
 
 
 @hookimpl
 def rankcraft_update(
-    params: EloParams, state: EloSkill, pairings: Sequence[Pairing], context: PlayerContext
-) -> EloSkill | EloContextSkill | EloPoolSkill | EloTimedSkill:
+    params: EloParams,
+    state: State,
+    pairings: Sequence[Pairing],
+    games: int,
+    side: int,
+    match: Match | None,
+) -> State:
     if not _plain(params):
-        return _update_in_context(params, state, pairings, context)
-    rating = state.rating
+        new, factors = _rated(params, state, pairings, games, side, match)
+        _explained[0], _explained[1] = new, factors
+        return new
+    rating = state[0]
     scale = params.scale
-    match = context.match
     edge = 0.0
     if params.home_advantage and match is not None and len(match.teams) == 2:
-        edge = home_edge(params.home_advantage, match.home, context.side)
+        edge = home_edge(params.home_advantage, match.home, side)
     surprise = 0.0
     for opponent, score, weight in pairings:
-        gap = opponent.rating - rating - edge
-        surprise += weight * (score - logistic10(gap / scale))
-    k = _k_of(params, state, context)
-    context.factors["k"] = k
+        surprise += weight * (score - logistic10((opponent[0] - rating - edge) / scale))
+    k = _k_of(params, state, games)
     if params.margin != "none":
-        k *= _margin_factor(params, pairings, context, rating + edge - pairings[0].opponent.rating)
+        factors = {"k": k}
+        k *= _margin_factor(
+            params, pairings, match, side, rating + edge - pairings[0][0][0], factors
+        )
     new = rating + k * surprise
     if not -RATING_LIMIT <= new <= RATING_LIMIT:
         new = limit(new, -RATING_LIMIT, RATING_LIMIT)
-    peak = state.peak
-    return EloSkill(new, new if new > peak else peak)
+    peak = state[1]
+    out = (new, new if new > peak else peak)
+    if params.margin != "none":
+        _explained[0], _explained[1] = out, factors
+    return out
+
+
+@hookimpl
+def rankcraft_explain(
+    params: EloParams,
+    state: State,
+    pairings: Sequence[Pairing],
+    games: int,
+    side: int,
+    match: Match | None,
+    after: State,
+) -> dict[str, float]:
+    """``k`` (the K-factor used), with ``margin``, ``season_k_boost`` and ``pool_k`` where
+    they applied."""
+    if _explained[0] is after:
+        return _explained[1]  # type: ignore[no-any-return]
+    if _plain(params):
+        if params.margin == "none":
+            k = _k_of(params, state, games)
+            known = _k_explained.get(k)
+            if known is None:
+                if len(_k_explained) > 4096:  # (a schedule by rating: many values)
+                    _k_explained.clear()
+                known = _k_explained[k] = {"k": k}
+            return known
+        rating_update = rankcraft_update(params, state, pairings, games, side, match)
+        assert _explained[0] is rating_update
+        return _explained[1]  # type: ignore[no-any-return]
+    return _rated(params, state, pairings, games, side, match)[1]
+
+
+_k_explained: dict[float, dict[str, float]] = {}
+"""One factors mapping per K value (a constant K explains every change with one)."""
 
 
 def _margin_factor(
-    params: EloParams, pairings: Sequence[Pairing], context: PlayerContext, lead: float
+    params: EloParams,
+    pairings: Sequence[Pairing],
+    match: Match | None,
+    side: int,
+    lead: float,
+    factors: dict[str, float],
 ) -> float:
     """K's margin-of-victory multiplier for a two-sided match with scores and one pairing
     (explained as ``margin``), else 1. ``lead``: the player's rating edge over the
     opponent, home advantage included, rating points."""
-    match = context.match
     if match is None or match.scores is None or len(match.scores) != 2 or len(pairings) != 1:
         return 1.0
-    margin = match.scores[context.side] - match.scores[1 - context.side]
+    margin = match.scores[side] - match.scores[1 - side]
     multiplier = margin_rule_multiplier(params.margin, params.margin_form, margin, lead)
-    context.factors["margin"] = multiplier
+    factors["margin"] = multiplier
     return multiplier
 
 
-def _update_in_context(
-    params: EloParams, state: Any, pairings: Sequence[Pairing], context: PlayerContext
-) -> EloSkill | EloContextSkill | EloPoolSkill | EloTimedSkill:
-    """The update with a draw model, context rules, a drifting home advantage, context
-    ratings or pool offsets (two-sided matches read the match; a closed period has none)."""
-    match = context.match
+def _rated(
+    params: EloParams,
+    state: State,
+    pairings: Sequence[Pairing],
+    games: int,
+    side: int,
+    match: Match | None,
+) -> tuple[State, dict[str, float]]:
+    """The update with a margin, a draw model, context rules, a drifting home advantage,
+    context ratings or pool offsets (two-sided matches read the match; a closed period has
+    none): the new state and the factors that explain it."""
+    factors: dict[str, float] = {}
     advantage, k_scale, gap_scale = _venue(params, match)
     index = _blend_index(params, match)
     pools = _pools(params, match)
-    if pools is not None and context.side == 1:
+    if pools is not None and side == 1:
         pools = (pools[1], pools[0])
     edge = 0.0
     if advantage and match is not None and len(match.teams) == 2:
-        edge = home_edge(advantage, match.home, context.side)
-    state = _start(params, state, match, context.side)
+        edge = home_edge(advantage, match.home, side)
+    state = _start(params, state, match, side)
     mine = _rating_in(params, state, index)
     two_sided = match is not None and len(match.teams) == 2
     surprise = lead = 0.0
     for opponent, score, weight in pairings:
         if len(pairings) == 1 and two_sided:
-            opponent = _start(params, opponent, match, 1 - context.side)
+            opponent = _start(params, opponent, match, 1 - side)
         lead = (
             mine
             + edge
@@ -829,23 +897,23 @@ def _update_in_context(
             - _rating_in(params, opponent, index)
         )
         surprise += weight * (score - expected_of_gap(params, lead * gap_scale, match))
-    k = _k_of(params, state, context) * k_scale
+    k = _k_of(params, state, games) * k_scale
     season_games = 0
     if params.timed:
         season_games = _season_games(params, state, match)
         if season_games < params.season_k_games and params.season_k_boost != 1.0:
             k *= params.season_k_boost
-            context.factors["season_k_boost"] = params.season_k_boost
-    context.factors["k"] = k
+            factors["season_k_boost"] = params.season_k_boost
+    factors["k"] = k
     if params.margin != "none":
-        k *= _margin_factor(params, pairings, context, lead)
-    new = limit(state.rating + k * surprise, -RATING_LIMIT, RATING_LIMIT)
-    peak = state.peak if state.peak >= new else new
+        k *= _margin_factor(params, pairings, match, side, lead, factors)
+    new = limit(state[RATING] + k * surprise, -RATING_LIMIT, RATING_LIMIT)
+    peak = state[PEAK] if state[PEAK] >= new else new
     if params.blend_field is None and params.pool_field is None and not params.timed:
-        return EloSkill(new, peak)
-    contexts = tuple(getattr(state, "contexts", ()))
+        return (new, peak), factors
+    contexts = tuple(state[CONTEXTS]) if len(state) > CONTEXTS else ()
     if len(contexts) != len(params.blend_values):  # (an imported state without them)
-        contexts = tuple(state.rating for _ in params.blend_values)
+        contexts = tuple(state[RATING] for _ in params.blend_values)
     if index is not None:
         moved = contexts[index] + params.blend_k * k * surprise
         contexts = (
@@ -854,22 +922,26 @@ def _update_in_context(
             *contexts[index + 1 :],
         )
     if params.pool_field is None and not params.timed:
-        return EloContextSkill(new, peak, contexts)
-    offset, updates = _pool_after(params, pools, state, pairings[0].opponent, surprise)
+        return (new, peak, contexts), factors
+    offset, updates = _pool_after(params, pools, state, pairings[0][0], surprise)
     if pools is not None and pools[0] != pools[1]:
-        context.factors["pool_k"] = params.pool_k
+        factors["pool_k"] = params.pool_k
     if not params.timed:
-        return EloPoolSkill(new, peak, contexts, offset, updates)
-    day = float(getattr(state, "last_day", 0.0)) if match is None else day_number(match.played_at)
-    return EloTimedSkill(new, peak, contexts, offset, updates, day, season_games + 1)
+        return (new, peak, contexts, offset, updates), factors
+    day = (
+        (float(state[DAY]) if len(state) > DAY else 0.0)
+        if match is None
+        else (day_number(match.played_at))
+    )
+    return (new, peak, contexts, offset, updates, day, season_games + 1), factors
 
 
 def _season_games(params: EloParams, state: Any, match: Match | None) -> int:
     """The player's matches since their last break of ``season_gap_days`` before this
     one (0 when this match follows such a break, or is their first)."""
-    last = float(getattr(state, "last_day", 0.0))
+    last = float(state[DAY]) if len(state) > DAY else 0.0
     if last <= 0.0:
         return 0
     if match is not None and day_number(match.played_at) - last >= params.season_gap_days:
         return 0
-    return int(getattr(state, "season_games", 0))
+    return int(state[SEASON_GAMES]) if len(state) > SEASON_GAMES else 0

@@ -13,24 +13,25 @@ player's pairings by their share of play (an extension: INVERSUS records no time
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from rankcraft import Match, Needs, Pairing, State, hookimpl, pair_score
-from rankcraft.model import shifted
 
-from ._team import layout, mean_state, one_on_one, play_shares, weigh_play
+from ._team import mean_state, one_on_one, play_shares, shifted, weigh_play
+
+RANKCRAFT_CONTRACT = 2
 
 _SPREAD = "mean"
 
 
 @hookimpl
 def rankcraft_needs(slot: str) -> Needs | None:
-    return Needs(roles=("location", "spread")) if slot == "team" else None
+    return Needs(roles=("location", "spread"), plain_singles=True) if slot == "team" else None
 
 
 @hookimpl
-def rankcraft_aggregate(members: Sequence[State]) -> State:
-    return mean_state(members, _SPREAD)
+def rankcraft_aggregate(members: Sequence[State], layout: Mapping[str, int]) -> State:
+    return mean_state(members, _SPREAD, layout)
 
 
 @hookimpl
@@ -39,26 +40,27 @@ def rankcraft_team(
     places: Sequence[int],
     weight: float,
     match: Match | None,
+    layout: Mapping[str, int],
 ) -> list[list[list[Pairing]]]:
     shares = play_shares(None if match is None else match.seconds_played)
     solo = one_on_one(sides, places, weight, shares)
     if solo is not None:
         return solo
-    virtual = [mean_state(side, _SPREAD) for side in sides]
-    location = layout(type(virtual[0]))[0]
+    virtual = [mean_state(side, _SPREAD, layout) for side in sides]
+    location = layout["location"]
     out = []
     for i, side in enumerate(sides):
-        own = getattr(virtual[i], location)
+        own = virtual[i][location]
         results = [(virtual[j], pair_score(places, i, j)) for j in range(len(sides)) if j != i]
         side_out = []
         for member in side:
-            mine = getattr(member, location)
+            mine = member[location]
             side_out.append(
                 [
                     Pairing(
                         opp
                         if len(side) == 1
-                        else shifted(opp, location, mine + (getattr(opp, location) - own)),
+                        else shifted(opp, location, mine + (opp[location] - own)),
                         score,
                         weight,
                     )

@@ -12,7 +12,7 @@ combine).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import attrs
 
@@ -20,6 +20,8 @@ from rankcraft import Match, Needs, Pairing, State, hookimpl, pair_score
 from rankcraft.validators import within
 
 from ._team import SPREAD_MODES, mean_state, one_on_one, opponent_share, play_shares, weigh_play
+
+RANKCRAFT_CONTRACT = 2
 
 
 @attrs.frozen(kw_only=True)
@@ -57,12 +59,14 @@ def rankcraft_params(slot: str) -> type | None:
 
 @hookimpl
 def rankcraft_needs(slot: str) -> Needs | None:
-    return Needs(roles=("location",)) if slot == "team" else None
+    return Needs(roles=("location",), plain_singles=True) if slot == "team" else None
 
 
 @hookimpl
-def rankcraft_aggregate(params: IndividualParams, members: Sequence[State]) -> State:
-    return mean_state(members, params.deviation)
+def rankcraft_aggregate(
+    params: IndividualParams, members: Sequence[State], layout: Mapping[str, int]
+) -> State:
+    return mean_state(members, params.deviation, layout)
 
 
 @hookimpl

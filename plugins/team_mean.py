@@ -13,23 +13,24 @@ player's pairings by their share of play.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import attrs
 
 from rankcraft import Match, Needs, Pairing, State, hookimpl, pair_score
-from rankcraft.model import shifted
 from rankcraft.validators import within
 
 from ._team import (
     SPREAD_MODES,
-    layout,
     mean_state,
     one_on_one,
     opponent_share,
     play_shares,
+    shifted,
     weigh_play,
 )
+
+RANKCRAFT_CONTRACT = 2
 
 OPPONENT_WEIGHTS = ("full", "split", "power")
 
@@ -69,12 +70,14 @@ def rankcraft_params(slot: str) -> type | None:
 
 @hookimpl
 def rankcraft_needs(slot: str) -> Needs | None:
-    return Needs(roles=("location",)) if slot == "team" else None
+    return Needs(roles=("location",), plain_singles=True) if slot == "team" else None
 
 
 @hookimpl
-def rankcraft_aggregate(params: MeanParams, members: Sequence[State]) -> State:
-    return mean_state(members, params.deviation)
+def rankcraft_aggregate(
+    params: MeanParams, members: Sequence[State], layout: Mapping[str, int]
+) -> State:
+    return mean_state(members, params.deviation, layout)
 
 
 @hookimpl
@@ -84,31 +87,30 @@ def rankcraft_team(
     places: Sequence[int],
     weight: float,
     match: Match | None,
+    layout: Mapping[str, int],
 ) -> list[list[list[Pairing]]]:
     played = match.seconds_played if match is not None and params.partial_play else None
     shares = play_shares(played)
     solo = one_on_one(sides, places, weight, shares)
     if solo is not None:
         return solo
-    virtual = [mean_state(side, params.deviation) for side in sides]
+    virtual = [mean_state(side, params.deviation, layout) for side in sides]
     n = len(sides)
     weight = weight * opponent_share(n - 1, params.power)
-    location = layout(type(virtual[0]))[0]
+    location = layout["location"]
     out = []
     for i, side in enumerate(sides):
         results = [(virtual[j], pair_score(places, i, j)) for j in range(n) if j != i]
         if len(side) == 1:
             out.append([[Pairing(opp, score, weight) for opp, score in results]])
             continue
-        own = getattr(virtual[i], location)
+        own = virtual[i][location]
         side_out = []
         for member in side:
-            mine = getattr(member, location)
+            mine = member[location]
             side_out.append(
                 [
-                    Pairing(
-                        shifted(opp, location, mine + (getattr(opp, location) - own)), score, weight
-                    )
+                    Pairing(shifted(opp, location, mine + (opp[location] - own)), score, weight)
                     for opp, score in results
                 ]
             )

@@ -110,7 +110,8 @@ def test_free_for_all_expectation_is_round_robin_share() -> None:
         }
     )
     # the expectation hook (kept in match reports); League.predict gives P(finishing first)
-    p = league._steps.predict([league.player(x).skill for x in "abc"], None)
+    tuple_form = league._steps.skill_form.to_tuple  # (hooks take states as tuples)
+    p = league._steps.predict([tuple_form(league.player(x).skill) for x in "abc"], None)
     e = expected_score
     assert p[0] == pytest.approx((e(1700, 1500) + e(1700, 1300)) / 3)
     assert p[2] == pytest.approx((e(1300, 1700) + e(1300, 1500)) / 3)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import rankcraft
+from rankcraft.forms import layout
 from rankcraft.plugins.glicko2 import Glicko2Skill
 from rankcraft.plugins.team_composite import rankcraft_team
 
@@ -20,23 +21,24 @@ def inversus_virtual_opponent(
 
 
 def test_virtual_opponent_is_the_shipped_codes() -> None:
-    alice, alex = Glicko2Skill(0.8, 0.4, 0.06), Glicko2Skill(-0.3, 1.5, 0.05)
-    betty, bill = Glicko2Skill(0.1, 0.9, 0.06), Glicko2Skill(0.5, 0.3, 0.07)
-    pairings = rankcraft_team([[alice, alex], [betty, bill]], [1, 2], 1.0, None)
+    # states as the hooks get them: (mu, phi, sigma) tuples, with their layout
+    alice, alex = (0.8, 0.4, 0.06), (-0.3, 1.5, 0.05)
+    betty, bill = (0.1, 0.9, 0.06), (0.5, 0.3, 0.07)
+    pairings = rankcraft_team(
+        [[alice, alex], [betty, bill]], [1, 2], 1.0, None, layout(Glicko2Skill)
+    )
     for member, (pairing,) in zip([alice, alex], pairings[0], strict=True):
         mu, phi = inversus_virtual_opponent(
-            member.mu, [alice.mu, alex.mu], [(betty.mu, betty.phi), (bill.mu, bill.phi)]
+            member[0], [alice[0], alex[0]], [(betty[0], betty[1]), (bill[0], bill[1])]
         )
-        assert pairing.opponent.mu == pytest.approx(mu) and pairing.opponent.phi == pytest.approx(
-            phi
-        )
-        assert pairing.score == 1.0 and pairing.weight == 1.0
+        assert pairing[0][0] == pytest.approx(mu) and pairing[0][1] == pytest.approx(phi)
+        assert pairing[1] == 1.0 and pairing[2] == 1.0
     (first,) = pairings[1][0]
-    assert first.score == 0.0
+    assert first[1] == 0.0
     mu, phi = inversus_virtual_opponent(
-        betty.mu, [betty.mu, bill.mu], [(alice.mu, alice.phi), (alex.mu, alex.phi)]
+        betty[0], [betty[0], bill[0]], [(alice[0], alice[1]), (alex[0], alex[1])]
     )
-    assert first.opponent.mu == pytest.approx(mu) and first.opponent.phi == pytest.approx(phi)
+    assert first[0][0] == pytest.approx(mu) and first[0][1] == pytest.approx(phi)
 
 
 def test_own_deviation_is_what_gets_updated(match) -> None:
