@@ -124,15 +124,15 @@ def rankcraft_decay(params: Any, state: State, periods: float) -> State:
 def rankcraft_aggregate(params: Any, members: Sequence[State], layout: Mapping[str, int]) -> State:
     """Return one skill state that stands for a whole side in predictions.
 
-    ``layout`` (for a team plugin that reads the skill plugin's states, which it does not
-    know): the positions of the skill state's fields in its tuple form, by field name and
-    by role (``"location"``, ``"spread"``), from :func:`rankcraft.forms.layout`.
-
     The engine hands these side states to :func:`rankcraft_expectation` for the match
     report and for :meth:`rankcraft.League.predict`.
 
     :param params: the team slot's params.
     :param members: the skill states of the side's players (decayed), at least one.
+    :param layout: for a team plugin that reads the skill plugin's states, which it does
+        not know: the positions of the skill state's fields in its tuple form, by field
+        name and by role (``"location"``, ``"spread"``), from
+        :func:`rankcraft.forms.layout`.
     :returns: a state of the skill plugin's class (for one member, usually that member).
 
     .. versionadded:: 0.1
@@ -328,6 +328,16 @@ def rankcraft_explain(
     (``after``), so the explanation is what the update used. Return the same mapping
     object for equal factors where it can (a constant K): the report keeps one.
 
+    :param params: as :func:`rankcraft_update` got it.
+    :param state: as :func:`rankcraft_update` got it.
+    :param pairings: as :func:`rankcraft_update` got it.
+    :param games: as :func:`rankcraft_update` got it.
+    :param side: as :func:`rankcraft_update` got it.
+    :param match: as :func:`rankcraft_update` got it.
+    :param expected: as :func:`rankcraft_update` got it.
+    :param score: as :func:`rankcraft_update` got it.
+    :param mode: as :func:`rankcraft_update` got it.
+    :param player: as :func:`rankcraft_update` got it.
     :param after: the new state the update returned.
     :returns: factor names and finite values, or None (nothing to explain).
 
@@ -358,9 +368,16 @@ def rankcraft_rank(
     :param rank_state: the player's rank state (a tuple) before the match.
     :param before: the skill state the match used (after decay).
     :param after: the skill state after the update.
-    :param pairings, games, side, match, expected, score, mode, player: as for
-        :func:`rankcraft_update` (``score`` tells win (1), draw (0.5) or loss (0) for two
-        sides); ``pairings`` are this match's, also in a ``live`` period.
+    :param pairings: this match's pairings (also in a ``live`` period), as for
+        :func:`rankcraft_update`.
+    :param games: as for :func:`rankcraft_update`.
+    :param side: as for :func:`rankcraft_update`.
+    :param match: as for :func:`rankcraft_update`.
+    :param expected: as for :func:`rankcraft_update`.
+    :param score: as for :func:`rankcraft_update`: win (1), draw (0.5) or loss (0) for
+        two sides.
+    :param mode: as for :func:`rankcraft_update`.
+    :param player: as for :func:`rankcraft_update`.
     :param context: as for :func:`rankcraft_update`, built only when named; its
         ``explain`` records the rank layer's factors (a series, a cap) in the report.
     :param layout: the positions of the skill state's fields (``before``, ``after``), as

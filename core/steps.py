@@ -401,76 +401,14 @@ class Steps:
         context = None
         if self.update_context or self.rank_context:
             context = PlayerContext(match, pid, side, games, expected, score, pairs, mode)
-        factors: dict[str, float] = {}
+        args = (games, side, match, expected, score, mode, pid)
+        new = row.copy()
+        after, factors = self._skill_after(new, rule, pairs, args, context)
         if mode == "match" and before[PENDING]:
             # a deferred loss (INVERSUS quit) was rated as this match started
-            factors["deferred_loss"] = float(len(before[PENDING]))
-        new = row.copy()
-        pending = row[PENDING]
-        rated = pairs
-        if rule == "cancelled":
-            after = used
-            factors["cancelled"] = 1.0
-        elif rule == "deferred-loss":
-            after = used
-            new[PENDING] = (*pending, *pairs)
-            factors["deferred"] = 1.0
-        elif mode == "match":
-            after = self.update(
-                used, pairs, games, side, match, expected, score, mode, pid, context
-            )
-        elif mode == "batch":
-            after = used
-            new[PENDING] = pending = (*pending, *pairs)
-            new[PERIOD_MATCHES] += 1
-            factors["pending"] = float(len(pending))
-        else:  # live: re-rate the open period from its start
-            if not pending:
-                new[BASE] = used
-            new[PENDING] = pending = (*pending, *pairs)
-            new[PERIOD_MATCHES] += 1
-            rated = pending
-            if context is not None:
-                context.pairings = pending
-            after = self.update(
-                new[BASE], pending, games, side, match, expected, score, mode, pid, context
-            )
-            if context is not None:
-                context.pairings = pairs  # the rank layer judges this match alone
-        if (
-            self.explain is not None
-            and rule not in ("cancelled", "deferred-loss")
-            and (mode != "batch")
-        ):
-            explained = self.explain(
-                used if mode == "match" else new[BASE],
-                rated,
-                games,
-                side,
-                match,
-                expected,
-                score,
-                mode,
-                pid,
-                after,
-            )
-            if explained:
-                factors = {**factors, **explained} if factors else explained  # type: ignore[assignment]
+            factors = {"deferred_loss": float(len(before[PENDING])), **(factors or {})}
         if self.rank is not None and rule not in ("cancelled", "deferred-loss"):
-            new[RANK] = self.rank(
-                row[RANK],
-                used,
-                after,
-                pairs,
-                games,
-                side,
-                match,
-                expected,
-                score,
-                mode,
-                pid,
-                context,
-            )
+            new[RANK] = self.rank(row[RANK], used, after, pairs, *args, context)
         if context is not None and context.factors:
             factors = {**factors, **context.factors} if factors else context.factors
         new[SKILL] = after
@@ -487,6 +425,45 @@ class Steps:
             self._shared(factors),
         )
         return new, change
+
+    def _skill_after(
+        self,
+        new: Row,
+        rule: str,
+        pairs: Sequence[Any],
+        args: tuple[Any, ...],
+        context: PlayerContext | None,
+    ) -> tuple[State, Mapping[str, float] | None]:
+        """The participant's skill after the match by the quit rule and the period mode
+        (``new``, the row being built, takes the pending results), and the factors that
+        explain it."""
+        mode = self.mode
+        used = new[SKILL]
+        pending = new[PENDING]
+        if rule == "cancelled":
+            return used, {"cancelled": 1.0}
+        if rule == "deferred-loss":
+            new[PENDING] = (*pending, *pairs)
+            return used, {"deferred": 1.0}
+        if mode == "batch":
+            new[PENDING] = pending = (*pending, *pairs)
+            new[PERIOD_MATCHES] += 1
+            return used, {"pending": float(len(pending))}
+        state, rated = used, pairs
+        if mode == "live":  # re-rate the open period from its start
+            if not pending:
+                new[BASE] = used
+            new[PENDING] = rated = (*pending, *pairs)
+            new[PERIOD_MATCHES] += 1
+            state = new[BASE]
+            if context is not None:
+                context.pairings = rated
+        after = self.update(state, rated, *args, context)
+        if context is not None:
+            context.pairings = pairs  # the rank layer judges this match alone
+        if self.explain is None:
+            return after, None
+        return after, self.explain(state, rated, *args, after)
 
     def _quit_rule(self, match: Match, pid: str, pairs: Sequence[Any]) -> tuple[str, Sequence[Any]]:
         """How a match with quitters rates ``pid``: the rule's name and the pairings."""

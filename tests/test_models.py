@@ -82,7 +82,7 @@ def test_ordered_logit_closed_form() -> None:
 
 def test_outcomes_direct_and_through_the_hook_manager() -> None:
     params = EloParams(draw="davidson", draw_kappa=0.5, home_advantage=50.0)
-    states = [EloSkill(1550.0, 1550.0), EloSkill(1500.0, 1500.0)]
+    states = [(1550.0, 1550.0), (1500.0, 1500.0)]  # (rating, peak): states as hooks get them
     direct = rankcraft_outcomes(params, states, 1, None)  # away side 0: the edge cancels the gap
     assert direct == pytest.approx([0.4, 0.2, 0.4])
     pm = rankcraft.get_plugin_manager()

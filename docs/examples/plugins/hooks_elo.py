@@ -6,6 +6,8 @@ import attrs
 
 import rankcraft
 
+RANKCRAFT_CONTRACT = 2  # states in the per-match hooks are tuples: (rating,)
+
 
 @attrs.frozen
 class Rating:
@@ -17,11 +19,15 @@ class Rating:
 @attrs.frozen(kw_only=True)
 class Params:
     """Attributes: k: rating points per unit of surprise, > 0 (default 32). start: a new
-    player's rating (default 1500). scale: points for 10-to-1 odds, > 0 (default 400)."""
+    player's rating (default 1500). scale: points for 10-to-1 odds, > 0 (default 400).
+    explained: the factors of every change (``k``)."""
 
     k: float = attrs.field(default=32.0, validator=attrs.validators.gt(0))
     start: float = 1500.0
     scale: float = attrs.field(default=400.0, validator=attrs.validators.gt(0))
+    explained: dict = attrs.field(
+        init=False, default=attrs.Factory(lambda self: {"k": self.k}, takes_self=True)
+    )
 
 
 @rankcraft.hookimpl
@@ -36,16 +42,21 @@ def rankcraft_initial(params):
 
 @rankcraft.hookimpl
 def rankcraft_expectation(params, side_states):
-    a, b = side_states[0].rating, side_states[1].rating
+    a, b = side_states[0][0], side_states[1][0]
     p = 1.0 / (1.0 + 10.0 ** ((b - a) / params.scale))
     return [p, 1.0 - p]
 
 
 @rankcraft.hookimpl
-def rankcraft_update(params, state, pairings, context):
+def rankcraft_update(params, state, pairings):
+    rating = state[0]
     surprise = 0.0
     for opponent, score, weight in pairings:
-        gap = opponent.rating - state.rating
+        gap = opponent[0] - rating
         surprise += weight * (score - 1.0 / (1.0 + 10.0 ** (gap / params.scale)))
-    context.explain("k", params.k)
-    return Rating(state.rating + params.k * surprise)
+    return (rating + params.k * surprise,)
+
+
+@rankcraft.hookimpl
+def rankcraft_explain(params):
+    return params.explained

@@ -5,6 +5,8 @@ import attrs
 
 import rankcraft
 
+RANKCRAFT_CONTRACT = 2  # states in the per-match hooks are tuples: (level, streak)
+
 
 @attrs.frozen
 class StreakSkill:
@@ -35,15 +37,18 @@ def rankcraft_initial(slot, params):
 
 @rankcraft.hookimpl
 def rankcraft_expectation(side_states):
-    gap = side_states[0].level - side_states[1].level
+    gap = side_states[0][0] - side_states[1][0]
     p = 1 / (1 + 2 ** (-gap / 50))
     return [p, 1 - p]
 
 
 @rankcraft.hookimpl
-def rankcraft_update(params, state, pairings, context):
-    score = sum(p.score * p.weight for p in pairings) / sum(p.weight for p in pairings)
-    streak = state.streak + 1 if score == 1 else 0
-    change = params.step * (2 * score - 1) + params.bonus * state.streak * (score == 1)
-    context.explain("streak", streak)
-    return StreakSkill(state.level + change, streak)
+def rankcraft_update(params, state, score):
+    level, streak = state
+    change = params.step * (2 * score - 1) + params.bonus * streak * (score == 1)
+    return (level + change, streak + 1 if score == 1 else 0)
+
+
+@rankcraft.hookimpl
+def rankcraft_explain(after):
+    return {"streak": after[1]}
