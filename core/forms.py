@@ -53,7 +53,7 @@ class Form:
     def to_tuple(self, state: Any) -> StateTuple:
         """The tuple form of ``state`` (a tuple is returned as it is)."""
         if type(state) is tuple or state is None:
-            return state  # type: ignore[no-any-return]
+            return state  # type: ignore[return-value]
         return self._get(state)
 
     def to_object(self, values: Any) -> Any:
@@ -76,7 +76,7 @@ class Form:
         a plugin written for the object contract, never for storing."""
         if type(values) is not tuple:
             return values
-        out = object.__new__(self.cls)
+        out: Any = object.__new__(self.cls)
         for name, value in zip(self.names, values, strict=True):
             object.__setattr__(out, name, value)
         return out
@@ -111,9 +111,10 @@ def layout(state_class: type) -> dict[str, int]:
     {'mu': 0, 'sigma': 1, 'location': 0, 'spread': 1}
     """
     form = Form(state_class)
-    out = {name: i for i, name in enumerate(form.names)}
-    for role in ("location", "spread"):
-        at = form.index(role)  # type: ignore[arg-type]
+    out: dict[str, int] = {name: i for i, name in enumerate(form.names)}
+    roles: tuple[Role, ...] = ("location", "spread")
+    for role in roles:
+        at = form.index(role)
         if at is not None:
             out[role] = at
     return out

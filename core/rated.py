@@ -148,18 +148,18 @@ def _none(value: Any) -> Any:
     return None
 
 
+def _one(get: Callable[[Any], Any]) -> Callable[[Any], tuple[Any, ...]]:
+    return lambda state: (get(state),)
+
+
 def _packer(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
     """A function turning a state, in its tuple form or its public one, into the tuple of
     its ``names`` fields, in order."""
-    if len(names) > 1:
-        get = operator.attrgetter(*names)
-    elif len(names) == 1:
-        one = operator.attrgetter(names[0])
-
-        def get(state: Any) -> Any:
-            return (one(state),)
-    else:
+    if not names:
         return lambda state: ()
+    get: Callable[[Any], Any] = (
+        operator.attrgetter(*names) if len(names) > 1 else _one(operator.attrgetter(names[0]))
+    )
     return lambda state: state if type(state) is tuple else get(state)
 
 

@@ -170,7 +170,7 @@ class Steps:
         """A record as a row: its states in their tuple form."""
         skill = self.skill_form.to_tuple
         rank = self.rank_form.to_tuple if self.rank_form is not None else _same
-        pending = record.pending
+        pending: tuple[Any, ...] = record.pending
         if pending:
             pending = tuple((skill(p[0]), p[1], p[2]) for p in pending)
         base = record.base

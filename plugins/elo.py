@@ -783,9 +783,9 @@ def rankcraft_update(
     match: Match | None,
 ) -> State:
     if not _plain(params):
-        new, factors = _rated(params, state, pairings, games, side, match)
-        _explained[0], _explained[1] = new, factors
-        return new
+        moved, factors = _rated(params, state, pairings, games, side, match)
+        _explained[0], _explained[1] = moved, factors
+        return moved
     rating = state[0]
     scale = params.scale
     edge = 0.0

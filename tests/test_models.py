@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import rankcraft
 from rankcraft.cli import main
 from rankcraft.plugins._matchup import MarginForm, davidson, ordered_logit
-from rankcraft.plugins.elo import EloParams, EloSkill, rankcraft_outcomes
+from rankcraft.plugins.elo import EloParams, rankcraft_outcomes
 from rankcraft.ruleset import ImportedRulesetWarning
 
 
