@@ -116,7 +116,9 @@ def _time(text: str) -> datetime:
 
 
 def objects_lean(system: str) -> Callable[[Matches], Ratings]:
-    """Today's Steps.rate (the object hooks) with nothing else around it."""
+    """The core's Steps.rate with nothing else around it (the object hooks when the study
+    was made; since hook contract 2, the core's tuple steps: this row of the study's table
+    was measured before that change)."""
 
     def run(matches: Matches) -> Ratings:
         league = rankcraft.League(_ruleset(system))
@@ -147,7 +149,8 @@ def objects_lean(system: str) -> Callable[[Matches], Ratings]:
             for pid, row in out:
                 rows[pid] = row
         fields = FIELDS[system]
-        return {p: tuple(float(getattr(r[0], f)) for f in fields) for p, r in rows.items()}
+        public = steps.skill_form.to_object_unchecked  # (rows keep tuples since contract 2)
+        return {p: tuple(float(getattr(public(r[0]), f)) for f in fields) for p, r in rows.items()}
 
     return run
 

@@ -155,6 +155,14 @@ class Steps:
             newcomer = self.aggregate([self._initial])
             if self.outcomes([newcomer, newcomer], None, None) is None:
                 self.outcomes = None
+        # the common shape written out (:meth:`_rate_duel`): what it leaves out is absent
+        self._duel = (
+            self.plain_singles
+            and self.mode == "match"
+            and self.decay is None
+            and self.rank is None
+            and not self.update_context
+        )
         self.skill_names = self.skill_form.names
         self.rank_names = () if self.rank_form is None else self.rank_form.names
         self.forms = forms
@@ -298,6 +306,23 @@ class Steps:
         :raises LateMatchError: the match is earlier than a participant's last match.
         :raises PluginError: the expectation plugin broke its contract.
         """
+        teams = match.teams
+        if (
+            self._duel
+            and len(teams) == 2
+            and len(teams[0]) == 1
+            and len(teams[1]) == 1
+            and not match.quit
+            and match.seconds_played is None
+        ):
+            return self._rate_duel(match, stored)
+        return self._rate_general(match, stored)
+
+    def _rate_general(
+        self, match: Match, stored: Callable[[str], Row | None]
+    ) -> tuple[list[tuple[str, Row]], Rated]:
+        """:meth:`rate` for every shape."""
+        teams = match.teams
         at = match.played_at
         period = None if self.mode == "match" else self.ruleset.period.index(at)
         # without decay or a period, a stored row meets the match as it is (no pending)
@@ -306,7 +331,6 @@ class Steps:
         rows: list[list[Row]] = []
         sides: list[list[State]] = []
         shown: list[State] = []
-        teams = match.teams
         singles = (
             self.plain_singles
             and len(teams) == 2
@@ -366,6 +390,57 @@ class Steps:
                 )
                 out.append((pid, new))
                 changes.append(change)
+        return out, Rated((match, expected, tuple(changes), self.forms))
+
+    def _rate_duel(
+        self, match: Match, stored: Callable[[str], Row | None]
+    ) -> tuple[list[tuple[str, Row]], Rated]:
+        """:meth:`rate` for the common shape, written out: two sides of one player, no
+        quitter, no partial play, rated match by match without decay, period or rank layer,
+        by a team plugin that pairs them plainly and an update that takes no context. The
+        same hooks, in the same order, give the same numbers as the general steps."""
+        (first,), (second,) = match.teams
+        at = match.played_at
+        row_a = stored(first) or self.new_row()
+        row_b = stored(second) or self.new_row()
+        for pid, row in ((first, row_a), (second, row_b)):
+            last = row[LAST]
+            if last is not None and at < last:
+                raise LateMatchError(
+                    f"'played_at' {format_time(at)} is earlier than the last match "
+                    f"of player {pid!r} at {format_time(last)}",
+                    match_id=match.id,
+                )
+            if row[PENDING]:  # (an imported deferred loss: the general steps rate it)
+                return self._rate_general(match, stored)
+        a, b = row_a[SKILL], row_b[SKILL]
+        expected = _checked(self.expect([a, b], match.home, match), 2)
+        score = pair_score(match.places, 0, 1)
+        weight = match.weight
+        update, explain, shared = self.update, self.explain, self._shared
+        out = []
+        changes = []
+        for side, pid, row, state, pairs, won in (
+            (0, first, row_a, a, ((b, score, weight),), score),
+            (1, second, row_b, b, ((a, 1.0 - score, weight),), 1.0 - score),
+        ):
+            games = row[MATCHES]
+            after = update(
+                state, pairs, games, side, match, expected[side], won, "match", pid, None
+            )
+            factors = None
+            if explain is not None:
+                factors = shared(
+                    explain(
+                        state, pairs, games, side, match, expected[side], won, "match", pid, after
+                    )
+                )
+            new = row.copy()
+            new[SKILL] = after
+            new[MATCHES] = games + 1
+            new[LAST] = at
+            out.append((pid, new))
+            changes.append((pid, side, state, state, after, None, None, factors))
         return out, Rated((match, expected, tuple(changes), self.forms))
 
     def _shared(self, factors: Mapping[str, float] | None) -> dict[str, float] | None:
