@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import struct
+import zlib
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
@@ -118,6 +120,11 @@ def in_scope(
     return chosen
 
 
+BLOCK = 256
+"""Packed matches per compressed block of a :class:`MemoryStore`."""
+_LENGTH = struct.Struct("<I")
+
+
 class MemoryStore:
     """Players, matches and reports in dicts; ``rollback`` drops the pending batch.
 
@@ -125,8 +132,9 @@ class MemoryStore:
     turned into :class:`MatchRow` objects when read. Past the first ``pack_after``
     matches (default 10,000; None: never), each is kept packed instead: its match as
     JSON text and its report as the stores on disk keep it
-    (:class:`rankcraft.rated.ReportPacker`), about a third of the memory (a
-    1,000,000-match Elo league fits in 400 MB) for about 12 microseconds more per match.
+    (:class:`rankcraft.rated.ReportPacker`), about a third of the memory, and the older
+    ones compressed in blocks of :data:`BLOCK` (a 1,000,000-match Elo replay peaks under
+    300 MB; benchmarks/memory.py) for a few microseconds more per match.
     A replay that is scored and not read back (``evaluate``, ``tune``) never packs.
     """
 
@@ -135,7 +143,10 @@ class MemoryStore:
         self._ruleset: tuple[str, str] | None = None
         self._codec: Codec | None = None
         self._players: dict[str, PlayerRecord] = {}
-        self._rows: list[Entry | bytes] = []
+        self._rows: list[Entry | bytes] = []  # the matches after the frozen ones
+        self._blocks: list[bytes] = []  # the oldest matches, BLOCK to a compressed block
+        self._frozen = 0  # how many matches the blocks hold
+        self._opened: tuple[int, list[bytes]] = (-1, [])  # the block read last, opened
         self._by_id: dict[str, int] = {}
         self._ids: set[str] = set()  # committed ids and those of the pending batch
         self._by_player: dict[str, list[int]] = {}
@@ -258,24 +269,76 @@ class MemoryStore:
     def begin(self) -> None:
         self._pending_players = []
         self._pending_meta = {}
-        del self._rows[self._committed :]
+        self._drop_after(self._committed)
 
     def write(self, players: Iterable[PlayerRecord], matches: Iterable[Entry]) -> None:
         self._pending_players.extend(players)
         rows = self._rows  # (the open batch's matches go straight in: no second list)
         entries = matches if isinstance(matches, list) else list(matches)
         self._ids.update([entry.id for entry in entries])
-        room = max(self.pack_after - len(rows), 0)
+        room = max(self.pack_after - self._frozen - len(rows), 0)
         rows.extend(entries[:room])
         if len(entries) > room:
             rows.extend(map(self._pack, entries[room:]))
+            self._freeze()
 
     def commit(self) -> None:
         self._meta.update(self._pending_meta)
         for record in self._pending_players:
             self._players[record.id] = record
-        self._committed = len(self._rows)
+        self._committed = self._frozen + len(self._rows)
         self.begin()
+
+    def _freeze(self) -> None:
+        """Past ``pack_after`` matches, compress the oldest committed ones, BLOCK at a
+        time (their packed bytes, each after its length, in one zlib stream): a packed
+        Elo match takes about 250 bytes, a compressed one under 100. A read of an old
+        match opens its block (about 0.1 ms; the block read last stays open)."""
+        rows = self._rows
+        if self._frozen + len(rows) <= self.pack_after:
+            return
+        done = 0
+        while len(rows) - done >= 2 * BLOCK:  # (the newest stay as they are)
+            parts = [
+                kept if isinstance(kept, bytes) else self._pack(kept)
+                for kept in rows[done : done + BLOCK]
+            ]
+            framed = b"".join(_LENGTH.pack(len(part)) + part for part in parts)
+            self._blocks.append(zlib.compress(framed, 1))
+            done += BLOCK
+        if done:
+            del rows[:done]
+            self._frozen += done
+
+    def _drop_after(self, count: int) -> None:
+        """Forget the matches after the first ``count`` (the open batch's, on rollback),
+        reopening the block that holds the last kept ones."""
+        if count >= self._frozen:
+            del self._rows[count - self._frozen :]
+            return
+        whole = count // BLOCK
+        head = [self._kept(seq) for seq in range(whole * BLOCK + 1, count + 1)]
+        del self._blocks[whole:]
+        self._frozen = whole * BLOCK
+        self._opened = (-1, [])
+        self._rows = head
+
+    def _kept(self, seq: int) -> Entry | bytes:
+        """The match of ``seq`` as kept: an entry, its packed bytes, or out of a block."""
+        at = seq - 1
+        if at >= self._frozen:
+            return self._rows[at - self._frozen]
+        index, parts = self._opened
+        if index != at // BLOCK:
+            index = at // BLOCK
+            data = zlib.decompress(self._blocks[index])
+            parts, offset = [], 0
+            while offset < len(data):
+                (length,) = _LENGTH.unpack_from(data, offset)
+                parts.append(data[offset + 4 : offset + 4 + length])
+                offset += 4 + length
+            self._opened = (index, parts)
+        return parts[at % BLOCK]
 
     def _pack(self, entry: Entry) -> bytes:
         assert self._codec is not None, "attach() first"
@@ -299,17 +362,17 @@ class MemoryStore:
         return data["id"], data["teams"]
 
     def rollback(self) -> None:
-        pending = self._rows[self._committed :]
+        total = self._frozen + len(self._rows)
+        pending = [self._kept(seq) for seq in range(self._committed + 1, total + 1)]
         self._ids.difference_update([self._who(kept)[0] for kept in pending])
         self.begin()
 
     def _index(self) -> None:
         """Index the matches committed since the last read (a replay never pays for it)."""
-        rows = self._rows
         by_id = self._by_id
         by_player = self._by_player
         for seq in range(self._indexed + 1, self._committed + 1):
-            match_id, teams = self._who(rows[seq - 1])
+            match_id, teams = self._who(self._kept(seq))
             by_id[match_id] = seq
             for side in teams:
                 for player in side:
@@ -321,7 +384,7 @@ class MemoryStore:
         self._indexed = self._committed
 
     def _row(self, seq: int) -> MatchRow:
-        match, report = self._unpack(self._rows[seq - 1])
+        match, report = self._unpack(self._kept(seq))
         return MatchRow(seq=seq, match=match, report=report)
 
     def player_matches(self, player: str, limit: int | None) -> list[MatchRow]:
