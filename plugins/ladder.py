@@ -54,16 +54,34 @@ import attrs
 
 from rankcraft import (
     InputError,
+    Match,
     Needs,
     PlayerContext,
     PlayerRecord,
     PlayerScope,
     ResetContext,
+    State,
     hookimpl,
 )
 from rankcraft import state_field as _state_field
-from rankcraft.model import field_of_role
 from rankcraft.validators import RATING_LIMIT, interval, pair, state_within, within
+
+RANKCRAFT_CONTRACT = 2
+
+(
+    TIER,
+    DIVISION,
+    POINTS,
+    STEP,
+    SCORE,
+    GAMES,
+    PROVISIONAL,
+    SERIES_WINS,
+    SERIES_LOSSES,
+    GRACE,
+    IDLE,
+) = range(11)
+"""Positions of :class:`LadderRank`'s fields in its tuple form (the per-match hooks')."""
 
 POINTS_LIMIT = 1_000_000
 """The most points a player holds on the top step (whole points)."""
@@ -430,23 +448,21 @@ class LadderRank:
     idle: int = attrs.field(default=0, validator=state_within(0, 1000))
 
 
-def rank_at(
+def _at(
     params: LadderParams,
     step: int,
     points: int,
     games: int = 0,
-    *,
     series: tuple[int, int] = (0, 0),
     grace: int = 0,
     idle: int = 0,
-) -> LadderRank:
-    """The rank state at ``step`` (-1: placement) with ``points``, its display fields
-    written from them; ``provisional`` from ``games``."""
+) -> State:
+    """:func:`rank_at` in the tuple form of the rank state (what the rank hook returns)."""
     provisional = games < params.provisional_matches
     if step < 0:
-        return LadderRank(params.unranked, 0, 0, -1, -1, games, provisional, 0, 0, 0, idle)
+        return (params.unranked, 0, 0, -1, -1, games, provisional, 0, 0, 0, idle)
     t, division = params.steps[step]
-    return LadderRank(
+    return (
         params.tiers[t].name,
         division,
         points,
@@ -459,6 +475,21 @@ def rank_at(
         grace,
         idle,
     )
+
+
+def rank_at(
+    params: LadderParams,
+    step: int,
+    points: int,
+    games: int = 0,
+    *,
+    series: tuple[int, int] = (0, 0),
+    grace: int = 0,
+    idle: int = 0,
+) -> LadderRank:
+    """The rank state at ``step`` (-1: placement) with ``points``, its display fields
+    written from them; ``provisional`` from ``games``."""
+    return LadderRank(*_at(params, step, points, games, series, grace, idle))
 
 
 def _round(value: float) -> int:
@@ -510,41 +541,36 @@ def skill_step(params: LadderParams, rating: float) -> float:
     return min(max((rating - low) / (high - low), 0.0), 1.0) * params.top
 
 
-def _normal(params: LadderParams, rank: LadderRank) -> tuple[int, int, int, int]:
-    """(step, points, series wins, series losses) of a rank, brought inside the ladder
-    (an imported state may name a step or points the ladder does not have)."""
-    step = min(max(rank.step, -1), params.top)
-    points = rank.points
+def _normal(
+    params: LadderParams, step: int, points: int, wins: int, losses: int
+) -> tuple[int, int, int, int]:
+    """(step, points, series wins, series losses) of a rank (its ``step``, ``points``,
+    ``series_wins`` and ``series_losses``), brought inside the ladder (an imported state
+    may name a step or points the ladder does not have)."""
+    step = min(max(step, -1), params.top)
     ppd = params.points_per_division
     if step < params.top and points >= ppd:
         points = ppd if params.series_at[step + 1] > 0 else ppd - 1
     if step >= 0 and params.in_series(step, points):
         best_of = params.series_at[step + 1]
         need = best_of // 2 + 1
-        return (
-            step,
-            points,
-            min(rank.series_wins, need - 1),
-            min(rank.series_losses, best_of - need),
-        )
+        return (step, points, min(wins, need - 1), min(losses, best_of - need))
     return step, points, 0, 0
 
 
-def climb(
+def _climb(
     params: LadderParams,
-    rank: LadderRank,
+    rank: State,
     score: float,
     change: int,
-    factors: dict[str, float] | None = None,
-) -> LadderRank:
-    """The rank after one rated match of a ranked player: a series game, or ``change``
-    points with promotions, demotions, floors and grace (``factors`` gets the report's
-    explanations). ``games`` counts the match."""
-    if factors is None:
-        factors = {}
-    step, points, wins, losses = _normal(params, rank)
-    games = rank.games + 1
-    grace = rank.grace
+    factors: dict[str, float],
+) -> State:
+    """:func:`climb` on the tuple form of the rank state (what the rank hook reads)."""
+    step, points, wins, losses = _normal(
+        params, rank[STEP], rank[POINTS], rank[SERIES_WINS], rank[SERIES_LOSSES]
+    )
+    games = rank[GAMES] + 1
+    grace = rank[GRACE]
     ppd = params.points_per_division
     if params.in_series(step, points):
         best_of = params.series_at[step + 1]
@@ -554,11 +580,11 @@ def climb(
         factors["series_wins"], factors["series_losses"] = float(wins), float(losses)
         if wins >= need:
             factors["promoted"] = 1.0
-            return rank_at(params, step + 1, 0, games, grace=params.grace_games)
+            return _at(params, step + 1, 0, games, grace=params.grace_games)
         if losses > best_of - need:
             factors["series_lost"] = 1.0
-            return rank_at(params, step, params.series_fail_points, games, grace=max(grace - 1, 0))
-        return rank_at(params, step, points, games, series=(wins, losses), grace=max(grace - 1, 0))
+            return _at(params, step, params.series_fail_points, games, grace=max(grace - 1, 0))
+        return _at(params, step, points, games, (wins, losses), max(grace - 1, 0))
     factors["change"] = float(change)
     points += change
     promoted = False
@@ -593,7 +619,33 @@ def climb(
         grace = params.grace_games
     else:
         grace = max(grace - 1, 0)
-    return rank_at(params, step, points, games, grace=grace)
+    return _at(params, step, points, games, grace=grace)
+
+
+def climb(
+    params: LadderParams,
+    rank: LadderRank,
+    score: float,
+    change: int,
+    factors: dict[str, float] | None = None,
+) -> LadderRank:
+    """The rank after one rated match of a ranked player: a series game, or ``change``
+    points with promotions, demotions, floors and grace (``factors`` gets the report's
+    explanations). ``games`` counts the match."""
+    state = (
+        rank.tier,
+        rank.division,
+        rank.points,
+        rank.step,
+        rank.score,
+        rank.games,
+        rank.provisional,
+        rank.series_wins,
+        rank.series_losses,
+        rank.grace,
+        rank.idle,
+    )
+    return LadderRank(*_climb(params, state, score, change, {} if factors is None else factors))
 
 
 @hookimpl
@@ -611,47 +663,43 @@ def rankcraft_initial(slot: str, params: LadderParams) -> LadderRank:
     return rank_at(params, -1 if params.placement_matches > 0 else 0, 0)
 
 
-_location: dict[type, str | None] = {}
-
-
-def _rating(state: Any) -> float:
-    """The skill state's ``location`` field (the rating placement reads)."""
-    cls = type(state)
-    name = _location.get(cls)
-    if name is None:
-        name = _location[cls] = field_of_role(cls, "location")
-    return float(getattr(state, name)) if name is not None else 0.0
-
-
 @hookimpl
 def rankcraft_rank(
     params: LadderParams,
-    rank_state: LadderRank,
-    after: Any,
+    rank_state: State,
+    after: State,
+    match: Match | None,
+    expected: float,
+    score: float,
     context: PlayerContext,
-) -> LadderRank:
-    score = context.score
-    if rank_state.step < 0:  # placement
-        games = rank_state.games + 1
+    layout: Mapping[str, int],
+) -> State:
+    if rank_state[STEP] < 0:  # placement
+        games = rank_state[GAMES] + 1
         if games < params.placement_matches:
             context.explain("placement", float(games))
-            return rank_at(params, -1, 0, games)
-        step = place(params, _rating(after))
+            return _at(params, -1, 0, games)
+        step = place(params, _rating(after, layout))
         context.explain("placed", float(step))
-        return rank_at(params, step, 0, games)
-    match = context.match
+        return _at(params, step, 0, games)
     multiplier = 1.0
-    if rank_state.provisional:
+    if rank_state[PROVISIONAL]:
         multiplier = params.provisional_multiplier
     if match is not None:
         multiplier *= match.weight
     two_sided = match is not None and len(match.teams) == 2
     gap = 0.0
     if params.pull:
-        gap = skill_step(params, _rating(after)) - rank_state.step
+        gap = skill_step(params, _rating(after, layout)) - rank_state[STEP]
         context.explain("gap", gap)
-    change = points_change(params, score, context.expected if two_sided else None, multiplier, gap)
-    return climb(params, rank_state, score, change, context.factors)
+    change = points_change(params, score, expected if two_sided else None, multiplier, gap)
+    return _climb(params, rank_state, score, change, context.factors)
+
+
+def _rating(state: State, layout: Mapping[str, int]) -> float:
+    """The skill state's ``location`` field (the rating placement and ``pull`` read)."""
+    at = layout.get("location")
+    return float(state[at]) if at is not None else 0.0
 
 
 def _rank_of(record: PlayerRecord) -> LadderRank:
@@ -773,7 +821,9 @@ def decay(
         if rank.idle < params.decay_grace:
             out.append(attrs.evolve(p, rank=attrs.evolve(rank, idle=rank.idle + 1)))
             continue
-        step, points, wins, losses = _normal(params, rank)
+        step, points, wins, losses = _normal(
+            params, rank.step, rank.points, rank.series_wins, rank.series_losses
+        )
         if step == bottom and points == 0:
             continue
         points -= params.decay_points

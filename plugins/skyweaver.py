@@ -49,12 +49,18 @@ from rankcraft import (
     PlayerRecord,
     PlayerScope,
     ResetContext,
+    State,
     hookimpl,
 )
 from rankcraft import state_field as _state_field
 from rankcraft.validators import RATING_LIMIT, state_within, unit, within
 
 from .glicko1 import DEVIATION_RANGE
+
+RANKCRAFT_CONTRACT = 2
+
+POINTS, TIER, FLOOR, STREAK, WEEKLY, SEASONS = range(6)
+"""Positions of :class:`SkyweaverRp`'s fields in its tuple form (the per-match hooks')."""
 
 POINTS_LIMIT = 1_000_000
 """The largest RP a rank state holds (and any RP param may set)."""
@@ -224,15 +230,16 @@ def rankcraft_initial(slot: str, params: SkyweaverParams) -> SkyweaverRp:
     return SkyweaverRp(points, tier_of(points), hard_floor(points))
 
 
-def rp_after(
+def _rp_after(
     params: SkyweaverParams,
-    rank: SkyweaverRp,
+    rank: State,
     delta_r: float,
     score: float,
-    context: PlayerContext | None = None,
-) -> SkyweaverRp:
-    """Eq. 4 with the bias term, wins-only B and A, half-up rounding and the floor."""
-    rp = rank.points
+    context: PlayerContext | None,
+) -> State:
+    """:func:`rp_after` on the tuple form of the rank state (what the rank hook reads)."""
+    rp = rank[POINTS]
+    floor = rank[FLOOR]
     progress = (rp - params.ladder_start) / params.ladder_width
     f = params.rp_span / params.mmr_span * min(1.0, params.f_min + (1 - params.f_min) * progress)
     change = delta_r * f
@@ -240,10 +247,10 @@ def rp_after(
     won = score == 1.0
     if won:
         bias = max(params.b_min, params.b_max - progress * (params.b_max - params.b_min))
-        if rank.streak >= 2:
+        if rank[STREAK] >= 2:
             bonus = params.a
     points = round_half_up(rp + change + bias + bonus)
-    floored = min(max(points, rank.floor, 0), POINTS_LIMIT)
+    floored = min(max(points, floor, 0), POINTS_LIMIT)
     if context is not None:
         context.explain("mmr_change", delta_r)
         context.explain("F", f)
@@ -252,26 +259,42 @@ def rp_after(
             if bonus:
                 context.explain("streak_bonus", bonus)
         if floored != points:
-            context.explain("floor", float(rank.floor))
-    streak = rank.streak + 1 if won else 0
-    return attrs.evolve(
-        rank,
-        points=floored,
-        tier=tier_of(floored),
-        floor=max(rank.floor, hard_floor(floored)),
-        streak=streak,
+            context.explain("floor", float(floor))
+    return (
+        floored,
+        tier_of(floored),
+        max(floor, hard_floor(floored)),
+        rank[STREAK] + 1 if won else 0,
+        rank[WEEKLY],
+        rank[SEASONS],
     )
+
+
+def rp_after(
+    params: SkyweaverParams,
+    rank: SkyweaverRp,
+    delta_r: float,
+    score: float,
+    context: PlayerContext | None = None,
+) -> SkyweaverRp:
+    """Eq. 4 with the bias term, wins-only B and A, half-up rounding and the floor
+    (on the public form of the rank state; ``context``, when given, gets the factors)."""
+    state = (rank.points, rank.tier, rank.floor, rank.streak, rank.weekly, rank.seasons)
+    return SkyweaverRp(*_rp_after(params, state, delta_r, score, context))
 
 
 @hookimpl
 def rankcraft_rank(
     params: SkyweaverParams,
-    rank_state: SkyweaverRp,
-    before: Any,
-    after: Any,
+    rank_state: State,
+    before: State,
+    after: State,
+    score: float,
     context: PlayerContext,
-) -> SkyweaverRp:
-    return rp_after(params, rank_state, after.rating - before.rating, context.score, context)
+    layout: Mapping[str, int],
+) -> State:
+    rating = layout["rating"]
+    return _rp_after(params, rank_state, after[rating] - before[rating], score, context)
 
 
 def _rank_of(record: PlayerRecord) -> SkyweaverRp:

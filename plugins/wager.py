@@ -34,22 +34,29 @@ import math
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from decimal import ROUND_HALF_UP, Context, Decimal, localcontext
+from typing import Any
 
 import attrs
 
 from rankcraft import (
     Census,
     InputError,
+    Match,
     Pairing,
-    PlayerContext,
     PlayerRecord,
     PlayerScope,
+    State,
     hookimpl,
     pair_score,
 )
 from rankcraft import state_field as _state_field
 from rankcraft.model import window_start
 from rankcraft.validators import state_within, within
+
+RANKCRAFT_CONTRACT = 2
+
+RANK = 0
+"""Position of :class:`WagerRank`'s one field, ``rank``, in its tuple form."""
 
 RANK_LIMIT = 1e6
 """The largest rank (a win that would pass it stops there)."""
@@ -180,43 +187,40 @@ def rankcraft_initial(slot: str, params: WagerParams) -> WagerRank:
     return WagerRank(params.initial_rank)
 
 
-def _average(members: Sequence[WagerRank]) -> float:
+def _average(members: Sequence[State]) -> float:
     """A side's mean rank, rounded half-up to 2 decimals (summed in decimal: the mean of
-    2.26 and 1.85 is exactly 2.055, which rounds to 2.06)."""
+    2.26 and 1.85 is exactly 2.055, which rounds to 2.06); ``members`` in tuple form."""
     with localcontext(_DECIMAL):
-        return _round_dec(sum((_dec(m.rank) for m in members), Decimal(0)) / len(members))
+        return _round_dec(sum((_dec(m[RANK]) for m in members), Decimal(0)) / len(members))
 
 
 @hookimpl
-def rankcraft_aggregate(members: Sequence[WagerRank]) -> WagerRank:
-    return WagerRank(_average(members))
+def rankcraft_aggregate(members: Sequence[State]) -> State:
+    return (_average(members),)
 
 
 @hookimpl
-def rankcraft_expectation(side_states: Sequence[WagerRank]) -> list[float]:
-    total = math.fsum(s.rank for s in side_states)
-    return [s.rank / total for s in side_states]
+def rankcraft_expectation(side_states: Sequence[State]) -> list[float]:
+    total = math.fsum(s[RANK] for s in side_states)
+    return [s[RANK] / total for s in side_states]
 
 
 @hookimpl
 def rankcraft_team(
-    sides: Sequence[Sequence[WagerRank]], places: Sequence[int], weight: float
-) -> list[list[list[Pairing]]]:
+    sides: Sequence[Sequence[State]], places: Sequence[int], weight: float
+) -> list[list[list[tuple[Matchup, float, float]]]]:
     if len(sides) != 2:
         raise InputError(f"the wager system rates two-sided matches, not {len(sides)} sides")
     averages = [_average(side) for side in sides]
     out = []
     for i, side in enumerate(sides):
         j = 1 - i
-        pairing = Pairing(Matchup(i, j, averages[i], averages[j]), pair_score(places, i, j), weight)
+        pairing = (Matchup(i, j, averages[i], averages[j]), pair_score(places, i, j), weight)
         out.append([[pairing] for _ in side])
     return out
 
 
-def _times(
-    params: WagerParams, context: PlayerContext, side: int, other: int
-) -> tuple[float, float]:
-    match = context.match
+def _times(params: WagerParams, match: Match | None, side: int, other: int) -> tuple[float, float]:
     if match is None or match.seconds_played is None:
         return 1.0, 1.0
     own = math.fsum(match.seconds_played[side])
@@ -229,40 +233,66 @@ def _times(
     return own, theirs
 
 
+_explained: list[Any] = [None, None]
+"""The last update's new state and its factors: :func:`rankcraft_explain`, called with
+that very state right after, reads them instead of rating again (any other state is
+rated again: the hook stays a function of its arguments)."""
+
+
 @hookimpl
 def rankcraft_update(
-    params: WagerParams, state: WagerRank, pairings: Sequence[Pairing], context: PlayerContext
-) -> WagerRank:
-    (pairing,) = pairings
-    matchup: Matchup = pairing.opponent
-    r0 = state.rank
+    params: WagerParams,
+    state: State,
+    pairings: Sequence[Pairing],
+    match: Match | None,
+    player: str,
+) -> State:
+    ((matchup, score, _),) = pairings
+    r0 = state[RANK]
     ya, oa = matchup.own_average, matchup.other_average
-    yt, ot = _times(params, context, matchup.side, matchup.other)
+    yt, ot = _times(params, match, matchup.side, matchup.other)
     d = params.divisor
-    match = context.match
     quit = set(match.quit) if match is not None else set()
-    context.explain("stake", _round_dec(_plain_stake(r0, d), 4))
-    if context.player in quit:
+    factors = {"stake": _round_dec(_plain_stake(r0, d), 4)}
+    if player in quit:
         loss = wager_loss(r0, ya, oa, yt, ot, d, params.floor)
         with localcontext(_DECIMAL):
             automatic = _round_dec(_dec(r0) - _plain_stake(r0, d))
         r1 = max(params.floor, min(automatic, loss))
-        context.explain("quit", 1.0)
+        factors["quit"] = 1.0
     elif match is not None and quit and all(p in quit for p in match.teams[matchup.other]):
         with localcontext(_DECIMAL):
             r1 = _round_dec(_dec(r0) + _plain_stake(r0, d))
-        context.explain("opponents_quit", 1.0)
-    elif pairing.score == 1.0 or (pairing.score == 0.5 and ya < oa):
+        factors["opponents_quit"] = 1.0
+    elif score == 1.0 or (score == 0.5 and ya < oa):
         r1 = wager_win(r0, ya, oa, yt, ot, d)
-        context.explain("average_factor", oa / ya)
-        context.explain("time_factor", ot / yt)
-    elif pairing.score == 0.0:
+        factors["average_factor"] = oa / ya
+        factors["time_factor"] = ot / yt
+    elif score == 0.0:
         r1 = wager_loss(r0, ya, oa, yt, ot, d, params.floor)
-        context.explain("average_factor", ya / oa)
-        context.explain("time_factor", yt / ot)
+        factors["average_factor"] = ya / oa
+        factors["time_factor"] = yt / ot
     else:
         r1 = r0
-    return WagerRank(min(max(params.floor, r1), RANK_LIMIT))
+    out = (min(max(params.floor, r1), RANK_LIMIT),)
+    _explained[0], _explained[1] = out, factors
+    return out
+
+
+@hookimpl
+def rankcraft_explain(
+    params: WagerParams,
+    state: State,
+    pairings: Sequence[Pairing],
+    match: Match | None,
+    player: str,
+    after: State,
+) -> dict[str, float]:
+    """``stake`` (R0 / divisor, to 4 decimals), with ``quit`` or ``opponents_quit``, or the
+    ``average_factor`` and ``time_factor`` the stake was scaled by."""
+    if _explained[0] is not after:
+        rankcraft_update(params, state, pairings, match, player)
+    return _explained[1]  # type: ignore[no-any-return]
 
 
 @hookimpl

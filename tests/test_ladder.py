@@ -16,10 +16,13 @@ from hypothesis import strategies as st
 
 import rankcraft
 from rankcraft import PlayerRecord, ResetContext
+from rankcraft.forms import Form
+from rankcraft.io import parse_match
 from rankcraft.plugins import ladder
 from rankcraft.plugins.ladder import (
     LadderParams,
     LadderRank,
+    Placement,
     Tier,
     climb,
     decay,
@@ -195,6 +198,36 @@ def test_division_series_and_the_top_step_has_no_ceiling() -> None:
     assert (rank.step, rank.points) == (0, 100)  # a best of 1 to reach A II
     assert climb(p, rank, 1.0, 10).step == 1
     assert climb(p, rank_at(p, 3, 990), 1.0, 20).points == 1010
+
+
+def _tuple(rank: LadderRank) -> tuple[Any, ...]:
+    return Form(LadderRank).to_tuple(rank)
+
+
+def test_the_rank_hook_takes_and_gives_tuples() -> None:
+    # contract 2: rank and skill states are tuples; the rating is read through ``layout``
+    assert ladder.RANKCRAFT_CONTRACT == 2
+    skill = {"rating": 0, "peak": 1, "location": 0}  # Elo's layout
+    m = parse_match(game(0, "ann", "bo"))
+    p = attrs.evolve(P, pull=4.0, pull_range=(1400.0, 1600.0), scale="expectation")
+    context = rankcraft.PlayerContext(m, "ann", 0, 7, 0.25, 1.0, [])
+    out = ladder.rankcraft_rank(
+        p, _tuple(rank_at(p, 1, 90)), (1600.0, 1600.0), m, 0.25, 1.0, context, skill
+    )
+    assert type(out) is tuple
+    # 2 (1 - 0.25) 20 = 30, plus pull 4 x (the top step 4 - step 1) = 12: 42, into Silver II
+    assert out == _tuple(climb(p, rank_at(p, 1, 90), 1.0, 42))
+    assert (out[ladder.STEP], out[ladder.POINTS]) == (2, 32)
+    assert context.factors == {"gap": 3.0, "change": 42.0, "promoted": 1.0}
+    placing = attrs.evolve(
+        P, placement_matches=2, placement=[Placement(rating_at_least=1540.0, tier="Silver")]
+    )
+    context = rankcraft.PlayerContext(m, "ann", 0, 1, 0.5, 0.0, [])
+    placed = ladder.rankcraft_rank(
+        placing, _tuple(rank_at(placing, -1, 0, 1)), (1550.0, 1550.0), m, 0.5, 0.0, context, skill
+    )
+    assert placed == _tuple(rank_at(placing, 2, 0, 2))
+    assert context.factors == {"placed": 2.0}
 
 
 # -- placement -----------------------------------------------------------------------------

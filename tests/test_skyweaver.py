@@ -248,3 +248,33 @@ def test_a_rank_of_points_only_is_refused_and_the_class_derives_tier_and_floor()
     # a given tier and floor are kept as given
     assert SkyweaverRp(905, "Expert I", 600).floor == 600
     assert SkyweaverRp(1250).tier == "Master" and SkyweaverRp(1250).floor == 1200
+
+
+def test_the_rank_hook_takes_and_gives_tuples_as_rp_after_does() -> None:
+    # contract 2: the rank hook gets the tuple forms and the skill layout, never instances
+    from rankcraft import PlayerContext
+    from rankcraft.forms import Form, layout
+    from rankcraft.plugins.glicko1 import Glicko1Skill
+    from rankcraft.plugins.skyweaver import RANKCRAFT_CONTRACT, rankcraft_rank
+
+    assert RANKCRAFT_CONTRACT == 2
+    form = Form(SkyweaverRp)
+    context = PlayerContext(None, "ann", 0, 3, 0.5, 1.0, [])
+    out = rankcraft_rank(
+        P,
+        form.to_tuple(rank(200, streak=2)),
+        (1500.0, 200.0),
+        (1600.0, 180.0),
+        1.0,
+        context,
+        layout(Glicko1Skill),
+    )
+    assert type(out) is tuple
+    assert form.to_object(out) == rp_after(P, rank(200, streak=2), 100.0, 1.0)
+    assert out[:4] == (round(200 + 100 * 1000 / 1750 * 0.25 + 20 + 10), "Wanderer", 200, 3)
+    assert context.factors == {
+        "mmr_change": 100.0,
+        "F": 1000 / 1750 * 0.25,
+        "bias": 20.0,
+        "streak_bonus": 10.0,
+    }

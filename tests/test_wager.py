@@ -8,6 +8,7 @@ import sqlite3
 import warnings
 from pathlib import Path
 
+import attrs
 import pytest
 
 import rankcraft
@@ -294,3 +295,46 @@ def test_a_team_wager_league_of_an_older_rankcraft_opens(tmp_path: Path) -> None
         warnings.simplefilter("error", RulesetMigrationWarning)
         with rankcraft.League.open(db, "team-wager") as league:
             assert league.record(_played(1)).changes
+
+
+def test_the_hooks_take_and_give_tuples_and_explain_the_stake() -> None:
+    # contract 2: states are tuples; the update names no context, its factors come from
+    # rankcraft_explain (the paper's example: 21.84 on a side of 20.81 against 21.20)
+    from rankcraft.io import parse_match
+    from rankcraft.plugins import wager
+
+    assert wager.RANKCRAFT_CONTRACT == 2
+    params = wager.WagerParams()
+    sides = [[(r,) for r in TEAM_A], [(r,) for r in TEAM_B]]
+    assert wager.rankcraft_aggregate(sides[0]) == (20.81,)
+    assert wager.rankcraft_expectation([(20.81,), (21.20,)]) == [
+        20.81 / (20.81 + 21.20),
+        21.20 / (20.81 + 21.20),
+    ]
+    pairings = wager.rankcraft_team(sides, [1, 2], 1.0)
+    assert pairings[0][0] == [(wager.Matchup(0, 1, 20.81, 21.20), 1.0, 1.0)]
+    match = parse_match(
+        {
+            "id": "example",
+            "played_at": "2024-01-01T20:00:00Z",
+            "teams": [[f"a{i}" for i in range(6)], [f"b{i}" for i in range(6)]],
+            "scores": [1, 0],
+            "seconds_played": [[801] * 5 + [609], [801] * 6],
+        }
+    )
+    after = wager.rankcraft_update(params, (21.84,), pairings[0][0], match, "a0")
+    assert after == (wager_win(21.84, 20.81, 21.20, 4614, 4806),) == (23.0,)
+    factors = {"stake": 1.092, "average_factor": 21.20 / 20.81, "time_factor": 4806 / 4614}
+    assert wager.rankcraft_explain(params, (21.84,), pairings[0][0], match, "a0", after) == factors
+    # another state than the last update's answer is rated again
+    lost = wager.rankcraft_update(params, (22.87,), pairings[1][0], match, "b0")
+    assert lost == (wager_loss(22.87, 21.20, 20.81, 4806, 4614),)
+    assert (
+        wager.rankcraft_explain(params, (21.84,), pairings[0][0], match, "a0", (23.0,)) == factors
+    )
+    quit = attrs.evolve(match, quit=("a0",))
+    assert wager.rankcraft_update(params, (21.84,), pairings[0][0], quit, "a0") == (20.75,)
+    assert wager.rankcraft_explain(params, (21.84,), pairings[0][0], quit, "a0", (20.75,)) == {
+        "stake": 1.092,
+        "quit": 1.0,
+    }
