@@ -275,3 +275,38 @@ def test_a_time_is_written_as_strftime_writes_it() -> None:
     for moment in moments:
         fraction = f".{moment.microsecond:06d}" if moment.microsecond else ""
         assert format_time(moment) == moment.strftime("%Y-%m-%dT%H:%M:%S") + fraction + "Z"
+
+
+def test_old_packed_matches_are_compressed_in_blocks_and_read_back() -> None:
+    """Past ``pack_after``, the oldest packed matches go into compressed blocks of
+    ``BLOCK``; every match reads back as a store keeping objects gives it, and a failed
+    batch whose matches reached the blocks leaves the store as it was."""
+    from rankcraft.engine import CHUNK
+    from rankcraft.store.memory import BLOCK
+
+    first = 2 * BLOCK + 5
+    matches = mixed_history(first + CHUNK + 300, 3)
+    plain = rankcraft.League("glicko1")
+    plain.record_many(matches)
+    league = rankcraft.League("glicko1", store=MemoryStore(pack_after=40))
+    league.record_many(matches[:first])
+    store = league.store
+    assert store._frozen == BLOCK and len(store._blocks) == 1  # type: ignore[attr-defined]
+    before = league.export()
+    # a repeated id after more than a chunk: the chunk before it was handed to the store
+    # (and frozen into blocks) inside the batch
+    bad = {**matches[first + CHUNK + 10], "id": "m7"}
+    with pytest.raises(rankcraft.DuplicateMatchError, match="m7"):
+        league.record_many([*matches[first : first + CHUNK + 10], bad])
+    assert league.export() == before and league.match_count == first
+    # the blocks of the committed matches stay; the one the batch began in is reopened
+    assert (store._frozen, len(store._rows)) == (2 * BLOCK, 5)  # type: ignore[attr-defined]
+    league.record_many(matches[first:])
+    assert store._frozen > 4 * BLOCK  # type: ignore[attr-defined]
+    assert league.export() == plain.export()
+    for m in (matches[0], matches[BLOCK - 1], matches[BLOCK], matches[first + 1], matches[-1]):
+        assert league.report(m["id"]) == plain.report(m["id"])
+    got, want = league.history("p3"), plain.history("p3")
+    assert [(r.seq, r.match.to_dict(), r.report) for r in got] == [
+        (r.seq, r.match.to_dict(), r.report) for r in want
+    ]
