@@ -9,7 +9,7 @@ from typing import Any
 
 import attrs
 
-from rankcraft import PlayerContext, State
+from rankcraft import Match, State
 
 MARGIN_RULES = ("none", "fivethirtyeight", "fivethirtyeight-nba", "world-football", "power")
 """The margin-of-victory rules: none, FiveThirtyEight's NFL and NBA multipliers, the World
@@ -110,12 +110,14 @@ def logistic(x: float) -> float:
     return 1.0 / (1.0 + math.exp(x)) if x < 709.0 else 0.0
 
 
-def match_margin(context: PlayerContext, pairings_count: int) -> float | None:
-    """The player's side's score margin in a two-sided match with scores, else None."""
-    match = context.match
+def match_margin(match: Match | None, side: int, pairings_count: int) -> float | None:
+    """The score margin of ``side`` (its score minus the other side's) in a two-sided
+    match with scores whose player's update has one pairing, else None (no match: a
+    closed ``batch`` period; no scores; more than two sides, or several pairings).
+    """
     if match is None or match.scores is None or len(match.scores) != 2 or pairings_count != 1:
         return None
-    return match.scores[context.side] - match.scores[1 - context.side]
+    return match.scores[side] - match.scores[1 - side]
 
 
 def davidson(

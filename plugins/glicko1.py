@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import attrs
 
-from rankcraft import Needs, Pairing, PlayerContext, hookimpl, state_field
+from rankcraft import Match, Needs, Pairing, State, hookimpl, state_field
 from rankcraft.matchmaking import gaussian_quality
 from rankcraft.validators import RATING_LIMIT, limit, state_within, within
 
@@ -35,6 +36,12 @@ from ._matchup import (
     match_margin,
     side_probabilities,
 )
+
+RANKCRAFT_CONTRACT = 2
+"""The hook contract: states are tuples ``(rating, deviation)`` in the per-match hooks."""
+
+RATING, DEVIATION = range(2)
+"""Positions of :class:`Glicko1Skill`'s fields in its tuple form."""
 
 Q = math.log(10.0) / 400.0
 """Glickman's q = ln 10 / 400 = 0.0057564627… (per rating point)."""
@@ -246,19 +253,21 @@ def grow(params: Glicko1Params, deviation: float, periods: float) -> float:
 
 
 @hookimpl
-def rankcraft_decay(params: Glicko1Params, state: Glicko1Skill, periods: float) -> Glicko1Skill:
+def rankcraft_decay(params: Glicko1Params, state: State, periods: float) -> State:
     if periods <= 0:
         return state
-    return Glicko1Skill(state.rating, grow(params, state.deviation, periods))
+    return (state[RATING], grow(params, state[DEVIATION], periods))
 
 
 @hookimpl
 def rankcraft_expectation(
-    params: Glicko1Params, side_states: Sequence[Glicko1Skill], home: int | None
+    params: Glicko1Params, side_states: Sequence[State], home: int | None
 ) -> list[float]:
     return side_probabilities(
         side_states,
-        lambda a, b, edge: win_probability((a.rating + edge, a.deviation), (b.rating, b.deviation)),
+        lambda a, b, edge: win_probability(
+            (a[RATING] + edge, a[DEVIATION]), (b[RATING], b[DEVIATION])
+        ),
         home_edge(params.home_advantage, home, 0),
     )
 
@@ -271,49 +280,83 @@ logistic that Glickman's g(RD) rests on. Used by the match quality only."""
 
 @hookimpl
 def rankcraft_quality(
-    params: Glicko1Params, side_states: Sequence[Glicko1Skill], home: int | None
+    params: Glicko1Params, side_states: Sequence[State], home: int | None
 ) -> float:
     """Herbrich et al.'s draw-probability quality (:func:`gaussian_quality`): each side a
     Gaussian of its rating and RD, the home side's rating raised by ``home_advantage``."""
     edge = params.home_advantage
     return gaussian_quality(
         [
-            [(s.rating + (edge if i == home else 0.0), s.deviation)]
+            [(s[RATING] + (edge if i == home else 0.0), s[DEVIATION])]
             for i, s in enumerate(side_states)
         ],
         BETA,
     )
 
 
+_explained: list[Any] = [None, None]
+"""The last update's new state and its factors (the margin multiplier):
+:func:`rankcraft_explain`, called with that very state right after, reads them instead of
+rating again (any other state is rated again: the hook stays a function of its arguments)."""
+
+
 @hookimpl
 def rankcraft_update(
     params: Glicko1Params,
-    state: Glicko1Skill,
+    state: State,
     pairings: Sequence[Pairing],
-    context: PlayerContext,
-) -> Glicko1Skill:
-    deviation = state.deviation
-    if context.mode != "match" and context.matches > 0:
+    games: int,
+    side: int,
+    match: Match | None,
+    mode: str,
+) -> State:
+    deviation = state[DEVIATION]
+    if mode != "match" and games > 0:
         # Glickman's step 1 counts the period being rated (t = 1 for a player who played
         # in the previous one); idle periods before it came through rankcraft_decay.
         deviation = grow(params, deviation, 1.0)
-    match = context.match
     edge = 0.0
     if match is not None and len(match.teams) == 2:
-        edge = home_edge(params.home_advantage, match.home, context.side)
+        edge = home_edge(params.home_advantage, match.home, side)
     rating, new_deviation = rate(
-        state.rating + edge,
+        state[RATING] + edge,
         deviation,
-        [(p.opponent.rating, p.opponent.deviation, p.score, p.weight) for p in pairings],
+        [(p[0][RATING], p[0][DEVIATION], p[1], p[2]) for p in pairings],
     )
     rating -= edge
-    margin = match_margin(context, len(pairings)) if params.margin != "none" else None
+    margin = match_margin(match, side, len(pairings)) if params.margin != "none" else None
     if margin is not None:
-        lead = state.rating + edge - pairings[0].opponent.rating
+        lead = state[RATING] + edge - pairings[0][0][RATING]
         multiplier = margin_multiplier(margin, lead)
-        context.explain("margin", multiplier)
-        rating = state.rating + (rating - state.rating) * multiplier
+        rating = state[RATING] + (rating - state[RATING]) * multiplier
     new_deviation = min(max(new_deviation, params.floor), params.ceiling)
     if not -RATING_LIMIT <= rating <= RATING_LIMIT:
         rating = limit(rating, -RATING_LIMIT, RATING_LIMIT)
-    return Glicko1Skill(rating, new_deviation)
+    out = (rating, new_deviation)
+    if margin is not None:
+        _explained[0], _explained[1] = out, {"margin": multiplier}
+    return out
+
+
+@hookimpl
+def rankcraft_explain(
+    params: Glicko1Params,
+    state: State,
+    pairings: Sequence[Pairing],
+    games: int,
+    side: int,
+    match: Match | None,
+    mode: str,
+    after: State,
+) -> dict[str, float] | None:
+    """``margin`` (the margin-of-victory multiplier of the rating change) where it applied;
+    None otherwise (Glicko's change has no other factor)."""
+    if params.margin == "none":
+        return None
+    if _explained[0] is after:
+        return _explained[1]  # type: ignore[no-any-return]
+    if match_margin(match, side, len(pairings)) is None:
+        return None
+    rated = rankcraft_update(params, state, pairings, games, side, match, mode)
+    assert _explained[0] is rated
+    return _explained[1]  # type: ignore[no-any-return]

@@ -36,10 +36,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import attrs
 
-from rankcraft import Pairing, PlayerContext, hookimpl, state_field
+from rankcraft import Match, Pairing, State, hookimpl, state_field
 from rankcraft.matchmaking import gaussian_quality
 from rankcraft.validators import RATING_LIMIT, interval, limit, pair, state_within, within
 
@@ -51,6 +52,12 @@ from ._matchup import (
     match_margin,
     side_probabilities,
 )
+
+RANKCRAFT_CONTRACT = 2
+"""The hook contract: states are tuples ``(mu, phi, sigma)`` in the per-match hooks."""
+
+MU, PHI, SIGMA = range(3)
+"""Positions of :class:`Glicko2Skill`'s fields in its tuple form."""
 
 SCALE = 400.0 / math.log(10.0)
 """Glicko-2 to Glicko scale: 400 / ln 10 = 173.7177927613…"""
@@ -264,22 +271,24 @@ def rankcraft_initial(slot: str, params: Glicko2Params) -> Glicko2Skill:
 
 
 @hookimpl
-def rankcraft_decay(params: Glicko2Params, state: Glicko2Skill, periods: float) -> Glicko2Skill:
+def rankcraft_decay(params: Glicko2Params, state: State, periods: float) -> State:
     if periods <= 0:
         return state
-    phi = math.sqrt(state.phi * state.phi + periods * state.sigma * state.sigma)
-    return params.clamp(state.mu, phi, state.sigma)
+    sigma = state[SIGMA]
+    phi = math.sqrt(state[PHI] * state[PHI] + periods * sigma * sigma)
+    return params.clamp_values(state[MU], phi, sigma)
 
 
-def win_probability(a: Glicko2Skill, b: Glicko2Skill) -> float:
-    """Probability that a beats b, using both deviations: ``g(sqrt(φ_a² + φ_b²))``."""
-    combined = math.sqrt(a.phi * a.phi + b.phi * b.phi)
-    return logistic(-g(combined) * (a.mu - b.mu))
+def win_probability(a: State, b: State) -> float:
+    """Probability that a beats b (states in tuple form, ``(mu, phi, sigma)``), using both
+    deviations: ``g(sqrt(φ_a² + φ_b²))``."""
+    combined = math.sqrt(a[PHI] * a[PHI] + b[PHI] * b[PHI])
+    return logistic(-g(combined) * (a[MU] - b[MU]))
 
 
 @hookimpl
 def rankcraft_expectation(
-    params: Glicko2Params, side_states: Sequence[Glicko2Skill], home: int | None
+    params: Glicko2Params, side_states: Sequence[State], home: int | None
 ) -> list[float]:
     edge = home_edge(params.home_advantage, home, 0)
     if len(side_states) == 2 and edge == 0.0:  # (the common case, without a shifted state)
@@ -287,7 +296,9 @@ def rankcraft_expectation(
         return [p, 1.0 - p]
     return side_probabilities(
         side_states,
-        lambda a, b, e: logistic(-g(math.sqrt(a.phi * a.phi + b.phi * b.phi)) * (a.mu + e - b.mu)),
+        lambda a, b, e: logistic(
+            -g(math.sqrt(a[PHI] * a[PHI] + b[PHI] * b[PHI])) * (a[MU] + e - b[MU])
+        ),
         edge,
     )
 
@@ -300,40 +311,70 @@ approximation to the logistic behind g(φ). Used by the match quality only."""
 
 @hookimpl
 def rankcraft_quality(
-    params: Glicko2Params, side_states: Sequence[Glicko2Skill], home: int | None
+    params: Glicko2Params, side_states: Sequence[State], home: int | None
 ) -> float:
     """Herbrich et al.'s draw-probability quality (:func:`gaussian_quality`): each side a
     Gaussian of its μ and φ, the home side's μ raised by ``home_advantage``."""
     edge = params.home_advantage
     return gaussian_quality(
-        [[(s.mu + (edge if i == home else 0.0), s.phi)] for i, s in enumerate(side_states)], BETA
+        [[(s[MU] + (edge if i == home else 0.0), s[PHI])] for i, s in enumerate(side_states)], BETA
     )
+
+
+_explained: list[Any] = [None, None]
+"""The last update's new state and its factors (the margin multiplier):
+:func:`rankcraft_explain`, called with that very state right after, reads them instead of
+rating again (any other state is rated again: the hook stays a function of its arguments)."""
 
 
 @hookimpl
 def rankcraft_update(
     params: Glicko2Params,
-    state: Glicko2Skill,
+    state: State,
     pairings: Sequence[Pairing],
-    context: PlayerContext,
-) -> Glicko2Skill:
-    match = context.match
+    side: int,
+    match: Match | None,
+) -> State:
     edge = 0.0
     if match is not None and len(match.teams) == 2:
-        edge = home_edge(params.home_advantage, match.home, context.side)
+        edge = home_edge(params.home_advantage, match.home, side)
     mu, phi, sigma = rate(
-        state.mu + edge,
-        state.phi,
-        state.sigma,
+        state[MU] + edge,
+        state[PHI],
+        state[SIGMA],
         params.tau,
-        [(p.opponent.mu, p.opponent.phi, p.score, p.weight) for p in pairings],
+        [(p[0][MU], p[0][PHI], p[1], p[2]) for p in pairings],
         params.epsilon,
     )
     mu -= edge
-    margin = match_margin(context, len(pairings)) if params.margin != "none" else None
-    if margin is not None:
-        lead = SCALE * (state.mu + edge - pairings[0].opponent.mu)
-        multiplier = margin_multiplier(margin, lead)
-        context.explain("margin", multiplier)
-        mu = state.mu + (mu - state.mu) * multiplier
-    return params.clamp(mu, phi, sigma)
+    margin = match_margin(match, side, len(pairings)) if params.margin != "none" else None
+    if margin is None:
+        return params.clamp_values(mu, phi, sigma)
+    lead = SCALE * (state[MU] + edge - pairings[0][0][MU])
+    multiplier = margin_multiplier(margin, lead)
+    mu = state[MU] + (mu - state[MU]) * multiplier
+    out = params.clamp_values(mu, phi, sigma)
+    _explained[0], _explained[1] = out, {"margin": multiplier}
+    return out
+
+
+@hookimpl
+def rankcraft_explain(
+    params: Glicko2Params,
+    state: State,
+    pairings: Sequence[Pairing],
+    side: int,
+    match: Match | None,
+    after: State,
+) -> dict[str, float] | None:
+    """``margin`` (the margin-of-victory multiplier of the change of μ) where it applied;
+    None otherwise (Glicko-2's change has no other factor)."""
+    if params.margin == "none":
+        return None
+    if _explained[0] is after:
+        return _explained[1]  # type: ignore[no-any-return]
+    if match_margin(match, side, len(pairings)) is None:
+        return None
+    rated = rankcraft_update(params, state, pairings, side, match)
+    assert _explained[0] is rated
+    return _explained[1]  # type: ignore[no-any-return]

@@ -20,14 +20,22 @@ Draws do not move RP (INVERSUS has none).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
 
-from rankcraft import Needs, PlayerContext, hookimpl, state_field
+from rankcraft import Needs, Pairing, PlayerContext, State, hookimpl, state_field
 from rankcraft.validators import fraction, interval, pair, state_within, within
 
 from .glicko2 import MU_LIMIT, PHI_RANGE
+
+RANKCRAFT_CONTRACT = 2
+"""The hook contract: the rank state is a tuple ``(points, best_phi)`` in the rank hook,
+the skill states ``before`` and ``after`` tuples read through ``layout``."""
+
+POINTS, BEST_PHI = range(2)
+"""Positions of :class:`InversusRp`'s fields in its tuple form."""
 
 POINTS_LIMIT = 1e6
 """The largest RP (``max_points`` and every RP count up to it)."""
@@ -175,19 +183,25 @@ def rp_change(
 @hookimpl
 def rankcraft_rank(
     params: InversusRpParams,
-    rank_state: InversusRp,
-    before: object,
-    after: object,
+    rank_state: State,
+    before: State,
+    after: State,
+    pairings: Sequence[Pairing],
+    score: float,
     context: PlayerContext,
-) -> InversusRp:
-    mu, phi = after.mu, after.phi  # type: ignore[attr-defined]
-    best = rank_state.best_phi
+    layout: Mapping[str, int],
+) -> State:
+    """RP after the match, from the skill's ``mu`` and ``phi`` (found by ``layout``); the
+    parts of the change (:func:`rp_change`) are explained in the report (``context``)."""
+    at_mu, at_phi = layout["mu"], layout["phi"]
+    mu, phi = after[at_mu], after[at_phi]
+    best = rank_state[BEST_PHI]
     best = phi if best is None else min(best, phi)
-    if context.score not in (0.0, 1.0):
-        return InversusRp(rank_state.points, best)  # draws do not move RP (INVERSUS has none)
+    if score not in (0.0, 1.0):
+        return (rank_state[POINTS], best)  # draws do not move RP (INVERSUS has none)
     used_phi = best if params.tightest_deviation else phi
-    opponents = [p.opponent.mu for p in context.pairings] or [before.mu]  # type: ignore[attr-defined]
-    gap = math.fsum(opponents) / len(opponents) - before.mu  # type: ignore[attr-defined]
-    won = context.score == 1.0
-    points = rp_change(params, rank_state.points, won, mu, used_phi, gap, context.factors)
-    return InversusRp(points, best)
+    opponents = [p[0][at_mu] for p in pairings] or [before[at_mu]]
+    gap = math.fsum(opponents) / len(opponents) - before[at_mu]
+    won = score == 1.0
+    points = rp_change(params, rank_state[POINTS], won, mu, used_phi, gap, context.factors)
+    return (points, best)

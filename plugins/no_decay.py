@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from rankcraft import State, hookimpl
 
+RANKCRAFT_CONTRACT = 2
+"""The hook contract: the state (a tuple) is returned as it is handed."""
+
 
 @hookimpl
 def rankcraft_decay(state: State) -> State:

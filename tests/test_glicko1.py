@@ -9,15 +9,19 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import rankcraft
+from rankcraft.io import parse_match
+from rankcraft.plugins._matchup import margin_multiplier, match_margin
 from rankcraft.plugins.glicko1 import (
+    RANKCRAFT_CONTRACT,
     Glicko1Params,
-    Glicko1Skill,
     Q,
     decay_constant,
     expected,
     g,
     grow,
     rankcraft_decay,
+    rankcraft_explain,
+    rankcraft_update,
     rate,
 )
 
@@ -58,6 +62,58 @@ def test_glickman_example_as_one_rating_period(mode: str) -> None:
     assert round(skill.rating) == 1464 and round(skill.deviation, 1) == 151.4  # printed
     assert skill.rating == pytest.approx(1464.106, abs=5e-4)  # full precision
     assert skill.deviation == pytest.approx(151.399, abs=5e-4)
+
+
+def test_the_update_hook_rates_tuples_with_named_arguments() -> None:
+    # Contract 2: states are (rating, deviation) tuples, pairings (opponent, score, weight),
+    # the facts named arguments (``games`` and ``mode`` tell Glickman's step 1).
+    assert RANKCRAFT_CONTRACT == 2
+    params = Glicko1Params(c=30.0)
+    pairings = [
+        ((1400.0, 30.0), 1.0, 1.0),
+        ((1550.0, 100.0), 0.0, 1.0),
+        ((1700.0, 300.0), 0.0, 1.0),
+    ]
+    after = rankcraft_update(params, (1500.0, 200.0), pairings, 0, 0, None, "batch")
+    assert type(after) is tuple
+    assert after[0] == pytest.approx(1464.106, abs=5e-4)  # Glickman's period
+    assert after[1] == pytest.approx(151.399, abs=5e-4)
+    assert rankcraft_explain(params, (1500.0, 200.0), pairings, 0, 0, None, "batch", after) is None
+    # a player of the previous period: step 1 grows RD by one period (c = 30) first
+    grown = rankcraft_update(params, (1500.0, 200.0), pairings, 5, 0, None, "batch")
+    assert grown == rate(
+        1500.0, math.sqrt(200.0**2 + 30.0**2), [(*o, s, w) for o, s, w in pairings]
+    )
+    assert rankcraft_update(params, (1500.0, 200.0), pairings, 5, 0, None, "match") == after
+
+
+def test_margin_is_explained_by_the_explain_hook() -> None:
+    params = Glicko1Params(margin="fivethirtyeight")
+    league = rankcraft.League(
+        rankcraft.loads_ruleset(
+            'name = "m"\n[update]\nplugin = "glicko1"\n'
+            '[update.params]\nmargin = "fivethirtyeight"\n'
+        )
+    )
+    game = {"id": "g", "played_at": "2024-01-01", "teams": [["a"], ["b"]], "scores": [2, 9]}
+    report = league.record(game)
+    match = parse_match(game)
+    state, opponent = (1500.0, 350.0), (1500.0, 350.0)
+    after = rankcraft_update(params, state, [(opponent, 0.0, 1.0)], 0, 0, match, "match")
+    factors = rankcraft_explain(params, state, [(opponent, 0.0, 1.0)], 0, 0, match, "match", after)
+    assert factors == {"margin": margin_multiplier(-7, 0.0)} == report.change("a").factors
+    assert after == (
+        report.change("a").skill_after.rating,
+        report.change("a").skill_after.deviation,
+    )
+    # asked about another state than the last update's, it rates that one again
+    other = rankcraft_explain(
+        params, state, [(opponent, 0.0, 1.0)], 0, 0, match, "match", (0.0, 1.0)
+    )
+    assert other == factors
+    # no margin without scores, or with several pairings
+    assert match_margin(match, 0, 1) == -7 and match_margin(match, 1, 1) == 7
+    assert match_margin(match, 0, 2) is None and match_margin(None, 0, 1) is None
 
 
 def test_one_game_at_a_time_differs() -> None:
@@ -182,10 +238,11 @@ def test_decay_is_additive_before_clamping(
     deviation: float, t1: float, t2: float, c: float
 ) -> None:
     params = Glicko1Params(c=c, max_deviation=1e4)  # the largest allowed: no clamp here
-    state = Glicko1Skill(1500.0, deviation)
+    state = (1500.0, deviation)  # (the hook's tuple form: rating, deviation)
     twice = rankcraft_decay(params, rankcraft_decay(params, state, t1), t2)
     once = rankcraft_decay(params, state, t1 + t2)
-    assert twice.deviation == pytest.approx(once.deviation, rel=1e-12)
+    assert twice[1] == pytest.approx(once[1], rel=1e-12)
+    assert twice[0] == once[0] == 1500.0
 
 
 @given(st.floats(500, 2500), st.floats(30, 350), st.floats(500, 2500), st.floats(30, 350))

@@ -9,13 +9,19 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import rankcraft
+from rankcraft.io import parse_match
+from rankcraft.plugins._matchup import margin_multiplier
 from rankcraft.plugins.glicko2 import (
+    RANKCRAFT_CONTRACT,
     SCALE,
     Glicko2Params,
     Glicko2Skill,
     g,
     new_volatility,
     rankcraft_decay,
+    rankcraft_expectation,
+    rankcraft_explain,
+    rankcraft_update,
     rate,
     volatility_objective,
 )
@@ -69,6 +75,36 @@ def test_glickman_glicko2_example(mode: str) -> None:
     assert skill.sigma == pytest.approx(0.0599960, abs=5e-8)
     assert skill.mu == pytest.approx(-0.206941, abs=5e-7)
     assert skill.phi == pytest.approx(0.872199, abs=5e-7)
+
+
+def test_the_hooks_take_tuples_and_named_arguments() -> None:
+    # Contract 2: states are (mu, phi, sigma) tuples, pairings (opponent, score, weight).
+    assert RANKCRAFT_CONTRACT == 2
+    params = Glicko2Params()
+    me = ((1500.0 - 1500.0) / SCALE, 200.0 / SCALE, 0.06)
+    pairings = [(tuple(_state(r, rd).values()), s, 1.0) for r, rd, s in OPPONENTS]
+    after = rankcraft_update(params, me, pairings, 0, None)
+    assert type(after) is tuple
+    assert after == pytest.approx((-0.206941, 0.872199, 0.0599960), abs=5e-7)  # Glickman
+    assert rankcraft_explain(params, me, pairings, 0, None, after) is None
+    p, q = rankcraft_expectation(params, [me, pairings[0][0]], None)
+    assert p + q == 1.0 and p == pytest.approx(
+        1 / (1 + math.exp(-g(math.hypot(me[1], 30 / SCALE)) * (me[0] - pairings[0][0][0])))
+    )
+    # the margin multiplier scales the change of mu, and the explain hook reports it
+    margin = Glicko2Params(margin="fivethirtyeight")
+    game = {"id": "g", "played_at": "2024-01-01", "teams": [["a"], ["b"]], "scores": [5, 2]}
+    match = parse_match(game)
+    one = [pairings[0]]
+    plain = rankcraft_update(params, me, one, 0, match)
+    moved = rankcraft_update(margin, me, one, 0, match)
+    lead = SCALE * (me[0] - one[0][0][0])
+    assert moved[0] == me[0] + (plain[0] - me[0]) * margin_multiplier(3, lead)
+    assert moved[1:] == plain[1:]
+    factors = rankcraft_explain(margin, me, one, 0, match, moved)
+    assert factors == {"margin": margin_multiplier(3, lead)}
+    assert rankcraft_explain(margin, me, one, 0, match, plain) == factors  # rated again
+    assert rankcraft_explain(margin, me, pairings, 0, match, after) is None  # three pairings
 
 
 def test_glickman_intermediate_values() -> None:
@@ -147,9 +183,11 @@ def test_bounds_can_be_switched_off() -> None:
 @given(st.floats(0.05, 3.0), st.floats(0.01, 0.2), st.floats(0.0, 40.0), st.floats(0.0, 40.0))
 def test_decay_is_additive_before_clamping(phi: float, sigma: float, t1: float, t2: float) -> None:
     params = Glicko2Params()
-    state = Glicko2Skill(0.3, phi, sigma)
+    state = (0.3, phi, sigma)  # (the hook's tuple form: mu, phi, sigma)
     twice = rankcraft_decay(params, rankcraft_decay(params, state, t1), t2)
-    assert twice.phi == pytest.approx(rankcraft_decay(params, state, t1 + t2).phi, rel=1e-12)
+    once = rankcraft_decay(params, state, t1 + t2)
+    assert twice[1] == pytest.approx(once[1], rel=1e-12)
+    assert (twice[0], twice[2]) == (once[0], once[2]) == (0.3, sigma)
 
 
 @given(

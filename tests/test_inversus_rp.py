@@ -7,7 +7,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import rankcraft
-from rankcraft.plugins.inversus import InversusRpParams, rp_change
+from rankcraft.forms import layout
+from rankcraft.model import PlayerContext
+from rankcraft.plugins.glicko2 import Glicko2Skill
+from rankcraft.plugins.inversus import (
+    RANKCRAFT_CONTRACT,
+    InversusRpParams,
+    rankcraft_rank,
+    rp_change,
+)
 
 AVERAGE = {"mu": 0.0, "phi": 0.5, "sigma": 0.06}
 
@@ -73,6 +81,45 @@ def test_untested_ideas_are_options() -> None:
         'extends = "inversus"\nname = "tight"\n[rank.params]\ntightest_deviation = true\n'
     )
     assert tight.rank.params.tightest_deviation
+
+
+def test_the_rank_hook_reads_tuples_through_the_layout() -> None:
+    # Contract 2: the rank and skill states are tuples; mu and phi are found by ``layout``.
+    assert RANKCRAFT_CONTRACT == 2
+    params = InversusRpParams()
+    where = layout(Glicko2Skill)
+    before, after, opponent = (0.0, 0.5, 0.06), (0.3, 0.45, 0.06), (1.0, 0.5, 0.06)
+    context = PlayerContext(None, "a", 0, 3, 0.4, 1.0, [(opponent, 1.0, 1.0)])
+    new = rankcraft_rank(
+        params, (100.0, None), before, after, [(opponent, 1.0, 1.0)], 1.0, context, where
+    )
+    factors: dict[str, float] = {}
+    assert new == (rp_change(params, 100.0, True, 0.3, 0.45, 1.0, factors), 0.45)
+    assert context.factors == factors and factors["bonus"] == pytest.approx(250 / 12.09)
+    # the tightest phi is kept, and used with tightest_deviation; a draw keeps the points
+    tight = InversusRpParams(tightest_deviation=True)
+    context = PlayerContext(None, "a", 0, 3, 0.4, 0.0, [(opponent, 0.0, 1.0)])
+    lost = rankcraft_rank(
+        tight, (900.0, 0.2), before, after, [(opponent, 0.0, 1.0)], 0.0, context, where
+    )
+    assert lost == (rp_change(tight, 900.0, False, 0.3, 0.2, 1.0), 0.2)
+    drawn = rankcraft_rank(
+        params, (900.0, None), before, after, [(opponent, 0.5, 1.0)], 0.5, context, where
+    )
+    assert drawn == (900.0, 0.45)
+    # another state layout: the fields are read where the layout says
+    moved = {"sigma": 0, "mu": 1, "phi": 2}
+    swapped = rankcraft_rank(
+        params,
+        (100.0, None),
+        (0.06, 0.0, 0.5),
+        (0.06, 0.3, 0.45),
+        [((0.06, 1.0, 0.5), 1.0, 1.0)],
+        1.0,
+        PlayerContext(None, "a", 0, 3, 0.4, 1.0, []),
+        moved,
+    )
+    assert swapped == new
 
 
 def test_draw_does_not_move_rp() -> None:
