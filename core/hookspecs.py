@@ -104,7 +104,7 @@ def rankcraft_initial(slot: str, params: Any) -> State:
 
 
 @hookspec
-def rankcraft_decay(params: Any, state: State, periods: float) -> State:
+def rankcraft_decay(params: Any, state: State, periods: float, layout: Mapping[str, int]) -> State:
     """Return ``state`` after ``periods`` rating periods without play.
 
     Called before a match for each participant with a previous match, and by
@@ -114,6 +114,9 @@ def rankcraft_decay(params: Any, state: State, periods: float) -> State:
     :param params: the decay slot's params.
     :param state: the stored skill state.
     :param periods: idle rating periods, a real number ≥ 0 (0 when the gap rounds to 0).
+    :param layout: as for :func:`rankcraft_aggregate`, for a decay plugin that moves
+        another plugin's states, which it does not know (``regress`` moves the
+        ``location``).
     :returns: the decayed state; return ``state`` itself when nothing changes.
 
     .. versionadded:: 0.1

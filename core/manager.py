@@ -412,7 +412,9 @@ class Plugins:
         """``(state, periods) -> state``."""
         return cast(
             "Callable[[State, float], State]",
-            self._state_hook(plugin, "rankcraft_decay", forms, params=params),
+            self._state_hook(
+                plugin, "rankcraft_decay", forms, params=params, layout=_layout(forms)
+            ),
         )
 
     def aggregate(

@@ -77,26 +77,9 @@ class Steps:
         rs, pl = ruleset, plugins
         self.ruleset = ruleset
         self.mode = rs.period.mode
-        initial, update = rs.slot("initial"), rs.slot("update")
-        expectation, decay = rs.slot("expectation"), rs.slot("decay")
-        assert initial and update and expectation and decay
-        first = pl.initial(initial.plugin, "initial", initial.params)()
-        self.skill_class: type = type(first)
-        self.skill_form = Form(self.skill_class)
-        self.rank_class: type | None = None
-        self.rank_form: Form | None = None
-        first_rank = None
-        if rs.rank is not None:
-            first_rank = pl.initial(rs.rank.plugin, "rank", rs.rank.params)()
-            self.rank_class = type(first_rank)
-            self.rank_form = Form(self.rank_class)
-        forms = (self.skill_form, self.rank_form)
-        self._initial = self.skill_form.to_tuple(first)
-        self._initial_rank = None if self.rank_form is None else self.rank_form.to_tuple(first_rank)
-        # (the public form: a document without a rank state is read with the initial one)
-        self.initial_rank: Callable[[], State] | None = (
-            None if rs.rank is None else lambda: first_rank
-        )
+        forms = self.forms = self._forms(pl)
+        update, expectation = rs.slot("update"), rs.slot("expectation")
+        assert update is not None and expectation is not None
         self.update = pl.update(update.plugin, update.params, forms)
         self.update_context = pl.takes(update.plugin, "rankcraft_update", "context")
         self.explain = pl.explain(update.plugin, update.params)
@@ -111,6 +94,64 @@ class Steps:
         self.outcomes: OutcomesFn | None = pl.outcomes(
             expectation.plugin, expectation.params, forms
         )
+        self._bind_decay(pl)
+        self.team = pl.team(rs.team.plugin, rs.team.params, forms)
+        self.aggregate = pl.aggregate(rs.team.plugin, rs.team.params, forms)
+        team_needs = pl.needs(rs.team.plugin, "team")
+        # a 1-v-1 of plain results: the core pairs the two players itself (Needs)
+        self.plain_singles = team_needs is not None and team_needs.plain_singles
+        self.rank: Callable[..., State] | None = None
+        self.rank_context = False
+        if rs.rank is not None:
+            self.rank = pl.rank(rs.rank.plugin, rs.rank.params, forms)
+            self.rank_context = pl.takes(rs.rank.plugin, "rankcraft_rank", "context")
+        self._bind_season_hooks(pl)
+        self._factors: dict[str, float] = {}
+        if self.outcomes is not None:
+            # a plugin that implements the hook with its draw model turned off (e.g. elo
+            # without ``draw``) answers None for every pair: then there is no draw model
+            newcomer = self.aggregate([self._initial])
+            if self.outcomes([newcomer, newcomer], None, None) is None:
+                self.outcomes = None
+        # the common shape written out (:meth:`_rate_duel`): what it leaves out is absent
+        self._duel = (
+            self.plain_singles
+            and self.mode == "match"
+            and self.decay is None
+            and self.rank is None
+            and not self.update_context
+        )
+
+    def _forms(self, pl: Plugins) -> tuple[Form, Form | None]:
+        """The skill and rank state classes, their forms and their initial states."""
+        rs = self.ruleset
+        initial = rs.slot("initial")
+        assert initial is not None
+        first = pl.initial(initial.plugin, "initial", initial.params)()
+        self.skill_class: type = type(first)
+        self.skill_form = Form(self.skill_class)
+        self.rank_class: type | None = None
+        self.rank_form: Form | None = None
+        first_rank = None
+        if rs.rank is not None:
+            first_rank = pl.initial(rs.rank.plugin, "rank", rs.rank.params)()
+            self.rank_class = type(first_rank)
+            self.rank_form = Form(self.rank_class)
+        self._initial = self.skill_form.to_tuple(first)
+        self._initial_rank = None if self.rank_form is None else self.rank_form.to_tuple(first_rank)
+        # (the public form: a document without a rank state is read with the initial one)
+        self.initial_rank: Callable[[], State] | None = (
+            None if rs.rank is None else lambda: first_rank
+        )
+        self.skill_names = self.skill_form.names
+        self.rank_names = () if self.rank_form is None else self.rank_form.names
+        return self.skill_form, self.rank_form
+
+    def _bind_decay(self, pl: Plugins) -> None:
+        """The decay slot's decay, the skill plugin's own one, and the period's onset."""
+        rs, forms = self.ruleset, self.forms
+        update, decay = rs.slot("update"), rs.slot("decay")
+        assert update is not None and decay is not None
         self.decay: Callable[[State, float], State] | None = None
         if rs.decay is not None or pl.implements(decay.plugin, "rankcraft_decay"):
             self.decay = pl.decay(decay.plugin, decay.params, forms)
@@ -127,45 +168,21 @@ class Steps:
             if needs is not None and needs.opponents_at_onset and rs.period.mode != "match"
             else None
         )
-        self.team = pl.team(rs.team.plugin, rs.team.params, forms)
-        self.aggregate = pl.aggregate(rs.team.plugin, rs.team.params, forms)
-        team_needs = pl.needs(rs.team.plugin, "team")
-        # a 1-v-1 of plain results: the core pairs the two players itself (Needs)
-        self.plain_singles = team_needs is not None and team_needs.plain_singles
-        self.rank: Callable[..., State] | None = None
-        self.rank_context = False
-        if rs.rank is not None:
-            self.rank = pl.rank(rs.rank.plugin, rs.rank.params, forms)
-            self.rank_context = pl.takes(rs.rank.plugin, "rankcraft_rank", "context")
+
+    def _bind_season_hooks(self, pl: Plugins) -> None:
+        """The reset and standings hooks (never called per match)."""
+        rs = self.ruleset
         self.reset = pl.reset(rs.reset.plugin, rs.reset.params) if rs.reset is not None else None
         self.reset_scope = (
             pl.reset_scope(rs.reset.plugin, rs.reset.params) if rs.reset is not None else None
         )
         self.standings: StandingsFn | None = None
         self.standings_scope: Callable[[datetime | None], PlayerScope | None] | None = None
-        for spec in (rs.rank, update):
+        for spec in (rs.rank, rs.slot("update")):
             if spec is not None and pl.implements(spec.plugin, "rankcraft_standings"):
                 self.standings = pl.standings(spec.plugin, spec.params)
                 self.standings_scope = pl.standings_scope(spec.plugin, spec.params)
                 break
-        self._factors: dict[str, float] = {}
-        if self.outcomes is not None:
-            # a plugin that implements the hook with its draw model turned off (e.g. elo
-            # without ``draw``) answers None for every pair: then there is no draw model
-            newcomer = self.aggregate([self._initial])
-            if self.outcomes([newcomer, newcomer], None, None) is None:
-                self.outcomes = None
-        # the common shape written out (:meth:`_rate_duel`): what it leaves out is absent
-        self._duel = (
-            self.plain_singles
-            and self.mode == "match"
-            and self.decay is None
-            and self.rank is None
-            and not self.update_context
-        )
-        self.skill_names = self.skill_form.names
-        self.rank_names = () if self.rank_form is None else self.rank_form.names
-        self.forms = forms
 
     # -- players ----------------------------------------------------------------------
 

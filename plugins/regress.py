@@ -37,13 +37,17 @@ the sport's calendar, a season's first match comes after the longest gap of the 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
 
 from rankcraft import InputError, Needs, PlayerRecord, PlayerScope, State, field_of_role, hookimpl
 from rankcraft.validators import RATING_LIMIT, unit, within
+
+RANKCRAFT_CONTRACT = 2
+"""The hook contract: the decay moves the ``location`` of a skill state in tuple form,
+found by ``layout``; the season hooks get records (their states attrs instances)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -104,14 +108,14 @@ def rankcraft_needs(slot: str) -> Needs | None:
 
 
 @hookimpl
-def rankcraft_decay(params: IdleRegressParams, state: State, periods: float) -> State:
+def rankcraft_decay(
+    params: IdleRegressParams, state: State, periods: float, layout: Mapping[str, int]
+) -> State:
     if periods < params.after_periods or params.fraction == 0.0:
         return state
-    field = field_of_role(type(state), "location")
-    assert field is not None
-    value = getattr(state, field)
-    moved = params.target + (1.0 - params.fraction) * (value - params.target)
-    return attrs.evolve(state, **{field: moved})
+    at = layout["location"]
+    moved = params.target + (1.0 - params.fraction) * (state[at] - params.target)
+    return (*state[:at], moved, *state[at + 1 :])
 
 
 @hookimpl
