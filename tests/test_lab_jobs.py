@@ -115,7 +115,13 @@ def test_two_workers_answer_and_cancel_each_other_s_jobs(tmp_path: Path) -> None
             second.snapshot("no-such-job")
         with pytest.raises(UnknownJob):
             second.snapshot("../../etc/passwd")  # (not a job id: no file is read)
-        # a job whose worker went away (its file not written for 30 s) has failed
+        # a job whose worker went away (its file not written for 30 s) has failed; first
+        # the cancelled job's watcher ends (it publishes the job under the pool's lock)
+        while first.get(slow.id).process is not None:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        with first._lock:
+            pass
         gone = tmp_path / "jobs" / f"{slow.id}.json"
         gone.write_text(json.dumps({**first.get(slow.id).to_dict(), "state": "running"}))
         os.utime(gone, (time.time() - 31, time.time() - 31))
