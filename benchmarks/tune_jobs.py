@@ -6,9 +6,11 @@ demo file), in turn with one worker process and with two, --rounds times interle
 Each run is a whole `tune` call as `rankcraft tune` makes it: the start's scores, the
 trials, the chosen ruleset's scores. Printed: the wall time of each run, trials per
 minute (the whole call, and the search alone: the first trial's start to the last
-trial's end), their ratio (median over the rounds) and the load average, since the
-machine's 2 cores are shared. Also checks that both pick the same values (the result
-does not depend on --jobs). Nothing here is asserted by the tests.
+trial's end), their ratio (median over the rounds), the load average and how much
+faster two plain busy loops ran at once than one after another (2.0 on two free cores:
+the ceiling of any speed-up, since the machine's cores are shared). Also checks that
+both pick the same values (the result does not depend on --jobs). Nothing here is
+asserted by the tests.
 
     python benchmarks/tune_jobs.py [--matches 49520] [--trials 16] [--rounds 2]
 """
@@ -19,14 +21,17 @@ import argparse
 import gzip
 import os
 import platform
+import resource
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import rankcraft.tune
 from rankcraft.data import demo_matches_path
+from rankcraft.processes import run_each
 from rankcraft.ruleset import load_ruleset
 from rankcraft.tune import has_optuna, parse_param, tune
 
@@ -44,8 +49,8 @@ def history(matches: int, folder: str) -> tuple[Path, str]:
 
 def one(
     path: Path, test_from: str, trials: int, jobs: int, method: str
-) -> tuple[float, float, tuple[float, ...]]:
-    """(whole seconds, search seconds, chosen values) of one tune call."""
+) -> tuple[float, float, float, tuple[float, ...]]:
+    """(whole seconds, search seconds, CPU seconds, chosen values) of one tune call."""
     ruleset = load_ruleset("elo")
     params = [
         parse_param("update.k_factor=10:60", ruleset),
@@ -62,7 +67,7 @@ def one(
 
         marked.__wrapped__ = search  # type: ignore[attr-defined]
         setattr(rankcraft.tune, name, marked)
-    started = time.perf_counter()
+    started, used = time.perf_counter(), cpu()
     result = tune(
         path,
         ruleset,
@@ -75,7 +80,32 @@ def one(
         progress=lambda *_: marks.append(time.perf_counter()),
     )
     whole = time.perf_counter() - started
-    return whole, marks[-1] - marks[0], result.best
+    return whole, marks[-1] - marks[0], cpu() - used, result.best
+
+
+def cpu() -> float:
+    """CPU seconds of this process and of its children that have ended."""
+    mine = resource.getrusage(resource.RUSAGE_SELF)
+    theirs = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return mine.ru_utime + mine.ru_stime + theirs.ru_utime + theirs.ru_stime
+
+
+def spin(index: int, tick: Callable[[int], None]) -> int:
+    total = 0
+    for i in range(15_000_000):
+        total += i & 7
+    return total
+
+
+def busy_loops() -> float:
+    """How many times faster two plain busy loops ran at once than one after another:
+    the ceiling of any speed-up on the (shared) machine at that moment."""
+    started = time.perf_counter()
+    run_each(spin, 2, processes=1)
+    alone = time.perf_counter() - started
+    started = time.perf_counter()
+    run_each(spin, 2, processes=2)
+    return alone / (time.perf_counter() - started)
 
 
 def main() -> None:
@@ -95,25 +125,27 @@ def main() -> None:
             f"tune elo (k_factor, home_advantage; {args.method}, {args.trials} trials) on the "
             f"last {args.matches:,} matches of the demo history, test part from {test_from}"
         )
-        ratios, search_ratios = [], []
+        ratios, search_ratios, ceilings = [], [], []
         chosen = set()
         for round_ in range(args.rounds):
             figures = {}
             for jobs in (1, 2) if round_ % 2 == 0 else (2, 1):
-                whole, search, best = one(path, test_from, args.trials, jobs, args.method)
+                whole, search, used, best = one(path, test_from, args.trials, jobs, args.method)
                 chosen.add(best)
                 figures[jobs] = (whole, search)
                 print(
                     f"  round {round_ + 1}, --jobs {jobs}: {whole:6.1f} s in all "
                     f"({60 * args.trials / whole:5.1f} trials/min), search {search:6.1f} s "
-                    f"({60 * args.trials / search:5.1f} trials/min)"
+                    f"({60 * args.trials / search:5.1f} trials/min); {used:6.1f} s CPU"
                 )
             ratios.append(figures[1][0] / figures[2][0])
             search_ratios.append(figures[1][1] / figures[2][1])
+            ceilings.append(busy_loops())
         print(
             f"--jobs 2 / --jobs 1, trials per minute: {statistics.median(ratios):.2f}x the "
             f"whole call, {statistics.median(search_ratios):.2f}x the search alone "
-            f"(issue 29 wants >= 1.6x); load average {os.getloadavg()[0]:.2f} at the end"
+            f"(issue 29 wants >= 1.6x); two busy loops at once: "
+            f"{statistics.median(ceilings):.2f}x; load average {os.getloadavg()[0]:.2f} at the end"
         )
         print(f"same values chosen by every run: {len(chosen) == 1}")
 

@@ -186,3 +186,17 @@ def test_cancelling_a_lab_job_ends_the_processes_it_started() -> None:
             time.sleep(0.05)
     finally:
         pool.close()
+
+
+def test_lab_processes_is_a_whole_number_of_at_least_one() -> None:
+    from rankcraft.errors import InputError
+    from rankcraft.serve import Settings
+
+    assert Settings(lab_processes=3).lab_processes == 3
+    assert Settings.from_json(Settings().to_json()).lab_processes is None  # one per core
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(InputError, match=r"'lab_processes' must be a whole number >= 1"):
+            Settings(lab_processes=bad)  # type: ignore[arg-type]
+    code, _, err = run("serve", "--lab-processes", "0", "--port", "0")
+    assert code == 2
+    assert "'--lab-processes' must be a whole number >= 1: 0" in err
