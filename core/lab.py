@@ -8,8 +8,9 @@ matches x rulesets) and queues a job; the job's process reads the league's match
 itself (from its database) or takes the uploaded ones, and replays them
 (:func:`rankcraft.web.compare`), its rulesets in up to ``--lab-processes`` processes at
 once (children of the job's process, ended with it), telling its progress.
-``GET /web/lab/jobs/{job_id}`` answers its state, progress (``done`` of ``total`` matches replayed) and, once done,
-its result, kept ``--lab-keep`` seconds; ``POST /web/lab/jobs/{job_id}/cancel`` ends it.
+``GET /web/lab/jobs/{job_id}`` answers its state, progress (``done`` of ``total``
+matches replayed) and, once done, its result, kept ``--lab-keep`` seconds; ``POST
+/web/lab/jobs/{job_id}/cancel`` ends it.
 A client (its token with ``--auth-reads``, else its address) may have
 ``--lab-jobs-per-client`` jobs queued or running (429 beyond).
 
