@@ -1032,12 +1032,16 @@ def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             "rankcraft: Optuna is not installed: tuning by the seeded random search "
             "(pip install 'rankcraft[tune]' for Optuna's TPE with pruning)\n"
         )
-    total = args.trials if method == "optuna" else args.trials + max(args.trials // 2, 1)
-    bar = Bar(err, f"tuning ({method})", total)
+    bars: list[Bar] = []  # (made at the first trial: a bar runs a thread, and tune forks)
 
     def progress(done: int, total: int, best: float, trial: Trial) -> None:
+        if not bars:
+            bars.append(Bar(err, f"tuning ({method})", total))
+        bar = bars[0]
         if bar.enabled:
             bar(done)
+            if done >= total:  # (its thread ends: the chosen ruleset's scores may fork)
+                bar.done()
             return
         values = ", ".join(
             f"{p.name}={_param_text(v, p.integer)}"
@@ -1063,7 +1067,8 @@ def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         study_name=args.study,
         score=args.score,
     )
-    bar.done()
+    for bar in bars:
+        bar.done()
     write_atomically(args.out, tuned_toml(result, ruleset, args.ruleset, args.out))
     document = result.to_dict()
     chosen = document["chosen"]
