@@ -27,7 +27,7 @@ import atexit
 import contextlib
 import json
 import multiprocessing
-import multiprocessing.util
+import multiprocessing.util  # (its exit handler registered before _end_all's)
 import os
 import re
 import secrets
@@ -208,7 +208,7 @@ class Job:
 
 def _child(send: Connection, function: Callable[..., Any], arguments: tuple[Any, ...]) -> None:
     """A job's process: leads a process group of its own (so that ending the job ends
-    the processes it starts too: :func:`_end_group`), runs ``function(*arguments,
+    the processes it starts too: :func:`_signal`), runs ``function(*arguments,
     progress)`` and sends its progress (at most ten times a second), then its result or
     its error, to the parent."""
     if hasattr(os, "setpgrp"):
