@@ -66,7 +66,7 @@ def _nothing(sides: Any, field: str) -> None:
 
 
 def job(documents: list[dict[str, Any]], processes: int) -> dict[str, Any]:
-    pool = JobPool(workers=1, timeout=3600)
+    pool = JobPool(workers=1, timeout=3600, preload=("rankcraft.lab",))  # (as serve does)
     try:
         specs = [{"name": n} for n in RULESETS]
         limits = LabLimits(64, 1024, 10**9)

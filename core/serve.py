@@ -1321,6 +1321,7 @@ def _lab_handlers(
         keep=settings.lab_keep,
         timeout=settings.lab_timeout,
         shelf=None if db is None else Shelf(lab_folder(db), settings.lab_keep),
+        preload=("rankcraft.lab",),
     )
     return lab.LabHandlers(
         league,
