@@ -40,6 +40,7 @@ from .io import (
 from .jsontext import finite, loads_strict
 from .manager import PLUGINS_DIR_ENV, Plugins
 from .model import Match, PlayerRecord, format_time
+from .processes import can_fork, default_processes, run_each
 from .ruleset import (
     ImportedRulesetWarning,
     RulesetMigrationWarning,
@@ -51,7 +52,7 @@ from .ruleset import (
 )
 from .store import Creation, SQLiteStore, creating, is_postgres_url, mask_url, open_store
 from .suggest import did_you_mean, player_candidates
-from .terminal import Bar, count_lines, plural, print_table, progress_for
+from .terminal import Bar, Steps, count_lines, plural, print_table, progress_for
 
 if TYPE_CHECKING:
     from .evaluate import Difference, Evaluation
@@ -840,17 +841,24 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             )
         baseline = labels.get(args.baseline, args.baseline)
     total = count_lines(args.matches)
-    for label, ruleset in rulesets:
-        seen = HomeSeen(_source(args.matches, args.home_from))
-        with progress_for(err, f"evaluating {label}", total) as bar:
-            every = 500 if isinstance(bar, Bar) else 1  # (a line exactly at each 10%)
-            results[label] = evaluate_ruleset(
-                ruleset,
-                _counted(seen, bar, every),
-                test_from=test_from,
-                warmup=_source(args.matches, args.home_from),
-            )
-        _warn_home(ruleset, seen.matches, seen.with_home, args.matches, err)
+    jobs = _jobs(args.jobs, len(rulesets))
+    if jobs > 1 and can_fork():  # (else one after another, with the same results)
+        evaluated = _evaluate_parallel(args, rulesets, test_from, total, jobs, err)
+        for (label, ruleset), (result, matches, homes) in zip(rulesets, evaluated, strict=True):
+            results[label] = result
+            _warn_home(ruleset, matches, homes, args.matches, err)
+    else:
+        for label, ruleset in rulesets:
+            seen = HomeSeen(_source(args.matches, args.home_from))
+            with progress_for(err, f"evaluating {label}", total) as bar:
+                every = 500 if isinstance(bar, Bar) else 1  # (a line exactly at each 10%)
+                results[label] = evaluate_ruleset(
+                    ruleset,
+                    _counted(seen, bar, every),
+                    test_from=test_from,
+                    warmup=_source(args.matches, args.home_from),
+                )
+            _warn_home(ruleset, seen.matches, seen.with_home, args.matches, err)
     paired = differences(
         results, baseline, samples=args.bootstrap, seed=args.seed, block_days=args.block_days
     )
@@ -873,6 +881,56 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.plot:
         out.write(f"\nplot written to {args.plot}\n")
     return 0
+
+
+def _jobs(jobs: int | None, rulesets: int) -> int:
+    """``evaluate --jobs``, checked: the processes the rulesets are replayed in (default:
+    one per core), never more than there are rulesets."""
+    if jobs is None:
+        jobs = default_processes()
+    elif jobs < 1:
+        raise InputError(f"'--jobs' must be a whole number >= 1: {jobs}")
+    return min(jobs, rulesets)
+
+
+def _evaluate_parallel(
+    args: argparse.Namespace,
+    rulesets: list[tuple[str, Any]],
+    test_from: Any,
+    total: int | None,
+    jobs: int,
+    err: TextIO,
+) -> list[tuple[Evaluation, int, int]]:
+    """Each ruleset's evaluation in a forked process of its own, at most ``jobs`` at once
+    (:func:`rankcraft.processes.run_each`), with one progress display over them all:
+    (the evaluation, the matches read, those that named a home side), in order."""
+    from .advice import HomeSeen
+    from .evaluate import evaluate_ruleset
+
+    def one(index: int, tick: Callable[[int], None]) -> tuple[Evaluation, int, int]:
+        seen = HomeSeen(_source(args.matches, args.home_from))
+        result = evaluate_ruleset(
+            rulesets[index][1],
+            _counted(seen, tick, 500),
+            test_from=test_from,
+            warmup=_source(args.matches, args.home_from),
+        )
+        return result, seen.matches, seen.with_home
+
+    names = ", ".join(label for label, _ in rulesets)
+    what = f"evaluating {names} in {jobs} processes"
+    bar: list[Bar | Steps] = []  # (made once every process is forked: a bar has a thread)
+
+    def told(done: Sequence[int], finished: int) -> None:
+        if not bar:
+            bar.append(progress_for(err, what, None if total is None else total * len(rulesets)))
+        bar[0](sum(done))
+
+    try:
+        return run_each(one, len(rulesets), processes=jobs, progress=told)
+    finally:
+        if bar:
+            bar[0].done()
 
 
 def _figure(value: float | None, digits: int = 4) -> str:
@@ -974,12 +1032,16 @@ def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             "rankcraft: Optuna is not installed: tuning by the seeded random search "
             "(pip install 'rankcraft[tune]' for Optuna's TPE with pruning)\n"
         )
-    total = args.trials if method == "optuna" else args.trials + max(args.trials // 2, 1)
-    bar = Bar(err, f"tuning ({method})", total)
+    bars: list[Bar] = []  # (made at the first trial: a bar runs a thread, and tune forks)
 
     def progress(done: int, total: int, best: float, trial: Trial) -> None:
+        if not bars:
+            bars.append(Bar(err, f"tuning ({method})", total))
+        bar = bars[0]
         if bar.enabled:
             bar(done)
+            if done >= total:  # (its thread ends: the chosen ruleset's scores may fork)
+                bar.done()
             return
         values = ", ".join(
             f"{p.name}={_param_text(v, p.integer)}"
@@ -1005,7 +1067,8 @@ def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         study_name=args.study,
         score=args.score,
     )
-    bar.done()
+    for bar in bars:
+        bar.done()
     write_atomically(args.out, tuned_toml(result, ruleset, args.ruleset, args.out))
     document = result.to_dict()
     chosen = document["chosen"]
@@ -1337,6 +1400,7 @@ def _serve_settings(args: argparse.Namespace, settings_class: Any) -> Any:
             lab_max_replays=args.lab_max_replays,
             lab_keep=args.lab_keep,
             lab_timeout=args.lab_timeout,
+            lab_processes=args.lab_processes,
         )
     except InputError as exc:  # name the option, not the attribute
         named = re.sub(r"'(\w+)'", lambda m: f"'--{m[1].replace('_', '-')}'", str(exc), count=1)
@@ -1655,6 +1719,13 @@ def _model_commands(c: _Commands) -> None:
         help="days per bootstrap block (default 7)",
     )
     p.add_argument("--seed", type=int, default=0, help="the bootstrap's seed (default 0)")
+    p.add_argument(
+        "--jobs",
+        type=int,
+        metavar="N",
+        help="replay the rulesets in up to N processes at once (default: one per core; "
+        "1: one after another in this process)",
+    )
     c.home_from(p)
     _tune_command(c)
     c.add("rulesets", cmd_rulesets, "list the bundled rulesets")
@@ -1776,6 +1847,12 @@ def _serve_command(c: _Commands) -> None:
         lab.add_argument(
             option, type=kind, default=default, metavar=meta, help=f"{text} ({default:g})"
         )
+    lab.add_argument(
+        "--lab-processes",
+        type=int,
+        metavar="N",
+        help="processes one lab job replays its rulesets in at once (default: one per core)",
+    )
     p.add_argument(
         "--timeout-keep-alive",
         type=int,

@@ -6,9 +6,11 @@ service never runs it on its event loop nor on the league's thread. ``POST
 limits: ``--max-sides`` and ``--max-players`` on each match, ``--lab-max-replays`` on
 matches x rulesets) and queues a job; the job's process reads the league's matches
 itself (from its database) or takes the uploaded ones, and replays them
-(:func:`rankcraft.web.compare`), telling its progress. ``GET /web/lab/jobs/{job_id}``
-answers its state, progress (``done`` of ``total`` matches replayed) and, once done,
-its result, kept ``--lab-keep`` seconds; ``POST /web/lab/jobs/{job_id}/cancel`` ends it.
+(:func:`rankcraft.web.compare`), its rulesets in up to ``--lab-processes`` processes at
+once (children of the job's process, ended with it), telling its progress.
+``GET /web/lab/jobs/{job_id}`` answers its state, progress (``done`` of ``total``
+matches replayed) and, once done, its result, kept ``--lab-keep`` seconds; ``POST
+/web/lab/jobs/{job_id}/cancel`` ends it.
 A client (its token with ``--auth-reads``, else its address) may have
 ``--lab-jobs-per-client`` jobs queued or running (429 beyond).
 
@@ -269,12 +271,14 @@ def run_lab(
     test_from: str | None,
     limits: LabLimits,
     check_sides: Callable[[Any, str], None],
+    processes: int,
     progress: Callable[[int, int, str], None],
 ) -> dict[str, Any]:
     """A lab job (in its own process): the rulesets loaded from ``specs``, the history
     (match ``documents``, checked when the job was submitted; else the league's at
     ``db``, read here and held to ``limits``), replayed with each
-    (:func:`rankcraft.web.compare`)."""
+    (:func:`rankcraft.web.compare`), in up to ``processes`` processes at once, children
+    of this one (forked: the history is not copied again)."""
     rulesets = [_load(spec, i) for i, spec in enumerate(specs)]
     if documents is not None:
         matches = [parse_match(d) for d in documents]
@@ -287,7 +291,7 @@ def run_lab(
         for match in matches:
             check_sides([list(side) for side in match.teams], f"the league's match {match.id!r}")
         _replays(len(matches), len(rulesets), limits)
-    return compare(rulesets, matches, test_from, progress)
+    return compare(rulesets, matches, test_from, progress, processes=processes)
 
 
 @attrs.define(eq=False)
@@ -297,7 +301,8 @@ class LabHandlers:
     ``db``: the league's database, which a job opens itself (None: an in-memory league,
     whose matches are read here, on the league's thread); ``check_sides(sides, field)``:
     the service's limits on a match's sides (:func:`rankcraft.serve._check_sides`);
-    ``auth_reads``: reads need a token, so a client is its token (else its address)."""
+    ``auth_reads``: reads need a token, so a client is its token (else its address);
+    ``processes``: the most processes one job replays its rulesets in at once."""
 
     league: League
     pool: JobPool
@@ -306,6 +311,7 @@ class LabHandlers:
     db: str | None = attrs.field(kw_only=True)
     auth_reads: bool = attrs.field(kw_only=True)
     json_body: Callable[[Request], Any] = attrs.field(kw_only=True)
+    processes: int = attrs.field(kw_only=True, default=1)
     body: Body = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
@@ -352,6 +358,7 @@ class LabHandlers:
             test_from or None,
             self.limits,
             self.check_sides,
+            self.processes,
         )
 
     async def submit(self, request: Request) -> JSONResponse:

@@ -111,6 +111,7 @@ from .jsontext import loads_strict
 from .matchmaking import RankFilter
 from .model import Match
 from .openapi import Operation, build_document
+from .processes import default_processes
 from .ruleset import dumps, to_dict
 from .suggest import close_to, player_candidates
 from .tokens import authenticate
@@ -159,6 +160,8 @@ class Settings:
         lab_max_replays: the most matches x rulesets one lab job replays.
         lab_keep: seconds a lab job's result stays readable after it ends.
         lab_timeout: seconds a lab job may run before it is ended.
+        lab_processes: the most processes one lab job replays its rulesets in at once
+            (each ruleset's replay in one); None: one per core (``os.cpu_count()``).
     """
 
     auth_reads: bool = False
@@ -175,6 +178,7 @@ class Settings:
     lab_max_replays: int = 600_000
     lab_keep: float = 600.0
     lab_timeout: float = 3600.0
+    lab_processes: int | None = None
 
     def __attrs_post_init__(self) -> None:
         for name in (
@@ -189,6 +193,11 @@ class Settings:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise InputError(f"'{name}' must be a whole number >= 1: {value!r}")
+        processes = self.lab_processes
+        if processes is not None and (
+            not isinstance(processes, int) or isinstance(processes, bool) or processes < 1
+        ):
+            raise InputError(f"'lab_processes' must be a whole number >= 1: {processes!r}")
         for name in ("max_future", "header_timeout", "body_timeout", "lab_keep", "lab_timeout"):
             value = getattr(self, name)
             if not isinstance(value, int | float) or not 0 < value < 1e9:
@@ -1312,6 +1321,7 @@ def _lab_handlers(
         keep=settings.lab_keep,
         timeout=settings.lab_timeout,
         shelf=None if db is None else Shelf(lab_folder(db), settings.lab_keep),
+        preload=("rankcraft.lab",),
     )
     return lab.LabHandlers(
         league,
@@ -1321,6 +1331,7 @@ def _lab_handlers(
         db=db,
         auth_reads=settings.auth_reads,
         json_body=json_body,
+        processes=settings.lab_processes or default_processes(),
     )
 
 

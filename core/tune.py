@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import random
+import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
@@ -45,6 +46,7 @@ from .evaluate import (
     with_home,
 )
 from .io import read_match_dicts
+from .processes import run_each
 from .ruleset import Ruleset, dumps, from_dict, to_dict
 from .store import mask_url
 from .suggest import close_to
@@ -455,23 +457,29 @@ def _job(base: _Base, values: tuple[float, ...]) -> tuple[Any, ...]:
 
 
 @contextmanager
-def _optuna_study(seed: int, storage: str | None, study_name: str | None) -> Iterator[Any]:
-    """A minimizing TPE study (seeded), in ``storage`` when given (joined if it exists);
-    the storage's pooled connections are closed when the search ends."""
+def _optuna_study(
+    seed: int, storage: str | None, study_name: str | None
+) -> Iterator[tuple[Any, bool]]:
+    """A minimizing TPE study (seeded), in ``storage`` when given (joined if it exists),
+    and whether this call made it; the storage's pooled connections are closed when the
+    search ends."""
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     url = optuna_storage(storage)
     rdb = None
     try:
-        rdb = None if url is None else optuna.storages.RDBStorage(url)
-        study = optuna.create_study(
-            direction="minimize",
-            sampler=optuna.samplers.TPESampler(seed=seed),
-            storage=rdb,
-            study_name=study_name,
-            load_if_exists=rdb is not None,
-        )
+        rdb = None if url is None else _rdb_storage(url)
+        sampler = optuna.samplers.TPESampler(seed=seed)
+        try:
+            study = optuna.create_study(
+                direction="minimize", sampler=sampler, storage=rdb, study_name=study_name
+            )
+            made = True
+        except optuna.exceptions.DuplicatedStudyError:  # joined: another made it
+            assert rdb is not None  # (a study in memory is always new)
+            study = optuna.load_study(study_name=study_name, storage=rdb, sampler=sampler)
+            made = False
     except Exception as exc:  # SQLAlchemy's: no such dialect, no URL, cannot connect
         if rdb is not None:
             rdb.engine.dispose()
@@ -482,10 +490,29 @@ def _optuna_study(seed: int, storage: str | None, study_name: str | None) -> Ite
             f"'--storage' {mask_url(storage)!r} cannot hold the study: {reason[:300]}"
         ) from None
     try:
-        yield study
+        yield study, made
     finally:
         if rdb is not None:
             rdb.engine.dispose()
+
+
+RACED = ("already exists", "duplicate key", "UniqueViolation")
+"""What a database says when another process made Optuna's tables at the same moment."""
+
+
+def _rdb_storage(url: str, attempts: int = 5) -> Any:
+    """Optuna's storage at ``url``. Two processes that open a new database at once race
+    to make its tables; the one that loses tries again (the tables are there then)."""
+    import optuna
+
+    for attempt in range(attempts):
+        try:
+            return optuna.storages.RDBStorage(url)
+        except Exception as exc:
+            if attempt == attempts - 1 or not any(word in str(exc) for word in RACED):
+                raise
+            time.sleep(0.2 * (attempt + 1))
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _optimize(
@@ -496,13 +523,17 @@ def _optimize(
     trials: int,
     jobs: int,
     progress: Progress | None,
+    made: bool = True,
 ) -> tuple[list[Trial], Trial]:
-    """The Optuna search: (this process's trials, the best finished trial of the study)."""
+    """The Optuna search: (this process's trials, the best finished trial of the study).
+    ``made``: this process made the study (it queues the start's values first)."""
     import optuna
 
     params = base[3]
     names = [p.name for p in params]
-    if not study.get_trials(deepcopy=False):
+    if made and not study.get_trials(deepcopy=False):
+        # only the process that made the study queues the start: two processes that
+        # start one study at once may both find it empty, but only one makes it
         study.enqueue_trial(dict(zip(names, start, strict=True)))
     done: list[Trial] = []
     with _pool(min(jobs, BATCH)) as pool:
@@ -604,28 +635,47 @@ def tune(
         value = _at(table, p.path)
         current.append(min(max(float(value), p.low), p.high))
     base: _Base = (source, home_from, text, tuple(params), validation_from, test_from, score)
-    start = _scores(ruleset, source, home_from, test_from, validation_from)
+    start = _scores(ruleset, source, home_from, test_from, validation_from, jobs)
     _figure(start[0], score)  # (a three-way score without a draw model: refused now)
     if method == "optuna":
-        with _optuna_study(seed, storage, study_name or ruleset.name) as study:
+        with _optuna_study(seed, storage, study_name or ruleset.name) as (study, made):
             found, chosen = _optimize(
-                study, base, tuple(current), trials=max(trials, 1), jobs=jobs, progress=progress
+                study,
+                base,
+                tuple(current),
+                trials=max(trials, 1),
+                jobs=jobs,
+                progress=progress,
+                made=made,
             )
     else:
         found = _search_random(base, params, tuple(current), trials, seed, jobs, progress)
         chosen = min(found, key=lambda t: (t.value, found.index(t)))
-    return _finish(ruleset, params, chosen, found, base, start, method)
+    return _finish(ruleset, params, chosen, found, base, start, method, jobs)
 
 
 def _scores(
-    ruleset: Ruleset, source: str, home_from: str | None, test_from: str, validation_from: str
+    ruleset: Ruleset,
+    source: str,
+    home_from: str | None,
+    test_from: str,
+    validation_from: str,
+    jobs: int = 1,
 ) -> tuple[Evaluation, Evaluation]:
-    """The scores of ``ruleset`` on the validation slice and on the test part."""
+    """The scores of ``ruleset`` on the validation slice and on the test part: two
+    replays, in two forked processes at once when ``jobs`` > 1 (they are half the time
+    of a short search: :func:`rankcraft.processes.run_each`)."""
     matches = _matches(source, home_from)
-    validation = evaluate_ruleset(
-        ruleset, matches, test_from=test_from, score_from=validation_from, stop_at=test_from
-    )
-    return validation, evaluate_ruleset(ruleset, matches, test_from=test_from)
+
+    def part(index: int, tick: Callable[[int], None]) -> Evaluation:
+        if index == 0:
+            return evaluate_ruleset(
+                ruleset, matches, test_from=test_from, score_from=validation_from, stop_at=test_from
+            )
+        return evaluate_ruleset(ruleset, matches, test_from=test_from)
+
+    validation, test = run_each(part, 2, processes=min(jobs, 2))
+    return validation, test
 
 
 def _search_random(
@@ -682,13 +732,14 @@ def _finish(
     base: _Base,
     start: tuple[Evaluation, Evaluation],
     method: str,
+    jobs: int = 1,
 ) -> TuneResult:
     """The tuned ruleset of the best trial, scored on the validation slice and once on
     the test part; the start instead when the best trial does not beat it on the
     validation slice (a pruned or clamped start, or noise between replays)."""
     source, home_from, _, _, validation_from, test_from, score = base
     tuned = apply(ruleset, params, best.values, name=f"{ruleset.name}-tuned")
-    chosen = _scores(tuned, source, home_from, test_from, validation_from)
+    chosen = _scores(tuned, source, home_from, test_from, validation_from, jobs)
     kept = _figure(chosen[0], score) > _figure(start[0], score)
     values = best.values
     if kept:

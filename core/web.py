@@ -43,7 +43,7 @@ import heapq
 import math
 import re
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from importlib import resources
 from typing import Any
@@ -56,6 +56,7 @@ from .evaluate import evaluate, scratch_league
 from .fields import FieldError
 from .jsontext import finite
 from .model import Match, PlayerRecord, field_of_role, format_time
+from .processes import can_fork, run_each
 from .ruleset import Ruleset, bundled_names, load_ruleset, loads_ruleset  # noqa: F401 (examples)
 
 try:
@@ -440,6 +441,7 @@ def compare(
     matches: list[Match],
     test_from: str | None = None,
     progress: Callable[[int, int, str], None] | None = None,
+    processes: int = 1,
 ) -> dict[str, Any]:
     """Replay ``matches`` with each ruleset and compare: one-step-ahead log loss (with a
     95 % interval), Brier, accuracy, calibration, the rating and tier distributions at
@@ -449,48 +451,45 @@ def compare(
     a ruleset places in another tier than the first one (the baseline) does. Tiers are
     listed best first (``tier_order``). ``test_from`` (ISO) starts the scored part;
     default: the time of the match half-way through. ``progress(done, total, stage)``
-    is told of each match replayed (``total``: matches x rulesets)."""
+    is told of the matches replayed (``total``: matches x rulesets).
+
+    ``processes``: the rulesets are replayed in up to this many forked processes at
+    once, each ruleset's replay in one (:func:`rankcraft.processes.run_each`; one after
+    another in this process when it may not fork). The result is the same."""
     if len(matches) < 2:
         raise FieldError(f"the lab needs at least 2 matches: {len(matches)}", field="matches")
     ordered = sorted(matches, key=lambda m: m.played_at)
     if test_from is None:
         test_from = ordered[len(ordered) // 2].played_at.isoformat()
-    results: list[dict[str, Any]] = []
-    tiers: list[dict[str, str]] = []
     total = len(ordered) * len(rulesets)
-    done = [0]
-    for index, ruleset in enumerate(rulesets):
-        stage = f"replaying with {ruleset.name} ({index + 1} of {len(rulesets)})"
+    parallel = min(processes, len(rulesets)) if can_fork() else 1
 
-        def replayed(stage: str = stage) -> None:
-            done[0] += 1
-            if progress is not None:
-                progress(done[0], total, stage)
+    def told(done: Sequence[int], finished: int) -> None:
+        if progress is None:
+            return
+        if parallel > 1:
+            stage = (
+                f"replaying {len(rulesets)} rulesets in {parallel} processes "
+                f"({finished} of {len(rulesets)} done)"
+            )
+        else:
+            now = min(finished, len(rulesets) - 1)
+            stage = f"replaying with {rulesets[now].name} ({now + 1} of {len(rulesets)})"
+        progress(sum(done), total, stage)
 
-        league = scratch_league(ruleset)
-        evaluation, seasons = _replay(league, ordered, test_from, replayed)
-        low, high = _interval(_losses(evaluation.predictions))
-        location = field_of_role(league.skill_class, "location")
-        records = league.leaderboard()
-        standings = league.standings()
-        tiers.append({pid: _tier_group(s) for pid, s in standings.items()})
-        order = list(dict.fromkeys(_tier_group(t) for t in league.tiers()))
-        counts = Counter(_tier_group(s) for s in standings.values())
-        order += [t for t, _ in counts.most_common() if t not in order]
-        results.append(
-            {
-                "name": ruleset.name,
-                "evaluation": evaluation.to_dict(),
-                "log_loss_interval": [low, high],
-                "location": location,
-                "value": _shown_name(league),
-                "ratings": _histogram([float(_value(r.skill, location) or 0.0) for r in records]),
-                "tiers": {t: counts[t] for t in order},
-                "tier_order": order,
-                "top": [_top_row(league, r, standings, location) for r in records[:20]],
-                "seasons": seasons,
-            }
-        )
+    def one(index: int, tick: Callable[[int], None]) -> tuple[dict[str, Any], dict[str, str]]:
+        count = [0]
+
+        def replayed() -> None:
+            count[0] += 1
+            tick(count[0])
+
+        assert test_from is not None
+        return _compared(rulesets[index], ordered, test_from, replayed)
+
+    pieces = run_each(one, len(rulesets), processes=parallel, progress=told)
+    results = [result for result, _ in pieces]
+    tiers = [mine for _, mine in pieces]
     base = tiers[0]
     for result, mine in zip(results, tiers, strict=True):
         shared = [p for p in mine if p in base]
@@ -506,6 +505,36 @@ def compare(
         }
     )
     return out
+
+
+def _compared(
+    ruleset: Ruleset, ordered: list[Match], test_from: str, replayed: Callable[[], None]
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """One ruleset's part of :func:`compare`: its result, and each player's tier (for
+    the tier changes against the baseline)."""
+    league = scratch_league(ruleset)
+    evaluation, seasons = _replay(league, ordered, test_from, replayed)
+    low, high = _interval(_losses(evaluation.predictions))
+    location = field_of_role(league.skill_class, "location")
+    records = league.leaderboard()
+    standings = league.standings()
+    tiers = {pid: _tier_group(s) for pid, s in standings.items()}
+    order = list(dict.fromkeys(_tier_group(t) for t in league.tiers()))
+    counts = Counter(_tier_group(s) for s in standings.values())
+    order += [t for t, _ in counts.most_common() if t not in order]
+    result = {
+        "name": ruleset.name,
+        "evaluation": evaluation.to_dict(),
+        "log_loss_interval": [low, high],
+        "location": location,
+        "value": _shown_name(league),
+        "ratings": _histogram([float(_value(r.skill, location) or 0.0) for r in records]),
+        "tiers": {t: counts[t] for t in order},
+        "tier_order": order,
+        "top": [_top_row(league, r, standings, location) for r in records[:20]],
+        "seasons": seasons,
+    }
+    return result, tiers
 
 
 def _tier_group(standing: str) -> str:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
+import sys
 import uuid
 from pathlib import Path
 
@@ -157,3 +159,56 @@ def test_storage_url_shared_by_two_studies(tmp_path: Path) -> None:
 
             with psycopg.connect(server[0], autocommit=True) as connection:
                 connection.execute(f'DROP SCHEMA "{server[1]}" CASCADE')
+
+
+def test_two_tune_processes_started_apart_join_one_postgres_study(tmp_path: Path) -> None:
+    """Two ``rankcraft tune`` processes, started separately (as on two machines) and
+    running at once, search one study in PostgreSQL: each runs its own trials into it,
+    and the one that finishes last chooses the best trial of both."""
+    server = _pg_schema()
+    if server is None:
+        pytest.skip(f"no PostgreSQL server answers at {PG_SERVER} (RANKCRAFT_PG_URL)")
+    url = f"{server[0]}?options=-csearch_path%3D{server[1]}"
+    exe = Path(sys.executable).with_name("rankcraft")
+    path = _history(tmp_path / "h.jsonl")
+    (tmp_path / "slow.toml").write_text(
+        'name = "slow"\n[update]\nplugin = "elo"\n[update.params]\nk_factor = 2.0\n'
+    )
+    try:
+        started = [
+            subprocess.Popen(
+                [
+                    *(str(exe), "tune", str(path), "--ruleset", str(tmp_path / "slow.toml")),
+                    *("--test-from", "2021-09-01", "--param", "update.k_factor=1:120"),
+                    *("--out", str(tmp_path / f"tuned{n}.toml"), "--trials", "4", "--jobs", "1"),
+                    *("--seed", str(n), "--storage", url, "--study", "joined", "--json"),
+                ],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for n in range(2)
+        ]
+        answers = []
+        for process in started:
+            out, err = process.communicate(timeout=300)
+            assert process.returncode == 0, err
+            answers.append(json.loads(out))
+        storage = optuna.storages.RDBStorage(optuna_storage(url))
+        try:
+            trials = optuna.load_study(study_name="joined", storage=storage).trials
+        finally:
+            storage.engine.dispose()
+        assert len(trials) == 8  # four of each process's, in one study
+        assert all(t.state.name in ("COMPLETE", "PRUNED") for t in trials)
+        starts = [t for t in trials if t.params == {"update.params.k_factor": 2.0}]
+        assert len(starts) == 1  # the start queued once, by whichever came first
+        best = min(t.value for t in trials if t.value is not None and t.state.name == "COMPLETE")
+        chosen = [a["validation_log_loss"] for a in answers]
+        assert min(chosen) == pytest.approx(best, rel=1e-12)
+        assert len(answers[0]["trials"]) == len(answers[1]["trials"]) == 4
+    finally:
+        import psycopg
+
+        with psycopg.connect(server[0], autocommit=True) as connection:
+            connection.execute(f'DROP SCHEMA "{server[1]}" CASCADE')
