@@ -345,7 +345,15 @@ def rankcraft_team(
         score = 1.0 if places[0] < places[1] else 0.5 if places[0] == places[1] else 0.0
         return (((step_a, score, weight),),), (((step_b, 1.0 - score, weight),),)
     weights = play_weights(match, sides, weight)
-    new = rate(params, [[(s[at_mu], s[at_sigma]) for s in side] for side in sides], places, weights)
+    teams = [[(s[at_mu], s[at_sigma]) for s in side] for side in sides]
+    if len(sides) == 2 and params.model == "plackett-luce":
+        score = 1.0 if places[0] < places[1] else 0.5 if places[0] == places[1] else 0.0
+        steps = two_teams(params, teams, places, weights)
+        return [
+            [[(step, score, weight)] for step in steps[0]],
+            [[(step, 1.0 - score, weight)] for step in steps[1]],
+        ]
+    new = rate(params, teams, places, weights)
     out = []
     for i, side in enumerate(sides):
         score = side_score(places, i)
@@ -356,6 +364,42 @@ def rankcraft_team(
             ]
         )
     return out
+
+
+def _two_sums(
+    params: WengLinParams, mu_a: float, var_a: float, mu_b: float, var_b: float, a_first: int
+) -> tuple[float, float, float, float]:
+    """Plackett-Luce's (Ω, Δ) of two teams from their sums μ_i and σ_i² (τ included):
+    :func:`_omega_delta` for two teams, written out; ``a_first`` is 1 when team a placed
+    first, -1 when b did, 0 for a tie. The operations are its own, in its order (the sums
+    of two terms, the second place's own term of 0)."""
+    beta2 = params.beta * params.beta
+    sqrt, exp = math.sqrt, math.exp
+    c = sqrt((var_a + beta2) + (var_b + beta2))
+    log_a, log_b = mu_a / c, mu_b / c
+    top = log_a if log_a >= log_b else log_b
+    log_sum = top + math.log(exp(log_a - top) + exp(log_b - top))
+    r_a, r_b = exp(log_a - log_sum), exp(log_b - log_sum)
+    if a_first == 0:
+        omega_a = (1.0 - r_a) / 2 - r_a / 2
+        omega_b = (1.0 - r_b) / 2 - r_b / 2
+        half = r_a * (1.0 - r_a) / 2
+        delta_a = half + half
+        half = r_b * (1.0 - r_b) / 2
+        delta_b = half + half
+    elif a_first > 0:
+        omega_a, delta_a = 1.0 - r_a, r_a * (1.0 - r_a)
+        omega_b, delta_b = 0.0 - r_b, r_b * (1.0 - r_b)
+    else:
+        omega_a, delta_a = 0.0 - r_a, r_a * (1.0 - r_a)
+        omega_b, delta_b = 1.0 - r_b, r_b * (1.0 - r_b)
+    cc = c * c
+    return (
+        omega_a * var_a / c,
+        delta_a * var_a / cc * (sqrt(var_a) / c),
+        omega_b * var_b / c,
+        delta_b * var_b / cc * (sqrt(var_b) / c),
+    )
 
 
 def duel(
@@ -372,47 +416,67 @@ def duel(
     ``weight``): the steps of :func:`rate`, written out.
 
     Every floating-point operation is :func:`rate`'s for this shape, in its order (the
-    sums of one term, the shares of 1, the second place's own term of 0), so the steps
-    are its own, bit for bit (tests/test_wenglin.py compares them)."""
+    sums of one term, the shares of 1), so the steps are its own, bit for bit
+    (tests/test_wenglin.py compares them)."""
     tau2 = params.tau * params.tau
-    beta2 = params.beta * params.beta
     kappa = params.kappa
-    sqrt, exp = math.sqrt, math.exp
+    sqrt = math.sqrt
     grown_a = sqrt(sigma_a * sigma_a + tau2)
     grown_b = sqrt(sigma_b * sigma_b + tau2)
-    var_a, var_b = grown_a * grown_a, grown_b * grown_b
-    c = sqrt((var_a + beta2) + (var_b + beta2))
-    log_a, log_b = mu_a / c, mu_b / c
-    top = log_a if log_a >= log_b else log_b
-    log_sum = top + math.log(exp(log_a - top) + exp(log_b - top))
-    r_a, r_b = exp(log_a - log_sum), exp(log_b - log_sum)
-    if place_a == place_b:
-        omega_a = (1.0 - r_a) / 2 - r_a / 2
-        omega_b = (1.0 - r_b) / 2 - r_b / 2
-        half = r_a * (1.0 - r_a) / 2
-        delta_a = half + half
-        half = r_b * (1.0 - r_b) / 2
-        delta_b = half + half
-    elif place_a < place_b:
-        omega_a, delta_a = 1.0 - r_a, r_a * (1.0 - r_a)
-        omega_b, delta_b = 0.0 - r_b, r_b * (1.0 - r_b)
-    else:
-        omega_a, delta_a = 0.0 - r_a, r_a * (1.0 - r_a)
-        omega_b, delta_b = 1.0 - r_b, r_b * (1.0 - r_b)
-    cc = c * c
-    omega_a = omega_a * var_a / c * weight
-    omega_b = omega_b * var_b / c * weight
-    shrink_a = 1.0 - delta_a * var_a / cc * (sqrt(var_a) / c) * weight
-    shrink_b = 1.0 - delta_b * var_b / cc * (sqrt(var_b) / c) * weight
+    first = 0 if place_a == place_b else 1 if place_a < place_b else -1
+    omega_a, delta_a, omega_b, delta_b = _two_sums(
+        params, mu_a, grown_a * grown_a, mu_b, grown_b * grown_b, first
+    )
+    shrink_a = 1.0 - delta_a * weight
+    shrink_b = 1.0 - delta_b * weight
     new_a = grown_a * sqrt(kappa if kappa > shrink_a else shrink_a)
     new_b = grown_b * sqrt(kappa if kappa > shrink_b else shrink_b)
     if params.limit_sigma:
         new_a = min(new_a, sigma_a)
         new_b = min(new_b, sigma_b)
     return (
-        _new_step(WengLinStep, ((mu_a + omega_a) - mu_a, (new_a * new_a) / (sigma_a * sigma_a))),
-        _new_step(WengLinStep, ((mu_b + omega_b) - mu_b, (new_b * new_b) / (sigma_b * sigma_b))),
+        _new_step(
+            WengLinStep, ((mu_a + omega_a * weight) - mu_a, (new_a * new_a) / (sigma_a * sigma_a))
+        ),
+        _new_step(
+            WengLinStep, ((mu_b + omega_b * weight) - mu_b, (new_b * new_b) / (sigma_b * sigma_b))
+        ),
     )
+
+
+def two_teams(
+    params: WengLinParams,
+    teams: Sequence[Team],
+    places: Sequence[int],
+    weights: Sequence[Sequence[float]],
+) -> list[list[WengLinStep]]:
+    """Plackett-Luce for two teams of any size: the steps of :func:`rate` (arguments as
+    its own, ``weights`` given), written out for two teams, bit for bit its own."""
+    tau2 = params.tau * params.tau
+    kappa = params.kappa
+    sqrt, fsum = math.sqrt, math.fsum
+    grown = [[(mu, sqrt(sigma * sigma + tau2)) for mu, sigma in team] for team in teams]
+    (team_a, team_b) = grown
+    var_a, var_b = fsum(s * s for _, s in team_a), fsum(s * s for _, s in team_b)
+    first = 0 if places[0] == places[1] else 1 if places[0] < places[1] else -1
+    omega_a, delta_a, omega_b, delta_b = _two_sums(
+        params, fsum(mu for mu, _ in team_a), var_a, fsum(mu for mu, _ in team_b), var_b, first
+    )
+    out = []
+    for team, old, var, omega, delta, side_weights in (
+        (team_a, teams[0], var_a, omega_a, delta_a, weights[0]),
+        (team_b, teams[1], var_b, omega_b, delta_b, weights[1]),
+    ):
+        steps = []
+        for (mu, sigma), (_, sigma0), w in zip(team, old, side_weights, strict=True):
+            share = sigma * sigma / var
+            shrink = 1.0 - share * delta * w
+            new_sigma = sigma * sqrt(kappa if kappa > shrink else shrink)
+            if params.limit_sigma:
+                new_sigma = min(new_sigma, sigma0)
+            steps.append(_step(mu, sigma0, mu + share * omega * w, new_sigma))
+        out.append(steps)
+    return out
 
 
 @hookimpl

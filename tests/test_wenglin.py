@@ -29,6 +29,7 @@ from rankcraft.plugins.wenglin import (
     rankcraft_team,
     rankcraft_update,
     rate,
+    two_teams,
 )
 
 LAYOUT = layout(WengLinSkill)
@@ -261,6 +262,32 @@ def test_the_written_out_duel_is_rate_bit_for_bit(  # type: ignore[no-untyped-de
     general = (_step(ma, sa, *a), _step(mb, sb, *b))
     # (repr: the same floats, signs of zero included)
     assert repr(duel(params, ma, sa, mb, sb, places[0], places[1], weight)) == repr(general)
+
+
+player = st.tuples(
+    st.one_of(st.floats(-1e6, 1e6), st.sampled_from([0.0, -0.0])), st.floats(1e-6, 1e6)
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    teams=st.lists(st.lists(player, min_size=1, max_size=4), min_size=2, max_size=2),
+    places=st.sampled_from([(1, 2), (2, 1), (1, 1)]),
+    data=st.data(),
+    tau=st.sampled_from([0.0, 25 / 300]),
+    kappa=st.sampled_from([1e-4, 0.5]),
+    limit_sigma=st.booleans(),
+)
+def test_two_teams_written_out_are_rate_bit_for_bit(  # type: ignore[no-untyped-def]
+    teams, places, data, tau, kappa, limit_sigma
+) -> None:
+    params = WengLinParams(tau=tau, kappa=kappa, limit_sigma=limit_sigma)
+    weights = [[data.draw(st.floats(1e-4, 1.0)) for _ in team] for team in teams]
+    new = rate(params, teams, places, weights)
+    general = [
+        [_step(*teams[i][j], *new[i][j]) for j in range(len(t))] for i, t in enumerate(teams)
+    ]
+    assert repr(two_teams(params, teams, places, weights)) == repr(general)
 
 
 def test_the_hooks_take_and_give_tuples() -> None:
