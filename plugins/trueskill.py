@@ -415,6 +415,106 @@ def duel_messages(
     return (second, first) if swap else (first, second)
 
 
+def _sum_terms(terms: Sequence[tuple[float, float, float]]) -> tuple[float, float]:
+    """:func:`_sum`'s message from the terms' cavities and coefficients (pi, tau, coeff)."""
+    mu = 0.0
+    pi_inv = 0.0
+    for pi, tau, coeff in terms:
+        mu += coeff * (tau / pi if pi else 0.0)
+        if pi_inv == _INF:
+            continue
+        pi_inv = pi_inv + coeff * coeff / pi if pi else _INF
+    out = 1.0 / pi_inv if pi_inv else _INF
+    return out, out * mu
+
+
+def two_team_messages(
+    params: TrueSkillParams,
+    teams: Sequence[Sequence[tuple[float, float]]],
+    places: Sequence[int],
+    weights: Sequence[Sequence[float]],
+) -> list[list[TrueSkillMessage]]:
+    """The messages of a match between two teams of any size: :func:`rate_messages`
+    (arguments as its own, ``weights`` given) for two teams, written out on plain floats
+    as :func:`duel_messages` is, bit for bit its own."""
+    beta2 = params.beta * params.beta
+    tau2 = params.tau * params.tau
+    floor = params.min_delta
+    swap = places[0] > places[1]
+    order = (1, 0) if swap else (0, 1)
+    # per team, in the order of the result: the likelihoods, the performances (value and
+    # their message from the team sum), the coefficients, the team's value and down message
+    liks: list[list[tuple[float, float]]] = []
+    perfs: list[list[list[float]]] = []
+    coeffs: list[list[float]] = []
+    team_values: list[tuple[float, float]] = []
+    downs: list[tuple[float, float]] = []
+    for i in order:
+        team_liks, team_perfs, team_coeffs = [], [], []
+        for (mu, sigma), weight in zip(teams[i], weights[i], strict=True):
+            variance = sigma * sigma + tau2
+            big_p, big_t = 1.0 / variance, mu / variance
+            a = 1.0 / (1.0 + beta2 * big_p)
+            lik_pi, lik_tau = a * big_p, a * big_t
+            team_liks.append((lik_pi, lik_tau))
+            team_perfs.append([0.0 + lik_pi, 0.0 + lik_tau, 0.0, 0.0])
+            team_coeffs.append(max(floor, weight))
+        down = _sum_terms([(p[0], p[1], c) for p, c in zip(team_perfs, team_coeffs, strict=True)])
+        liks.append(team_liks)
+        perfs.append(team_perfs)
+        coeffs.append(team_coeffs)
+        downs.append(down)
+        team_values.append((0.0 + down[0], 0.0 + down[1]))
+    (team_pi1, team_tau1), (team_pi2, team_tau2) = team_values
+    margin = params.draw_margin(len(teams[0]) + len(teams[1]))
+    draw = places[0] == places[1]
+    diff_pi, diff_tau = _sum_two(team_pi1, team_tau1, team_pi2, team_tau2, -1.0)
+    d_pi = d_tau = m_pi = m_tau = t_pi = t_tau = 0.0
+    for _ in range(params.max_passes):
+        d_pi, d_tau = d_pi - m_pi + diff_pi, d_tau - m_tau + diff_tau
+        m_pi, m_tau = diff_pi, diff_tau
+        pi, tau = d_pi - t_pi, d_tau - t_tau
+        sqrt_pi = math.sqrt(pi)
+        z, t = tau / sqrt_pi, margin * sqrt_pi
+        if draw:
+            v, w = v_draw(z, t), w_draw(z, t)
+        else:
+            v, w = v_win(z, t), w_win(z, t)
+        new_pi, new_tau = pi / (1.0 - w), (tau + sqrt_pi * v) / (1.0 - w)
+        t_pi, t_tau = new_pi + t_pi - d_pi, new_tau + t_tau - d_tau
+        delta = _moved_by(d_pi, d_tau, new_pi, new_tau)
+        d_pi, d_tau = new_pi, new_tau
+        if delta <= params.min_delta:
+            break
+    c_pi, c_tau = d_pi - m_pi, d_tau - m_tau
+    up_pi, up_tau = _sum_two(c_pi, c_tau, team_pi2 - 0.0, team_tau2 - 0.0, 1.0)
+    team_pi1, team_tau1 = team_pi1 - 0.0 + up_pi, team_tau1 - 0.0 + up_tau
+    up_pi2, up_tau2 = _sum_two(team_pi1 - up_pi, team_tau1 - up_tau, c_pi, c_tau, -1.0)
+    team_pi2, team_tau2 = team_pi2 - 0.0 + up_pi2, team_tau2 - 0.0 + up_tau2
+    sorted_out: list[list[TrueSkillMessage]] = []
+    for x, (team_pi, team_tau) in enumerate(((team_pi1, team_tau1), (team_pi2, team_tau2))):
+        down_pi, down_tau = downs[x]
+        team_perfs, team_coeffs = perfs[x], coeffs[x]
+        for index, perf in enumerate(team_perfs):
+            c = team_coeffs[index]
+            terms = []
+            for y, other in enumerate(team_perfs):
+                if y == index:
+                    terms.append((team_pi - down_pi, team_tau - down_tau, 1.0 / c))
+                else:
+                    terms.append((other[0] - other[2], other[1] - other[3], -team_coeffs[y] / c))
+            up_pi, up_tau = _sum_terms(terms)
+            perf[0], perf[1] = perf[0] - 0.0 + up_pi, perf[1] - 0.0 + up_tau
+            perf[2], perf[3] = up_pi, up_tau
+        messages = []
+        for perf, (lik_pi, lik_tau) in zip(team_perfs, liks[x], strict=True):
+            pi, tau = perf[0] - lik_pi, perf[1] - lik_tau
+            a = 1.0 / (1.0 + beta2 * pi)
+            messages.append(_new_message(TrueSkillMessage, (a * pi, a * tau)))
+        sorted_out.append(messages)
+    return [sorted_out[1], sorted_out[0]] if swap else sorted_out
+
+
 def posterior(
     params: TrueSkillParams,
     mu: float,
@@ -548,9 +648,11 @@ def rankcraft_team(
         score = 1.0 if places[0] < places[1] else 0.5 if places[0] == places[1] else 0.0
         return (((m_a, score, weight),),), (((m_b, 1.0 - score, weight),),)
     shares = play_weights(match, sides, 1.0)
-    messages = rate_messages(
-        params, [[(s[at_mu], s[at_sigma]) for s in side] for side in sides], places, shares
-    )
+    teams = [[(s[at_mu], s[at_sigma]) for s in side] for side in sides]
+    if len(sides) == 2:
+        messages = two_team_messages(params, teams, places, shares)
+    else:
+        messages = rate_messages(params, teams, places, shares)
     return [[[(m, side_score(places, i), weight)] for m in messages[i]] for i in range(len(sides))]
 
 

@@ -28,6 +28,7 @@ from rankcraft.plugins.trueskill import (
     rankcraft_update,
     rate,
     rate_messages,
+    two_team_messages,
     win_probabilities,
 )
 
@@ -197,6 +198,28 @@ def test_the_written_out_1v1_is_the_factor_graph_bit_for_bit(  # type: ignore[no
     ((a,), (b,)) = rate_messages(params, [[(ma, sa)], [(mb, sb)]], places, [[1.0], [1.0]])
     # (repr: the same floats, signs of zero included)
     assert repr(duel_messages(params, ma, sa, mb, sb, *places)) == repr((a, b))
+
+
+player = st.tuples(
+    st.one_of(st.floats(-1e6, 1e6), st.sampled_from([0.0, -0.0])), st.floats(1e-6, 1e6)
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    teams=st.lists(st.lists(player, min_size=1, max_size=4), min_size=2, max_size=2),
+    places=st.sampled_from([(1, 2), (2, 1), (1, 1)]),
+    data=st.data(),
+    draw_probability=st.sampled_from([0.0, 0.1]),
+    min_delta=st.sampled_from([1e-4, 1e-12]),
+)
+def test_two_teams_written_out_are_the_factor_graph_bit_for_bit(  # type: ignore[no-untyped-def]
+    teams, places, data, draw_probability, min_delta
+) -> None:
+    params = TrueSkillParams(draw_probability=draw_probability, min_delta=min_delta)
+    weights = [[data.draw(st.sampled_from([1.0, 0.5, 0.0, 1e-5])) for _ in t] for t in teams]
+    general = rate_messages(params, teams, places, weights)
+    assert repr(two_team_messages(params, teams, places, weights)) == repr(general)
 
 
 def test_the_hooks_take_and_give_tuples() -> None:
