@@ -21,18 +21,18 @@ their skill; ``rankcraft_update`` multiplies it into the prior.
 
 >>> (a,), (b,) = rate(TrueSkillParams(), [[(25.0, 25 / 3)], [(25.0, 25 / 3)]], [1, 2])
 >>> [round(x, 6) for x in (*a, *b)]
-[29.395832, 7.17121, 20.604168, 7.17121]
+[29.395832, 7.171476, 20.604168, 7.171476]
 """
 
 from __future__ import annotations
 
-import copy
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
 
 import attrs
 
-from rankcraft import Match, Needs, Pairing, PlayerContext, State, hookimpl, state_field
+from rankcraft import Match, Needs, hookimpl, state_field
 from rankcraft.errors import PluginError
 from rankcraft.validators import RATING_LIMIT, limit, state_within, within
 
@@ -42,6 +42,15 @@ from .wenglin import SIGMA_RANGE, play_weights, side_score
 _mu = within(-RATING_LIMIT, RATING_LIMIT)
 _sigma = within(*SIGMA_RANGE)
 _INF = math.inf
+_SIGMA_LOW, _SIGMA_HIGH = SIGMA_RANGE
+
+RANKCRAFT_CONTRACT = 2
+"""States in the per-match hooks are tuples (docs/hooks.md)."""
+
+State = tuple[Any, ...]
+MU, SIGMA, PLAYERS = range(3)
+"""Positions in a state's tuple form: μ and σ (a :class:`TrueSkillSkill`), and a side's
+number of players (a :class:`TrueSkillSide`, from ``rankcraft_aggregate``)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -98,8 +107,10 @@ class TrueSkillSkill:
 
 @attrs.frozen(slots=True)
 class TrueSkillSide(TrueSkillSkill):
-    """A side in predictions (from ``rankcraft_aggregate``): the sums of its members' μ
-    and σ², and how many they are (each adds β² of performance noise). Never stored.
+    """A side in predictions: the sums of its members' μ and σ², and how many they are
+    (each adds β² of performance noise). Never stored: ``rankcraft_aggregate`` gives its
+    tuple form ``(Σμ, sqrt(Σσ²), players)``, which this plugin's expectation reads (a
+    state of two fields counts as one player).
 
     Attributes:
         players: the side's number of players, ≥ 1.
@@ -108,10 +119,10 @@ class TrueSkillSide(TrueSkillSkill):
     players: int = 1
 
 
-@attrs.frozen(slots=True)
-class TrueSkillMessage:
+class TrueSkillMessage(NamedTuple):
     """A virtual opponent: the Gaussian message one match sends up to a player's skill,
-    in natural parameters (precision π = 1/σ², precision-adjusted mean τ = μ/σ²).
+    in natural parameters (precision π = 1/σ², precision-adjusted mean τ = μ/σ²); a
+    pairing's opponent from ``rankcraft_team`` (internal to the plugin, never stored).
 
     Attributes:
         pi: precision, ≥ 0. tau: precision times mean.
@@ -119,6 +130,10 @@ class TrueSkillMessage:
 
     pi: float
     tau: float
+
+
+_new_message = tuple.__new__
+"""``_new_message(TrueSkillMessage, (pi, tau))``, without the named tuple's ``__new__``."""
 
 
 class _Var:
@@ -282,13 +297,222 @@ def rate_messages(
     for perf, f in zip(perfs, lik, strict=True):
         pi, tau = perf.cavity(f)
         a = 1.0 / (1.0 + beta2 * pi)
-        out_sorted.append(TrueSkillMessage(a * pi, a * tau))  # likelihood, up
+        out_sorted.append(_new_message(TrueSkillMessage, (a * pi, a * tau)))  # likelihood, up
     out: list[list[TrueSkillMessage]] = [[] for _ in range(k)]
     at = 0
     for i in order:
         out[i] = out_sorted[at : at + len(teams[i])]
         at += len(teams[i])
     return out
+
+
+_margins: dict[tuple[float, float], float] = {}
+"""The draw margin of a 1-v-1 by (draw probability, β): ``TrueSkillParams.draw_margin(2)``."""
+
+
+def _sum_one(pi: float, tau: float) -> tuple[float, float]:
+    """:func:`_sum`'s message for one term of coefficient 1 with cavity (pi, tau)."""
+    mu = 0.0 + (tau / pi if pi else 0.0)
+    pi_inv = (0.0 + 1.0 / pi) if pi else _INF
+    out = 1.0 / pi_inv if pi_inv else _INF
+    return out, out * mu
+
+
+def _sum_two(pi1: float, tau1: float, pi2: float, tau2: float, sign: float) -> tuple[float, float]:
+    """:func:`_sum`'s message for the terms (pi1, tau1) with coefficient 1 and (pi2, tau2)
+    with coefficient ``sign`` (±1)."""
+    mu = 0.0 + (tau1 / pi1 if pi1 else 0.0)
+    pi_inv = (0.0 + 1.0 / pi1) if pi1 else _INF
+    mu += sign * (tau2 / pi2 if pi2 else 0.0)
+    if pi_inv != _INF:
+        pi_inv = pi_inv + 1.0 / pi2 if pi2 else _INF
+    out = 1.0 / pi_inv if pi_inv else _INF
+    return out, out * mu
+
+
+def _moved_by(pi: float, tau: float, new_pi: float, new_tau: float) -> float:
+    """How far a variable's value moved (:meth:`_Var._set`)."""
+    d_pi = abs(pi - new_pi)
+    return 0.0 if d_pi == _INF else max(abs(tau - new_tau), math.sqrt(d_pi))
+
+
+def duel_messages(
+    params: TrueSkillParams,
+    mu_a: float,
+    sigma_a: float,
+    mu_b: float,
+    sigma_b: float,
+    place_a: int,
+    place_b: int,
+) -> tuple[TrueSkillMessage, TrueSkillMessage]:
+    """The messages of a match between two one-player teams (each of weight 1): the
+    factor graph of :func:`rate_messages` for this shape, written out on plain floats.
+
+    Each variable is a pair (value, its messages), each factor's message is computed by
+    the same operations in the same order as ``_Var`` and ``_sum`` do them (a message
+    replaced in place is subtracted and added back, as ``send`` does), so the messages are
+    :func:`rate_messages`' own, bit for bit (tests/test_trueskill.py compares them)."""
+    beta2 = params.beta * params.beta
+    tau2 = params.tau * params.tau
+    swap = place_a > place_b  # (the graph runs in the order of the result)
+    mu1, s1, mu2, s2 = (mu_b, sigma_b, mu_a, sigma_a) if swap else (mu_a, sigma_a, mu_b, sigma_b)
+    # prior and likelihood down, then the team sum (one member, coefficient 1)
+    variance = s1 * s1 + tau2
+    big_p, big_t = 1.0 / variance, mu1 / variance
+    a = 1.0 / (1.0 + beta2 * big_p)
+    lik_pi1, lik_tau1 = a * big_p, a * big_t
+    perf_pi1, perf_tau1 = 0.0 + lik_pi1, 0.0 + lik_tau1
+    down_pi1, down_tau1 = _sum_one(perf_pi1, perf_tau1)
+    team_pi1, team_tau1 = 0.0 + down_pi1, 0.0 + down_tau1
+    variance = s2 * s2 + tau2
+    big_p, big_t = 1.0 / variance, mu2 / variance
+    a = 1.0 / (1.0 + beta2 * big_p)
+    lik_pi2, lik_tau2 = a * big_p, a * big_t
+    perf_pi2, perf_tau2 = 0.0 + lik_pi2, 0.0 + lik_tau2
+    down_pi2, down_tau2 = _sum_one(perf_pi2, perf_tau2)
+    team_pi2, team_tau2 = 0.0 + down_pi2, 0.0 + down_tau2
+    # the difference (team 1 - team 2) and its truncation, swept until it settles
+    key = (params.draw_probability, params.beta)
+    margin = _margins.get(key)
+    if margin is None:
+        margin = _margins[key] = params.draw_margin(2)
+    draw = place_a == place_b
+    diff_pi, diff_tau = _sum_two(team_pi1, team_tau1, team_pi2, team_tau2, -1.0)
+    d_pi = d_tau = 0.0  # the difference's value
+    m_pi = m_tau = 0.0  # its message from the difference factor (none yet)
+    t_pi = t_tau = 0.0  # its message from the truncation (none yet)
+    for _ in range(params.max_passes):
+        d_pi, d_tau = d_pi - m_pi + diff_pi, d_tau - m_tau + diff_tau
+        m_pi, m_tau = diff_pi, diff_tau
+        pi, tau = d_pi - t_pi, d_tau - t_tau
+        sqrt_pi = math.sqrt(pi)
+        z, t = tau / sqrt_pi, margin * sqrt_pi
+        if draw:
+            v, w = v_draw(z, t), w_draw(z, t)
+        else:
+            v, w = v_win(z, t), w_win(z, t)
+        new_pi, new_tau = pi / (1.0 - w), (tau + sqrt_pi * v) / (1.0 - w)
+        t_pi, t_tau = new_pi + t_pi - d_pi, new_tau + t_tau - d_tau
+        delta = _moved_by(d_pi, d_tau, new_pi, new_tau)
+        d_pi, d_tau = new_pi, new_tau
+        if delta <= params.min_delta:
+            break
+    # the difference up to team 1 (team 1 = difference + team 2), then to team 2
+    c_pi, c_tau = d_pi - m_pi, d_tau - m_tau
+    up_pi, up_tau = _sum_two(c_pi, c_tau, team_pi2 - 0.0, team_tau2 - 0.0, 1.0)
+    team_pi1, team_tau1 = team_pi1 - 0.0 + up_pi, team_tau1 - 0.0 + up_tau
+    up_pi2, up_tau2 = _sum_two(team_pi1 - up_pi, team_tau1 - up_tau, c_pi, c_tau, -1.0)
+    team_pi2, team_tau2 = team_pi2 - 0.0 + up_pi2, team_tau2 - 0.0 + up_tau2
+    # the team sums up to the performances, and the likelihoods up to the skills
+    up_pi, up_tau = _sum_one(team_pi1 - down_pi1, team_tau1 - down_tau1)
+    pi, tau = perf_pi1 - 0.0 + up_pi - lik_pi1, perf_tau1 - 0.0 + up_tau - lik_tau1
+    a = 1.0 / (1.0 + beta2 * pi)
+    first = _new_message(TrueSkillMessage, (a * pi, a * tau))
+    up_pi, up_tau = _sum_one(team_pi2 - down_pi2, team_tau2 - down_tau2)
+    pi, tau = perf_pi2 - 0.0 + up_pi - lik_pi2, perf_tau2 - 0.0 + up_tau - lik_tau2
+    a = 1.0 / (1.0 + beta2 * pi)
+    second = _new_message(TrueSkillMessage, (a * pi, a * tau))
+    return (second, first) if swap else (first, second)
+
+
+def _sum_terms(terms: Sequence[tuple[float, float, float]]) -> tuple[float, float]:
+    """:func:`_sum`'s message from the terms' cavities and coefficients (pi, tau, coeff)."""
+    mu = 0.0
+    pi_inv = 0.0
+    for pi, tau, coeff in terms:
+        mu += coeff * (tau / pi if pi else 0.0)
+        if pi_inv == _INF:
+            continue
+        pi_inv = pi_inv + coeff * coeff / pi if pi else _INF
+    out = 1.0 / pi_inv if pi_inv else _INF
+    return out, out * mu
+
+
+def two_team_messages(
+    params: TrueSkillParams,
+    teams: Sequence[Sequence[tuple[float, float]]],
+    places: Sequence[int],
+    weights: Sequence[Sequence[float]],
+) -> list[list[TrueSkillMessage]]:
+    """The messages of a match between two teams of any size: :func:`rate_messages`
+    (arguments as its own, ``weights`` given) for two teams, written out on plain floats
+    as :func:`duel_messages` is, bit for bit its own."""
+    beta2 = params.beta * params.beta
+    tau2 = params.tau * params.tau
+    floor = params.min_delta
+    swap = places[0] > places[1]
+    order = (1, 0) if swap else (0, 1)
+    # per team, in the order of the result: the likelihoods, the performances (value and
+    # their message from the team sum), the coefficients, the team's value and down message
+    liks: list[list[tuple[float, float]]] = []
+    perfs: list[list[list[float]]] = []
+    coeffs: list[list[float]] = []
+    team_values: list[tuple[float, float]] = []
+    downs: list[tuple[float, float]] = []
+    for i in order:
+        team_liks, team_perfs, team_coeffs = [], [], []
+        for (mu, sigma), weight in zip(teams[i], weights[i], strict=True):
+            variance = sigma * sigma + tau2
+            big_p, big_t = 1.0 / variance, mu / variance
+            a = 1.0 / (1.0 + beta2 * big_p)
+            lik_pi, lik_tau = a * big_p, a * big_t
+            team_liks.append((lik_pi, lik_tau))
+            team_perfs.append([0.0 + lik_pi, 0.0 + lik_tau, 0.0, 0.0])
+            team_coeffs.append(max(floor, weight))
+        down = _sum_terms([(p[0], p[1], c) for p, c in zip(team_perfs, team_coeffs, strict=True)])
+        liks.append(team_liks)
+        perfs.append(team_perfs)
+        coeffs.append(team_coeffs)
+        downs.append(down)
+        team_values.append((0.0 + down[0], 0.0 + down[1]))
+    (team_pi1, team_tau1), (team_pi2, team_tau2) = team_values
+    margin = params.draw_margin(len(teams[0]) + len(teams[1]))
+    draw = places[0] == places[1]
+    diff_pi, diff_tau = _sum_two(team_pi1, team_tau1, team_pi2, team_tau2, -1.0)
+    d_pi = d_tau = m_pi = m_tau = t_pi = t_tau = 0.0
+    for _ in range(params.max_passes):
+        d_pi, d_tau = d_pi - m_pi + diff_pi, d_tau - m_tau + diff_tau
+        m_pi, m_tau = diff_pi, diff_tau
+        pi, tau = d_pi - t_pi, d_tau - t_tau
+        sqrt_pi = math.sqrt(pi)
+        z, t = tau / sqrt_pi, margin * sqrt_pi
+        if draw:
+            v, w = v_draw(z, t), w_draw(z, t)
+        else:
+            v, w = v_win(z, t), w_win(z, t)
+        new_pi, new_tau = pi / (1.0 - w), (tau + sqrt_pi * v) / (1.0 - w)
+        t_pi, t_tau = new_pi + t_pi - d_pi, new_tau + t_tau - d_tau
+        delta = _moved_by(d_pi, d_tau, new_pi, new_tau)
+        d_pi, d_tau = new_pi, new_tau
+        if delta <= params.min_delta:
+            break
+    c_pi, c_tau = d_pi - m_pi, d_tau - m_tau
+    up_pi, up_tau = _sum_two(c_pi, c_tau, team_pi2 - 0.0, team_tau2 - 0.0, 1.0)
+    team_pi1, team_tau1 = team_pi1 - 0.0 + up_pi, team_tau1 - 0.0 + up_tau
+    up_pi2, up_tau2 = _sum_two(team_pi1 - up_pi, team_tau1 - up_tau, c_pi, c_tau, -1.0)
+    team_pi2, team_tau2 = team_pi2 - 0.0 + up_pi2, team_tau2 - 0.0 + up_tau2
+    sorted_out: list[list[TrueSkillMessage]] = []
+    for x, (team_pi, team_tau) in enumerate(((team_pi1, team_tau1), (team_pi2, team_tau2))):
+        down_pi, down_tau = downs[x]
+        team_perfs, team_coeffs = perfs[x], coeffs[x]
+        for index, perf in enumerate(team_perfs):
+            c = team_coeffs[index]
+            terms = []
+            for y, other in enumerate(team_perfs):
+                if y == index:
+                    terms.append((team_pi - down_pi, team_tau - down_tau, 1.0 / c))
+                else:
+                    terms.append((other[0] - other[2], other[1] - other[3], -team_coeffs[y] / c))
+            up_pi, up_tau = _sum_terms(terms)
+            perf[0], perf[1] = perf[0] - 0.0 + up_pi, perf[1] - 0.0 + up_tau
+            perf[2], perf[3] = up_pi, up_tau
+        messages = []
+        for perf, (lik_pi, lik_tau) in zip(team_perfs, liks[x], strict=True):
+            pi, tau = perf[0] - lik_pi, perf[1] - lik_tau
+            a = 1.0 / (1.0 + beta2 * pi)
+            messages.append(_new_message(TrueSkillMessage, (a * pi, a * tau)))
+        sorted_out.append(messages)
+    return [sorted_out[1], sorted_out[0]] if swap else sorted_out
 
 
 def posterior(
@@ -365,18 +589,6 @@ def win_probabilities(
     return [t / total for t in totals]
 
 
-_TEMPLATE = TrueSkillSide(0.0, 1.0, 1)
-
-
-def _side(mu: float, sigma: float, players: int) -> TrueSkillSide:
-    """A side state built without the range validators (sums may pass a player's range)."""
-    out = copy.copy(_TEMPLATE)
-    object.__setattr__(out, "mu", mu)
-    object.__setattr__(out, "sigma", sigma)
-    object.__setattr__(out, "players", players)
-    return out
-
-
 @hookimpl
 def rankcraft_params(slot: str) -> type | None:
     return TrueSkillParams if slot in ("initial", "expectation", "update", "team") else None
@@ -398,11 +610,17 @@ def rankcraft_initial(slot: str, params: TrueSkillParams) -> TrueSkillSkill:
 
 @hookimpl
 def rankcraft_aggregate(
-    params: TrueSkillParams, members: Sequence[TrueSkillSkill]
-) -> TrueSkillSide:
-    return _side(
-        math.fsum(m.mu for m in members),
-        math.sqrt(math.fsum(m.sigma * m.sigma for m in members)),
+    params: TrueSkillParams, members: Sequence[State], layout: Mapping[str, int]
+) -> State:
+    """The side's :class:`TrueSkillSide` tuple: (Σμ, sqrt(Σσ²), players)."""
+    at_mu, at_sigma = layout["mu"], layout["sigma"]
+    if len(members) == 1:
+        m = members[0]
+        sigma = m[at_sigma]
+        return (m[at_mu] + 0.0, math.sqrt(sigma * sigma), 1)  # (fsum of one term: + 0.0)
+    return (
+        math.fsum(m[at_mu] for m in members),
+        math.sqrt(math.fsum(m[at_sigma] * m[at_sigma] for m in members)),
         len(members),
     )
 
@@ -410,61 +628,102 @@ def rankcraft_aggregate(
 @hookimpl
 def rankcraft_team(
     params: TrueSkillParams,
-    sides: Sequence[Sequence[TrueSkillSkill]],
+    sides: Sequence[Sequence[State]],
     places: Sequence[int],
     weight: float,
-    match: Match,
-) -> list[list[list[Pairing]]]:
+    match: Match | None,
+    layout: Mapping[str, int],
+) -> Sequence[Sequence[Sequence[tuple[Any, float, float]]]]:
+    at_mu, at_sigma = layout["mu"], layout["sigma"]
+    if (
+        len(sides) == 2
+        and len(sides[0]) == 1
+        and len(sides[1]) == 1
+        and (match is None or match.seconds_played is None)
+    ):
+        a, b = sides[0][0], sides[1][0]
+        m_a, m_b = duel_messages(
+            params, a[at_mu], a[at_sigma], b[at_mu], b[at_sigma], places[0], places[1]
+        )
+        score = 1.0 if places[0] < places[1] else 0.5 if places[0] == places[1] else 0.0
+        return (((m_a, score, weight),),), (((m_b, 1.0 - score, weight),),)
     shares = play_weights(match, sides, 1.0)
-    messages = rate_messages(
-        params, [[(s.mu, s.sigma) for s in side] for side in sides], places, shares
-    )
-    return [
-        [[Pairing(m, side_score(places, i), weight)] for m in messages[i]]
-        for i in range(len(sides))
-    ]
+    teams = [[(s[at_mu], s[at_sigma]) for s in side] for side in sides]
+    if len(sides) == 2:
+        messages = two_team_messages(params, teams, places, shares)
+    else:
+        messages = rate_messages(params, teams, places, shares)
+    return [[[(m, side_score(places, i), weight)] for m in messages[i]] for i in range(len(sides))]
 
 
 @hookimpl
-def rankcraft_expectation(
-    params: TrueSkillParams, side_states: Sequence[TrueSkillSkill]
-) -> list[float]:
+def rankcraft_expectation(params: TrueSkillParams, side_states: Sequence[State]) -> list[float]:
+    if len(side_states) == 2:  # (win_probabilities' two-sided case, written out)
+        a, b = side_states
+        beta2 = params.beta * params.beta
+        sd_a = math.sqrt(a[SIGMA] * a[SIGMA] + (a[PLAYERS] if len(a) > PLAYERS else 1) * beta2)
+        sd_b = math.sqrt(b[SIGMA] * b[SIGMA] + (b[PLAYERS] if len(b) > PLAYERS else 1) * beta2)
+        p = cdf((a[MU] - b[MU]) / math.sqrt(sd_a**2 + sd_b**2))
+        return [p, 1.0 - p]
     return win_probabilities(
         params,
-        [(s.mu, s.sigma * s.sigma, getattr(s, "players", 1)) for s in side_states],
+        [(s[MU], s[SIGMA] * s[SIGMA], s[PLAYERS] if len(s) > PLAYERS else 1) for s in side_states],
     )
+
+
+def _moved(
+    params: TrueSkillParams, state: State, pairings: Sequence[Sequence[Any]]
+) -> tuple[float, float]:
+    """(μ, σ) after the pairings, before the limits."""
+    if len(pairings) == 1 and type(pairings[0][0]) is TrueSkillMessage:
+        message, _, weight = pairings[0]
+        variance = state[SIGMA] * state[SIGMA] + params.tau * params.tau
+        pi = 1.0 / variance + message[0] * weight
+        tau = state[MU] / variance + message[1] * weight
+        return tau / pi, math.sqrt(1.0 / pi)
+    messages = []
+    for pairing in pairings:
+        message = pairing[0]
+        if type(message) is not TrueSkillMessage:
+            message = _pair_message(params, state, message, pairing[1])
+        messages.append((message, pairing[2]))
+    return posterior(params, state[MU], state[SIGMA], messages)
 
 
 @hookimpl
 def rankcraft_update(
-    params: TrueSkillParams,
-    state: TrueSkillSkill,
-    pairings: Sequence[Pairing],
-    context: PlayerContext,
-) -> TrueSkillSkill:
-    messages = []
-    for pairing in pairings:
-        message = pairing.opponent
-        if not isinstance(message, TrueSkillMessage):
-            message = _pair_message(params, state, pairing.opponent, pairing.score)
-        messages.append((message, pairing.weight))
-    mu, sigma = posterior(params, state.mu, state.sigma, messages)
-    if not math.isfinite(mu) or not math.isfinite(sigma):
-        raise PluginError(f"trueskill update gave a non-finite state: mu {mu!r}, sigma {sigma!r}")
-    if len(pairings) == 1:
-        context.explain("mu_change", mu - state.mu)
-    return TrueSkillSkill(
-        limit(mu, -RATING_LIMIT, RATING_LIMIT), limit(sigma, SIGMA_RANGE[0], SIGMA_RANGE[1])
-    )
+    params: TrueSkillParams, state: State, pairings: Sequence[Sequence[Any]]
+) -> State:
+    mu, sigma = _moved(params, state, pairings)
+    if not (-RATING_LIMIT <= mu <= RATING_LIMIT and _SIGMA_LOW <= sigma <= _SIGMA_HIGH):
+        if not math.isfinite(mu) or not math.isfinite(sigma):
+            raise PluginError(
+                f"trueskill update gave a non-finite state: mu {mu!r}, sigma {sigma!r}"
+            )
+        return limit(mu, -RATING_LIMIT, RATING_LIMIT), limit(sigma, _SIGMA_LOW, _SIGMA_HIGH)
+    return (mu, sigma)
+
+
+@hookimpl
+def rankcraft_explain(
+    params: TrueSkillParams, state: State, pairings: Sequence[Sequence[Any]], after: State
+) -> dict[str, float] | None:
+    """``mu_change`` (the change of μ, before the rating limit) for a match's one result."""
+    if len(pairings) != 1:
+        return None
+    mu = after[MU]
+    if mu == RATING_LIMIT or mu == -RATING_LIMIT:  # (clamped: the change before it)
+        mu = _moved(params, state, pairings)[0]
+    return {"mu_change": mu - state[MU]}
 
 
 def _pair_message(
-    params: TrueSkillParams, state: TrueSkillSkill, opponent: State, score: float
+    params: TrueSkillParams, state: State, opponent: State, score: float
 ) -> TrueSkillMessage:
     """A pairing from another team plugin: a 1-v-1 against that (real or virtual)
     opponent state."""
     places = [1, 1] if score == 0.5 else [1, 2] if score > 0.5 else [2, 1]
     ((mine,), _) = rate_messages(
-        params, [[(state.mu, state.sigma)], [(opponent.mu, opponent.sigma)]], places
+        params, [[(state[MU], state[SIGMA])], [(opponent[MU], opponent[SIGMA])]], places
     )
     return mine

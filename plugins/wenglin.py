@@ -33,14 +33,13 @@ this plugin) computes every player's new belief and hands it, as a
 
 from __future__ import annotations
 
-import copy
 import math
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
 
 import attrs
 
-from rankcraft import Match, Needs, Pairing, PlayerContext, State, hookimpl, state_field
+from rankcraft import Match, Needs, hookimpl, state_field
 from rankcraft.errors import PluginError
 from rankcraft.validators import RATING_LIMIT, limit, state_within, within
 
@@ -62,6 +61,14 @@ usable share of a team's variance, and at most a million."""
 
 _mu = within(-RATING_LIMIT, RATING_LIMIT)
 _sigma = within(*SIGMA_RANGE)
+_SIGMA_LOW, _SIGMA_HIGH = SIGMA_RANGE
+
+RANKCRAFT_CONTRACT = 2
+"""States in the per-match hooks are tuples (docs/hooks.md)."""
+
+State = tuple[Any, ...]
+MU, SIGMA = range(2)
+"""Positions of μ and σ in a :class:`WengLinSkill`'s tuple form."""
 
 
 @attrs.frozen(kw_only=True)
@@ -112,9 +119,9 @@ class WengLinSkill:
     sigma: float = state_field(role="spread", validator=state_within(*SIGMA_RANGE))
 
 
-@attrs.frozen(slots=True)
-class WengLinStep:
-    """A virtual opponent: what one match does to one player, from the team step.
+class WengLinStep(NamedTuple):
+    """A virtual opponent: what one match does to one player, from the team step (a
+    pairing's opponent from ``rankcraft_team``; internal to the plugin, never stored).
 
     Attributes:
         mu: the change of μ, skill units.
@@ -123,6 +130,11 @@ class WengLinStep:
 
     mu: float
     variance: float
+
+
+_new_step = tuple.__new__
+"""``_new_step(WengLinStep, (mu, variance))``: a step without the named tuple's
+``__new__`` (a Python function call per step)."""
 
 
 Team = Sequence[tuple[float, float]]
@@ -266,20 +278,9 @@ def side_score(places: Sequence[int], side: int) -> float:
     return total / (n - 1)
 
 
-def _unchecked(mu: float, sigma: float) -> WengLinSkill:
-    """A state built without the range validators: a side's sums in predictions may pass
-    the range a stored player holds (never stored)."""
-    out = copy.copy(_TEMPLATE)
-    object.__setattr__(out, "mu", mu)
-    object.__setattr__(out, "sigma", sigma)
-    return out
-
-
-_TEMPLATE = WengLinSkill(0.0, 1.0)
-
-
-def _step(state: WengLinSkill, mu: float, sigma: float) -> WengLinStep:
-    return WengLinStep(mu - state.mu, (sigma * sigma) / (state.sigma * state.sigma))
+def _step(mu0: float, sigma0: float, mu: float, sigma: float) -> WengLinStep:
+    """The step from (μ0, σ0) (the state before the match, τ not included) to (μ, σ)."""
+    return _new_step(WengLinStep, (mu - mu0, (sigma * sigma) / (sigma0 * sigma0)))
 
 
 @hookimpl
@@ -302,79 +303,252 @@ def rankcraft_initial(slot: str, params: WengLinParams) -> WengLinSkill:
 
 
 @hookimpl
-def rankcraft_aggregate(params: WengLinParams, members: Sequence[WengLinSkill]) -> WengLinSkill:
+def rankcraft_aggregate(
+    params: WengLinParams, members: Sequence[State], layout: Mapping[str, int]
+) -> State:
+    """One member: that member. More: Σμ and sqrt(Σσ²), at the skill state's positions of
+    ``mu`` and ``sigma`` (its other fields the first member's); the sums may pass the
+    range a stored player holds (a side is never stored)."""
     if len(members) == 1:
         return members[0]
-    return _unchecked(
-        math.fsum(m.mu for m in members), math.sqrt(math.fsum(m.sigma * m.sigma for m in members))
-    )
+    at_mu, at_sigma = layout["mu"], layout["sigma"]
+    mu = math.fsum(m[at_mu] for m in members)
+    sigma = math.sqrt(math.fsum(m[at_sigma] * m[at_sigma] for m in members))
+    if (at_mu, at_sigma) == (MU, SIGMA) and len(members[0]) == 2:
+        return (mu, sigma)
+    out = list(members[0])
+    out[at_mu], out[at_sigma] = mu, sigma
+    return tuple(out)
 
 
 @hookimpl
 def rankcraft_team(
     params: WengLinParams,
-    sides: Sequence[Sequence[WengLinSkill]],
+    sides: Sequence[Sequence[State]],
     places: Sequence[int],
     weight: float,
-    match: Match,
-) -> list[list[list[Pairing]]]:
+    match: Match | None,
+    layout: Mapping[str, int],
+) -> Sequence[Sequence[Sequence[tuple[Any, float, float]]]]:
+    at_mu, at_sigma = layout["mu"], layout["sigma"]
+    if (
+        len(sides) == 2
+        and params.model == "plackett-luce"
+        and len(sides[0]) == 1
+        and len(sides[1]) == 1
+        and (match is None or match.seconds_played is None)
+    ):
+        a, b = sides[0][0], sides[1][0]
+        step_a, step_b = duel(
+            params, a[at_mu], a[at_sigma], b[at_mu], b[at_sigma], places[0], places[1], weight
+        )
+        score = 1.0 if places[0] < places[1] else 0.5 if places[0] == places[1] else 0.0
+        return (((step_a, score, weight),),), (((step_b, 1.0 - score, weight),),)
     weights = play_weights(match, sides, weight)
-    new = rate(params, [[(s.mu, s.sigma) for s in side] for side in sides], places, weights)
+    teams = [[(s[at_mu], s[at_sigma]) for s in side] for side in sides]
+    if len(sides) == 2 and params.model == "plackett-luce":
+        score = 1.0 if places[0] < places[1] else 0.5 if places[0] == places[1] else 0.0
+        steps = two_teams(params, teams, places, weights)
+        return [
+            [[(step, score, weight)] for step in steps[0]],
+            [[(step, 1.0 - score, weight)] for step in steps[1]],
+        ]
+    new = rate(params, teams, places, weights)
     out = []
     for i, side in enumerate(sides):
         score = side_score(places, i)
         out.append(
-            [[Pairing(_step(state, *new[i][j]), score, weight)] for j, state in enumerate(side)]
+            [
+                [(_step(state[at_mu], state[at_sigma], *new[i][j]), score, weight)]
+                for j, state in enumerate(side)
+            ]
         )
     return out
 
 
-@hookimpl
-def rankcraft_expectation(
-    params: WengLinParams, side_states: Sequence[WengLinSkill]
-) -> list[float]:
-    two_beta2 = 2.0 * params.beta * params.beta
+def _two_sums(
+    params: WengLinParams, mu_a: float, var_a: float, mu_b: float, var_b: float, a_first: int
+) -> tuple[float, float, float, float]:
+    """Plackett-Luce's (Ω, Δ) of two teams from their sums μ_i and σ_i² (τ included):
+    :func:`_omega_delta` for two teams, written out; ``a_first`` is 1 when team a placed
+    first, -1 when b did, 0 for a tie. The operations are its own, in its order (the sums
+    of two terms, the second place's own term of 0)."""
+    beta2 = params.beta * params.beta
+    sqrt, exp = math.sqrt, math.exp
+    c = sqrt((var_a + beta2) + (var_b + beta2))
+    log_a, log_b = mu_a / c, mu_b / c
+    top = log_a if log_a >= log_b else log_b
+    log_sum = top + math.log(exp(log_a - top) + exp(log_b - top))
+    r_a, r_b = exp(log_a - log_sum), exp(log_b - log_sum)
+    if a_first == 0:
+        omega_a = (1.0 - r_a) / 2 - r_a / 2
+        omega_b = (1.0 - r_b) / 2 - r_b / 2
+        half = r_a * (1.0 - r_a) / 2
+        delta_a = half + half
+        half = r_b * (1.0 - r_b) / 2
+        delta_b = half + half
+    elif a_first > 0:
+        omega_a, delta_a = 1.0 - r_a, r_a * (1.0 - r_a)
+        omega_b, delta_b = 0.0 - r_b, r_b * (1.0 - r_b)
+    else:
+        omega_a, delta_a = 0.0 - r_a, r_a * (1.0 - r_a)
+        omega_b, delta_b = 1.0 - r_b, r_b * (1.0 - r_b)
+    cc = c * c
+    return (
+        omega_a * var_a / c,
+        delta_a * var_a / cc * (sqrt(var_a) / c),
+        omega_b * var_b / c,
+        delta_b * var_b / cc * (sqrt(var_b) / c),
+    )
 
-    def beats(a: WengLinSkill, b: WengLinSkill, edge: float) -> float:
-        return cdf((a.mu - b.mu) / math.sqrt(two_beta2 + a.sigma * a.sigma + b.sigma * b.sigma))
+
+def duel(
+    params: WengLinParams,
+    mu_a: float,
+    sigma_a: float,
+    mu_b: float,
+    sigma_b: float,
+    place_a: int,
+    place_b: int,
+    weight: float,
+) -> tuple[WengLinStep, WengLinStep]:
+    """Plackett-Luce for two teams of one player (each at partial-play weight
+    ``weight``): the steps of :func:`rate`, written out.
+
+    Every floating-point operation is :func:`rate`'s for this shape, in its order (the
+    sums of one term, the shares of 1), so the steps are its own, bit for bit
+    (tests/test_wenglin.py compares them)."""
+    tau2 = params.tau * params.tau
+    kappa = params.kappa
+    sqrt = math.sqrt
+    grown_a = sqrt(sigma_a * sigma_a + tau2)
+    grown_b = sqrt(sigma_b * sigma_b + tau2)
+    first = 0 if place_a == place_b else 1 if place_a < place_b else -1
+    omega_a, delta_a, omega_b, delta_b = _two_sums(
+        params, mu_a, grown_a * grown_a, mu_b, grown_b * grown_b, first
+    )
+    shrink_a = 1.0 - delta_a * weight
+    shrink_b = 1.0 - delta_b * weight
+    new_a = grown_a * sqrt(kappa if kappa > shrink_a else shrink_a)
+    new_b = grown_b * sqrt(kappa if kappa > shrink_b else shrink_b)
+    if params.limit_sigma:
+        new_a = min(new_a, sigma_a)
+        new_b = min(new_b, sigma_b)
+    return (
+        _new_step(
+            WengLinStep, ((mu_a + omega_a * weight) - mu_a, (new_a * new_a) / (sigma_a * sigma_a))
+        ),
+        _new_step(
+            WengLinStep, ((mu_b + omega_b * weight) - mu_b, (new_b * new_b) / (sigma_b * sigma_b))
+        ),
+    )
+
+
+def two_teams(
+    params: WengLinParams,
+    teams: Sequence[Team],
+    places: Sequence[int],
+    weights: Sequence[Sequence[float]],
+) -> list[list[WengLinStep]]:
+    """Plackett-Luce for two teams of any size: the steps of :func:`rate` (arguments as
+    its own, ``weights`` given), written out for two teams, bit for bit its own."""
+    tau2 = params.tau * params.tau
+    kappa = params.kappa
+    sqrt, fsum = math.sqrt, math.fsum
+    grown = [[(mu, sqrt(sigma * sigma + tau2)) for mu, sigma in team] for team in teams]
+    (team_a, team_b) = grown
+    var_a, var_b = fsum(s * s for _, s in team_a), fsum(s * s for _, s in team_b)
+    first = 0 if places[0] == places[1] else 1 if places[0] < places[1] else -1
+    omega_a, delta_a, omega_b, delta_b = _two_sums(
+        params, fsum(mu for mu, _ in team_a), var_a, fsum(mu for mu, _ in team_b), var_b, first
+    )
+    out = []
+    for team, old, var, omega, delta, side_weights in (
+        (team_a, teams[0], var_a, omega_a, delta_a, weights[0]),
+        (team_b, teams[1], var_b, omega_b, delta_b, weights[1]),
+    ):
+        steps = []
+        for (mu, sigma), (_, sigma0), w in zip(team, old, side_weights, strict=True):
+            share = sigma * sigma / var
+            shrink = 1.0 - share * delta * w
+            new_sigma = sigma * sqrt(kappa if kappa > shrink else shrink)
+            if params.limit_sigma:
+                new_sigma = min(new_sigma, sigma0)
+            steps.append(_step(mu, sigma0, mu + share * omega * w, new_sigma))
+        out.append(steps)
+    return out
+
+
+@hookimpl
+def rankcraft_expectation(params: WengLinParams, side_states: Sequence[State]) -> list[float]:
+    two_beta2 = 2.0 * params.beta * params.beta
+    if len(side_states) == 2:  # (side_probabilities' two-sided case, written out)
+        a, b = side_states
+        p = cdf((a[MU] - b[MU]) / math.sqrt(two_beta2 + a[SIGMA] * a[SIGMA] + b[SIGMA] * b[SIGMA]))
+        return [p, 1.0 - p]
+
+    def beats(a: State, b: State, edge: float) -> float:
+        return cdf(
+            (a[MU] - b[MU]) / math.sqrt(two_beta2 + a[SIGMA] * a[SIGMA] + b[SIGMA] * b[SIGMA])
+        )
 
     return side_probabilities(side_states, beats, 0.0)
 
 
-@hookimpl
-def rankcraft_update(
-    params: WengLinParams,
-    state: WengLinSkill,
-    pairings: Sequence[Pairing],
-    context: PlayerContext,
-) -> WengLinSkill:
-    mu = state.mu
+def _moved(
+    params: WengLinParams, state: State, pairings: Sequence[Sequence[Any]]
+) -> tuple[float, float]:
+    """(μ, σ) after the pairings, before the limits."""
+    mu = state[MU]
     ratio = 1.0
     for pairing in pairings:
-        step = pairing.opponent
-        if not isinstance(step, WengLinStep):
+        step = pairing[0]
+        if type(step) is not WengLinStep:
             step = _pair_step(params, state, pairing)
-        mu += step.mu
-        ratio *= step.variance
-    sigma = state.sigma * math.sqrt(ratio)
-    if len(pairings) == 1:
-        context.explain("mu_change", mu - state.mu)
-    if not math.isfinite(mu) or not math.isfinite(sigma):
-        raise PluginError(f"wenglin update gave a non-finite state: mu {mu!r}, sigma {sigma!r}")
-    return WengLinSkill(
-        limit(mu, -RATING_LIMIT, RATING_LIMIT), limit(sigma, SIGMA_RANGE[0], SIGMA_RANGE[1])
-    )
+        mu += step[0]
+        ratio *= step[1]
+    return mu, state[SIGMA] * math.sqrt(ratio)
 
 
-def _pair_step(params: WengLinParams, state: WengLinSkill, pairing: Pairing) -> WengLinStep:
+@hookimpl
+def rankcraft_update(
+    params: WengLinParams, state: State, pairings: Sequence[Sequence[Any]]
+) -> State:
+    if len(pairings) == 1 and type(pairings[0][0]) is WengLinStep:
+        step = pairings[0][0]
+        mu = state[MU] + step[0]
+        sigma = state[SIGMA] * math.sqrt(step[1])  # (the ratio 1.0 * step[1])
+    else:
+        mu, sigma = _moved(params, state, pairings)
+    if not (-RATING_LIMIT <= mu <= RATING_LIMIT and _SIGMA_LOW <= sigma <= _SIGMA_HIGH):
+        if not math.isfinite(mu) or not math.isfinite(sigma):
+            raise PluginError(f"wenglin update gave a non-finite state: mu {mu!r}, sigma {sigma!r}")
+        return limit(mu, -RATING_LIMIT, RATING_LIMIT), limit(sigma, _SIGMA_LOW, _SIGMA_HIGH)
+    return (mu, sigma)
+
+
+@hookimpl
+def rankcraft_explain(
+    params: WengLinParams, state: State, pairings: Sequence[Sequence[Any]], after: State
+) -> dict[str, float] | None:
+    """``mu_change`` (the change of μ, before the rating limit) for a match's one result."""
+    if len(pairings) != 1:
+        return None
+    mu = after[MU]
+    if mu == RATING_LIMIT or mu == -RATING_LIMIT:  # (clamped: the change before it)
+        mu = _moved(params, state, pairings)[0]
+    return {"mu_change": mu - state[MU]}
+
+
+def _pair_step(params: WengLinParams, state: State, pairing: Sequence[Any]) -> WengLinStep:
     """A pairing from another team plugin (a real or virtual opponent state): a
     two-team match against it, weighted by the pairing's weight."""
-    opponent: State = pairing.opponent
-    places = [1, 1] if pairing.score == 0.5 else [1, 2] if pairing.score > 0.5 else [2, 1]
+    opponent, score, weight = pairing[0], pairing[1], pairing[2]
+    places = [1, 1] if score == 0.5 else [1, 2] if score > 0.5 else [2, 1]
     ((mine,), _) = rate(
         params,
-        [[(state.mu, state.sigma)], [(opponent.mu, opponent.sigma)]],
+        [[(state[MU], state[SIGMA])], [(opponent[MU], opponent[SIGMA])]],
         places,
-        [[pairing.weight], [1.0]],
+        [[weight], [1.0]],
     )
-    return _step(state, *mine)
+    return _step(state[MU], state[SIGMA], *mine)

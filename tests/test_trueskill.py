@@ -14,19 +14,28 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import rankcraft
+from rankcraft.forms import layout
 from rankcraft.plugins._gaussian import cdf
 from rankcraft.plugins.trueskill import (
+    TrueSkillMessage,
     TrueSkillParams,
     TrueSkillSkill,
+    duel_messages,
     rankcraft_aggregate,
     rankcraft_expectation,
+    rankcraft_explain,
+    rankcraft_team,
+    rankcraft_update,
     rate,
+    rate_messages,
+    two_team_messages,
     win_probabilities,
 )
 
 trueskill = pytest.importorskip("trueskill")
 pytest.importorskip("mpmath")
 PEER = trueskill.TrueSkill(backend="mpmath")
+LAYOUT = layout(TrueSkillSkill)
 
 
 def _flat(teams: list[list[tuple[float, float]]]) -> list[float]:
@@ -120,7 +129,7 @@ def test_invariants(teams, data) -> None:  # type: ignore[no-untyped-def]
     flipped = rate(params, [list(reversed(t)) for t in teams], places)
     for a, b in zip(new, flipped, strict=True):
         assert _flat([list(reversed(b))]) == pytest.approx(_flat([a]), abs=1e-9)
-    sides = [rankcraft_aggregate(params, [TrueSkillSkill(m, s) for m, s in t]) for t in teams]
+    sides = [rankcraft_aggregate(params, list(t), LAYOUT) for t in teams]
     probabilities = rankcraft_expectation(params, sides)
     assert math.fsum(probabilities) == pytest.approx(1.0, abs=1e-12)
     assert all(0.0 <= p <= 1.0 for p in probabilities)
@@ -128,10 +137,10 @@ def test_invariants(teams, data) -> None:  # type: ignore[no-untyped-def]
 
 def test_two_sides_win_probability_is_the_documented_formula() -> None:
     params = TrueSkillParams()
-    a = [TrueSkillSkill(30.0, 4.0), TrueSkillSkill(20.0, 6.0)]
-    b = [TrueSkillSkill(28.0, 2.0)]
+    a = [(30.0, 4.0), (20.0, 6.0)]
+    b = [(28.0, 2.0)]
     p = rankcraft_expectation(
-        params, [rankcraft_aggregate(params, a), rankcraft_aggregate(params, b)]
+        params, [rankcraft_aggregate(params, a, LAYOUT), rankcraft_aggregate(params, b, LAYOUT)]
     )
     denominator = math.sqrt(3 * params.beta**2 + 16.0 + 36.0 + 4.0)
     assert p[0] == pytest.approx(cdf((50.0 - 28.0) / denominator), abs=1e-15)
@@ -162,6 +171,86 @@ def test_three_sides_are_the_chance_of_the_best_performance() -> None:
     pair = [(25.0, 9.0, 1), (29.0, 16.0, 2)]
     closed = cdf((25.0 - 29.0) / math.sqrt(25.0 + 3 * beta2))
     assert win_probabilities(params, pair)[0] == pytest.approx(closed, abs=1e-15)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    mus=st.tuples(*[st.one_of(st.floats(-1e6, 1e6), st.sampled_from([0.0, -0.0, 25.0]))] * 2),
+    sigmas=st.tuples(*[st.floats(1e-6, 1e6)] * 2),
+    places=st.sampled_from([(1, 2), (2, 1), (1, 1), (4, 9)]),
+    tau=st.sampled_from([0.0, 25 / 300, 3.0]),
+    beta=st.sampled_from([25 / 6, 1e-6, 100.0]),
+    draw_probability=st.sampled_from([0.0, 0.1, 0.9]),
+    min_delta=st.sampled_from([1e-4, 1e-12, 1.0]),
+    max_passes=st.sampled_from([1, 2, 10]),
+)
+def test_the_written_out_1v1_is_the_factor_graph_bit_for_bit(  # type: ignore[no-untyped-def]
+    mus, sigmas, places, tau, beta, draw_probability, min_delta, max_passes
+) -> None:
+    params = TrueSkillParams(
+        tau=tau,
+        beta=beta,
+        draw_probability=draw_probability,
+        min_delta=min_delta,
+        max_passes=max_passes,
+    )
+    (ma, mb), (sa, sb) = mus, sigmas
+    ((a,), (b,)) = rate_messages(params, [[(ma, sa)], [(mb, sb)]], places, [[1.0], [1.0]])
+    # (repr: the same floats, signs of zero included)
+    assert repr(duel_messages(params, ma, sa, mb, sb, *places)) == repr((a, b))
+
+
+player = st.tuples(
+    st.one_of(st.floats(-1e6, 1e6), st.sampled_from([0.0, -0.0])), st.floats(1e-6, 1e6)
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    teams=st.lists(st.lists(player, min_size=1, max_size=4), min_size=2, max_size=2),
+    places=st.sampled_from([(1, 2), (2, 1), (1, 1)]),
+    data=st.data(),
+    draw_probability=st.sampled_from([0.0, 0.1]),
+    min_delta=st.sampled_from([1e-4, 1e-12]),
+)
+def test_two_teams_written_out_are_the_factor_graph_bit_for_bit(  # type: ignore[no-untyped-def]
+    teams, places, data, draw_probability, min_delta
+) -> None:
+    params = TrueSkillParams(draw_probability=draw_probability, min_delta=min_delta)
+    weights = [[data.draw(st.sampled_from([1.0, 0.5, 0.0, 1e-5])) for _ in t] for t in teams]
+    general = rate_messages(params, teams, places, weights)
+    assert repr(two_team_messages(params, teams, places, weights)) == repr(general)
+
+
+def test_the_hooks_take_and_give_tuples() -> None:
+    params = TrueSkillParams()
+    newcomer = (25.0, 25 / 3)
+    pairings = rankcraft_team(params, [[newcomer], [newcomer]], [1, 2], 1.0, None, LAYOUT)
+    (((message, score, weight),),), (((other, lost, _),),) = pairings
+    assert type(message) is type(other) is TrueSkillMessage
+    assert (score, lost, weight) == (1.0, 0.0, 1.0)
+    after = rankcraft_update(params, newcomer, pairings[0][0])
+    (want,), _ = rate(params, [[newcomer], [newcomer]], [1, 2])
+    assert after == want
+    assert after == pytest.approx((29.395832, 7.171476), abs=1e-6)
+    assert rankcraft_explain(params, newcomer, pairings[0][0], after) == {
+        "mu_change": after[0] - 25.0
+    }
+    # a pairing from another team plugin (an opponent state): the 1-v-1 against it
+    assert rankcraft_update(params, newcomer, [(newcomer, 1.0, 1.0)]) == after
+    # three sides and a team of two: the general factor graph
+    sides = [[newcomer, (30.0, 2.0)], [newcomer], [(20.0, 5.0)]]
+    three = rankcraft_team(params, sides, [2, 1, 3], 1.0, None, LAYOUT)
+    want_all = rate(params, sides, [2, 1, 3])
+    got = [
+        [rankcraft_update(params, s, p) for s, p in zip(side, ps, strict=True)]
+        for side, ps in zip(sides, three, strict=True)
+    ]
+    assert got == want_all
+    # a side's tuple: (sum of mu, sqrt of the sum of sigma squared, players)
+    assert rankcraft_aggregate(params, sides[0], LAYOUT) == pytest.approx(
+        (55.0, math.sqrt((25 / 3) ** 2 + 4.0), 2)
+    )
 
 
 def test_a_league_rates_teams_with_partial_play() -> None:

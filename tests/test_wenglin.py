@@ -14,15 +14,25 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import rankcraft
+from rankcraft.forms import layout
 from rankcraft.plugins._gaussian import cdf
 from rankcraft.plugins.wenglin import (
     MODELS,
     WengLinParams,
     WengLinSkill,
+    WengLinStep,
+    _step,
+    duel,
     rankcraft_aggregate,
     rankcraft_expectation,
+    rankcraft_explain,
+    rankcraft_team,
+    rankcraft_update,
     rate,
+    two_teams,
 )
+
+LAYOUT = layout(WengLinSkill)
 
 openskill_models = pytest.importorskip("openskill.models")
 PEERS = {
@@ -202,7 +212,7 @@ def test_predictions_agree_with_openskill_predict_win(sides: int) -> None:
         [(40.0, 6.0)],
     ][:sides]
     params = WengLinParams()
-    states = [rankcraft_aggregate(params, [WengLinSkill(m, s) for m, s in t]) for t in teams]
+    states = [rankcraft_aggregate(params, list(t), LAYOUT) for t in teams]
     mine = rankcraft_expectation(params, states)
     peer = PEERS["plackett-luce"]()
     theirs = peer.predict_win([[peer.rating(mu=m, sigma=s) for m, s in t] for t in teams])
@@ -226,10 +236,85 @@ def test_invariants(model: str, teams, data) -> None:  # type: ignore[no-untyped
     flipped = rate(params, [list(reversed(t)) for t in teams], places)
     for a, b in zip(new, flipped, strict=True):
         assert _flat(list(reversed(b))) == pytest.approx(_flat(a), abs=1e-9)
-    states = [rankcraft_aggregate(params, [WengLinSkill(m, s) for m, s in t]) for t in teams]
+    states = [rankcraft_aggregate(params, list(t), LAYOUT) for t in teams]
     probabilities = rankcraft_expectation(params, states)
     assert math.fsum(probabilities) == pytest.approx(1.0, abs=1e-12)
     assert all(0.0 <= p <= 1.0 for p in probabilities)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    mus=st.tuples(*[st.one_of(st.floats(-1e6, 1e6), st.sampled_from([0.0, -0.0, 25.0]))] * 2),
+    sigmas=st.tuples(*[st.floats(1e-6, 1e6)] * 2),
+    places=st.sampled_from([(1, 2), (2, 1), (1, 1), (4, 9)]),
+    weight=st.sampled_from([1.0, 0.5, 1e-4]),
+    tau=st.sampled_from([0.0, 25 / 300, 3.0]),
+    beta=st.sampled_from([25 / 6, 1e-6, 100.0]),
+    kappa=st.sampled_from([1e-4, 0.5, 1.0]),
+    limit_sigma=st.booleans(),
+)
+def test_the_written_out_duel_is_rate_bit_for_bit(  # type: ignore[no-untyped-def]
+    mus, sigmas, places, weight, tau, beta, kappa, limit_sigma
+) -> None:
+    params = WengLinParams(tau=tau, beta=beta, kappa=kappa, limit_sigma=limit_sigma)
+    (ma, mb), (sa, sb) = mus, sigmas
+    ((a,), (b,)) = rate(params, [[(ma, sa)], [(mb, sb)]], places, [[weight], [weight]])
+    general = (_step(ma, sa, *a), _step(mb, sb, *b))
+    # (repr: the same floats, signs of zero included)
+    assert repr(duel(params, ma, sa, mb, sb, places[0], places[1], weight)) == repr(general)
+
+
+player = st.tuples(
+    st.one_of(st.floats(-1e6, 1e6), st.sampled_from([0.0, -0.0])), st.floats(1e-6, 1e6)
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    teams=st.lists(st.lists(player, min_size=1, max_size=4), min_size=2, max_size=2),
+    places=st.sampled_from([(1, 2), (2, 1), (1, 1)]),
+    data=st.data(),
+    tau=st.sampled_from([0.0, 25 / 300]),
+    kappa=st.sampled_from([1e-4, 0.5]),
+    limit_sigma=st.booleans(),
+)
+def test_two_teams_written_out_are_rate_bit_for_bit(  # type: ignore[no-untyped-def]
+    teams, places, data, tau, kappa, limit_sigma
+) -> None:
+    params = WengLinParams(tau=tau, kappa=kappa, limit_sigma=limit_sigma)
+    weights = [[data.draw(st.floats(1e-4, 1.0)) for _ in team] for team in teams]
+    new = rate(params, teams, places, weights)
+    general = [
+        [_step(*teams[i][j], *new[i][j]) for j in range(len(t))] for i, t in enumerate(teams)
+    ]
+    assert repr(two_teams(params, teams, places, weights)) == repr(general)
+
+
+def test_the_hooks_take_and_give_tuples() -> None:
+    params = WengLinParams(tau=0.0)
+    newcomer = (25.0, 25 / 3)
+    sides = [[newcomer], [newcomer]]
+    pairings = rankcraft_team(params, sides, [1, 2], 1.0, None, LAYOUT)
+    (((step, score, weight),),), (((other, lost, _),),) = pairings
+    assert type(step) is type(other) is WengLinStep
+    assert (score, lost, weight) == (1.0, 0.0, 1.0)
+    after = rankcraft_update(params, newcomer, pairings[0][0])
+    assert after == pytest.approx((27.63523138347365, 8.065506316323548), abs=1e-12)
+    assert rankcraft_explain(params, newcomer, pairings[0][0], after) == {
+        "mu_change": after[0] - 25.0
+    }
+    # a pairing from another team plugin (an opponent state): the two-team match
+    assert rankcraft_update(params, newcomer, [(newcomer, 1.0, 1.0)]) == after
+    # three sides (the general rate) and a team of two
+    three = rankcraft_team(
+        params, [[newcomer, newcomer], [newcomer], [newcomer]], [1, 2, 3], 1.0, None, LAYOUT
+    )
+    want = rate(params, [[newcomer] * 2, [newcomer], [newcomer]], [1, 2, 3])
+    got = [[rankcraft_update(params, newcomer, p) for p in side] for side in three]
+    assert got == [[pytest.approx(s, abs=1e-12) for s in side] for side in want]
+    assert rankcraft_aggregate(params, [newcomer, (20.0, 2.0)], LAYOUT) == pytest.approx(
+        (45.0, math.sqrt((25 / 3) ** 2 + 4.0))
+    )
 
 
 def test_a_league_rates_teams_jointly_with_partial_play() -> None:
