@@ -300,7 +300,7 @@ def main() -> None:
             *both("inversus"),
             *both("glicko2-bounded", "glicko2 bounded"),
         ],
-        "Bayesian (no plain loop)": [],
+        "Bayesian (no plain loop)": [*both("openskill"), *both("trueskill")],
     }
     if have["elote"]:
         families["Elo"].append(("elote EloCompetitor", elote_run("elo")))
