@@ -13,7 +13,7 @@ Applied Statistics 46 (1997) 265–280, eq. 4.2)
 
     P(x, y) = τ(x, y) · Poisson(x; λ_A) · Poisson(y; λ_B),
 
-    τ(0,0) = 1 − λ_A λ_B ρ,  τ(0,1) = 1 + λ_A ρ,  τ(1,0) = 1 + λ_B ρ,  τ(1,1) = 1 − ρ,
+    τ(0,0) = 1 − λ_A λ_B rho,  τ(0,1) = 1 + λ_A rho,  τ(1,0) = 1 + λ_B rho,  τ(1,1) = 1 − rho,
 
 and τ = 1 elsewhere (the four corrections sum to zero, so the matrix still sums to 1).
 A team's overall ``rating`` is ``attack + defence`` (role ``location``, what
@@ -30,12 +30,12 @@ estimator). For team A, with ``lr`` the learning rate:
     defence_A += lr · w · (λ_B − y − λ_B ∂ln τ/∂λ_B)
 
 ``w`` is the match's weight (the team slot's pairing weight). The τ terms are non-zero
-only for the scores 0–0 (−λ_A λ_B ρ / τ for both), 0–1 (λ_A ρ / τ for the attack) and
-1–0 (λ_B ρ / τ for the defence). Goals above ``goal_cap`` count as ``goal_cap`` in the
+only for the scores 0–0 (−λ_A λ_B rho / τ for both), 0–1 (λ_A rho / τ for the attack) and
+1–0 (λ_B rho / τ for the defence). Goals above ``goal_cap`` count as ``goal_cap`` in the
 step (a 31–0 rout moves ratings as a 10–0 does). Both teams step from the ratings
 before the match.
 
-Worked check (two average teams, ``base`` = ln 1.35, ρ = −0.1): the 0–0 draw is more
+Worked check (two average teams, ``base`` = ln 1.35, rho = −0.1): the 0–0 draw is more
 likely than independent Poisson scores make it (τ = 1 + 1.35² · 0.1 = 1.18225):
 
 >>> grid = score_matrix(1.35, 1.35, -0.1, 10)
@@ -154,11 +154,11 @@ class GoalsParams:
         home_advantage: added to the home side's log-rate, in [-2, 2] (default 0.25: a
             home side scores e^0.25 ≈ 1.28 times as many goals); needs the match's home
             side (``--home-from``).
-        rho: Dixon and Coles' ρ, in [-1, 1] (default -0.1; their league fit: -0.13); 0
+        rho: Dixon and Coles' rho, in [-1, 1] (default -0.1; their league fit: -0.13); 0
             is independent Poisson scores. A τ that the rates push below 0 counts as 0.
         learning_rate: the gradient step of attack and defence, in [0, 1] (default 0.05).
         newcomer_games, newcomer_boost: a team's first ``newcomer_games`` matches use
-            ``learning_rate × newcomer_boost`` (games a whole number in [0, 1e6], default
+            ``learning_rate * newcomer_boost`` (games a whole number in [0, 1e6], default
             0: off; boost in [0, 100], default 1).
         goal_cap: goals above this count as this many in the update, in [1, 1000]
             (default 10).

@@ -79,7 +79,7 @@ def test_outcomes_and_margins_are_the_matrix_sums(lam: float, mu: float, rho: fl
 
 
 def test_a_cut_tau_still_gives_probabilities_that_sum_to_one() -> None:
-    # ρ = 0.9 with λμ = 4: τ(0,0) = 1 - 3.6 < 0 counts as 0 and the rest is renormalised
+    # rho = 0.9 with λμ = 4: τ(0,0) = 1 - 3.6 < 0 counts as 0 and the rest is renormalised
     grid = goals.score_matrix(2.0, 2.0, 0.9, 10)
     assert grid[0][0] == 0.0
     assert math.fsum(map(math.fsum, grid)) == pytest.approx(1.0, abs=1e-12)
@@ -259,7 +259,7 @@ def synthetic_league(n: int, seed: int) -> list[dict[str, Any]]:
 
 def mle_fit(matches: list[dict[str, Any]]) -> tuple[Any, Any]:
     """Attack and defence (each centred on 0) maximising the Dixon-Coles likelihood,
-    with the base, the home advantage and ρ fitted too."""
+    with the base, the home advantage and rho fitted too."""
     h = np.array([int(m["teams"][0][0][1:]) for m in matches])
     a = np.array([int(m["teams"][1][0][1:]) for m in matches])
     x = np.array([m["scores"][0] for m in matches])
