@@ -385,8 +385,10 @@ def rankcraft_expectation(
 def rankcraft_outcomes(
     params: GoalsParams, side_states: Sequence[State], home: int | None, match: Match | None
 ) -> list[float] | None:
-    """(P(side 0 wins), P(draw), P(side 1 wins)) from the Dixon-Coles score matrix."""
-    if len(side_states) != 2:
+    """(P(side 0 wins), P(draw), P(side 1 wins)) from the Dixon-Coles score matrix;
+    None for more than two sides, or for another plugin's params (a hook manager that
+    broadcasts the hook asks every installed plugin)."""
+    if len(side_states) != 2 or not isinstance(params, GoalsParams):
         return None
     return list(_outcomes(params, side_states[0], side_states[1], home, match))
 

@@ -109,6 +109,10 @@ def test_the_hooks_read_the_expected_goals_and_the_home_side() -> None:
     three = goals.rankcraft_expectation(params, [a, b, (0.0, 0.0, 0.0)], None, None)
     assert math.fsum(three) == pytest.approx(1.0) and three[0] > three[1] > three[2]
     assert goals.rankcraft_outcomes(params, [a, b, a], None, None) is None
+    # a broadcast of the hook with another plugin's params gets no answer from this one
+    from rankcraft.plugins.elo import EloParams
+
+    assert goals.rankcraft_outcomes(EloParams(), [a, b], None, None) is None
 
 
 def test_one_update_is_the_documented_gradient_step() -> None:
