@@ -218,6 +218,8 @@ def test_replay_and_evaluate_draw_progress_bars_on_a_terminal_only(tmp_path: Pat
                 "glicko1",
                 "--test-from",
                 "2024-02-01",
+                "--jobs",
+                "1",  # (one process: a bar per ruleset; tests/test_parallel.py has the rest)
             ],
             "evaluating glicko1",
         ),

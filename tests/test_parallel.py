@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -76,15 +77,24 @@ def test_pieces_run_in_other_processes_and_answer_in_order() -> None:
     assert lines[2] == "piece 1"  # the first failing piece in order, as one after another
 
 
-def test_pieces_run_here_where_forking_is_unsafe() -> None:
-    """Here (pytest, with threads) or with one process: one after another, in order."""
+@pytest.mark.parametrize("processes", [1, 2])
+def test_pieces_run_here_where_forking_is_unsafe(processes: int) -> None:
+    """With one process, or while another thread runs (forking is then unsafe): one after
+    another, here, in order."""
     ticks: list[list[int]] = []
-    out = run_each(
-        lambda i, tick: (tick(10 * i), os.getpid())[1],
-        3,
-        processes=2 if len(sys._current_frames()) > 1 else 1,
-        progress=lambda d, f: ticks.append(list(d)),
-    )
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        out = run_each(
+            lambda i, tick: (tick(10 * i), os.getpid())[1],
+            3,
+            processes=processes,
+            progress=lambda d, f: ticks.append(list(d)),
+        )
+    finally:
+        stop.set()
+        other.join()
     assert out == [os.getpid()] * 3
     assert ticks[-1] == [0, 10, 20]
 
