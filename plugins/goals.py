@@ -367,7 +367,7 @@ def rankcraft_expectation(
     n = len(side_states)
     if n == 2:
         win, draw, _ = _outcomes(params, side_states[0], side_states[1], home, match)
-        p = win + 0.5 * draw
+        p = min(max(win + 0.5 * draw, 0.0), 1.0)  # (a sum of cells may pass 1 by an ulp)
         return [p, 1.0 - p]
     games = n * (n - 1) / 2
     out = []
@@ -377,7 +377,7 @@ def rankcraft_expectation(
             if j != i:
                 win, draw, _ = _outcomes(params, a, b, None, match)
                 total += win + 0.5 * draw
-        out.append(total / games)
+        out.append(min(max(total / games, 0.0), 1.0))
     return out
 
 
