@@ -362,14 +362,8 @@ class Steps:
                 row = stored(pid)
                 if row is None:
                     row = self.new_row()
-                else:
-                    last = row[LAST]
-                    if last is not None and at < last:
-                        raise LateMatchError(
-                            f"'played_at' {format_time(at)} is earlier than the last match "
-                            f"of player {pid!r} at {format_time(last)}",
-                            match_id=match.id,
-                        )
+                elif row[LAST] is not None and at < row[LAST]:
+                    _late(match, pid, row)
                 side_before.append(row)
                 if row[PENDING] or not (plain or (row[LAST] is None and period is None)):
                     row = self.prepare(pid, row, at, period)
@@ -421,13 +415,8 @@ class Steps:
         row_a = stored(first) or self.new_row()
         row_b = stored(second) or self.new_row()
         for pid, row in ((first, row_a), (second, row_b)):
-            last = row[LAST]
-            if last is not None and at < last:
-                raise LateMatchError(
-                    f"'played_at' {format_time(at)} is earlier than the last match "
-                    f"of player {pid!r} at {format_time(last)}",
-                    match_id=match.id,
-                )
+            if row[LAST] is not None and at < row[LAST]:
+                _late(match, pid, row)
             if row[PENDING]:  # (an imported deferred loss: the general steps rate it)
                 return self._rate_general(match, stored)
         a, b = row_a[SKILL], row_b[SKILL]
@@ -568,6 +557,15 @@ class Steps:
                 pairs = [(p[0], 0.0, p[2]) for p in pairs]
             return rule, pairs
         return ("cancelled" if quits.others == "cancelled" else "result"), pairs
+
+
+def _late(match: Match, pid: str, row: Row) -> None:
+    """Refuse ``match``: it is earlier than the last match of ``pid`` (``row``)."""
+    raise LateMatchError(
+        f"'played_at' {format_time(match.played_at)} is earlier than the last match "
+        f"of player {pid!r} at {format_time(row[LAST])}",
+        match_id=match.id,
+    )
 
 
 def _same(value: Any) -> Any:

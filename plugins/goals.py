@@ -79,6 +79,7 @@ __all__ = [
     "expected_goals",
     "margin_probabilities",
     "outcome_probabilities",
+    "score_forecast",
     "score_matrix",
     "tau",
 ]
@@ -332,6 +333,34 @@ def expected_goals(
         _rate(base + a[ATTACK] - b[DEFENCE] + (edge if home == 0 else 0.0)),
         _rate(base + b[ATTACK] - a[DEFENCE] + (edge if home == 1 else 0.0)),
     )
+
+
+def score_forecast(
+    params: GoalsParams,
+    a: GoalsSkill,
+    b: GoalsSkill,
+    home: int | None = None,
+    match: Match | None = None,
+) -> dict[str, Any]:
+    """What the model says of a match between two teams (their states as a league shows
+    them, ``league.player(id).skill``): the expected goals of each (``expected_goals``),
+    the matrix of score-line probabilities (``scores[i][j]``: P(A scores i, B scores j),
+    ``params.max_goals`` a side, the last row and column "that many or more"), P(A wins),
+    P(draw), P(B wins) (``outcomes``) and the margins (``margins[d]``: P(A's goals − B's
+    = d), from the score matrix, d from −``max_goals`` to ``max_goals``).
+
+    :param home: the side at home (0 or 1), or None for a neutral venue.
+    :param match: a match whose ``meta`` names the competition, for its home advantage.
+    """
+    states = (a.attack, a.defence, a.rating), (b.attack, b.defence, b.rating)
+    lam_a, lam_b = expected_goals(params, states[0], states[1], home, match)
+    top = params.max_goals
+    return {
+        "expected_goals": (lam_a, lam_b),
+        "scores": score_matrix(lam_a, lam_b, params.rho, top),
+        "outcomes": outcome_probabilities(lam_a, lam_b, params.rho, top),
+        "margins": margin_probabilities(lam_a, lam_b, params.rho, top),
+    }
 
 
 # ---------------------------------------------------------------------------------------

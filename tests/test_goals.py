@@ -382,3 +382,30 @@ def test_the_bundled_ruleset_replays_a_history_and_forecasts_three_ways() -> Non
         "expected_against",
         "learning_rate",
     }
+
+
+def test_score_forecast_agrees_with_the_league_s_forecast() -> None:
+    """The score lines of two teams of a league sum to 1 and to the league's forecast."""
+    league = rankcraft.League("football-goals")
+    for day, (a, b, ga, gb) in enumerate(
+        [("ENG", "SCO", 3, 1), ("SCO", "WAL", 0, 0), ("WAL", "ENG", 1, 2), ("ENG", "SCO", 1, 1)]
+    ):
+        league.record(
+            {
+                "id": f"m{day}",
+                "played_at": f"2024-03-{day + 1:02d}",
+                "home": 0,
+                "teams": [[a], [b]],
+                "scores": [ga, gb],
+            }
+        )
+    params = league.ruleset.update.params
+    said = goals.score_forecast(params, league.player("ENG").skill, league.player("WAL").skill, 0)
+    forecast = league.forecast([["ENG"], ["WAL"]], home=0)
+    win, draw, loss = said["outcomes"]
+    assert (win, draw, loss) == pytest.approx((forecast.win[0], forecast.draw, forecast.win[1]))
+    assert math.fsum(math.fsum(row) for row in said["scores"]) == pytest.approx(1.0, abs=1e-12)
+    assert math.fsum(said["margins"].values()) == pytest.approx(1.0, abs=1e-12)
+    assert math.fsum(v for d, v in said["margins"].items() if d > 0) == pytest.approx(win, abs=1e-9)
+    assert said["margins"][0] == pytest.approx(draw, abs=1e-9)
+    assert said["expected_goals"][0] > said["expected_goals"][1]  # ENG, at home, won more
