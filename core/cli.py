@@ -1160,6 +1160,7 @@ def cmd_plugins(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                     "version": i.version,
                     "slots": list(i.slots),
                     "error": i.error,
+                    "contract": i.contract,
                 }
                 for i in infos
             ],
@@ -1168,13 +1169,18 @@ def cmd_plugins(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     else:
         rows = [
             [
-                i.name,
+                i.name + (" *" if i.contract == 1 else ""),
                 f"{i.distribution or '-'} {i.version or ''}".strip(),
                 ", ".join(i.slots) if i.error is None else i.error,
             ]
             for i in infos
         ]
         _print_table(rows, ["plugin", "distribution", "slots"], out)
+        if any(i.contract == 1 for i in infos):
+            out.write(
+                "* written for the first hook contract: adapted, at its speed (see "
+                "'Migrating to hook contract 2' in docs/plugins.md)\n"
+            )
     return 0
 
 

@@ -84,6 +84,8 @@ class PluginInfo:
         distribution: the distribution that provides it (None for ad-hoc registration).
         version: that distribution's version. slots: the slots it can fill.
         error: why it failed to load (then it fills no slot), or None.
+        contract: the hook contract it is written for, 2 or 1 (adapted, deprecated:
+            docs/plugins.md); None when it failed to load.
     """
 
     name: str
@@ -92,6 +94,7 @@ class PluginInfo:
     version: str | None
     slots: tuple[str, ...]
     error: str | None = None
+    contract: int | None = None
 
 
 class PluginManager(pluggy.PluginManager):
@@ -332,6 +335,7 @@ class Plugins:
                     distribution=dist,
                     version=version,
                     slots=self.slots(name),
+                    contract=self.contract(name),
                 )
             )
         for name, (origin, where, error) in getattr(self.pm, "failed", {}).items():

@@ -137,3 +137,30 @@ def test_bundled_hooks_build_no_state_instance_per_match(monkeypatch: pytest.Mon
     monkeypatch.setattr(elo.EloSkill, "__init__", counting)
     league.record_many(MATCHES)
     assert len(MATCHES) == 24 and len(built) == 4  # ann, bo, cy, di: once each
+
+
+def test_the_plugins_command_marks_a_first_contract_plugin(tmp_path: Path) -> None:
+    import io
+    import json
+
+    from rankcraft.cli import main
+
+    (tmp_path / "oldstyle.py").write_text(
+        "import attrs, rankcraft\n"
+        "@attrs.frozen\n"
+        "class S:\n"
+        "    rating: float = rankcraft.state_field(role='location')\n"
+        "@rankcraft.hookimpl\n"
+        "def rankcraft_initial():\n"
+        "    return S(1500.0)\n"
+    )
+    out = io.StringIO()
+    assert main(["--plugins-dir", str(tmp_path), "plugins"], out=out, err=io.StringIO()) == 0
+    lines = out.getvalue().splitlines()
+    assert any(line.startswith("oldstyle *") for line in lines)
+    assert not any(line.startswith("elo *") for line in lines)
+    assert lines[-1].startswith("* written for the first hook contract: adapted")
+    out = io.StringIO()
+    main(["--plugins-dir", str(tmp_path), "plugins", "--json"], out=out, err=io.StringIO())
+    contracts = {p["name"]: p["contract"] for p in json.loads(out.getvalue())}
+    assert contracts["oldstyle"] == 1 and contracts["elo"] == 2
