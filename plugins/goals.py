@@ -169,6 +169,11 @@ class GoalsParams:
             number in [1, 200] (default 10); the outcome sums reach further when the
             expected goals ask for it (``TAIL_SDS``), and the last cell holds that count
             or more, so the probabilities sum to 1.
+        idle_keep: the share of a team's attack and defence (as distances from the
+            initial ones) kept per rating period without a match, in (0, 1] (default
+            1: kept whole): calendar-time weighting, old results fading while a team
+            does not play, as Dixon and Coles' exp(−ξ t) weights fade them by age
+            (ξ = −ln(idle_keep) per ``[period] length_days``).
         context_field: a ``meta`` key naming the competition (e.g. ``"tournament"``);
             ``context_rules`` (:class:`GoalsRule`) then set the home advantage and scale
             the learning rate per value (first matching rule; default none).
@@ -184,6 +189,7 @@ class GoalsParams:
     initial_attack: float = attrs.field(default=0.0, validator=within(-20.0, 20.0))
     initial_defence: float = attrs.field(default=0.0, validator=within(-20.0, 20.0))
     max_goals: int = attrs.field(default=10, validator=_whole(1, 200))
+    idle_keep: float = attrs.field(default=1.0, validator=within(1e-6, 1.0))
     context_field: str | None = None
     context_rules: tuple[GoalsRule, ...] = attrs.field(default=(), converter=tuple)
 
@@ -370,7 +376,7 @@ def score_forecast(
 
 @hookimpl
 def rankcraft_params(slot: str) -> type | None:
-    return GoalsParams if slot in ("initial", "expectation", "update") else None
+    return GoalsParams if slot in ("initial", "decay", "expectation", "update") else None
 
 
 @hookimpl
@@ -378,6 +384,18 @@ def rankcraft_initial(slot: str, params: GoalsParams) -> GoalsSkill:
     if slot != "initial":
         raise ValueError(f"the goals plugin has no {slot!r} state")
     return GoalsSkill(params.initial_attack, params.initial_defence)
+
+
+@hookimpl
+def rankcraft_decay(params: GoalsParams, state: State, periods: float) -> State:
+    """Attack and defence drawn towards the initial ones by ``idle_keep`` per idle
+    period (the state itself when ``idle_keep`` is 1)."""
+    if params.idle_keep == 1.0 or periods <= 0.0:
+        return state
+    keep = params.idle_keep**periods
+    attack = params.initial_attack + (state[ATTACK] - params.initial_attack) * keep
+    defence = params.initial_defence + (state[DEFENCE] - params.initial_defence) * keep
+    return (attack, defence, attack + defence)
 
 
 def _outcomes(

@@ -409,3 +409,34 @@ def test_score_forecast_agrees_with_the_league_s_forecast() -> None:
     assert math.fsum(v for d, v in said["margins"].items() if d > 0) == pytest.approx(win, abs=1e-9)
     assert said["margins"][0] == pytest.approx(draw, abs=1e-9)
     assert said["expected_goals"][0] > said["expected_goals"][1]  # ENG, at home, won more
+
+
+def test_idle_time_draws_ratings_towards_the_initial_ones() -> None:
+    """``idle_keep``: per rating period without a match, the share of attack and defence
+    (from the initial ones) a team keeps; 1 (the default) keeps them whole."""
+    text = (
+        'name = "g"\n[period]\nlength_days = 30.0\n[update]\nplugin = "goals"\n'
+        "[update.params]\nlearning_rate = 0.2\nidle_keep = 0.5\ninitial_attack = 0.1\n"
+    )
+    league = rankcraft.League(rankcraft.loads_ruleset(text))
+    league.record(
+        {"id": "m1", "played_at": "2024-01-01", "teams": [["A"], ["B"]], "scores": [4, 0]}
+    )
+    after = league.player("A").skill
+    report = league.record(
+        {"id": "m2", "played_at": "2024-03-01", "teams": [["A"], ["C"]], "scores": [1, 1]}
+    )
+    used = report.change("A").skill_used
+    keep = 0.5**2  # 60 days: two whole periods
+    assert used.attack == pytest.approx(0.1 + (after.attack - 0.1) * keep, rel=1e-12)
+    assert used.defence == pytest.approx(after.defence * keep, rel=1e-12)
+    assert used.rating == pytest.approx(used.attack + used.defence, rel=1e-12)
+    whole = rankcraft.League(rankcraft.loads_ruleset(text.replace("idle_keep = 0.5\n", "")))
+    whole.record({"id": "m1", "played_at": "2024-01-01", "teams": [["A"], ["B"]], "scores": [4, 0]})
+    unmoved = whole.player("A").skill
+    kept = whole.record(
+        {"id": "m2", "played_at": "2024-03-01", "teams": [["A"], ["C"]], "scores": [1, 1]}
+    )
+    assert kept.change("A").skill_used == kept.change("A").skill_before == unmoved
+    with pytest.raises(rankcraft.RulesetError, match="idle_keep"):
+        rankcraft.loads_ruleset(text.replace("idle_keep = 0.5", "idle_keep = 0.0"))
