@@ -434,6 +434,8 @@ class Steps:
             after = update(
                 state, pairs, games, side, match, expected[side], won, "match", pid, None
             )
+            if not isinstance(after, tuple):
+                raise self._not_a_tuple(after)
             factors = None
             if explain is not None:
                 factors = shared(
@@ -448,6 +450,16 @@ class Steps:
             out.append((pid, new))
             changes.append((pid, side, state, state, after, None, None, factors))
         return out, Rated((match, expected, tuple(changes), self.forms))
+
+    def _not_a_tuple(self, state: Any) -> PluginError:
+        """The error for an update that returned something else than a state tuple."""
+        update = self.ruleset.slot("update")
+        name = update.plugin if update is not None else "?"
+        return PluginError(
+            f"plugin {name!r}: rankcraft_update returned {state!r}, not a tuple: in the "
+            "per-match hooks a state is the tuple of its class's fields (hook contract 2, "
+            "docs/plugins.md#migrating-to-hook-contract-2)"
+        )
 
     def _shared(self, factors: Mapping[str, float] | None) -> dict[str, float] | None:
         """The report factors as kept: None when empty, and one dict for equal factors
@@ -540,6 +552,8 @@ class Steps:
             if context is not None:
                 context.pairings = rated
         after = self.update(state, rated, *args, context)
+        if not isinstance(after, tuple):
+            raise self._not_a_tuple(after)
         if context is not None:
             context.pairings = pairs  # the rank layer judges this match alone
         if self.explain is None:

@@ -164,3 +164,35 @@ def test_the_plugins_command_marks_a_first_contract_plugin(tmp_path: Path) -> No
     main(["--plugins-dir", str(tmp_path), "plugins", "--json"], out=out, err=io.StringIO())
     contracts = {p["name"]: p["contract"] for p in json.loads(out.getvalue())}
     assert contracts["oldstyle"] == 1 and contracts["elo"] == 2
+
+
+def test_an_update_that_returns_an_instance_is_told_so() -> None:
+    class Forgot:
+        """A contract-2 plugin whose update still builds the attrs instance."""
+
+        RANKCRAFT_CONTRACT = 2
+
+        @rankcraft.hookimpl
+        def rankcraft_initial(self) -> Rating:
+            return Rating(1500.0)
+
+        @rankcraft.hookimpl
+        def rankcraft_expectation(self, side_states: Any) -> list[float]:
+            return [0.5, 0.5]
+
+        @rankcraft.hookimpl
+        def rankcraft_update(self, state: Any, score: float) -> Rating:
+            return Rating(state[0] + score)
+
+    pm = rankcraft.get_plugin_manager()
+    pm.register(Forgot(), name="forgot")
+    plugins = rankcraft.Plugins(pm)
+    league = rankcraft.League(
+        rankcraft.loads_ruleset('name = "f"\n[update]\nplugin = "forgot"\n', plugins=plugins)
+    )
+    with pytest.raises(
+        rankcraft.PluginError,
+        match=r"plugin 'forgot': rankcraft_update returned Rating\(rating=1500\.5\), not a tuple",
+    ):
+        league.record(MATCHES[1])
+    assert league.match_count == 0
