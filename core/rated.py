@@ -176,7 +176,11 @@ def match_text(match: Match) -> str:
         or match.weight != 1.0
     ):
         return compact_json(match.to_dict())
-    teams = ",".join(["[" + ",".join(map(_text, side)) + "]" for side in match.teams])
+    sides = match.teams
+    if len(sides) == 2 and len(sides[0]) == 1 and len(sides[1]) == 1:  # (the common shape)
+        teams = f"[{_text(sides[0][0])}],[{_text(sides[1][0])}]"
+    else:
+        teams = ",".join(["[" + ",".join(map(_text, side)) + "]" for side in sides])
     text = (
         f'{{"id":{_text(match.id)},"played_at":{_text(format_time(match.played_at))},'
         f'"teams":[{teams}]'
@@ -184,7 +188,19 @@ def match_text(match: Match) -> str:
     scores = match.scores
     if scores is None:
         return text + "}"
-    return f'{text},"scores":[{",".join(map(_number, scores))}]}}'
+    known = _scores_text.get(id(scores))
+    if known is not None and known[0] is scores:
+        return f'{text},"scores":[{known[1]}]}}'
+    written = ",".join(map(_number, scores))
+    if len(_scores_text) > 4096:
+        _scores_text.clear()
+    _scores_text[id(scores)] = (scores, written)
+    return f'{text},"scores":[{written}]}}'
+
+
+_scores_text: dict[int, tuple[tuple[float, ...], str]] = {}
+"""The JSON text of score tuples written lately, by identity (a parsed history shares one
+tuple among its equal scores; by identity, ``-0.0`` and ``0.0`` keep their own texts)."""
 
 
 class ReportWriter:
