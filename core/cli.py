@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from . import __version__
 from ._files import write_atomically
+from .contract1 import FirstContractWarning
 from .data import SAMPLE_RULESET, demo_matches_path, sample_matches_path
 from .engine import League, UnknownPlayerError
 from .errors import DuplicateMatchError, InputError, MatchError, RankcraftError, RulesetError
@@ -1186,6 +1187,7 @@ def cmd_plugins(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     ruleset = load_ruleset(args.ruleset)
+    League(ruleset)  # (its plugins' hooks bound and their states' forms made: nothing rated)
     if args.json:
         _emit_json({"ok": True, "name": ruleset.name, "ruleset": to_dict(ruleset)}, out)
     elif args.show:
@@ -2020,7 +2022,9 @@ def _show_warning(command: str, err: TextIO, others: Callable[..., None]) -> Cal
     ``rankcraft COMMAND: warning: ...`` on ``err``; other warnings as Python shows them."""
 
     def show(message: Warning | str, category: type[Warning], *rest: Any, **kw: Any) -> None:
-        if issubclass(category, RulesetMigrationWarning | ImportedRulesetWarning):
+        if issubclass(
+            category, RulesetMigrationWarning | ImportedRulesetWarning | FirstContractWarning
+        ):
             err.write(f"rankcraft {command}: warning: {message}\n")
         else:
             others(message, category, *rest, **kw)
@@ -2049,6 +2053,7 @@ def main(
         with _plugin_dirs(args.plugins_dir), warnings.catch_warnings():
             warnings.simplefilter("always", RulesetMigrationWarning)  # said, not raised
             warnings.simplefilter("always", ImportedRulesetWarning)
+            warnings.simplefilter("always", FirstContractWarning)
             warnings.showwarning = _show_warning(args.command, err, warnings.showwarning)
             return int(args.func(args, out, err))
     except InputError as exc:

@@ -7,7 +7,9 @@ set ``RANKCRAFT_CONTRACT = 2`` in its module is taken to be written for the firs
 and still works: each of its per-match hooks is wrapped here, turning the tuples it is
 handed into instances of the ruleset's state classes and what it returns back into
 tuples. That costs an object per state per call (the speed of the first contract, not
-the second's), and a :class:`DeprecationWarning` says so once per plugin. Every bundled
+the second's), and a :class:`FirstContractWarning` says so once per plugin (a
+``FutureWarning``: shown by default, to whoever runs the plugin, not only to its
+author's tests; the command line says it as ``rankcraft COMMAND: warning: ...``). Every bundled
 plugin is written for the second contract; docs/plugins.md has the migration guide.
 
 An instance of another class than the form's (a side state of a class of the plugin's
@@ -23,7 +25,13 @@ from typing import Any
 
 from .forms import Form
 
-__all__ = ["adapt"]
+__all__ = ["FirstContractWarning", "adapt"]
+
+
+class FirstContractWarning(FutureWarning):
+    """A ruleset names a plugin written for the first hook contract: it runs adapted,
+    at that contract's speed, until it is migrated (docs/plugins.md)."""
+
 
 _warned: set[str] = set()
 
@@ -60,7 +68,7 @@ def adapt(hook: str, function: Any, forms: tuple[Form, Form | None], plugin: str
             f"plugin {plugin!r} is written for rankcraft's first hook contract (states as "
             "attrs instances): it is adapted, at the first contract's speed; set "
             "RANKCRAFT_CONTRACT = 2 after migrating (docs/plugins.md)",
-            DeprecationWarning,
+            FirstContractWarning,
             stacklevel=2,
         )
     skill, rank = forms

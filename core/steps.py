@@ -248,6 +248,8 @@ class Steps:
             periods = self.ruleset.period.periods(days)
             if periods > 0:
                 state = self.decay(state, periods)
+                if not isinstance(state, tuple):
+                    raise self._not_a_tuple(state, "decay")
         return state
 
     def object_decay(self) -> Callable[[Any, float], Any] | None:
@@ -276,8 +278,12 @@ class Steps:
             context = PlayerContext(None, player, 0, games, 0.5, score, pending, self.mode)
         args = (pending, games, 0, None, 0.5, score, self.mode, player)
         new[SKILL] = self.update(row[SKILL], *args, context)
+        if not isinstance(new[SKILL], tuple):
+            raise self._not_a_tuple(new[SKILL])
         if self.rank is not None:
             new[RANK] = self.rank(row[RANK], row[SKILL], new[SKILL], *args, context)
+            if not isinstance(new[RANK], tuple):
+                raise self._not_a_tuple(new[RANK], "rank")
         return new
 
     def prepare(self, player: str, row: Row, at: datetime, period: int | None) -> Row:
@@ -308,6 +314,8 @@ class Steps:
             idle = 0
         if idle > 0 and decay is not None:
             row[SKILL] = decay(row[SKILL], float(idle))
+            if not isinstance(row[SKILL], tuple):
+                raise self._not_a_tuple(row[SKILL], "decay")
         row[PERIOD] = period
         return row
 
@@ -451,12 +459,12 @@ class Steps:
             changes.append((pid, side, state, state, after, None, None, factors))
         return out, Rated((match, expected, tuple(changes), self.forms))
 
-    def _not_a_tuple(self, state: Any) -> PluginError:
-        """The error for an update that returned something else than a state tuple."""
-        update = self.ruleset.slot("update")
-        name = update.plugin if update is not None else "?"
+    def _not_a_tuple(self, state: Any, slot: str = "update") -> PluginError:
+        """The error for a hook that returned something else than a state tuple."""
+        spec = self.ruleset.slot(slot)
+        name = spec.plugin if spec is not None else "?"
         return PluginError(
-            f"plugin {name!r}: rankcraft_update returned {state!r}, not a tuple: in the "
+            f"plugin {name!r}: rankcraft_{slot} returned {state!r}, not a tuple: in the "
             "per-match hooks a state is the tuple of its class's fields (hook contract 2, "
             "docs/plugins.md#migrating-to-hook-contract-2)"
         )
@@ -502,6 +510,8 @@ class Steps:
             factors = {"deferred_loss": float(len(before[PENDING])), **(factors or {})}
         if self.rank is not None and rule not in ("cancelled", "deferred-loss"):
             new[RANK] = self.rank(row[RANK], used, after, pairs, *args, context)
+            if not isinstance(new[RANK], tuple):
+                raise self._not_a_tuple(new[RANK], "rank")
         if context is not None and context.factors:
             factors = {**factors, **context.factors} if factors else context.factors
         new[SKILL] = after

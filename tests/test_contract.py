@@ -69,7 +69,9 @@ def test_a_first_contract_plugin_is_adapted_warns_and_rates_as_its_migrated_twin
     assert plugins.contract("first-elo") == 1 and plugins.contract("hooks_elo") == 2
     old = rankcraft.loads_ruleset('name = "old"\n[update]\nplugin = "first-elo"\n', plugins=plugins)
     new = rankcraft.loads_ruleset('name = "new"\n[update]\nplugin = "hooks_elo"\n', plugins=plugins)
-    with pytest.warns(DeprecationWarning, match="'first-elo' is written for rankcraft's first"):
+    with pytest.warns(
+        contract1.FirstContractWarning, match="'first-elo' is written for rankcraft's first"
+    ):
         adapted = rankcraft.League(old)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the migrated one warns of nothing
@@ -196,3 +198,52 @@ def test_an_update_that_returns_an_instance_is_told_so() -> None:
     ):
         league.record(MATCHES[1])
     assert league.match_count == 0
+
+
+def test_the_command_line_says_the_first_contract_warning_and_check_binds_the_hooks(
+    tmp_path: Path,
+) -> None:
+    import io
+
+    from rankcraft.cli import main
+
+    (tmp_path / "oldstyle.py").write_text(
+        "import attrs, rankcraft\n"
+        "@attrs.frozen\n"
+        "class S:\n"
+        "    rating: float = rankcraft.state_field(role='location')\n"
+        "@rankcraft.hookimpl\n"
+        "def rankcraft_initial():\n"
+        "    return S(1500.0)\n"
+        "@rankcraft.hookimpl\n"
+        "def rankcraft_expectation(side_states):\n"
+        "    return [0.5, 0.5]\n"
+        "@rankcraft.hookimpl\n"
+        "def rankcraft_update(state, score):\n"
+        "    return S(state.rating + score)\n"
+    )
+    ruleset = tmp_path / "old.toml"
+    ruleset.write_text('name = "old"\n[update]\nplugin = "oldstyle"\n')
+    contract1._warned.discard("oldstyle")
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["--plugins-dir", str(tmp_path), "check", str(ruleset)], out=out, err=err) == 0
+    assert err.getvalue().startswith(
+        "rankcraft check: warning: plugin 'oldstyle' is written for rankcraft's first hook"
+    )
+    (tmp_path / "keyword.py").write_text(
+        "import attrs, rankcraft\n"
+        "RANKCRAFT_CONTRACT = 2\n"
+        "@attrs.frozen(kw_only=True)\n"
+        "class K:\n"
+        "    rating: float = rankcraft.state_field(role='location', default=0.0)\n"
+        "@rankcraft.hookimpl\n"
+        "def rankcraft_initial():\n"
+        "    return K()\n"
+        "@rankcraft.hookimpl\n"
+        "def rankcraft_update(state):\n"
+        "    return state\n"
+    )
+    ruleset.write_text('name = "kw"\n[update]\nplugin = "keyword"\n')
+    err = io.StringIO()
+    assert main(["--plugins-dir", str(tmp_path), "check", str(ruleset)], out=out, err=err) == 2
+    assert "K.rating: a state class's fields must all be positional" in err.getvalue()
