@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 import cattrs
 
-from .errors import MatchError, RulesetError, StateError
+from .errors import MatchError, PluginError, RulesetError, StateError
 from .io import MAX_FUTURE, parse_time, past_the_clock
 from .model import (
     Match,
@@ -269,14 +269,20 @@ def make_codec(
     def record_texts(record: PlayerRecord) -> tuple[str, str | None, str | None, str | None]:
         last, rank = record.last_played, record.rank
         open_ = None
-        if record.period is not None or record.pending:
-            open_ = compact_json(record_to_dict(record)["open"])
-        return (
-            skill_text(record.skill),
-            None if rank is None else rank_text(rank),
-            None if last is None else format_time(last),
-            open_,
-        )
+        try:
+            if record.period is not None or record.pending:
+                open_ = compact_json(record_to_dict(record)["open"])
+            return (
+                skill_text(record.skill),
+                None if rank is None else rank_text(rank),
+                None if last is None else format_time(last),
+                open_,
+            )
+        except ValueError as exc:  # (JSON refuses NaN and infinity)
+            raise PluginError(
+                f"player {record.id!r}: a plugin gave a state that is not a finite number "
+                f"({exc}): {record.skill!r}"
+            ) from None
 
     def report_to_dict(report: Report) -> dict[str, Any]:
         text = writer.report_text(
@@ -288,7 +294,13 @@ def make_codec(
     packer = ReportPacker(writer)
 
     def entry_row(entry: Rated) -> tuple[str, bytes]:
-        return match_text(entry.match), packer.pack(entry)
+        try:
+            return match_text(entry.match), packer.pack(entry)
+        except ValueError as exc:  # (JSON refuses NaN and infinity)
+            raise PluginError(
+                f"match {entry.match.id!r}: a plugin gave a state or a factor that is not a "
+                f"finite number ({exc})"
+            ) from None
 
     def report_of(match: Match, kept: str | bytes) -> Report:
         if kept[0] == PACKED and isinstance(kept, bytes):

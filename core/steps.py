@@ -446,11 +446,10 @@ class Steps:
                 raise self._not_a_tuple(after)
             factors = None
             if explain is not None:
-                factors = shared(
-                    explain(
-                        state, pairs, games, side, match, expected[side], won, "match", pid, after
-                    )
+                said = explain(
+                    state, pairs, games, side, match, expected[side], won, "match", pid, after
                 )
+                factors = shared(self._explained(said))
             new = row.copy()
             new[SKILL] = after
             new[MATCHES] = games + 1
@@ -458,6 +457,16 @@ class Steps:
             out.append((pid, new))
             changes.append((pid, side, state, state, after, None, None, factors))
         return out, Rated((match, expected, tuple(changes), self.forms))
+
+    def _explained(self, factors: Any) -> Mapping[str, float] | None:
+        """``rankcraft_explain``'s answer, refused unless a mapping or None."""
+        if factors is None or isinstance(factors, dict | Mapping):
+            return factors
+        spec = self.ruleset.slot("update")
+        raise PluginError(
+            f"plugin {spec.plugin if spec else '?'!r}: rankcraft_explain returned {factors!r}, "
+            "not a mapping of factor names to numbers (or None)"
+        )
 
     def _not_a_tuple(self, state: Any, slot: str = "update") -> PluginError:
         """The error for a hook that returned something else than a state tuple."""
@@ -568,7 +577,7 @@ class Steps:
             context.pairings = pairs  # the rank layer judges this match alone
         if self.explain is None:
             return after, None
-        return after, self.explain(state, rated, *args, after)
+        return after, self._explained(self.explain(state, rated, *args, after))
 
     def _quit_rule(self, match: Match, pid: str, pairs: Sequence[Any]) -> tuple[str, Sequence[Any]]:
         """How a match with quitters rates ``pid``: the rule's name and the pairings."""

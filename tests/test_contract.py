@@ -247,3 +247,45 @@ def test_the_command_line_says_the_first_contract_warning_and_check_binds_the_ho
     err = io.StringIO()
     assert main(["--plugins-dir", str(tmp_path), "check", str(ruleset)], out=out, err=err) == 2
     assert "K.rating: a state class's fields must all be positional" in err.getvalue()
+
+
+def _plugin(update_body: str, explain: str | None = None) -> rankcraft.Plugins:
+    namespace: dict[str, Any] = {"Rating": Rating, "math": __import__("math")}
+
+    class Made:
+        RANKCRAFT_CONTRACT = 2
+
+        @rankcraft.hookimpl
+        def rankcraft_initial(self) -> Rating:
+            return Rating(1500.0)
+
+        @rankcraft.hookimpl
+        def rankcraft_expectation(self, side_states: Any) -> list[float]:
+            return [0.5, 0.5]
+
+    exec(f"def rankcraft_update(self, state, score):\n    {update_body}", namespace)
+    Made.rankcraft_update = rankcraft.hookimpl(namespace["rankcraft_update"])  # type: ignore[attr-defined]
+    if explain is not None:
+        exec(f"def rankcraft_explain(self):\n    return {explain}", namespace)
+        Made.rankcraft_explain = rankcraft.hookimpl(namespace["rankcraft_explain"])  # type: ignore[attr-defined]
+    pm = rankcraft.get_plugin_manager()
+    pm.register(Made(), name="made")
+    return rankcraft.Plugins(pm)
+
+
+def test_an_explain_that_is_no_mapping_and_a_state_that_is_no_number_are_told_so(
+    tmp_path: Path,
+) -> None:
+    plugins = _plugin("return (state[0] + score,)", explain="[('k', 1.0)]")
+    ruleset = rankcraft.loads_ruleset('name = "m"\n[update]\nplugin = "made"\n', plugins=plugins)
+    with pytest.raises(
+        rankcraft.PluginError, match=r"rankcraft_explain returned \[\('k', 1\.0\)\]"
+    ):
+        rankcraft.League(ruleset).record(MATCHES[1])
+    plugins = _plugin("return (math.nan,)")
+    ruleset = rankcraft.loads_ruleset('name = "m"\n[update]\nplugin = "made"\n', plugins=plugins)
+    league = rankcraft.League.open(tmp_path / "nan.sqlite", ruleset)
+    with pytest.raises(rankcraft.PluginError, match="a plugin gave a state that is not a finite"):
+        league.record(MATCHES[1])
+    assert league.match_count == 0
+    league.close()
