@@ -584,7 +584,8 @@ def cmd_player(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if shown.interval is not None:
             low, high = shown.interval
             value = "" if shown.value is None else f"{_num(shown.value)}; "
-            out.write(f"  shown: {value}95% interval {_num(low)} to {_num(high)}\n")
+            # (the interval is the skill's: beside a rank layer's points it would read as theirs)
+            out.write(f"  shown: {value}skill's 95% interval {_num(low)} to {_num(high)}\n")
         resets = _resets_before(rows, args.id)
         if rows:
             out.write(

@@ -153,6 +153,6 @@ def test_command_line_shows_and_sorts_by_the_display_value(tmp_path: Path) -> No
         ("newcomer", 1250.0),
     ]
     code, text = run("player", "newcomer", "--db", db)
-    assert "  shown: 1250.0; 95% interval 1262.0 to 2438.0" in text
+    assert "  shown: 1250.0; skill's 95% interval 1262.0 to 2438.0" in text
     code, text = run("player", "newcomer", "--db", db, "--json")
     assert json.loads(text)["display"]["interval"] == pytest.approx([1262.01, 2437.99], abs=0.01)
