@@ -264,6 +264,43 @@ def make_codec(
             }
         return out
 
+    record_texts = _record_texts(writer, record_to_dict)
+
+    def report_to_dict(report: Report) -> dict[str, Any]:
+        text = writer.report_text(
+            report.match_id, report.played_at, tuple(report.expected), Rated.changes_of(report)
+        )
+        data: dict[str, Any] = json.loads(text)
+        return data
+
+    packer = ReportPacker(writer)
+    entry_row = _entry_row(packer)
+
+    def report_of(match: Match, kept: str | bytes) -> Report:
+        if kept[0] == PACKED and isinstance(kept, bytes):
+            return states.report(packer.unpack(kept, match))
+        return states.report(json.loads(kept))
+
+    return Codec(
+        record_to_dict=record_to_dict,
+        record_from_dict=lambda data: states.record(data, "player"),
+        report_to_dict=report_to_dict,
+        report_from_dict=states.report,
+        entry_row=entry_row,
+        record_texts=record_texts,
+        report_of=report_of,
+        parse_record=imported.record,
+        sort_key=sort_key[1],
+        sort_key_name=sort_key[0],
+        tier=tier,
+    )
+
+
+def _record_texts(
+    writer: ReportWriter, record_to_dict: Callable[[PlayerRecord], dict[str, Any]]
+) -> Callable[[PlayerRecord], tuple[str, str | None, str | None, str | None]]:
+    """:attr:`Codec.record_texts`: a record's skill, rank, time and open-period texts; a
+    state that is not a finite number is the plugin's error, naming the player."""
     skill_text, rank_text = writer.skill_text, writer.rank_text
 
     def record_texts(record: PlayerRecord) -> tuple[str, str | None, str | None, str | None]:
@@ -284,14 +321,12 @@ def make_codec(
                 f"({exc}): {record.skill!r}"
             ) from None
 
-    def report_to_dict(report: Report) -> dict[str, Any]:
-        text = writer.report_text(
-            report.match_id, report.played_at, tuple(report.expected), Rated.changes_of(report)
-        )
-        data: dict[str, Any] = json.loads(text)
-        return data
+    return record_texts
 
-    packer = ReportPacker(writer)
+
+def _entry_row(packer: ReportPacker) -> Callable[[Rated], tuple[str, bytes]]:
+    """:attr:`Codec.entry_row`: a rated match's text and packed report; a state or factor
+    that is not a finite number is the plugin's error, naming the match."""
 
     def entry_row(entry: Rated) -> tuple[str, bytes]:
         try:
@@ -302,24 +337,7 @@ def make_codec(
                 f"finite number ({exc})"
             ) from None
 
-    def report_of(match: Match, kept: str | bytes) -> Report:
-        if kept[0] == PACKED and isinstance(kept, bytes):
-            return states.report(packer.unpack(kept, match))
-        return states.report(json.loads(kept))
-
-    return Codec(
-        record_to_dict=record_to_dict,
-        record_from_dict=lambda data: states.record(data, "player"),
-        report_to_dict=report_to_dict,
-        report_from_dict=states.report,
-        entry_row=entry_row,
-        record_texts=record_texts,
-        report_of=report_of,
-        parse_record=imported.record,
-        sort_key=sort_key[1],
-        sort_key_name=sort_key[0],
-        tier=tier,
-    )
+    return entry_row
 
 
 def parse_export(
