@@ -115,6 +115,26 @@ def within(low: float, high: float) -> Validator:
     return check
 
 
+def whole(low: int, high: int) -> Validator:
+    """A params validator: a whole number (an ``int``, not a ``bool``) in ``[low, high]``.
+
+    >>> @attrs.frozen
+    ... class P:
+    ...     games: int = attrs.field(validator=whole(0, 100))
+    >>> P(1.5)
+    Traceback (most recent call last):
+    ValueError: 'games' must be a whole number in [0, 100]: 1.5
+    """
+
+    def check(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ValueError(
+                f"{attribute.name!r} must be a whole number in [{low}, {high}]: {value!r}"
+            )
+
+    return check
+
+
 def state_within(low: float, high: float) -> Validator:
     """A state-field validator: a finite number in ``[low, high]``, else
     :class:`~rankcraft.StateError` (so an import, or a stored state, out of the physical

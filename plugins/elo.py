@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 import attrs
 
 from rankcraft import Match, Pairing, StateError, hookimpl, state_field
-from rankcraft.validators import RATING_LIMIT, limit, state_within, within
+from rankcraft.validators import RATING_LIMIT, limit, state_within, whole, within
 
 from ._drawfit import fit_davidson, fit_ordered_logit
 from ._matchup import (
@@ -100,16 +100,6 @@ def _scale(instance: object, attribute: attrs.Attribute[float], value: float) ->
     # a scale below 1 rating point overflows 10 ** (gap / scale)
     if not (math.isfinite(value) and 1.0 <= value <= SCALE_LIMIT):
         raise ValueError(f"'scale' must be a number in [1, {SCALE_LIMIT!r}]: {value!r}")
-
-
-def _whole(low: int, high: int) -> Any:
-    def check(instance: object, attribute: attrs.Attribute[int], value: int) -> None:
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise ValueError(
-                f"{attribute.name!r} must be a whole number in [{low}, {high}]: {value!r}"
-            )
-
-    return check
 
 
 @attrs.frozen(kw_only=True)
@@ -243,7 +233,7 @@ class EloParams:
     rest_per_day: float = attrs.field(default=0.0, validator=within(-1e3, 1e3))
     rest_cap_days: float = attrs.field(default=14.0, validator=within(1e-9, 1e4))
     season_k_boost: float = attrs.field(default=1.0, validator=within(1e-3, 1e3))
-    season_k_games: int = attrs.field(default=4, validator=_whole(1, 1_000_000))
+    season_k_games: int = attrs.field(default=4, validator=whole(1, 1_000_000))
     season_gap_days: float = attrs.field(default=90.0, validator=within(1e-9, 1e5))
 
     @property

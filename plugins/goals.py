@@ -55,7 +55,7 @@ from typing import Any
 import attrs
 
 from rankcraft import Match, MatchError, Pairing, State, hookimpl, state_field
-from rankcraft.validators import limit, state_within, within
+from rankcraft.validators import limit, state_within, whole, within
 
 RANKCRAFT_CONTRACT = 2
 """States in the per-match hooks are tuples ``(attack, defence, rating)``."""
@@ -135,16 +135,6 @@ class GoalsRule:
     learning_scale: float = attrs.field(default=1.0, validator=within(0.0, 100.0))
 
 
-def _whole(low: int, high: int) -> Any:
-    def check(instance: object, attribute: attrs.Attribute[int], value: int) -> None:
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise ValueError(
-                f"{attribute.name!r} must be a whole number in [{low}, {high}]: {value!r}"
-            )
-
-    return check
-
-
 @attrs.frozen(kw_only=True)
 class GoalsParams:
     """Params of the ``goals`` plugin (slots initial, expectation, update).
@@ -183,12 +173,12 @@ class GoalsParams:
     home_advantage: float = attrs.field(default=0.25, validator=within(-2.0, 2.0))
     rho: float = attrs.field(default=-0.1, validator=within(-1.0, 1.0))
     learning_rate: float = attrs.field(default=0.05, validator=within(0.0, 1.0))
-    newcomer_games: int = attrs.field(default=0, validator=_whole(0, 1_000_000))
+    newcomer_games: int = attrs.field(default=0, validator=whole(0, 1_000_000))
     newcomer_boost: float = attrs.field(default=1.0, validator=within(0.0, 100.0))
     goal_cap: float = attrs.field(default=10.0, validator=within(1.0, 1000.0))
     initial_attack: float = attrs.field(default=0.0, validator=within(-20.0, 20.0))
     initial_defence: float = attrs.field(default=0.0, validator=within(-20.0, 20.0))
-    max_goals: int = attrs.field(default=10, validator=_whole(1, 200))
+    max_goals: int = attrs.field(default=10, validator=whole(1, 200))
     idle_keep: float = attrs.field(default=1.0, validator=within(1e-6, 1.0))
     context_field: str | None = None
     context_rules: tuple[GoalsRule, ...] = attrs.field(default=(), converter=tuple)
