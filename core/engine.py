@@ -348,7 +348,10 @@ class League:
         if self._seasons.events:
             self._seasons.run_due(match, self._run_reset)
         unit = self._unit
-        changes, entry = self._steps.rate(match, unit.rows.get)
+        try:
+            changes, entry = self._steps.rate(match, unit.rows.get)
+        except PluginError as exc:  # (a plugin broke its contract: say on which match)
+            raise PluginError(f"{exc} (rating match {match.id!r})") from exc
         for pid, row in changes:
             unit.put(pid, row)
         unit.add(entry)

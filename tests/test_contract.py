@@ -195,8 +195,9 @@ def test_an_update_that_returns_an_instance_is_told_so() -> None:
     with pytest.raises(
         rankcraft.PluginError,
         match=r"plugin 'forgot': rankcraft_update returned Rating\(rating=1500\.5\), not a tuple",
-    ):
+    ) as caught:
         league.record(MATCHES[1])
+    assert str(caught.value).endswith("(rating match 'g1')")  # (which match, too)
     assert league.match_count == 0
 
 
