@@ -145,6 +145,7 @@ class Steps:
         )
         self.skill_names = self.skill_form.names
         self.rank_names = () if self.rank_form is None else self.rank_form.names
+        self._fields = len(self.skill_names)  # (an update returns a tuple of this length)
         return self.skill_form, self.rank_form
 
     def _bind_decay(self, pl: Plugins) -> None:
@@ -278,7 +279,7 @@ class Steps:
             context = PlayerContext(None, player, 0, games, 0.5, score, pending, self.mode)
         args = (pending, games, 0, None, 0.5, score, self.mode, player)
         new[SKILL] = self.update(row[SKILL], *args, context)
-        if not isinstance(new[SKILL], tuple):
+        if not isinstance(new[SKILL], tuple) or len(new[SKILL]) != self._fields:
             raise self._not_a_tuple(new[SKILL])
         if self.rank is not None:
             new[RANK] = self.rank(row[RANK], row[SKILL], new[SKILL], *args, context)
@@ -442,7 +443,7 @@ class Steps:
             after = update(
                 state, pairs, games, side, match, expected[side], won, "match", pid, None
             )
-            if not isinstance(after, tuple):
+            if not isinstance(after, tuple) or len(after) != self._fields:
                 raise self._not_a_tuple(after)
             factors = None
             if explain is not None:
@@ -473,9 +474,10 @@ class Steps:
         spec = self.ruleset.slot(slot)
         name = spec.plugin if spec is not None else "?"
         return PluginError(
-            f"plugin {name!r}: rankcraft_{slot} returned {state!r}, not a tuple: in the "
-            "per-match hooks a state is the tuple of its class's fields (hook contract 2, "
-            "docs/plugins.md#migrating-to-hook-contract-2)"
+            f"plugin {name!r}: rankcraft_{slot} returned {state!r}, not a tuple of "
+            f"{len(self.skill_names if slot != 'rank' else self.rank_names)} fields: in the "
+            "per-match hooks a state is the tuple of its class's fields, in order (hook "
+            "contract 2, docs/plugins.md#migrating-to-hook-contract-2)"
         )
 
     def _shared(self, factors: Mapping[str, float] | None) -> dict[str, float] | None:
@@ -571,7 +573,7 @@ class Steps:
             if context is not None:
                 context.pairings = rated
         after = self.update(state, rated, *args, context)
-        if not isinstance(after, tuple):
+        if not isinstance(after, tuple) or len(after) != self._fields:
             raise self._not_a_tuple(after)
         if context is not None:
             context.pairings = pairs  # the rank layer judges this match alone

@@ -290,3 +290,13 @@ def test_an_explain_that_is_no_mapping_and_a_state_that_is_no_number_are_told_so
         league.record(MATCHES[1])
     assert league.match_count == 0
     league.close()
+
+
+def test_an_update_that_returns_a_tuple_of_another_length_is_told_so() -> None:
+    plugins = _plugin("return (state[0] + score, 0.0)")
+    ruleset = rankcraft.loads_ruleset('name = "m"\n[update]\nplugin = "made"\n', plugins=plugins)
+    with pytest.raises(
+        rankcraft.PluginError,
+        match=r"rankcraft_update returned \(1500\.5, 0\.0\), not a tuple of 1 fields",
+    ):
+        rankcraft.League(ruleset).record(MATCHES[1])
