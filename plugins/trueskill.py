@@ -336,6 +336,47 @@ def _moved_by(pi: float, tau: float, new_pi: float, new_tau: float) -> float:
     return 0.0 if d_pi == _INF else max(abs(tau - new_tau), math.sqrt(d_pi))
 
 
+def _settle(
+    params: TrueSkillParams,
+    margin: float,
+    draw: bool,
+    team_pi1: float,
+    team_tau1: float,
+    team_pi2: float,
+    team_tau2: float,
+) -> tuple[float, float, float, float]:
+    """The two teams' values (precision, precision-adjusted mean) after the difference
+    (team 1 - team 2) and its truncation are swept until they settle and the difference
+    is sent back up to the teams: the part of :func:`rate_messages`' graph that
+    :func:`duel_messages` and :func:`two_team_messages` share, in its operations' order."""
+    diff_pi, diff_tau = _sum_two(team_pi1, team_tau1, team_pi2, team_tau2, -1.0)
+    d_pi = d_tau = 0.0  # the difference's value
+    m_pi = m_tau = 0.0  # its message from the difference factor (none yet)
+    t_pi = t_tau = 0.0  # its message from the truncation (none yet)
+    for _ in range(params.max_passes):
+        d_pi, d_tau = d_pi - m_pi + diff_pi, d_tau - m_tau + diff_tau
+        m_pi, m_tau = diff_pi, diff_tau
+        pi, tau = d_pi - t_pi, d_tau - t_tau
+        sqrt_pi = math.sqrt(pi)
+        z, t = tau / sqrt_pi, margin * sqrt_pi
+        if draw:
+            v, w = v_draw(z, t), w_draw(z, t)
+        else:
+            v, w = v_win(z, t), w_win(z, t)
+        new_pi, new_tau = pi / (1.0 - w), (tau + sqrt_pi * v) / (1.0 - w)
+        t_pi, t_tau = new_pi + t_pi - d_pi, new_tau + t_tau - d_tau
+        delta = _moved_by(d_pi, d_tau, new_pi, new_tau)
+        d_pi, d_tau = new_pi, new_tau
+        if delta <= params.min_delta:
+            break
+    # the difference up to team 1 (team 1 = difference + team 2), then to team 2
+    c_pi, c_tau = d_pi - m_pi, d_tau - m_tau
+    up_pi, up_tau = _sum_two(c_pi, c_tau, team_pi2 - 0.0, team_tau2 - 0.0, 1.0)
+    team_pi1, team_tau1 = team_pi1 - 0.0 + up_pi, team_tau1 - 0.0 + up_tau
+    up_pi2, up_tau2 = _sum_two(team_pi1 - up_pi, team_tau1 - up_tau, c_pi, c_tau, -1.0)
+    return team_pi1, team_tau1, team_pi2 - 0.0 + up_pi2, team_tau2 - 0.0 + up_tau2
+
+
 def duel_messages(
     params: TrueSkillParams,
     mu_a: float,
@@ -377,32 +418,9 @@ def duel_messages(
     if margin is None:
         margin = _margins[key] = params.draw_margin(2)
     draw = place_a == place_b
-    diff_pi, diff_tau = _sum_two(team_pi1, team_tau1, team_pi2, team_tau2, -1.0)
-    d_pi = d_tau = 0.0  # the difference's value
-    m_pi = m_tau = 0.0  # its message from the difference factor (none yet)
-    t_pi = t_tau = 0.0  # its message from the truncation (none yet)
-    for _ in range(params.max_passes):
-        d_pi, d_tau = d_pi - m_pi + diff_pi, d_tau - m_tau + diff_tau
-        m_pi, m_tau = diff_pi, diff_tau
-        pi, tau = d_pi - t_pi, d_tau - t_tau
-        sqrt_pi = math.sqrt(pi)
-        z, t = tau / sqrt_pi, margin * sqrt_pi
-        if draw:
-            v, w = v_draw(z, t), w_draw(z, t)
-        else:
-            v, w = v_win(z, t), w_win(z, t)
-        new_pi, new_tau = pi / (1.0 - w), (tau + sqrt_pi * v) / (1.0 - w)
-        t_pi, t_tau = new_pi + t_pi - d_pi, new_tau + t_tau - d_tau
-        delta = _moved_by(d_pi, d_tau, new_pi, new_tau)
-        d_pi, d_tau = new_pi, new_tau
-        if delta <= params.min_delta:
-            break
-    # the difference up to team 1 (team 1 = difference + team 2), then to team 2
-    c_pi, c_tau = d_pi - m_pi, d_tau - m_tau
-    up_pi, up_tau = _sum_two(c_pi, c_tau, team_pi2 - 0.0, team_tau2 - 0.0, 1.0)
-    team_pi1, team_tau1 = team_pi1 - 0.0 + up_pi, team_tau1 - 0.0 + up_tau
-    up_pi2, up_tau2 = _sum_two(team_pi1 - up_pi, team_tau1 - up_tau, c_pi, c_tau, -1.0)
-    team_pi2, team_tau2 = team_pi2 - 0.0 + up_pi2, team_tau2 - 0.0 + up_tau2
+    team_pi1, team_tau1, team_pi2, team_tau2 = _settle(
+        params, margin, draw, team_pi1, team_tau1, team_pi2, team_tau2
+    )
     # the team sums up to the performances, and the likelihoods up to the skills
     up_pi, up_tau = _sum_one(team_pi1 - down_pi1, team_tau1 - down_tau1)
     pi, tau = perf_pi1 - 0.0 + up_pi - lik_pi1, perf_tau1 - 0.0 + up_tau - lik_tau1
@@ -468,29 +486,9 @@ def two_team_messages(
     (team_pi1, team_tau1), (team_pi2, team_tau2) = team_values
     margin = params.draw_margin(len(teams[0]) + len(teams[1]))
     draw = places[0] == places[1]
-    diff_pi, diff_tau = _sum_two(team_pi1, team_tau1, team_pi2, team_tau2, -1.0)
-    d_pi = d_tau = m_pi = m_tau = t_pi = t_tau = 0.0
-    for _ in range(params.max_passes):
-        d_pi, d_tau = d_pi - m_pi + diff_pi, d_tau - m_tau + diff_tau
-        m_pi, m_tau = diff_pi, diff_tau
-        pi, tau = d_pi - t_pi, d_tau - t_tau
-        sqrt_pi = math.sqrt(pi)
-        z, t = tau / sqrt_pi, margin * sqrt_pi
-        if draw:
-            v, w = v_draw(z, t), w_draw(z, t)
-        else:
-            v, w = v_win(z, t), w_win(z, t)
-        new_pi, new_tau = pi / (1.0 - w), (tau + sqrt_pi * v) / (1.0 - w)
-        t_pi, t_tau = new_pi + t_pi - d_pi, new_tau + t_tau - d_tau
-        delta = _moved_by(d_pi, d_tau, new_pi, new_tau)
-        d_pi, d_tau = new_pi, new_tau
-        if delta <= params.min_delta:
-            break
-    c_pi, c_tau = d_pi - m_pi, d_tau - m_tau
-    up_pi, up_tau = _sum_two(c_pi, c_tau, team_pi2 - 0.0, team_tau2 - 0.0, 1.0)
-    team_pi1, team_tau1 = team_pi1 - 0.0 + up_pi, team_tau1 - 0.0 + up_tau
-    up_pi2, up_tau2 = _sum_two(team_pi1 - up_pi, team_tau1 - up_tau, c_pi, c_tau, -1.0)
-    team_pi2, team_tau2 = team_pi2 - 0.0 + up_pi2, team_tau2 - 0.0 + up_tau2
+    team_pi1, team_tau1, team_pi2, team_tau2 = _settle(
+        params, margin, draw, team_pi1, team_tau1, team_pi2, team_tau2
+    )
     sorted_out: list[list[TrueSkillMessage]] = []
     for x, (team_pi, team_tau) in enumerate(((team_pi1, team_tau1), (team_pi2, team_tau2))):
         down_pi, down_tau = downs[x]
