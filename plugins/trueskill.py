@@ -33,11 +33,10 @@ from typing import Any, NamedTuple
 import attrs
 
 from rankcraft import Match, Needs, hookimpl, state_field
-from rankcraft.errors import PluginError
-from rankcraft.validators import RATING_LIMIT, limit, state_within, within
+from rankcraft.validators import RATING_LIMIT, state_within, within
 
 from ._gaussian import cdf, pdf, ppf, v_draw, v_win, w_draw, w_win
-from .wenglin import SIGMA_RANGE, play_weights, side_score
+from .wenglin import SIGMA_RANGE, bounded, mu_change, play_weights, side_score
 
 _mu = within(-RATING_LIMIT, RATING_LIMIT)
 _sigma = within(*SIGMA_RANGE)
@@ -692,14 +691,7 @@ def _moved(
 def rankcraft_update(
     params: TrueSkillParams, state: State, pairings: Sequence[Sequence[Any]]
 ) -> State:
-    mu, sigma = _moved(params, state, pairings)
-    if not (-RATING_LIMIT <= mu <= RATING_LIMIT and _SIGMA_LOW <= sigma <= _SIGMA_HIGH):
-        if not math.isfinite(mu) or not math.isfinite(sigma):
-            raise PluginError(
-                f"trueskill update gave a non-finite state: mu {mu!r}, sigma {sigma!r}"
-            )
-        return limit(mu, -RATING_LIMIT, RATING_LIMIT), limit(sigma, _SIGMA_LOW, _SIGMA_HIGH)
-    return (mu, sigma)
+    return bounded("trueskill", *_moved(params, state, pairings))
 
 
 @hookimpl
@@ -707,12 +699,7 @@ def rankcraft_explain(
     params: TrueSkillParams, state: State, pairings: Sequence[Sequence[Any]], after: State
 ) -> dict[str, float] | None:
     """``mu_change`` (the change of μ, before the rating limit) for a match's one result."""
-    if len(pairings) != 1:
-        return None
-    mu = after[MU]
-    if mu == RATING_LIMIT or mu == -RATING_LIMIT:  # (clamped: the change before it)
-        mu = _moved(params, state, pairings)[0]
-    return {"mu_change": mu - state[MU]}
+    return mu_change(state, after, pairings, lambda: _moved(params, state, pairings)[0])
 
 
 def _pair_message(

@@ -34,7 +34,7 @@ this plugin) computes every player's new belief and hands it, as a
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import attrs
@@ -520,11 +520,33 @@ def rankcraft_update(
         sigma = state[SIGMA] * math.sqrt(step[1])  # (the ratio 1.0 * step[1])
     else:
         mu, sigma = _moved(params, state, pairings)
+    return bounded("wenglin", mu, sigma)
+
+
+def bounded(plugin: str, mu: float, sigma: float) -> State:
+    """The state ``(mu, sigma)`` held within the rating limit and :data:`SIGMA_RANGE`
+    (the Gaussian plugins' updates); a non-finite one refused, naming ``plugin``."""
     if not (-RATING_LIMIT <= mu <= RATING_LIMIT and _SIGMA_LOW <= sigma <= _SIGMA_HIGH):
         if not math.isfinite(mu) or not math.isfinite(sigma):
-            raise PluginError(f"wenglin update gave a non-finite state: mu {mu!r}, sigma {sigma!r}")
+            raise PluginError(
+                f"{plugin} update gave a non-finite state: mu {mu!r}, sigma {sigma!r}"
+            )
         return limit(mu, -RATING_LIMIT, RATING_LIMIT), limit(sigma, _SIGMA_LOW, _SIGMA_HIGH)
     return (mu, sigma)
+
+
+def mu_change(
+    state: State, after: State, pairings: Sequence[Any], moved: Callable[[], float]
+) -> dict[str, float] | None:
+    """The Gaussian plugins' factors: ``mu_change``, the change of μ before the rating
+    limit (``moved()``: μ rated again, asked only when ``after`` sits on the limit), for
+    a match's one result; None for several results."""
+    if len(pairings) != 1:
+        return None
+    mu = after[MU]
+    if mu == RATING_LIMIT or mu == -RATING_LIMIT:  # (clamped: the change before it)
+        mu = moved()
+    return {"mu_change": mu - state[MU]}
 
 
 @hookimpl
@@ -532,12 +554,7 @@ def rankcraft_explain(
     params: WengLinParams, state: State, pairings: Sequence[Sequence[Any]], after: State
 ) -> dict[str, float] | None:
     """``mu_change`` (the change of μ, before the rating limit) for a match's one result."""
-    if len(pairings) != 1:
-        return None
-    mu = after[MU]
-    if mu == RATING_LIMIT or mu == -RATING_LIMIT:  # (clamped: the change before it)
-        mu = _moved(params, state, pairings)[0]
-    return {"mu_change": mu - state[MU]}
+    return mu_change(state, after, pairings, lambda: _moved(params, state, pairings)[0])
 
 
 def _pair_step(params: WengLinParams, state: State, pairing: Sequence[Any]) -> WengLinStep:
