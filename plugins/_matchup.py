@@ -1,11 +1,12 @@
 """What the Elo and Glicko plugins share about a match: home advantage, side probabilities,
-margin of victory."""
+margin of victory; and what every plugin that explains its changes while it rates shares
+(:class:`LastFactors`)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 
@@ -293,3 +294,32 @@ class ContextRule:
     def _check_home(self, attribute: attrs.Attribute[float | None], value: float | None) -> None:
         if value is not None and not (math.isfinite(value) and abs(value) <= 1e6):
             raise ValueError(f"'home_advantage' must be a number in [-1e6, 1e6]: {value!r}")
+
+
+_S = TypeVar("_S")
+
+
+class LastFactors:
+    """The state an update returned last, and the factors it was rated with.
+
+    A plugin that computes its report factors while it rates (Elo's margin, a wager's
+    stake) keeps them here; its ``rankcraft_explain``, called right after the update
+    with that very state (``after``), reads them back with :meth:`of` instead of rating
+    again. Called with any other state, :meth:`of` answers None and the plugin rates
+    again: the hook stays a function of its arguments (and a league on another thread
+    that updated in between is not misread)."""
+
+    __slots__ = ("_factors", "_state")
+
+    def __init__(self) -> None:
+        self._state: Any = None
+        self._factors: dict[str, float] | None = None
+
+    def keep(self, state: _S, factors: dict[str, float]) -> _S:
+        """Remember ``state`` (returned) and its ``factors`` (never None)."""
+        self._state, self._factors = state, factors
+        return state
+
+    def of(self, after: Any) -> dict[str, float] | None:
+        """The factors of ``after`` if it is the state kept last, else None."""
+        return self._factors if self._state is after else None

@@ -36,6 +36,7 @@ from ._matchup import (
     DRAW_MODELS,
     MARGIN_RULES,
     ContextRule,
+    LastFactors,
     MarginForm,
     davidson,
     home_edge,
@@ -757,10 +758,8 @@ def _k_of(params: EloParams, state: State, games: int) -> float:
     return params.k_factor
 
 
-_explained: list[Any] = [None, None]
-"""The last update's new state and its factors: :func:`rankcraft_explain`, called with
-that very state right after, reads them instead of rating again (any other state is
-rated again: the hook stays a function of its arguments)."""
+_explained = LastFactors()
+"""The last update's new state and its factors, for :func:`rankcraft_explain`."""
 
 
 @hookimpl
@@ -773,9 +772,7 @@ def rankcraft_update(
     match: Match | None,
 ) -> State:
     if not _plain(params):
-        moved, factors = _rated(params, state, pairings, games, side, match)
-        _explained[0], _explained[1] = moved, factors
-        return moved
+        return _explained.keep(*_rated(params, state, pairings, games, side, match))
     rating = state[0]
     scale = params.scale
     edge = 0.0
@@ -796,7 +793,7 @@ def rankcraft_update(
     peak = state[1]
     out = (new, new if new > peak else peak)
     if params.margin != "none":
-        _explained[0], _explained[1] = out, factors
+        return _explained.keep(out, factors)
     return out
 
 
@@ -812,8 +809,9 @@ def rankcraft_explain(
 ) -> dict[str, float]:
     """``k`` (the K-factor used), with ``margin``, ``season_k_boost`` and ``pool_k`` where
     they applied."""
-    if _explained[0] is after:
-        return _explained[1]  # type: ignore[no-any-return]
+    kept = _explained.of(after)
+    if kept is not None:
+        return kept
     if _plain(params):
         if params.margin == "none":
             k = _k_of(params, state, games)
@@ -823,9 +821,9 @@ def rankcraft_explain(
                     _k_explained.clear()
                 known = _k_explained[k] = {"k": k}
             return known
-        rating_update = rankcraft_update(params, state, pairings, games, side, match)
-        assert _explained[0] is rating_update
-        return _explained[1]  # type: ignore[no-any-return]
+        again = _explained.of(rankcraft_update(params, state, pairings, games, side, match))
+        assert again is not None
+        return again
     return _rated(params, state, pairings, games, side, match)[1]
 
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 import attrs
 
@@ -30,6 +29,7 @@ from rankcraft.validators import RATING_LIMIT, limit, state_within, within
 
 from ._matchup import (
     MARGIN_RULES,
+    LastFactors,
     home_edge,
     logistic10,
     margin_multiplier,
@@ -294,10 +294,9 @@ def rankcraft_quality(
     )
 
 
-_explained: list[Any] = [None, None]
-"""The last update's new state and its factors (the margin multiplier):
-:func:`rankcraft_explain`, called with that very state right after, reads them instead of
-rating again (any other state is rated again: the hook stays a function of its arguments)."""
+_explained = LastFactors()
+"""The last update's new state and its factors (the margin multiplier), for
+:func:`rankcraft_explain`."""
 
 
 @hookimpl
@@ -334,7 +333,7 @@ def rankcraft_update(
         rating = limit(rating, -RATING_LIMIT, RATING_LIMIT)
     out = (rating, new_deviation)
     if margin is not None:
-        _explained[0], _explained[1] = out, {"margin": multiplier}
+        return _explained.keep(out, {"margin": multiplier})
     return out
 
 
@@ -353,10 +352,9 @@ def rankcraft_explain(
     None otherwise (Glicko's change has no other factor)."""
     if params.margin == "none":
         return None
-    if _explained[0] is after:
-        return _explained[1]  # type: ignore[no-any-return]
+    kept = _explained.of(after)
+    if kept is not None:
+        return kept
     if match_margin(match, side, len(pairings)) is None:
         return None
-    rated = rankcraft_update(params, state, pairings, games, side, match, mode)
-    assert _explained[0] is rated
-    return _explained[1]  # type: ignore[no-any-return]
+    return _explained.of(rankcraft_update(params, state, pairings, games, side, match, mode))

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
 
 import attrs
 
@@ -46,6 +45,7 @@ from rankcraft.validators import RATING_LIMIT, interval, limit, pair, state_with
 
 from ._matchup import (
     MARGIN_RULES,
+    LastFactors,
     home_edge,
     logistic,
     margin_multiplier,
@@ -321,10 +321,9 @@ def rankcraft_quality(
     )
 
 
-_explained: list[Any] = [None, None]
-"""The last update's new state and its factors (the margin multiplier):
-:func:`rankcraft_explain`, called with that very state right after, reads them instead of
-rating again (any other state is rated again: the hook stays a function of its arguments)."""
+_explained = LastFactors()
+"""The last update's new state and its factors (the margin multiplier), for
+:func:`rankcraft_explain`."""
 
 
 @hookimpl
@@ -354,8 +353,7 @@ def rankcraft_update(
     multiplier = margin_multiplier(margin, lead)
     mu = state[MU] + (mu - state[MU]) * multiplier
     out = params.clamp_values(mu, phi, sigma)
-    _explained[0], _explained[1] = out, {"margin": multiplier}
-    return out
+    return _explained.keep(out, {"margin": multiplier})
 
 
 @hookimpl
@@ -371,10 +369,9 @@ def rankcraft_explain(
     None otherwise (Glicko-2's change has no other factor)."""
     if params.margin == "none":
         return None
-    if _explained[0] is after:
-        return _explained[1]  # type: ignore[no-any-return]
+    kept = _explained.of(after)
+    if kept is not None:
+        return kept
     if match_margin(match, side, len(pairings)) is None:
         return None
-    rated = rankcraft_update(params, state, pairings, side, match)
-    assert _explained[0] is rated
-    return _explained[1]  # type: ignore[no-any-return]
+    return _explained.of(rankcraft_update(params, state, pairings, side, match))

@@ -57,6 +57,8 @@ import attrs
 from rankcraft import Match, MatchError, Pairing, State, hookimpl, state_field
 from rankcraft.validators import limit, state_within, whole, within
 
+from ._matchup import LastFactors
+
 RANKCRAFT_CONTRACT = 2
 """States in the per-match hooks are tuples ``(attack, defence, rating)``."""
 
@@ -458,9 +460,8 @@ def _goals_of(match: Match | None, side: int) -> tuple[Match, float, float]:
     return match, mine, theirs
 
 
-_explained: list[Any] = [None, None]
-"""The last update's new state and its factors (read by :func:`rankcraft_explain` when
-called with that very state)."""
+_explained = LastFactors()
+"""The last update's new state and its factors, for :func:`rankcraft_explain`."""
 
 
 def _step(
@@ -512,9 +513,7 @@ def rankcraft_update(
     side: int,
     match: Match | None,
 ) -> State:
-    new, factors = _step(params, state, pairings, games, side, match)
-    _explained[0], _explained[1] = new, factors
-    return new
+    return _explained.keep(*_step(params, state, pairings, games, side, match))
 
 
 @hookimpl
@@ -529,6 +528,7 @@ def rankcraft_explain(
 ) -> dict[str, float]:
     """``expected_for`` and ``expected_against`` (the goals the update compared the
     score with) and ``learning_rate`` (the step used, match weight included)."""
-    if _explained[0] is after:
-        return _explained[1]  # type: ignore[no-any-return]
+    kept = _explained.of(after)
+    if kept is not None:
+        return kept
     return _step(params, state, pairings, games, side, match)[1]

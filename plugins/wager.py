@@ -34,7 +34,6 @@ import math
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from decimal import ROUND_HALF_UP, Context, Decimal, localcontext
-from typing import Any
 
 import attrs
 
@@ -52,6 +51,8 @@ from rankcraft import (
 from rankcraft import state_field as _state_field
 from rankcraft.model import window_start
 from rankcraft.validators import state_within, within
+
+from ._matchup import LastFactors
 
 RANKCRAFT_CONTRACT = 2
 
@@ -233,10 +234,8 @@ def _times(params: WagerParams, match: Match | None, side: int, other: int) -> t
     return own, theirs
 
 
-_explained: list[Any] = [None, None]
-"""The last update's new state and its factors: :func:`rankcraft_explain`, called with
-that very state right after, reads them instead of rating again (any other state is
-rated again: the hook stays a function of its arguments)."""
+_explained = LastFactors()
+"""The last update's new state and its factors, for :func:`rankcraft_explain`."""
 
 
 @hookimpl
@@ -274,9 +273,7 @@ def rankcraft_update(
         factors["time_factor"] = yt / ot
     else:
         r1 = r0
-    out = (min(max(params.floor, r1), RANK_LIMIT),)
-    _explained[0], _explained[1] = out, factors
-    return out
+    return _explained.keep((min(max(params.floor, r1), RANK_LIMIT),), factors)
 
 
 @hookimpl
@@ -290,9 +287,11 @@ def rankcraft_explain(
 ) -> dict[str, float]:
     """``stake`` (R0 / divisor, to 4 decimals), with ``quit`` or ``opponents_quit``, or the
     ``average_factor`` and ``time_factor`` the stake was scaled by."""
-    if _explained[0] is not after:
-        rankcraft_update(params, state, pairings, match, player)
-    return _explained[1]  # type: ignore[no-any-return]
+    kept = _explained.of(after)
+    if kept is None:
+        kept = _explained.of(rankcraft_update(params, state, pairings, match, player))
+        assert kept is not None
+    return kept
 
 
 @hookimpl
