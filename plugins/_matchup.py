@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import attrs
 
@@ -294,6 +294,27 @@ class ContextRule:
     def _check_home(self, attribute: attrs.Attribute[float | None], value: float | None) -> None:
         if value is not None and not (math.isfinite(value) and abs(value) <= 1e6):
             raise ValueError(f"'home_advantage' must be a number in [-1e6, 1e6]: {value!r}")
+
+
+class _Rule(Protocol):
+    @property
+    def contains(self) -> str: ...
+
+
+_R = TypeVar("_R", bound=_Rule)
+
+
+def first_rule(match: Match | None, field: str | None, rules: Sequence[_R]) -> _R | None:
+    """The first of ``rules`` whose ``contains`` text the match's ``meta[field]`` holds
+    (its context: the competition, the surface), or None (no match, no field, no rule)."""
+    if match is None or field is None or not rules:
+        return None
+    value = match.meta.get(field)
+    text = "" if value is None else str(value)
+    for rule in rules:
+        if rule.contains in text:
+            return rule
+    return None
 
 
 _S = TypeVar("_S")

@@ -39,6 +39,7 @@ from ._matchup import (
     LastFactors,
     MarginForm,
     davidson,
+    first_rule,
     home_edge,
     logistic10,
     margin_multiplier,
@@ -493,14 +494,7 @@ def _gap_of(draw: str, win: float, loss: float) -> float | None:
 
 def _rule(params: EloParams, match: Match | None) -> ContextRule | None:
     """The first context rule whose text the match's context field contains, or None."""
-    if match is None or params.context_field is None or not params.context_rules:
-        return None
-    value = match.meta.get(params.context_field)
-    text = "" if value is None else str(value)
-    for rule in params.context_rules:
-        if rule.contains in text:
-            return rule
-    return None
+    return first_rule(match, params.context_field, params.context_rules)
 
 
 def _venue(params: EloParams, match: Match | None) -> tuple[float, float, float]:

@@ -57,7 +57,7 @@ import attrs
 from rankcraft import Match, MatchError, Pairing, State, hookimpl, state_field
 from rankcraft.validators import limit, state_within, whole, within
 
-from ._matchup import LastFactors
+from ._matchup import LastFactors, first_rule
 
 RANKCRAFT_CONTRACT = 2
 """States in the per-match hooks are tuples ``(attack, defence, rating)``."""
@@ -299,14 +299,7 @@ def outcome_probabilities(
 
 
 def _rule(params: GoalsParams, match: Match | None) -> GoalsRule | None:
-    if match is None or params.context_field is None or not params.context_rules:
-        return None
-    value = match.meta.get(params.context_field)
-    text = "" if value is None else str(value)
-    for rule in params.context_rules:
-        if rule.contains in text:
-            return rule
-    return None
+    return first_rule(match, params.context_field, params.context_rules)
 
 
 def _home(params: GoalsParams, match: Match | None) -> float:
