@@ -21,17 +21,16 @@ import argparse
 import gzip
 import os
 import platform
-import resource
 import statistics
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from lab import busy_loops, cpu  # (benchmarks/lab.py: the same ceiling and clock)
+
 import rankcraft.tune
 from rankcraft.data import demo_matches_path
-from rankcraft.processes import run_each
 from rankcraft.ruleset import load_ruleset
 from rankcraft.tune import has_optuna, parse_param, tune
 
@@ -81,31 +80,6 @@ def one(
     )
     whole = time.perf_counter() - started
     return whole, marks[-1] - marks[0], cpu() - used, result.best
-
-
-def cpu() -> float:
-    """CPU seconds of this process and of its children that have ended."""
-    mine = resource.getrusage(resource.RUSAGE_SELF)
-    theirs = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return mine.ru_utime + mine.ru_stime + theirs.ru_utime + theirs.ru_stime
-
-
-def spin(index: int, tick: Callable[[int], None]) -> int:
-    total = 0
-    for i in range(15_000_000):
-        total += i & 7
-    return total
-
-
-def busy_loops() -> float:
-    """How many times faster two plain busy loops ran at once than one after another:
-    the ceiling of any speed-up on the (shared) machine at that moment."""
-    started = time.perf_counter()
-    run_each(spin, 2, processes=1)
-    alone = time.perf_counter() - started
-    started = time.perf_counter()
-    run_each(spin, 2, processes=2)
-    return alone / (time.perf_counter() - started)
 
 
 def main() -> None:
