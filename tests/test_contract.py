@@ -169,32 +169,14 @@ def test_the_plugins_command_marks_a_first_contract_plugin(tmp_path: Path) -> No
 
 
 def test_an_update_that_returns_an_instance_is_told_so() -> None:
-    class Forgot:
-        """A contract-2 plugin whose update still builds the attrs instance."""
-
-        RANKCRAFT_CONTRACT = 2
-
-        @rankcraft.hookimpl
-        def rankcraft_initial(self) -> Rating:
-            return Rating(1500.0)
-
-        @rankcraft.hookimpl
-        def rankcraft_expectation(self, side_states: Any) -> list[float]:
-            return [0.5, 0.5]
-
-        @rankcraft.hookimpl
-        def rankcraft_update(self, state: Any, score: float) -> Rating:
-            return Rating(state[0] + score)
-
-    pm = rankcraft.get_plugin_manager()
-    pm.register(Forgot(), name="forgot")
-    plugins = rankcraft.Plugins(pm)
+    # a contract-2 plugin whose update still builds the attrs instance
+    plugins = _plugin("return Rating(state[0] + score)")
     league = rankcraft.League(
-        rankcraft.loads_ruleset('name = "f"\n[update]\nplugin = "forgot"\n', plugins=plugins)
+        rankcraft.loads_ruleset('name = "f"\n[update]\nplugin = "made"\n', plugins=plugins)
     )
     with pytest.raises(
         rankcraft.PluginError,
-        match=r"plugin 'forgot': rankcraft_update returned Rating\(rating=1500\.5\), not a tuple",
+        match=r"plugin 'made': rankcraft_update returned Rating\(rating=1500\.5\), not a tuple",
     ) as caught:
         league.record(MATCHES[1])
     assert str(caught.value).endswith("(rating match 'g1')")  # (which match, too)
