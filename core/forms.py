@@ -21,7 +21,7 @@ import attrs
 from .errors import PluginError, StateError
 from .model import Role, field_of_role
 
-__all__ = ["Form", "StateTuple", "layout"]
+__all__ = ["Form", "StateTuple", "layout", "tuple_form"]
 
 StateTuple = tuple[Any, ...]
 """A state in the rating loop: the field values of the plugin's state class, in order."""
@@ -48,13 +48,11 @@ class Form:
                     f"{cls.__name__}.{f.name}: a state class's fields must all be positional "
                     "__init__ arguments (no init=False, no kw_only)"
                 )
-        self._get = _getter(self.names)
+        self._tuple = tuple_form(self.names)
 
     def to_tuple(self, state: Any) -> StateTuple:
         """The tuple form of ``state`` (a tuple is returned as it is)."""
-        if type(state) is tuple or state is None:
-            return state  # type: ignore[return-value]
-        return self._get(state)
+        return state if state is None else self._tuple(state)  # type: ignore[return-value]
 
     def to_object(self, values: Any) -> Any:
         """The public form of ``values`` (the class's validators run: a plugin that returned
@@ -85,6 +83,13 @@ class Form:
         """The position of the field with ``role`` in the tuple form, or None."""
         name = field_of_role(self.cls, role)
         return None if name is None else self.names.index(name)
+
+
+def tuple_form(names: tuple[str, ...]) -> Callable[[Any], StateTuple]:
+    """A function giving the tuple form of a state of the class whose fields are
+    ``names``, from its public form or its tuple form (returned as it is)."""
+    get = _getter(names)
+    return lambda state: state if type(state) is tuple else get(state)
 
 
 def _getter(names: tuple[str, ...]) -> Callable[[Any], StateTuple]:

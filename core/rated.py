@@ -12,13 +12,13 @@ building on the writer's texts for what is not a float.
 from __future__ import annotations
 
 import json
-import operator
 import struct
 from collections.abc import Callable
 from datetime import datetime
 from operator import itemgetter
 from typing import Any
 
+from .forms import tuple_form
 from .model import Match, PlayerChange, Report, State, format_time
 
 __all__ = ["PACKED", "Rated", "ReportPacker", "ReportWriter", "compact_json", "match_text"]
@@ -148,21 +148,6 @@ def _none(value: Any) -> Any:
     return None
 
 
-def _one(get: Callable[[Any], Any]) -> Callable[[Any], tuple[Any, ...]]:
-    return lambda state: (get(state),)
-
-
-def _packer(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
-    """A function turning a state, in its tuple form or its public one, into the tuple of
-    its ``names`` fields, in order."""
-    if not names:
-        return lambda state: ()
-    get: Callable[[Any], Any] = (
-        operator.attrgetter(*names) if len(names) > 1 else _one(operator.attrgetter(names[0]))
-    )
-    return lambda state: state if type(state) is tuple else get(state)
-
-
 def match_text(match: Match) -> str:
     """A match's JSON text: exactly ``compact_json(match.to_dict())``, what a store keeps
     per match. A match with only an id, a time, its sides and its scores (the common
@@ -224,7 +209,7 @@ class ReportWriter:
 
     def _object_writer(self, names: tuple[str, ...]) -> Callable[[State], str]:
         memo = self._memo
-        pack = _packer(names)
+        pack = tuple_form(names)
         template = "{" + ",".join(f"{_text(n)}:%s" for n in names) + "}"
         template = template.replace("%s", "\0").replace("%", "%%").replace("\0", "%s")
         floats = template.replace("%s", "%r")  # repr of a finite float is its JSON text
@@ -327,7 +312,7 @@ class _StatePacker:
 
     def __init__(self, names: tuple[str, ...], text: Callable[[State], str]) -> None:
         self.names = names
-        self._values = _packer(names)
+        self._values = tuple_form(names)
         self._text = text
         self._fixed = struct.Struct(f"<B{len(names)}d")
         # a state's bytes by identity, for the last states packed (a player's state
