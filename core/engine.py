@@ -352,8 +352,7 @@ class League:
             changes, entry = self._steps.rate(match, unit.rows.get)
         except PluginError as exc:  # (a plugin broke its contract: say on which match)
             raise PluginError(f"{exc} (rating match {match.id!r})") from exc
-        for pid, row in changes:
-            unit.put(pid, row)
+        unit.put_all(changes)
         unit.add(entry)
         return entry
 

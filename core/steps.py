@@ -423,41 +423,57 @@ class Steps:
         at = match.played_at
         row_a = stored(first) or self.new_row()
         row_b = stored(second) or self.new_row()
-        for pid, row in ((first, row_a), (second, row_b)):
-            if row[LAST] is not None and at < row[LAST]:
-                _late(match, pid, row)
-            if row[PENDING]:  # (an imported deferred loss: the general steps rate it)
-                return self._rate_general(match, stored)
+        if row_a[PENDING] or row_b[PENDING]:  # (an imported deferred loss: the general
+            return self._rate_general(match, stored)  # steps rate it)
+        last = row_a[LAST]
+        if last is not None and at < last:
+            _late(match, first, row_a)
+        last = row_b[LAST]
+        if last is not None and at < last:
+            _late(match, second, row_b)
         a, b = row_a[SKILL], row_b[SKILL]
-        expected = _checked(self.expect([a, b], match.home, match), 2)
-        score = pair_score(match.places, 0, 1)
+        expected = tuple(self.expect([a, b], match.home, match))
+        if len(expected) != 2 or not _duel_sum(*expected):
+            _checked(expected, 2)  # (raises)
+        won_a, won_b = expected
+        places = match.places
+        score = 1.0 if places[0] < places[1] else 0.0 if places[0] > places[1] else 0.5
         weight = match.weight
-        update, explain, shared = self.update, self.explain, self._shared
-        out = []
-        changes = []
-        for side, pid, row, state, pairs, won in (
-            (0, first, row_a, a, ((b, score, weight),), score),
-            (1, second, row_b, b, ((a, 1.0 - score, weight),), 1.0 - score),
-        ):
-            games = row[MATCHES]
-            after = update(
-                state, pairs, games, side, match, expected[side], won, "match", pid, None
-            )
-            if not isinstance(after, tuple) or len(after) != self._fields:
-                raise self._not_a_tuple(after)
-            factors = None
-            if explain is not None:
-                said = explain(
-                    state, pairs, games, side, match, expected[side], won, "match", pid, after
-                )
-                factors = shared(self._explained(said))
-            new = row.copy()
-            new[SKILL] = after
-            new[MATCHES] = games + 1
-            new[LAST] = at
-            out.append((pid, new))
-            changes.append((pid, side, state, state, after, None, None, factors))
-        return out, Rated((match, expected, tuple(changes), self.forms))
+        update, explain, fields = self.update, self.explain, self._fields
+        # side 0
+        pairs = ((b, score, weight),)
+        games = row_a[MATCHES]
+        after_a = update(a, pairs, games, 0, match, won_a, score, "match", first, None)
+        if type(after_a) is not tuple or len(after_a) != fields:
+            raise self._not_a_tuple(after_a)
+        factors_a = None
+        if explain is not None:
+            said = explain(a, pairs, games, 0, match, won_a, score, "match", first, after_a)
+            factors_a = self._shared(self._explained(said))
+        new_a = row_a.copy()
+        new_a[SKILL] = after_a
+        new_a[MATCHES] = games + 1
+        new_a[LAST] = at
+        # side 1
+        lost = 1.0 - score
+        pairs = ((a, lost, weight),)
+        games = row_b[MATCHES]
+        after_b = update(b, pairs, games, 1, match, won_b, lost, "match", second, None)
+        if type(after_b) is not tuple or len(after_b) != fields:
+            raise self._not_a_tuple(after_b)
+        factors_b = None
+        if explain is not None:
+            said = explain(b, pairs, games, 1, match, won_b, lost, "match", second, after_b)
+            factors_b = self._shared(self._explained(said))
+        new_b = row_b.copy()
+        new_b[SKILL] = after_b
+        new_b[MATCHES] = games + 1
+        new_b[LAST] = at
+        changes = (
+            (first, 0, a, a, after_a, None, None, factors_a),
+            (second, 1, b, b, after_b, None, None, factors_b),
+        )
+        return [(first, new_a), (second, new_b)], Rated((match, expected, changes, self.forms))
 
     def _explained(self, factors: Any) -> Mapping[str, float] | None:
         """``rankcraft_explain``'s answer, refused unless a mapping or None."""
@@ -613,6 +629,12 @@ def _side_score(places: Sequence[int], side: int) -> float:
     if n == 2:
         return pair_score(places, side, 1 - side)
     return sum(pair_score(places, side, j) for j in range(n) if j != side) / (n - 1)
+
+
+def _duel_sum(first: float, second: float) -> bool:
+    """Whether two probabilities are each in [0, 1] and sum to 1 (what :func:`_checked`
+    asks of a duel's expectation, for the answer it would keep as it is)."""
+    return 0.0 <= first <= 1.0 and 0.0 <= second <= 1.0 and abs(first + second - 1.0) <= 1e-9
 
 
 def _checked(expected: Sequence[float], sides: int) -> tuple[float, ...]:

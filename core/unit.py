@@ -147,6 +147,19 @@ class UnitOfWork:
         self.rows[player] = row
         self.dirty.add(player)
 
+    def put_all(self, changes: Iterable[tuple[str, Row]]) -> None:
+        """:meth:`put` each ``(player, row)`` of a rated match."""
+        if self.lazy:
+            for player, row in changes:
+                self._put_cached(player, row)
+            return
+        undo, rows, dirty = self.undo, self.rows, self.dirty
+        for player, row in changes:
+            if player not in undo:
+                undo[player] = rows.get(player)
+            rows[player] = row
+            dirty.add(player)
+
     def _put_cached(self, player: str, row: Row) -> None:
         """:meth:`put` over a database: the store is the undo log."""
         self.rows[player] = row
@@ -159,7 +172,7 @@ class UnitOfWork:
     def add(self, entry: Rated) -> None:
         """Keep a rated match; the store gets it with the next flush (the caller says
         when: ``record_many`` every chunk, ``record`` every ``FLUSH_EVERY`` matches)."""
-        self.seen.add(entry.id)
+        self.seen.add(entry[0].id)  # (the match's id)
         self.pending.append(entry)
 
     def flush(self) -> None:

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import rankcraft
 from rankcraft.io import parse_match, read_match_dicts, read_matches
@@ -227,3 +229,42 @@ def test_free_data_must_be_json_a_store_can_keep(meta: Any, message: str) -> Non
         nested = [nested]
     with pytest.raises(rankcraft.MatchError, match="nests deeper than 64"):
         parse_match({**data, "meta": {"deep": nested}})
+
+
+class _General(dict):  # type: ignore[type-arg]
+    """A dict that is not exactly ``dict``: parse_match reads it with its general steps."""
+
+
+_IDS = st.sampled_from(["a", "b", "", "x\x00", "\ud800", "é", "m1", 7, None, ["a"]])
+_SCORE = st.one_of(
+    st.integers(-3, 3), st.sampled_from([True, 1.5, -0.0, 10**400, "1", None])
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    match_id=_IDS,
+    first=st.lists(_IDS, min_size=0, max_size=2),
+    second=st.lists(_IDS, min_size=1, max_size=1),
+    scores=st.lists(_SCORE, min_size=1, max_size=3),
+    played_at=st.sampled_from(["2024-05-01", "2024-05-01T20:00:00+02:00", "nope", 5]),
+)
+def test_the_common_shape_is_parsed_as_the_general_steps_parse_it(
+    match_id: Any, first: list[Any], second: list[Any], scores: list[Any], played_at: Any
+) -> None:
+    """parse_match's written-out path for ``{id, played_at, teams, scores}`` gives the
+    general steps' Match, or the same error."""
+    data = {"id": match_id, "played_at": played_at, "teams": [first, second], "scores": scores}
+    for text in ("2024-05-01", "2024-05-01T20:00:00+02:00"):
+        parse_match({"id": "warm", "played_at": text, "teams": [["a"], ["b"]], "scores": [1, 0]})
+    try:
+        want: Any = parse_match(_General(data))
+    except rankcraft.MatchError as exc:
+        want = str(exc)
+    try:
+        got: Any = parse_match(data)
+    except rankcraft.MatchError as exc:
+        got = str(exc)
+    assert got == want
+    if not isinstance(got, str):
+        assert got.to_dict() == want.to_dict() and got.places == want.places

@@ -107,16 +107,22 @@ def test_a_packed_report_refuses_changes_out_of_the_match_order() -> None:
 
 @pytest.mark.parametrize("name", bundled_names())
 def test_a_packed_memory_store_reads_back_what_it_kept(name: str) -> None:
-    """Past ``pack_after`` matches the memory store keeps matches packed; every match,
-    report and history reads back equal to a store that kept them as objects."""
-    matches = mixed_history(120, 5)
-    plain = rankcraft.League(name)
+    """Past ``pack_after`` matches the memory store keeps the older ones in compressed
+    blocks of flat tuples; every match, report and history reads back equal to a store
+    that kept them as objects."""
+    import zlib
+
+    from rankcraft.store.memory import BLOCK
+
+    matches = mixed_history(2 * BLOCK + 120, 5)
+    plain = rankcraft.League(name, store=MemoryStore(pack_after=None))
     plain.record_many(matches)
     packed = rankcraft.League(name, store=MemoryStore(pack_after=40))
     packed.record_many(matches[:70])
     packed.record_many(matches[70:])
-    kept = packed.store._rows  # type: ignore[attr-defined]
-    assert [type(k) is bytes for k in kept] == [False] * 40 + [True] * 80
+    store = packed.store
+    assert store._frozen == BLOCK and len(store._rows) == BLOCK + 120  # type: ignore[attr-defined]
+    assert zlib.decompress(store._blocks[0])[:1] == b"F"  # type: ignore[attr-defined]
     for m in matches:
         assert packed.report(m["id"]) == plain.report(m["id"])
     for player in ("p0", "p5", "p11"):
@@ -158,16 +164,18 @@ def test_a_packed_json_text_keeps_its_length_short_or_long(size: int) -> None:
 def test_a_scratch_league_never_packs_and_a_default_one_does_past_its_limit() -> None:
     from rankcraft.evaluate import scratch_league
 
-    matches = mixed_history(30, 2)
-    kinds = {}
+    from rankcraft.store.memory import BLOCK
+
+    matches = mixed_history(2 * BLOCK + 5, 2)
+    blocks = {}
     for name, league in (
         ("scratch", scratch_league("elo")),
         ("default", rankcraft.League("elo")),
         ("at once", rankcraft.League("elo", store=MemoryStore(pack_after=0))),
     ):
         league.record_many(matches)
-        kinds[name] = {type(k) is bytes for k in league.store._rows}  # type: ignore[attr-defined]
-    assert kinds == {"scratch": {False}, "default": {False}, "at once": {True}}
+        blocks[name] = len(league.store._blocks)  # type: ignore[attr-defined]
+    assert blocks == {"scratch": 0, "default": 0, "at once": 1}
     assert MemoryStore().pack_after == 10_000
 
 
@@ -310,3 +318,35 @@ def test_old_packed_matches_are_compressed_in_blocks_and_read_back() -> None:
     assert [(r.seq, r.match.to_dict(), r.report) for r in got] == [
         (r.seq, r.match.to_dict(), r.report) for r in want
     ]
+
+
+def test_a_block_of_matches_marshal_cannot_write_is_kept_packed() -> None:
+    """A match the flat form cannot hold (here a time in another zone than UTC, built as
+    a :class:`Match` by hand) puts its block into the packed form; it reads back the same."""
+    import zlib
+    from datetime import timedelta, timezone
+
+    from rankcraft.io import parse_match
+    from rankcraft.store.memory import BLOCK
+
+    matches: list[Any] = [parse_match(m) for m in mixed_history(2 * BLOCK + 5, 4)]
+    odd = matches[3]
+    zone = timezone(timedelta(hours=1))
+    matches[3] = rankcraft.Match(
+        id=odd.id,
+        played_at=odd.played_at.astimezone(zone),
+        teams=odd.teams,
+        scores=odd.scores,
+        ranks=odd.ranks,
+        places=odd.places,
+        weight=odd.weight,
+    )
+    plain = rankcraft.League("elo", store=MemoryStore(pack_after=None))
+    plain.record_many(matches)
+    league = rankcraft.League("elo", store=MemoryStore(pack_after=0))
+    league.record_many(matches)
+    store = league.store
+    assert zlib.decompress(store._blocks[0])[:1] == b"P"  # type: ignore[attr-defined]
+    for m in (matches[0], matches[3], matches[BLOCK + 1]):
+        assert league.report(m.id) == plain.report(m.id)
+    assert league.export() == plain.export()

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import marshal
 import struct
 import zlib
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
+from types import MappingProxyType
 from typing import Any, TypeVar
 
 from ..errors import DuplicateMatchError
-from ..io import parse_match
+from ..io import build_match, parse_match
 from ..model import (
     Match,
     PlayerRecord,
@@ -19,7 +21,7 @@ from ..model import (
     id_holds,
     records_counter,
 )
-from ..rated import json_at, sized_json
+from ..rated import Rated, json_at, sized_json
 from .base import Codec, Entry, MatchRow
 
 T = TypeVar("T")
@@ -121,8 +123,76 @@ def in_scope(
 
 
 BLOCK = 256
-"""Packed matches per compressed block of a :class:`MemoryStore`."""
+"""Matches per compressed block of a :class:`MemoryStore`."""
 _LENGTH = struct.Struct("<I")
+_FLAT, _PACKED = b"F", b"P"  # a block's first byte: flat tuples (marshal), packed bytes
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+_Flat = tuple[tuple[Any, ...], tuple[float, ...], tuple[tuple[Any, ...], ...]]
+
+
+class _NotFlat(Exception):
+    """A match a flat block cannot hold (a time not in UTC, an entry of another kind)."""
+
+
+class _Times:
+    """Times as whole microseconds since 1970 and back, remembering the last few
+    thousand (a history's matches share their days' time objects)."""
+
+    def __init__(self) -> None:
+        self._memo: dict[int, tuple[datetime, int]] = {}
+
+    def count(self, moment: datetime) -> int:
+        known = self._memo.get(id(moment))
+        if known is not None and known[0] is moment:
+            return known[1]
+        if moment.tzinfo is not UTC:
+            raise _NotFlat
+        count = (moment - _EPOCH) // _MICROSECOND
+        if len(self._memo) >= 4096:
+            self._memo.clear()
+        self._memo[id(moment)] = (moment, count)
+        return count
+
+
+def _flat(entry: Any, times: _Times) -> _Flat:
+    """A rated match as a tuple of plain values (``marshal`` writes it, keeping shared
+    objects shared: a change's ``skill_used`` stays its ``skill_before`` when it was)."""
+    if type(entry) is not Rated:
+        raise _NotFlat
+    match, expected, changes = entry[0], entry[1], entry[2]
+    meta = match.meta
+    fields = (
+        match.id,
+        times.count(match.played_at),
+        match.teams,
+        match.scores,
+        match.ranks,
+        match.places,
+        match.seconds_played,
+        match.quit,
+        match.home,
+        match.weight,
+        dict(meta) if meta else None,
+    )
+    return fields, expected, changes
+
+
+def _unflat(flat: _Flat, forms: Any) -> Rated:
+    """The rated match of a :func:`_flat` tuple."""
+    (match_id, at, teams, scores, ranks, places, seconds, quit, home, weight, meta) = flat[0]
+    match = build_match(
+        match_id,
+        _EPOCH + at * _MICROSECOND,
+        teams,
+        (scores, ranks, places),
+        seconds,
+        (quit, home, weight, _NO_META if meta is None else MappingProxyType(meta)),
+    )
+    return Rated((match, flat[1], flat[2], forms))
+
+
+_NO_META: Any = MappingProxyType({})
 
 
 class MemoryStore:
@@ -143,10 +213,12 @@ class MemoryStore:
         self._ruleset: tuple[str, str] | None = None
         self._codec: Codec | None = None
         self._players: dict[str, PlayerRecord] = {}
-        self._rows: list[Entry | bytes] = []  # the matches after the frozen ones
+        self._rows: list[Any] = []  # the matches after the frozen ones (entries, mostly)
         self._blocks: list[bytes] = []  # the oldest matches, BLOCK to a compressed block
         self._frozen = 0  # how many matches the blocks hold
-        self._opened: tuple[int, list[bytes]] = (-1, [])  # the block read last, opened
+        self._opened: tuple[int, list[Any]] = (-1, [])  # the block read last, opened
+        self._times = _Times()
+        self._forms: Any = None  # the forms of the entries (the league's), once seen
         self._by_id: dict[str, int] = {}
         self._ids: set[str] = set()  # committed ids and those of the pending batch
         self._by_player: dict[str, list[int]] = {}
@@ -276,10 +348,8 @@ class MemoryStore:
         rows = self._rows  # (the open batch's matches go straight in: no second list)
         entries = matches if isinstance(matches, list) else list(matches)
         self._ids.update([entry.id for entry in entries])
-        room = max(self.pack_after - self._frozen - len(rows), 0)
-        rows.extend(entries[:room])
-        if len(entries) > room:
-            rows.extend(map(self._pack, entries[room:]))
+        rows.extend(entries)
+        if self._frozen + len(rows) > self.pack_after:
             self._freeze()
 
     def commit(self) -> None:
@@ -290,25 +360,37 @@ class MemoryStore:
         self.begin()
 
     def _freeze(self) -> None:
-        """Past ``pack_after`` matches, compress the oldest committed ones, BLOCK at a
-        time (their packed bytes, each after its length, in one zlib stream): a packed
-        Elo match takes about 250 bytes, a compressed one under 100. A read of an old
-        match opens its block (about 0.1 ms; the block read last stays open)."""
+        """Past ``pack_after`` matches, put the oldest ones into compressed blocks,
+        BLOCK at a time (the newest stay as they are): the block's matches as tuples of
+        plain values in one ``marshal`` text, or, where a match holds what marshal cannot
+        write, each packed as the stores on disk keep it; either compressed with zlib.
+        An Elo match then takes about 100 bytes. A read of an old match opens its block
+        (about 0.1 ms; the block read last stays open)."""
         rows = self._rows
-        if self._frozen + len(rows) <= self.pack_after:
-            return
         done = 0
-        while len(rows) - done >= 2 * BLOCK:  # (the newest stay as they are)
-            parts = [
-                kept if isinstance(kept, bytes) else self._pack(kept)
-                for kept in rows[done : done + BLOCK]
-            ]
-            framed = b"".join(_LENGTH.pack(len(part)) + part for part in parts)
-            self._blocks.append(zlib.compress(framed, 1))
+        while len(rows) - done >= 2 * BLOCK:
+            self._blocks.append(self._block(rows[done : done + BLOCK]))
             done += BLOCK
         if done:
             del rows[:done]
             self._frozen += done
+
+    def _block(self, kept: list[Any]) -> bytes:
+        """One compressed block of ``kept`` (entries, flat tuples or packed bytes)."""
+        try:
+            times = self._times
+            flats = [k if type(k) is tuple else _flat(k, times) for k in kept]
+            if self._forms is None:  # (every entry of a league has its forms)
+                self._forms = next(k[3] for k in kept if type(k) is Rated)
+            text = _FLAT + marshal.dumps(flats)
+        except (_NotFlat, ValueError):  # (ValueError: a value marshal cannot write)
+            parts = [self._pack(self._entry(k)) if type(k) is not bytes else k for k in kept]
+            text = _PACKED + b"".join(_LENGTH.pack(len(part)) + part for part in parts)
+        return zlib.compress(text, 1)
+
+    def _entry(self, kept: Any) -> Any:
+        """A kept match as an entry (a flat tuple rebuilt; entries and bytes as they are)."""
+        return _unflat(kept, self._forms) if type(kept) is tuple else kept
 
     def _drop_after(self, count: int) -> None:
         """Forget the matches after the first ``count`` (the open batch's, on rollback),
@@ -323,8 +405,9 @@ class MemoryStore:
         self._opened = (-1, [])
         self._rows = head
 
-    def _kept(self, seq: int) -> Entry | bytes:
-        """The match of ``seq`` as kept: an entry, its packed bytes, or out of a block."""
+    def _kept(self, seq: int) -> Any:
+        """The match of ``seq`` as kept: an entry, or out of a block a flat tuple or its
+        packed bytes."""
         at = seq - 1
         if at >= self._frozen:
             return self._rows[at - self._frozen]
@@ -332,11 +415,14 @@ class MemoryStore:
         if index != at // BLOCK:
             index = at // BLOCK
             data = zlib.decompress(self._blocks[index])
-            parts, offset = [], 0
-            while offset < len(data):
-                (length,) = _LENGTH.unpack_from(data, offset)
-                parts.append(data[offset + 4 : offset + 4 + length])
-                offset += 4 + length
+            if data[:1] == _FLAT:
+                parts = marshal.loads(data[1:])
+            else:
+                parts, offset = [], 1
+                while offset < len(data):
+                    (length,) = _LENGTH.unpack_from(data, offset)
+                    parts.append(data[offset + 4 : offset + 4 + length])
+                    offset += 4 + length
             self._opened = (index, parts)
         return parts[at % BLOCK]
 
@@ -345,7 +431,9 @@ class MemoryStore:
         match_text, report = self._codec.entry_row(entry)
         return sized_json(match_text.encode()) + report
 
-    def _unpack(self, kept: Entry | bytes) -> tuple[Match, Report]:
+    def _unpack(self, kept: Any) -> tuple[Match, Report]:
+        if type(kept) is tuple:
+            kept = _unflat(kept, self._forms)
         if not isinstance(kept, bytes):
             return kept.match, kept.report
         assert self._codec is not None, "attach() first"
@@ -354,8 +442,10 @@ class MemoryStore:
         return match, self._codec.report_of(match, kept[end:])
 
     @staticmethod
-    def _who(kept: Entry | bytes) -> tuple[str, Any]:
+    def _who(kept: Any) -> tuple[str, Any]:
         """A kept match's id and teams (without building its report)."""
+        if type(kept) is tuple:
+            return kept[0][0], kept[0][2]
         if not isinstance(kept, bytes):
             return kept.id, kept.teams
         data, _ = json_at(kept, 0)
