@@ -236,9 +236,7 @@ class _General(dict):  # type: ignore[type-arg]
 
 
 _IDS = st.sampled_from(["a", "b", "", "x\x00", "\ud800", "é", "m1", 7, None, ["a"]])
-_SCORE = st.one_of(
-    st.integers(-3, 3), st.sampled_from([True, 1.5, -0.0, 10**400, "1", None])
-)
+_SCORE = st.one_of(st.integers(-3, 3), st.sampled_from([True, 1.5, -0.0, 10**400, "1", None]))
 
 
 @settings(max_examples=400, deadline=None)

@@ -163,7 +163,6 @@ def test_a_packed_json_text_keeps_its_length_short_or_long(size: int) -> None:
 
 def test_a_scratch_league_never_packs_and_a_default_one_does_past_its_limit() -> None:
     from rankcraft.evaluate import scratch_league
-
     from rankcraft.store.memory import BLOCK
 
     matches = mixed_history(2 * BLOCK + 5, 2)
