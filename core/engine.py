@@ -343,18 +343,59 @@ class League:
         return entry.report
 
     def _rate(self, match: Match) -> Rated:
-        """Run due season events, rate ``match`` and keep the result in the open
-        transaction (what ``record`` and ``record_many`` do for every match)."""
-        if self._seasons.events:
-            self._seasons.run_due(match, self._run_reset)
-        unit = self._unit
-        try:
-            changes, entry = self._steps.rate(match, unit.rows.get)
-        except PluginError as exc:  # (a plugin broke its contract: say on which match)
-            raise PluginError(f"{exc} (rating match {match.id!r})") from exc
-        unit.put_all(changes)
-        unit.add(entry)
+        """Rate one match in the open transaction (see :meth:`_rate_all`)."""
+        entry = self._rate_all((match,))[0]
+        assert entry is not None
         return entry
+
+    def _rate_all(
+        self,
+        matches: Iterable[Match],
+        seen: set[str] | None = None,
+        skip_seen: bool = False,
+        progress: Callable[[int], None] | None = None,
+        position: int | None = None,
+    ) -> tuple[Rated | None, int, int]:
+        """Run due season events, rate each match and keep the result in the open
+        transaction: what ``record`` and ``record_many`` do for every match.
+
+        A match whose id is in ``seen`` is passed over with ``skip_seen``, else refused
+        (:class:`DuplicateMatchError`). ``progress`` is called with ``position`` plus the
+        matches handled, at each multiple of 1000; ``position`` (the first match's place
+        in the caller's sequence) also goes into a :class:`MatchError`'s ``item``.
+        Returns the last entry, and how many matches were rated and passed over."""
+        seasons = self._seasons
+        unit = self._unit
+        rate, stored = self._steps.rate, unit.rows.get
+        put_all, add = unit.put_all, unit.add
+        rated = skipped = 0
+        match = entry = None
+        try:
+            for match in matches:
+                if seen is not None and match.id in seen:
+                    if not skip_seen:
+                        raise DuplicateMatchError(
+                            f"match id {match.id!r} is already recorded", match_id=match.id
+                        )
+                    skipped += 1
+                else:
+                    if seasons.events:
+                        seasons.run_due(match, self._run_reset)
+                    changes, entry = rate(match, stored)
+                    put_all(changes)
+                    add(entry)
+                    rated += 1
+                if progress is not None and ((position or 0) + rated + skipped) % 1000 == 0:
+                    progress((position or 0) + rated + skipped)
+        except PluginError as exc:  # (a plugin broke its contract: say on which match)
+            if match is None:
+                raise
+            raise PluginError(f"{exc} (rating match {match.id!r})") from exc
+        except MatchError as exc:
+            if position is not None and exc.item is None:
+                exc.item = position + rated + skipped
+            raise
+        return entry, rated, skipped
 
     def record_many(
         self,
@@ -441,19 +482,10 @@ class League:
                         break
                 if lazy:  # the chunk's players, in one query
                     unit.fetch({p for m in parsed for side in m.teams for p in side})
-                for m in parsed:
-                    if m.id in seen:
-                        if not skip_seen:
-                            raise DuplicateMatchError(
-                                f"match id {m.id!r} is already recorded", match_id=m.id
-                            )
-                        skipped += 1
-                    else:
-                        self._rate(m)
-                        recorded += 1
-                    position += 1
-                    if progress is not None and (recorded + skipped) % 1000 == 0:
-                        progress(recorded + skipped)
+                _, done, passed = self._rate_all(parsed, seen, skip_seen, progress, position)
+                recorded += done
+                skipped += passed
+                position += done + passed
                 if failure is not None:
                     raise failure
         except MatchError as exc:
