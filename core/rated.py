@@ -16,7 +16,7 @@ import struct
 from collections.abc import Callable
 from datetime import datetime
 from operator import itemgetter
-from typing import Any
+from typing import Any, cast
 
 from .forms import tuple_form
 from .model import Match, PlayerChange, Report, State, format_time
@@ -315,20 +315,22 @@ class _StatePacker:
         self._values = tuple_form(names)
         self._text = text
         self._fixed = struct.Struct(f"<B{len(names)}d")
-        # a state's bytes by identity, for the last states packed (a player's state
+        self._floats = _all_floats(len(names))
+        # a JSON state's bytes by identity, for the last ones packed (a player's state
         # after one match is their state before the next)
         self._memo: dict[int, tuple[State, bytes]] = {}
 
     def pack(self, state: State) -> bytes:
         """The state's bytes: a tag, then its fields as doubles or its JSON text."""
+        values = state if type(state) is tuple else self._values(state)
+        if self._floats(values):
+            total = sum(values)
+            if total - total == 0.0:  # (finite)
+                return self._fixed.pack(_DOUBLES, *values)
         known = self._memo.get(id(state))
         if known is not None and known[0] is state:
             return known[1]
-        values = self._values(state)
-        if set(map(type, values)) <= _FLOAT and sum(values) - sum(values) == 0.0:
-            packed = self._fixed.pack(_DOUBLES, *values)
-        else:
-            packed = _FLAG.pack(_JSON) + sized_json(self._text(state).encode())
+        packed = _FLAG.pack(_JSON) + sized_json(self._text(state).encode())
         if len(self._memo) >= 50_000:
             self._memo.clear()
         self._memo[id(state)] = (state, packed)
@@ -339,6 +341,15 @@ class _StatePacker:
             values = self._fixed.unpack_from(blob, at)[1:]
             return dict(zip(self.names, values, strict=True)), at + self._fixed.size
         return json_at(blob, at + 1)
+
+
+def _all_floats(count: int) -> Callable[[tuple[Any, ...]], bool]:
+    """``values -> bool``: whether a tuple of ``count`` values holds floats only (written
+    out for the count: a set of their types costs twice as much)."""
+    if count == 0:
+        return lambda values: True
+    test = " and ".join(f"type(values[{i}]) is float" for i in range(count))
+    return cast(Callable[[tuple[Any, ...]], bool], eval(f"lambda values: {test}"))
 
 
 def sized_json(text: bytes) -> bytes:
@@ -376,11 +387,23 @@ class ReportPacker:
     def pack(self, entry: Rated) -> bytes:
         """The packed report of ``entry``."""
         match, expected, changes = entry[0], entry[1], entry[2]
-        if [c[0] for c in changes] != [p for team in match.teams for p in team]:
+        teams = match.teams
+        if len(teams) == 2 and len(changes) == 2 and len(teams[0]) == len(teams[1]) == 1:
+            if changes[0][0] != teams[0][0] or changes[1][0] != teams[1][0]:
+                raise ValueError(f"match {match.id!r}: the changes do not follow its players")
+        elif [c[0] for c in changes] != [p for team in teams for p in team]:
             raise ValueError(f"match {match.id!r}: the changes do not follow its players")
-        out = [_head(len(expected)).pack(PACKED, len(expected), *expected, len(changes))]
+        count = len(expected)
+        head = _HEADS.get(count) or _head(count)
+        out = [head.pack(PACKED, count, *expected, len(changes))]
         skill, rank = self._skill.pack, self._rank.pack
         for _, _, before, used, after, rank_before, rank_after, factors in changes:
+            if used is before and rank_after is None:  # (the common change, written out)
+                if factors:
+                    out += (_FLAGS[_FACTORS], skill(before), skill(after), self._text(factors))
+                else:
+                    out += (_FLAGS[0], skill(before), skill(after))
+                continue
             flags = (
                 (_USED if used is not before else 0)
                 | (_RANK if rank_after is not None else 0)
@@ -392,12 +415,16 @@ class ReportPacker:
             if flags & _RANK:
                 out += (rank(rank_before), rank(rank_after))
             if flags & _FACTORS:
-                known = self._factors
-                if known is None or known[0] is not factors:  # (equal factors share a dict)
-                    text = compact_json(factors).encode()
-                    known = self._factors = (factors, sized_json(text))
-                out.append(known[1])
+                out.append(self._text(factors))
         return b"".join(out)
+
+    def _text(self, factors: dict[str, float]) -> bytes:
+        """The packed text of a change's factors (equal factors in a row share a dict,
+        whose text is remembered)."""
+        known = self._factors
+        if known is None or known[0] is not factors:
+            known = self._factors = (factors, sized_json(compact_json(factors).encode()))
+        return known[1]
 
     def unpack(self, blob: bytes, match: Match) -> dict[str, Any]:
         """The report dict of the packed ``blob`` of ``match``."""
