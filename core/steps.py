@@ -117,7 +117,6 @@ class Steps:
         self._duel = (
             self.plain_singles
             and self.mode == "match"
-            and self.decay is None
             and self.rank is None
             and not self.update_context
         )
@@ -416,7 +415,7 @@ class Steps:
         self, match: Match, stored: Callable[[str], Row | None]
     ) -> tuple[list[tuple[str, Row]], Rated]:
         """:meth:`rate` for the common shape, written out: two sides of one player, no
-        quitter, no partial play, rated match by match without decay, period or rank layer,
+        quitter, no partial play, rated match by match without period or rank layer,
         by a team plugin that pairs them plainly and an update that takes no context. The
         same hooks, in the same order, give the same numbers as the general steps."""
         (first,), (second,) = match.teams
@@ -431,7 +430,12 @@ class Steps:
         last = row_b[LAST]
         if last is not None and at < last:
             _late(match, second, row_b)
-        a, b = row_a[SKILL], row_b[SKILL]
+        before_a, before_b = a, b = row_a[SKILL], row_b[SKILL]
+        if self.decay is not None:  # (idle time, as the general steps' prepare decays it)
+            if row_a[LAST] != at:
+                a = self.decayed(row_a, at)
+            if row_b[LAST] != at:
+                b = self.decayed(row_b, at)
         expected = tuple(self.expect([a, b], match.home, match))
         if len(expected) != 2 or not _duel_sum(*expected):
             _checked(expected, 2)  # (raises)
@@ -470,8 +474,8 @@ class Steps:
         new_b[MATCHES] = games + 1
         new_b[LAST] = at
         changes = (
-            (first, 0, a, a, after_a, None, None, factors_a),
-            (second, 1, b, b, after_b, None, None, factors_b),
+            (first, 0, before_a, a, after_a, None, None, factors_a),
+            (second, 1, before_b, b, after_b, None, None, factors_b),
         )
         return [(first, new_a), (second, new_b)], Rated((match, expected, changes, self.forms))
 
