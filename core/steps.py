@@ -114,12 +114,7 @@ class Steps:
             if self.outcomes([newcomer, newcomer], None, None) is None:
                 self.outcomes = None
         # the common shape written out (:meth:`_rate_duel`): what it leaves out is absent
-        self._duel = (
-            self.plain_singles
-            and self.mode == "match"
-            and self.rank is None
-            and not self.update_context
-        )
+        self._duel = self.mode == "match" and self.rank is None and not self.update_context
 
     def _forms(self, pl: Plugins) -> tuple[Form, Form | None]:
         """The skill and rank state classes, their forms and their initial states."""
@@ -415,8 +410,8 @@ class Steps:
         self, match: Match, stored: Callable[[str], Row | None]
     ) -> tuple[list[tuple[str, Row]], Rated]:
         """:meth:`rate` for the common shape, written out: two sides of one player, no
-        quitter, no partial play, rated match by match without period or rank layer,
-        by a team plugin that pairs them plainly and an update that takes no context. The
+        quitter, no partial play, rated match by match without period or rank layer, by an
+        update that takes no context (the core pairs the two, or the team plugin does). The
         same hooks, in the same order, give the same numbers as the general steps."""
         (first,), (second,) = match.teams
         at = match.played_at
@@ -436,16 +431,27 @@ class Steps:
                 a = self.decayed(row_a, at)
             if row_b[LAST] != at:
                 b = self.decayed(row_b, at)
-        expected = tuple(self.expect([a, b], match.home, match))
+        places = match.places
+        score = 1.0 if places[0] < places[1] else 0.0 if places[0] > places[1] else 0.5
+        lost = 1.0 - score
+        weight = match.weight
+        if self.plain_singles:  # (the core pairs the two)
+            expected = tuple(self.expect([a, b], match.home, match))
+            pairs_a: Any = ((b, score, weight),)
+            pairs_b: Any = ((a, lost, weight),)
+        else:  # (a joint team model: its own sides and pairings, as the general steps ask)
+            aggregate = self.aggregate
+            shown = [aggregate([a]), aggregate([b])]
+            expected = tuple(self.expect(shown, match.home, match))
+            if len(expected) == 2 and _duel_sum(*expected):
+                pairings = self.team([[a], [b]], places, weight, match)
+                pairs_a, pairs_b = pairings[0][0], pairings[1][0]
         if len(expected) != 2 or not _duel_sum(*expected):
             _checked(expected, 2)  # (raises)
         won_a, won_b = expected
-        places = match.places
-        score = 1.0 if places[0] < places[1] else 0.0 if places[0] > places[1] else 0.5
-        weight = match.weight
         update, explain, fields = self.update, self.explain, self._fields
         # side 0
-        pairs = ((b, score, weight),)
+        pairs = pairs_a
         games = row_a[MATCHES]
         after_a = update(a, pairs, games, 0, match, won_a, score, "match", first, None)
         if type(after_a) is not tuple or len(after_a) != fields:
@@ -459,8 +465,7 @@ class Steps:
         new_a[MATCHES] = games + 1
         new_a[LAST] = at
         # side 1
-        lost = 1.0 - score
-        pairs = ((a, lost, weight),)
+        pairs = pairs_b
         games = row_b[MATCHES]
         after_b = update(b, pairs, games, 1, match, won_b, lost, "match", second, None)
         if type(after_b) is not tuple or len(after_b) != fields:
