@@ -232,6 +232,8 @@ def test_an_import_from_the_far_future_is_refused(tmp_path: Path) -> None:
         ("raise SystemExit('bye')\n", "SystemExit: bye"),
         ("raise KeyboardInterrupt\n", "KeyboardInterrupt"),
         ("raise GeneratorExit\n", "GeneratorExit"),
+        ("class Stop(BaseException):\n    pass\nraise Stop('here')\n", "Stop: here"),
+        ("raise BaseException\n", "BaseException"),
     ],
 )
 def test_a_plugin_that_exits_at_import_fails_to_load_and_the_command_goes_on(
