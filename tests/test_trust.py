@@ -328,6 +328,37 @@ def test_a_reserved_postgresql_schema_is_refused(tmp_path: Path, schema: str) ->
     )
 
 
+@pytest.mark.parametrize(
+    ("tail", "shown"),
+    [
+        ("?foo=bar", "cannot connect to '{url}': invalid URI query parameter: \"foo\""),
+        ("?schema=a&schema=b", "'schema' is given 2 times in '{url}'"),
+    ],
+)
+def test_a_postgresql_url_it_cannot_use_is_refused(tmp_path: Path, tail: str, shown: str) -> None:
+    """Faults of the --db URL itself are the user's (they were internal errors)."""
+    from .conftest import PG_SERVER, require_pg
+
+    require_pg()
+    src = tmp_path / "m.jsonl"
+    src.write_text(json.dumps(game("m1", "a", "b")) + "\n")
+    url = PG_SERVER.split("?")[0] + tail
+    for argv in (["replay", str(src), "--ruleset", "elo"], ["leaderboard"]):
+        code, out, err = run(*argv, "--db", url)
+        assert (code, out) == (2, ""), err
+        assert f"rankcraft {argv[0]}: error: {shown.format(url=url)}" in err
+
+
+def test_an_unparseable_postgresql_url_is_refused_without_its_password(tmp_path: Path) -> None:
+    src = tmp_path / "m.jsonl"
+    src.write_text(json.dumps(game("m1", "a", "b")) + "\n")
+    url = "postgresql://ann:secret@[::1:5432/league"
+    code, out, err = run("replay", str(src), "--ruleset", "elo", "--db", url)
+    assert (code, out) == (2, "")
+    assert "error: not a PostgreSQL URL: 'postgresql://***' (Invalid IPv6 URL)" in err
+    assert "secret" not in err
+
+
 # -- 6. a NUL in a path or query -----------------------------------------------------------
 
 

@@ -73,15 +73,16 @@ def mask_url(url: str | Path) -> str:
 
 def _split(url: str) -> tuple[str, str, str]:
     """(connection URL without ``schema``, schema name, URL for messages)."""
-    parts = urlsplit(url)
-    query = parse_qsl(parts.query, keep_blank_values=True)
-    schema = "rankcraft"
-    kept = []
-    for key, value in query:
-        if key == "schema":
-            schema = value
-        else:
-            kept.append((key, value))
+    try:
+        parts = urlsplit(url)  # (the port is left to libpq: a URL may name several hosts)
+        query = parse_qsl(parts.query, keep_blank_values=True)
+    except ValueError as exc:  # (an unclosed "[" of an IPv6 address)
+        raise InputError(f"not a PostgreSQL URL: {mask_url(url)!r} ({exc})") from None
+    schemas = [value for key, value in query if key == "schema"]
+    if len(schemas) > 1:  # (which one would be meant?)
+        raise InputError(f"'schema' is given {len(schemas)} times in {mask_url(url)!r}")
+    schema = schemas[0] if schemas else "rankcraft"
+    kept = [(key, value) for key, value in query if key != "schema"]
     if not _SCHEMA_NAME.match(schema):
         raise InputError(f"'schema' must be a plain SQL name (letters, digits, _): {schema!r}")
     if schema.lower().startswith("pg_") or schema.lower() == "information_schema":
@@ -327,7 +328,7 @@ def create_schema(url: str) -> bool:
                 raise InputError(
                     f"cannot create schema {schema!r} in {label!r}: {reason}"
                 ) from None
-    except psycopg.OperationalError as exc:
+    except psycopg.Error as exc:  # (no server, or a connection option it does not know)
         raise InputError(f"cannot connect to {label!r}: {exc}") from None
     return True
 
