@@ -433,9 +433,35 @@ def test_a_league_removed_by_its_failing_creator_is_made_again_by_the_other_writ
             assert again.ruleset.name == "elo" and len(again) == 3
 
 
-def test_two_replays_race_and_the_valid_one_wins(tmp_path: Path) -> None:
-    """The issue's reproduction with two processes: the failing one's file is removed
-    while the valid one has it open; the valid one exits 0 with its matches."""
+def test_a_postgresql_league_another_command_has_open_is_left_to_it(pg_url: str) -> None:
+    """On PostgreSQL the failing creator leaves the league in place while another command
+    has it open (its tables were dropped under that one: an internal error at its next
+    read or write); that command records into it."""
+    from rankcraft.store import creating
+
+    second_command = creating(pg_url)
+    with pytest.raises(rankcraft.MatchError), creating(pg_url) as first:
+        assert first.new
+        with rankcraft.League.open(first.target, "elo") as league:
+            second_creation = second_command.__enter__()
+            assert not second_creation.new
+            second = rankcraft.League.open(second_creation.target, "elo")
+            league.record({"id": "bad"})
+    assert snapshot(pg_url) != {}  # kept: the second command has it open
+    with second:
+        second.record_many([game("m1", "a", "b"), game("m2", "b", "c", 2)])
+    second_command.__exit__(None, None, None)
+    assert [m["id"] for m in committed(pg_url)] == ["m1", "m2"]
+    # once nobody has it open, a failing creator's empty league is removed as before
+    from rankcraft.store.postgres import discard_league
+
+    with rankcraft.League.open(pg_url) as league:
+        assert not discard_league(pg_url)  # (open here; and it holds matches)
+
+
+def test_two_replays_race_and_the_valid_one_wins(tmp_path: Path, db_url: str) -> None:
+    """The issue's reproduction with two processes: the failing one removes the league
+    it made while the valid one has it open; the valid one exits 0 with its matches."""
     import subprocess
     import sys
 
@@ -443,30 +469,42 @@ def test_two_replays_race_and_the_valid_one_wins(tmp_path: Path) -> None:
     good = tmp_path / "good.jsonl"
     bad.write_text('{"id": "x"}\n')
     good.write_text("".join(json.dumps(game(f"g{d}", "a", "b", d)) + "\n" for d in range(1, 29)))
-    db = tmp_path / "new.sqlite"
-    # the bad replay waits (a slow first read of its file) until the good one has opened
+    db = db_url
+    # the bad replay makes the league, then waits (a slow first read of its file) until
+    # the good one has it open; the good one then waits while the bad one fails
     slow = (
-        "import sys, time, rankcraft.cli as c, rankcraft.engine as e\n"
+        "import pathlib, sys, time, rankcraft.cli as c, rankcraft.engine as e\n"
         "real = e.League.record_many\n"
+        "mark = pathlib.Path(sys.argv[2])\n"
         "def late(self, *a, **k):\n"
-        "    time.sleep(float(sys.argv[1])); return real(self, *a, **k)\n"
+        "    if sys.argv[1] == 'first':\n"
+        "        end = time.monotonic() + 60\n"
+        "        while not mark.exists() and time.monotonic() < end:\n"
+        "            time.sleep(0.01)\n"
+        "    else:\n"
+        "        mark.touch(); time.sleep(1.0)\n"
+        "    return real(self, *a, **k)\n"
         "e.League.record_many = late\n"
-        "sys.exit(c.main(sys.argv[2:]))\n"
+        "sys.exit(c.main(sys.argv[3:]))\n"
     )
-    args = ["--ruleset", "elo", "--db", str(db)]
+    mark = str(tmp_path / "second-has-it-open")
+    args = ["--ruleset", "elo", "--db", db]
     first = subprocess.Popen(
-        [sys.executable, "-c", slow, "1.0", "replay", str(bad), *args],
+        [sys.executable, "-c", slow, "first", mark, "replay", str(bad), *args],
         stderr=subprocess.PIPE,
         text=True,
     )
     import time
 
     deadline = time.monotonic() + 30
-    while not db.exists() and time.monotonic() < deadline:
+
+    def made() -> bool:  # (sqlite3.connect would make the file the first one makes)
+        return (db.startswith("postgresql://") or Path(db).exists()) and snapshot(db) != {}
+
+    while not made() and time.monotonic() < deadline:
         time.sleep(0.01)
-    time.sleep(0.3)  # the first has made its league
     second = subprocess.run(
-        [sys.executable, "-c", slow, "2.0", "replay", str(good), *args],
+        [sys.executable, "-c", slow, "second", mark, "replay", str(good), *args],
         capture_output=True,
         text=True,
     )
@@ -474,7 +512,7 @@ def test_two_replays_race_and_the_valid_one_wins(tmp_path: Path) -> None:
     assert first.returncode == 2 and "'played_at' is missing" in first_err
     assert second.returncode == 0, second.stderr
     assert second.stdout.startswith("recorded 28 matches")
-    assert len(committed(str(db))) == 28
+    assert len(committed(db)) == 28
 
 
 # -- 8. bounded work on the command line ---------------------------------------------------

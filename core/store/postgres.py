@@ -94,6 +94,11 @@ def _split(url: str) -> tuple[str, str, str]:
     return conninfo, schema, mask_url(url)
 
 
+_OPEN_LOCK = "SELECT {}(hashtext(%s), 31)"
+"""The advisory lock every open store of a schema holds shared, and :func:`discard_league`
+tries exclusively (two keys: apart from the writers' one-key lock on ``hashtext``)."""
+
+
 def _unstorable(value: Any) -> Any:
     """A read's parameter, with a text holding NUL as SQL NULL (or such items of a list
     left out): PostgreSQL's text cannot hold NUL, so no id, tier or key stored equals it
@@ -130,6 +135,9 @@ class PostgresStore(SQLStore):
             self._db = psycopg.connect(conninfo, autocommit=True)
         except psycopg.Error as exc:
             raise InputError(f"cannot connect to {self.label!r}: {exc}") from None
+        # held while this store is open (before it looks at the tables): a command that
+        # made the league and failed leaves it in place rather than drop it under us
+        self._db.execute(_OPEN_LOCK.replace("{}", "pg_advisory_lock_shared"), (self.schema,))
         self._idle = psycopg.pq.TransactionStatus.IDLE
         self._unique_violation = psycopg.errors.UniqueViolation
         self._shared = False
@@ -339,9 +347,12 @@ _OWN_SEQUENCES = ("match_seq", "generation_seq")
 
 def discard_league(url: str) -> bool:
     """Undo the creation of the league at ``url`` by a command that then failed: under the
-    league's lock, and only while it holds no match and no player, drop rankcraft's own
-    tables and sequences, then the schema if nothing else is in it. Anything another
-    process made (a match, a player, a function, a type, a table) stays.
+    league's lock, and only while it holds no match and no player and no other process
+    has it open, drop rankcraft's own tables and sequences, then the schema if nothing
+    else is in it, in one transaction. Anything another process made (a match, a player,
+    a function, a type, a table) stays, and so does a league another command opened: that
+    command carries on in it (a store opened meanwhile waits for the drop, then finds no
+    league and makes one).
 
     :returns: whether the league was removed.
     """
@@ -352,6 +363,11 @@ def discard_league(url: str) -> bool:
     name = sql.Identifier(schema)
     with psycopg.connect(conninfo) as connection:  # one transaction, rolled back on error
         connection.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (schema,))
+        (alone,) = connection.execute(
+            _OPEN_LOCK.replace("{}", "pg_try_advisory_xact_lock"), (schema,)
+        ).fetchone() or (False,)
+        if not alone:
+            return False  # another command has the league open: it is that one's now
         tables = {
             r[0]
             for r in connection.execute(
@@ -375,10 +391,11 @@ def discard_league(url: str) -> bool:
                     name, sql.Identifier(sequence)
                 )
             )
-        connection.commit()
-    with psycopg.connect(conninfo, autocommit=True) as connection:
         try:
-            connection.execute(sql.SQL("DROP SCHEMA {} RESTRICT").format(name))
+            with connection.transaction():  # (a savepoint)
+                connection.execute(sql.SQL("DROP SCHEMA {} RESTRICT").format(name))
         except psycopg.errors.DependentObjectsStillExist:
+            connection.commit()
             return False  # someone else's objects live there: the schema stays
+        connection.commit()
     return True
