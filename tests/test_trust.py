@@ -459,6 +459,40 @@ def test_a_postgresql_league_another_command_has_open_is_left_to_it(pg_url: str)
         assert not discard_league(pg_url)  # (open here; and it holds matches)
 
 
+def test_two_commands_creating_one_postgresql_schema_at_once_both_go_on() -> None:
+    """Two ``CREATE SCHEMA`` at the same moment: the second fails on the catalogue's
+    unique index (not "schema exists"), which was exit 2 "cannot create schema"."""
+    import threading
+
+    from rankcraft.store.postgres import create_schema
+
+    from .conftest import drop_schema, new_pg_url
+
+    for _ in range(20):
+        url = new_pg_url()
+        barrier = threading.Barrier(2)
+        made: list[bool | Exception] = []
+
+        def create(
+            url: str = url,
+            barrier: threading.Barrier = barrier,
+            made: list[bool | Exception] = made,
+        ) -> None:
+            barrier.wait()
+            try:
+                made.append(create_schema(url))
+            except Exception as exc:
+                made.append(exc)
+
+        threads = [threading.Thread(target=create) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        drop_schema(url)
+        assert sorted(made, key=str) == [False, True]  # one made it; the other found it
+
+
 def test_two_replays_race_and_the_valid_one_wins(tmp_path: Path, db_url: str) -> None:
     """The issue's reproduction with two processes: the failing one removes the league
     it made while the valid one has it open; the valid one exits 0 with its matches."""

@@ -161,9 +161,11 @@ class PostgresStore(SQLStore):
                 f"rankcraft league ({', '.join(sorted(tables))})"
             )
         if self._new:
-            self._db.execute(
-                sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(self.schema))
-            )
+            # (IF NOT EXISTS still fails if another process creates it at the same moment)
+            with contextlib.suppress(psycopg.errors.UniqueViolation):
+                self._db.execute(
+                    sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(self.schema))
+                )
         self._db.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(self.schema)))
         self._codec = None
         self._next_seq = 1
@@ -329,8 +331,8 @@ def create_schema(url: str) -> bool:
         with psycopg.connect(conninfo, autocommit=True) as connection:
             try:
                 connection.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
-            except psycopg.errors.DuplicateSchema:
-                return False
+            except (psycopg.errors.DuplicateSchema, psycopg.errors.UniqueViolation):
+                return False  # (the second: another process created it at the same moment)
             except psycopg.Error as exc:  # (no privilege to create it, a reserved name)
                 reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
                 raise InputError(
