@@ -126,6 +126,37 @@ def test_a_pending_opponent_missing_a_field_is_refused() -> None:
         rankcraft.League(batch).import_state(document)
 
 
+@pytest.mark.parametrize(
+    ("change", "refused"),
+    [
+        (lambda o: o.pop("base"), "open.base is null or missing while results are pending"),
+        (lambda o: o.update(base=None), "open.base is null or missing while results are"),
+        (lambda o: o.pop("pending"), "open: 'pending' is missing"),
+        (lambda o: o.pop("period"), "open: 'period' is missing"),
+        (lambda o: o.update(period=None), "open.period is null while results are pending"),
+    ],
+)
+def test_an_imported_open_period_invents_nothing(change: Any, refused: str) -> None:
+    """An open live period imported without its base was taken, and every later match of
+    the player was an internal error (TypeError in the Glicko-2 update); one without its
+    pending results or its period was taken as none (results lost, or rated in the
+    wrong period)."""
+    league = rankcraft.League("glicko2")  # (live mode)
+    league.record_many([game("m1", "a", "b"), game("m2", "b", "a", 2)])
+    document = league.export()
+    assert rankcraft.League("glicko2").import_state(document) == 2  # whole: taken
+    change(document["players"][0]["open"])
+    copy = rankcraft.League("glicko2")
+    with pytest.raises(rankcraft.StateError, match="players\\[0\\] 'a'." + refused):
+        copy.import_state(document)
+    assert len(copy) == 0
+    # a batch period has no base to give; an empty one needs no period either
+    batch = rankcraft.loads_ruleset('extends = "glicko1"\nname = "g"\n[period]\nmode = "batch"\n')
+    open_ = {"period": None, "pending": []}
+    player = {"id": "p", "skill": {"rating": 1500.0, "deviation": 100.0}, "open": open_}
+    assert rankcraft.League(batch).import_state({"players": [player]}) == 1
+
+
 # -- 2. an import takes no other ruleset ---------------------------------------------------
 
 
