@@ -618,6 +618,40 @@ def test_replay_refuses_more_sides_or_players_than_the_service_does(tmp_path: Pa
     assert code == 2 and "'--max-sides' must be a whole number in [2, 1000000]: 1" in err
 
 
+@pytest.mark.parametrize("command", ["evaluate", "tune"])
+def test_evaluate_and_tune_refuse_more_sides_than_the_service_does(
+    tmp_path: Path, command: str
+) -> None:
+    """evaluate and tune read a history too: a 10,000-side line ran for minutes in them."""
+    wide = {
+        "id": "wide",
+        "played_at": "2024-05-20",
+        "teams": [[f"p{i}"] for i in range(65)],
+        "ranks": list(range(1, 66)),
+    }
+    rows = [game(f"m{d}-{k}", "a", "b", d) for d in range(1, 19) for k in range(4)] + [wide]
+    src = tmp_path / "m.jsonl"
+    src.write_text("".join(json.dumps(m) + "\n" for m in rows))
+    argv = [command, str(src), "--ruleset", "elo", "--test-from", "2024-05-10"]
+    if command == "tune":
+        argv += ["--param", "update.params.k_factor=10:40", "--out", str(tmp_path / "t.toml")]
+        argv += ["--trials", "2", "--jobs", "1", "--method", "random"]
+    else:
+        argv += ["--jobs", "1"]
+    code, out, err = run(*argv)
+    assert (code, out) == (2, "")
+    assert (
+        "line 73, match 'wide': 'teams' has 65 sides, more than the limit of 64 (--max-sides)"
+        in err
+    )
+    code, out, err = run(*argv, "--max-players", "64", "--max-sides", "65")
+    assert code == 2 and "'teams' has 65 players, more than the limit of 64 (--max-players)" in err
+    code, out, err = run(*argv, "--max-sides", "65")
+    assert code == 0, err
+    code, _, err = run(*argv, "--max-sides", "1")
+    assert code == 2 and "'--max-sides' must be a whole number in [2, 1000000]: 1" in err
+
+
 @pytest.mark.parametrize("value", ["99999999999", "100001", "0", "-5"])
 def test_evaluate_bootstrap_has_bounds(tmp_path: Path, value: str) -> None:
     src = tmp_path / "m.jsonl"
