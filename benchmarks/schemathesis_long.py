@@ -2,7 +2,10 @@
 tests/test_schemathesis.py with many more examples per operation and mode, on SQLite and
 (when its server answers) PostgreSQL. It prints each operation's time and any failure.
 
-    python benchmarks/schemathesis_long.py --examples 200 [--seed 0] [--postgres URL]
+    python benchmarks/schemathesis_long.py --examples 200 [--postgres URL]
+
+The examples are seeded (Hypothesis ``derandomize``, as in the suite): a run with the same
+``--examples`` sends the same requests.
 
 Run from the repository's root (it imports the test module for its checks)."""
 

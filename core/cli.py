@@ -91,12 +91,7 @@ class _LineTracker:
             if self.home_from and type(data) is dict:
                 (data,) = with_home([data], self.home_from)
             if type(data) is dict:
-                beyond = over_limits(data.get("teams"), "teams", *self.limits)
-                if beyond is not None:  # (refused before its work, which grows as sides²)
-                    mid = data.get("id")
-                    raise MatchError(
-                        beyond, match_id=mid if isinstance(mid, str) else None, line=number
-                    )
+                _within_limits(data, number, self.limits)
                 if data.get("home") is not None:
                     self.homes += 1
             self.lines.append(number)
@@ -109,6 +104,15 @@ class _LineTracker:
             return None
         index = item - (self.count - len(self.lines))
         return self.lines[index] if 0 <= index < len(self.lines) else None
+
+
+def _within_limits(data: dict[str, Any], line: int, limits: tuple[int, int]) -> None:
+    """Refuse a match of more sides or players than ``limits`` (``--max-sides``,
+    ``--max-players``) before its work, which grows as sides²; the error names the line."""
+    beyond = over_limits(data.get("teams"), "teams", *limits)
+    if beyond is not None:
+        mid = data.get("id")
+        raise MatchError(beyond, match_id=mid if isinstance(mid, str) else None, line=line)
 
 
 def _database_exists(db: str) -> bool:
@@ -790,12 +794,18 @@ def cmd_reset(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
-def _source(path: str, home_from: str | None) -> Any:
-    """Match dicts of a file, with ``home`` taken from a field when asked."""
+def _source(path: str, home_from: str | None, limits: tuple[int, int]) -> Any:
+    """Match dicts of a file, with ``home`` taken from a field when asked, each held to
+    ``limits`` (the most sides and players of a match)."""
     from .evaluate import with_home
 
-    dicts = (d for _, d in read_match_dicts(path))
-    return with_home(dicts, home_from) if home_from else dicts
+    def dicts() -> Iterator[Any]:
+        for number, data in read_match_dicts(path):
+            if type(data) is dict:
+                _within_limits(data, number, limits)
+            yield data
+
+    return with_home(dicts(), home_from) if home_from else dicts()
 
 
 def _counted(items: Iterable[Any], bar: Callable[[int], None], every: int = 500) -> Iterator[Any]:
@@ -821,6 +831,7 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         )
     if args.block_days < 1:
         raise InputError(f"'--block-days' must be at least 1: {args.block_days}")
+    limits = _limits(args)
     rulesets = []
     labels: dict[str, str] = {}  # what --ruleset said -> the label of the result
     for name in args.ruleset:
@@ -832,7 +843,7 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.baseline_field is not None:
         labels[args.baseline_field] = args.baseline_field
         results[args.baseline_field] = evaluate_field(
-            _source(args.matches, args.home_from), args.baseline_field, test_from=test_from
+            _source(args.matches, args.home_from, limits), args.baseline_field, test_from=test_from
         )
     baseline = args.baseline_field or rulesets[0][0]
     if args.baseline is not None:
@@ -845,20 +856,20 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     total = count_lines(args.matches)
     jobs = _jobs(args.jobs, len(rulesets))
     if jobs > 1 and can_fork():  # (else one after another, with the same results)
-        evaluated = _evaluate_parallel(args, rulesets, test_from, total, jobs, err)
+        evaluated = _evaluate_parallel(args, rulesets, test_from, total, jobs, err, limits)
         for (label, ruleset), (result, matches, homes) in zip(rulesets, evaluated, strict=True):
             results[label] = result
             _warn_home(ruleset, matches, homes, args.matches, err)
     else:
         for label, ruleset in rulesets:
-            seen = HomeSeen(_source(args.matches, args.home_from))
+            seen = HomeSeen(_source(args.matches, args.home_from, limits))
             with progress_for(err, f"evaluating {label}", total) as bar:
                 every = 500 if isinstance(bar, Bar) else 1  # (a line exactly at each 10%)
                 results[label] = evaluate_ruleset(
                     ruleset,
                     _counted(seen, bar, every),
                     test_from=test_from,
-                    warmup=_source(args.matches, args.home_from),
+                    warmup=_source(args.matches, args.home_from, limits),
                 )
             _warn_home(ruleset, seen.matches, seen.with_home, args.matches, err)
     paired = differences(
@@ -902,6 +913,7 @@ def _evaluate_parallel(
     total: int | None,
     jobs: int,
     err: TextIO,
+    limits: tuple[int, int],
 ) -> list[tuple[Evaluation, int, int]]:
     """Each ruleset's evaluation in a forked process of its own, at most ``jobs`` at once
     (:func:`rankcraft.processes.run_each`), with one progress display over them all:
@@ -910,12 +922,12 @@ def _evaluate_parallel(
     from .evaluate import evaluate_ruleset
 
     def one(index: int, tick: Callable[[int], None]) -> tuple[Evaluation, int, int]:
-        seen = HomeSeen(_source(args.matches, args.home_from))
+        seen = HomeSeen(_source(args.matches, args.home_from, limits))
         result = evaluate_ruleset(
             rulesets[index][1],
             _counted(seen, tick, 500),
             test_from=test_from,
-            warmup=_source(args.matches, args.home_from),
+            warmup=_source(args.matches, args.home_from, limits),
         )
         return result, seen.matches, seen.with_home
 
@@ -1023,10 +1035,10 @@ def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     ruleset = load_ruleset(args.ruleset)
     params = [parse_param(text, ruleset) for text in args.param]
-    seen = HomeSeen(_source(args.matches, args.home_from))
+    # the whole file read once first: a match past the limits is refused before any trial
+    seen = HomeSeen(_source(args.matches, args.home_from, _limits(args)))
     for _ in seen:
-        if seen.with_home:
-            break
+        pass
     _warn_home(ruleset, seen.matches, seen.with_home, args.matches, err)
     method = args.method or ("optuna" if has_optuna() else "random")
     if args.method is None and method == "random":
@@ -1735,6 +1747,7 @@ def _model_commands(c: _Commands) -> None:
         help="replay the rulesets in up to N processes at once (default: one per core; "
         "1: one after another in this process)",
     )
+    c.limits(p)
     c.home_from(p)
     _tune_command(c)
     c.add("rulesets", cmd_rulesets, "list the bundled rulesets")
@@ -1798,6 +1811,7 @@ def _tune_command(c: _Commands) -> None:
     p.add_argument(
         "--study", metavar="NAME", help="the study's name in --storage (default: the ruleset's)"
     )
+    c.limits(p)
     c.home_from(p)
 
 

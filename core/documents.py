@@ -67,9 +67,11 @@ def _missing_fields(data: Mapping[str, Any], cls: type, path: str) -> None:
 class _States:
     """Structures and checks the states of one ruleset's classes.
 
-    ``complete``: every state must give every field of its class (an import); the
-    store's own records, written by an older version, may leave out a field added since,
-    whose default then applies."""
+    ``complete``: every state must give every field of its class, and an open period its
+    ``period`` and ``pending`` (and, with results pending, the period they belong to and,
+    in ``live`` ``mode``, the ``base`` they are rated from): an import; the store's own
+    records, written by an older version, may leave out a field added since, whose default
+    then applies."""
 
     def __init__(
         self,
@@ -78,12 +80,14 @@ class _States:
         initial_rank: Callable[[], State] | None,
         *,
         complete: bool = False,
+        mode: str = "match",
     ) -> None:
         self.skill_class = skill_class
         self.rank_class = rank_class
         self.initial_rank = initial_rank
         self.location = field_of_role(skill_class, "location")
         self.complete = complete
+        self.mode = mode  # the ruleset's period mode
 
     def state(self, data: Any, cls: type, path: str) -> State:
         if not isinstance(data, Mapping):
@@ -146,6 +150,14 @@ class _States:
         if not isinstance(data, Mapping):
             raise StateError(f"{path} must be an object: {data!r}")
         _unknown_keys(data, {"period", "period_matches", "base", "pending"}, path)
+        if self.complete:  # (an import invents no open period)
+            missing = [k for k in ("period", "pending") if k not in data]
+            if missing:
+                raise StateError(
+                    f"{path}: {', '.join(map(repr, missing))} "
+                    f"{'is' if len(missing) == 1 else 'are'} missing (an imported open period "
+                    "gives 'period' and 'pending'; null or [] where there is none)"
+                )
         period = data.get("period")
         if period is not None and type(period) is not int:
             raise StateError(f"{path}.period must be a whole number or null: {period!r}")
@@ -156,6 +168,17 @@ class _States:
         if not isinstance(pending_raw, list):
             raise StateError(f"{path}.pending must be a list: {pending_raw!r}")
         base = data.get("base")
+        if self.complete and pending_raw and self.mode != "match":
+            if period is None:
+                raise StateError(
+                    f"{path}.period is null while results are pending: in {self.mode} mode "
+                    "they belong to a period, rated when it closes"
+                )
+            if self.mode == "live" and base is None:
+                raise StateError(
+                    f"{path}.base is null or missing while results are pending: a live "
+                    "period is rated again from its start, the skill 'base' gives"
+                )
         return {
             "period": period,
             "period_matches": count,
@@ -238,13 +261,15 @@ def make_codec(
     *,
     sort_key: tuple[str, Callable[[PlayerRecord], float]] = ("id", lambda record: 0.0),
     tier: Callable[[PlayerRecord], str | None] = lambda record: None,
+    mode: str = "match",
 ) -> Codec:
     """The codec of a ruleset's state classes: records and reports to dicts and back.
 
     ``sort_key``: (its name, the leaderboard's key of a record); ``tier``: a record's tier
-    or None (what a store on disk keeps in indexed columns)."""
+    or None (what a store on disk keeps in indexed columns); ``mode``: the ruleset's
+    period mode (an import's open periods are checked for it)."""
     states = _States(skill_class, rank_class, initial_rank)
-    imported = _States(skill_class, rank_class, initial_rank, complete=True)
+    imported = _States(skill_class, rank_class, initial_rank, complete=True, mode=mode)
     skill_dict, rank_dict = writer.skill_dict, writer.rank_dict
 
     def record_to_dict(record: PlayerRecord) -> dict[str, Any]:

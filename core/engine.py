@@ -229,6 +229,7 @@ class League:
             steps.initial_rank,
             sort_key=leaderboard_key(self._display),
             tier=tier_function(steps),
+            mode=ruleset.period.mode,
         )
         self._sort_key = self.codec.sort_key
         # refuse another ruleset's store before attaching, which may recompute every

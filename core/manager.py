@@ -231,9 +231,10 @@ def _register(pm: PluginManager, found: dict[str, dict[str, _Source]], blocked: 
             module = source.load()
             pm.register(module, name=name)
             pm.check_pending()  # (an implementation of a hook rankcraft does not have)
-        except (Exception, SystemExit, KeyboardInterrupt, GeneratorExit) as exc:
-            # a broken plugin names itself, and breaks nothing else: one that exits or
-            # raises KeyboardInterrupt at import too (it would silence every command)
+        except BaseException as exc:
+            # a broken plugin names itself, and breaks nothing else: one that exits, or
+            # raises KeyboardInterrupt or any other BaseException at import, too (it would
+            # silence every command, or end it with a traceback)
             if pm.has_plugin(name):
                 pm.unregister(name=name)
             reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

@@ -9,7 +9,8 @@ the command started:
   match and no player, so what another process recorded into it stays;
 - a PostgreSQL schema is created by ``CREATE SCHEMA`` (which fails if it exists), and on
   failure only rankcraft's own tables and sequences are dropped, under the league's lock,
-  and only while they hold no match; the schema goes only if nothing else is in it.
+  and only while they hold no match and no other process has the league open; the schema
+  goes only if nothing else is in it.
 """
 
 from __future__ import annotations

@@ -73,15 +73,16 @@ def mask_url(url: str | Path) -> str:
 
 def _split(url: str) -> tuple[str, str, str]:
     """(connection URL without ``schema``, schema name, URL for messages)."""
-    parts = urlsplit(url)
-    query = parse_qsl(parts.query, keep_blank_values=True)
-    schema = "rankcraft"
-    kept = []
-    for key, value in query:
-        if key == "schema":
-            schema = value
-        else:
-            kept.append((key, value))
+    try:
+        parts = urlsplit(url)  # (the port is left to libpq: a URL may name several hosts)
+        query = parse_qsl(parts.query, keep_blank_values=True)
+    except ValueError as exc:  # (an unclosed "[" of an IPv6 address)
+        raise InputError(f"not a PostgreSQL URL: {mask_url(url)!r} ({exc})") from None
+    schemas = [value for key, value in query if key == "schema"]
+    if len(schemas) > 1:  # (which one would be meant?)
+        raise InputError(f"'schema' is given {len(schemas)} times in {mask_url(url)!r}")
+    schema = schemas[0] if schemas else "rankcraft"
+    kept = [(key, value) for key, value in query if key != "schema"]
     if not _SCHEMA_NAME.match(schema):
         raise InputError(f"'schema' must be a plain SQL name (letters, digits, _): {schema!r}")
     if schema.lower().startswith("pg_") or schema.lower() == "information_schema":
@@ -91,6 +92,11 @@ def _split(url: str) -> tuple[str, str, str]:
         )
     conninfo = urlunsplit(parts._replace(query=urlencode(kept)))
     return conninfo, schema, mask_url(url)
+
+
+_OPEN_LOCK = "SELECT {}(hashtext(%s), 31)"
+"""The advisory lock every open store of a schema holds shared, and :func:`discard_league`
+tries exclusively (two keys: apart from the writers' one-key lock on ``hashtext``)."""
 
 
 def _unstorable(value: Any) -> Any:
@@ -129,6 +135,9 @@ class PostgresStore(SQLStore):
             self._db = psycopg.connect(conninfo, autocommit=True)
         except psycopg.Error as exc:
             raise InputError(f"cannot connect to {self.label!r}: {exc}") from None
+        # held while this store is open (before it looks at the tables): a command that
+        # made the league and failed leaves it in place rather than drop it under us
+        self._db.execute(_OPEN_LOCK.replace("{}", "pg_advisory_lock_shared"), (self.schema,))
         self._idle = psycopg.pq.TransactionStatus.IDLE
         self._unique_violation = psycopg.errors.UniqueViolation
         self._shared = False
@@ -152,9 +161,11 @@ class PostgresStore(SQLStore):
                 f"rankcraft league ({', '.join(sorted(tables))})"
             )
         if self._new:
-            self._db.execute(
-                sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(self.schema))
-            )
+            # (IF NOT EXISTS still fails if another process creates it at the same moment)
+            with contextlib.suppress(psycopg.errors.UniqueViolation):
+                self._db.execute(
+                    sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(self.schema))
+                )
         self._db.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(self.schema)))
         self._codec = None
         self._next_seq = 1
@@ -320,14 +331,14 @@ def create_schema(url: str) -> bool:
         with psycopg.connect(conninfo, autocommit=True) as connection:
             try:
                 connection.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
-            except psycopg.errors.DuplicateSchema:
-                return False
+            except (psycopg.errors.DuplicateSchema, psycopg.errors.UniqueViolation):
+                return False  # (the second: another process created it at the same moment)
             except psycopg.Error as exc:  # (no privilege to create it, a reserved name)
                 reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
                 raise InputError(
                     f"cannot create schema {schema!r} in {label!r}: {reason}"
                 ) from None
-    except psycopg.OperationalError as exc:
+    except psycopg.Error as exc:  # (no server, or a connection option it does not know)
         raise InputError(f"cannot connect to {label!r}: {exc}") from None
     return True
 
@@ -338,9 +349,12 @@ _OWN_SEQUENCES = ("match_seq", "generation_seq")
 
 def discard_league(url: str) -> bool:
     """Undo the creation of the league at ``url`` by a command that then failed: under the
-    league's lock, and only while it holds no match and no player, drop rankcraft's own
-    tables and sequences, then the schema if nothing else is in it. Anything another
-    process made (a match, a player, a function, a type, a table) stays.
+    league's lock, and only while it holds no match and no player and no other process
+    has it open, drop rankcraft's own tables and sequences, then the schema if nothing
+    else is in it, in one transaction. Anything another process made (a match, a player,
+    a function, a type, a table) stays, and so does a league another command opened: that
+    command carries on in it (a store opened meanwhile waits for the drop, then finds no
+    league and makes one).
 
     :returns: whether the league was removed.
     """
@@ -351,6 +365,11 @@ def discard_league(url: str) -> bool:
     name = sql.Identifier(schema)
     with psycopg.connect(conninfo) as connection:  # one transaction, rolled back on error
         connection.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (schema,))
+        (alone,) = connection.execute(
+            _OPEN_LOCK.replace("{}", "pg_try_advisory_xact_lock"), (schema,)
+        ).fetchone() or (False,)
+        if not alone:
+            return False  # another command has the league open: it is that one's now
         tables = {
             r[0]
             for r in connection.execute(
@@ -374,10 +393,11 @@ def discard_league(url: str) -> bool:
                     name, sql.Identifier(sequence)
                 )
             )
-        connection.commit()
-    with psycopg.connect(conninfo, autocommit=True) as connection:
         try:
-            connection.execute(sql.SQL("DROP SCHEMA {} RESTRICT").format(name))
+            with connection.transaction():  # (a savepoint)
+                connection.execute(sql.SQL("DROP SCHEMA {} RESTRICT").format(name))
         except psycopg.errors.DependentObjectsStillExist:
+            connection.commit()
             return False  # someone else's objects live there: the schema stays
+        connection.commit()
     return True

@@ -169,9 +169,16 @@ class SQLStore:
                 upgrade(self._execute, self.dialect, found, __version__)
             self._execute("COMMIT")
         except BaseException:
-            self._execute("ROLLBACK")
+            self._undo()
             self.close()
             raise
+
+    def _undo(self) -> None:
+        """Roll back the transaction that failed, unless the database already did: SQLite
+        rolls back by itself on a full disk or an I/O error, and a ROLLBACK then would
+        fail ("no transaction is active") in place of the error that says what happened."""
+        if self._in_transaction():
+            self._execute("ROLLBACK")
 
     def _version(self) -> int:
         text = self._meta("schema_version")
@@ -229,7 +236,7 @@ class SQLStore:
                 )
                 self._execute("COMMIT")
             except BaseException:
-                self._execute("ROLLBACK")
+                self._undo()
                 raise
             self._new = False
             return None

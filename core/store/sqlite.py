@@ -47,7 +47,9 @@ def sqlite_error(exc: sqlite3.Error, label: str) -> RankcraftError | None:
             f"{name}: {exc})"
         )
     if primary == _FULL:
-        return StoreError(f"the disk holding {label!r} is full ({name}: {exc}); nothing was kept")
+        return StoreError(
+            f"the disk holding {label!r} is full ({name}: {exc}); the write under way was undone"
+        )
     if primary == _CORRUPT:
         return StoreError(f"{label!r} is damaged ({name}: {exc})")
     if primary == _IOERR:
