@@ -149,11 +149,13 @@ class UnitOfWork:
 
     def put_all(self, changes: Iterable[tuple[str, Row]]) -> None:
         """:meth:`put` each ``(player, row)`` of a rated match."""
-        if self.lazy:
+        rows, dirty = self.rows, self.dirty
+        if self.lazy:  # (as _put_cached)
             for player, row in changes:
-                self._put_cached(player, row)
+                rows[player] = row
+                dirty.add(player)
             return
-        undo, rows, dirty = self.undo, self.rows, self.dirty
+        undo = self.undo
         for player, row in changes:
             if player not in undo:
                 undo[player] = rows.get(player)
