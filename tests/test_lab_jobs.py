@@ -230,7 +230,7 @@ def test_the_league_s_own_history_is_held_to_the_limits(tmp_path: Path) -> None:
         state = wait(client, client.post("/web/lab/jobs", json={"rulesets": ["elo"]}).json()["id"])
     assert state["state"] == "failed"
     assert state["error"]["message"] == (
-        "'the league's match 'three'' has 3 sides, more than the limit of 2 (--max-sides)"
+        "the league's match 'three': 'teams' has 3 sides, more than the limit of 2 (--max-sides)"
     )
 
 
