@@ -764,14 +764,30 @@ def test_the_player_page_in_detail(
     """Every match, a page at a time; no rank column without a rank layer; y ticks at
     nice values; x labels inside the chart; tier labels that do not overlap; reset marks
     in the date column."""
+    from playwright.sync_api import expect
+
     base, league = big
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     player = "p07"
     total = league.player(player).matches
     assert total > 300
+    # while the player's matches come, the chart says so (no empty axes)
+    held: list[Any] = []
+    page.route("**/web/players/**", lambda route: held.append(route))
     page.goto(f"{base}/#player/{player}")
+    expect(page.locator("#rating-chart text.chart-note")).to_have_text(
+        f"loading {player}'s matches…"
+    )
+    assert page.locator("#rating-chart text").count() == 1
+    assert page.locator("#player-summary").inner_text() == "loading…"
+    for route in held:
+        route.continue_()
+    page.unroute("**/web/players/**")
     page.wait_for_selector("#player-matches tbody tr")
     rows = page.locator("#player-matches tbody tr")
+    # at 1400 px no cell wraps: every row is one line high (dates, changes, factors)
+    heights = rows.evaluate_all("rows => rows.map((r) => r.getBoundingClientRect().height)")
+    assert len(heights) == 100 and max(heights) - min(heights) < 1, sorted(set(heights))
     head = page.locator("#player-matches thead th").all_inner_texts()
     assert head == ["date", "match", "result", "vs", "expected", "rating", "why (factors)"]
     seen = []
