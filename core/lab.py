@@ -289,7 +289,10 @@ def run_lab(
         with League.open(db, create=False) as league:
             matches = league_matches(league)
         for match in matches:
-            check_sides([list(side) for side in match.teams], f"the league's match {match.id!r}")
+            try:
+                check_sides([list(side) for side in match.teams], "teams")
+            except InputError as exc:
+                raise FieldError(f"the league's match {match.id!r}: {exc}", field="teams") from None
         _replays(len(matches), len(rulesets), limits)
     return compare(rulesets, matches, test_from, progress, processes=processes)
 

@@ -54,6 +54,7 @@ from .engine import League
 from .errors import InputError, RulesetError
 from .evaluate import evaluate, scratch_league
 from .fields import FieldError
+from .io import MATCH_KEYS
 from .jsontext import finite
 from .model import Match, PlayerRecord, field_of_role, format_time
 from .processes import can_fork, run_each
@@ -282,6 +283,7 @@ def meta(league: League) -> dict[str, Any]:
         "tiers": league.tiers(),
         "active_days": league.ruleset.display.active_days,
         "bundled": bundled_names(),
+        "match_keys": sorted(MATCH_KEYS),  # (the columns of a CSV history: docs/matches.md)
     }
 
 

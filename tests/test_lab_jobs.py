@@ -8,7 +8,9 @@ import http.client
 import json
 import os
 import random
+import threading
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -230,7 +232,7 @@ def test_the_league_s_own_history_is_held_to_the_limits(tmp_path: Path) -> None:
         state = wait(client, client.post("/web/lab/jobs", json={"rulesets": ["elo"]}).json()["id"])
     assert state["state"] == "failed"
     assert state["error"]["message"] == (
-        "'the league's match 'three'' has 3 sides, more than the limit of 2 (--max-sides)"
+        "the league's match 'three': 'teams' has 3 sides, more than the limit of 2 (--max-sides)"
     )
 
 
@@ -353,6 +355,67 @@ def test_every_worker_answers_a_lab_job(tmp_path: Path) -> None:
         assert state["state"] == "cancelled"
     finally:
         server.stop()
+
+
+@pytest.mark.slow(seconds=20)
+def test_the_page_answers_while_a_large_batch_is_recorded(tmp_path: Path) -> None:
+    """Every handler but /health runs on the league's thread (issue 30, item 1), and a
+    batch's answer is encoded report by report: while a default service records 8,000
+    Skyweaver matches in one request and answers their reports (27 MB), the page, served
+    on the loop, answers within half a second. (Encoded in one piece, the answer held
+    the GIL, so the loop, for 0.8 s and more.)"""
+    db = str(tmp_path / "league.sqlite")
+    with rankcraft.League.open(db, "skyweaver") as league:
+        league.record_many(games(500))
+    start = datetime(2010, 1, 1, tzinfo=UTC)  # (after the league's matches: one an hour)
+    batch = [
+        {**game, "id": f"b{i}", "played_at": (start + timedelta(hours=i)).isoformat()}
+        for i, game in enumerate(games(8000, seed=2))
+    ]
+    server = Server(db)
+    answered: dict[str, Any] = {}
+
+    def send() -> None:
+        con = http.client.HTTPConnection("127.0.0.1", server.port, timeout=120)
+        headers = {"Content-Type": "application/json", "Authorization": f"Bearer {server.token}"}
+        con.request("POST", "/matches/batch", body=json.dumps(batch), headers=headers)
+        answer = con.getresponse()
+        answered["batch"] = (answer.status, answer.read())  # (parsed below: not while timed)
+        con.close()
+
+    try:
+        sender = threading.Thread(target=send)
+        sender.start()
+        page = []
+        while sender.is_alive():
+            con = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+            asked = time.perf_counter()
+            con.request("GET", "/")
+            assert con.getresponse().read().startswith(b"<!doctype html>")
+            page.append(time.perf_counter() - asked)
+            con.close()
+            time.sleep(0.02)
+        sender.join()
+    finally:
+        server.stop()
+    status, body = answered["batch"]
+    data = json.loads(body)
+    assert status == 201 and data["recorded"] == 8000 and len(data["reports"]) == 8000
+    assert data["reports"][-1]["match_id"] == "b7999"
+    assert len(page) > 20 and max(page) < 0.5, sorted(page)[-5:]
+
+
+def test_a_batch_s_answer_is_the_json_of_one_piece() -> None:
+    from starlette.responses import JSONResponse
+
+    from rankcraft.serve import _ItemwiseJSON
+
+    content = {"recorded": 2, "reports": [{"id": "é", "x": [1.5, None]}, {"a": {"b": []}}]}
+    assert _ItemwiseJSON(content).body == JSONResponse(content).body
+    made = {**content, "reports": iter(content["reports"]), "errors": []}
+    assert _ItemwiseJSON(made).body == JSONResponse({**content, "errors": []}).body
+    with pytest.raises(ValueError, match="JSON compliant"):
+        _ItemwiseJSON({"reports": [float("nan")]})
 
 
 LAB_FIELDS = st.fixed_dictionaries(

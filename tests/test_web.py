@@ -730,30 +730,74 @@ def opened(browser: Any, url: str) -> Any:
 def test_a_csv_file_in_the_lab_is_told_its_format(
     browser: Any, served: tuple[str, str, rankcraft.League]
 ) -> None:
-    page = opened(browser, f"{served[0]}/#lab")
-    page.check("input[name=lab-source][value=file]")
-    page.set_input_files(
-        "#lab-file",
-        files=[
-            {
-                "name": "matches.csv",
-                "mimeType": "text/csv",
-                "buffer": b"id,played_at,team_a,team_b,score_a,score_b\nm1,2024-05-01,ann,bo,1,0\n",
-            }
-        ],
-    )
-    page.check(".lab-bundled[value='elo']")
-    page.check(".lab-bundled[value='glicko1']")
-    page.click("#lab-run")
-    error = page.locator("#lab-error")
     from playwright.sync_api import expect
 
-    expect(error).to_contain_text("matches.csv looks like CSV")
+    page = opened(browser, f"{served[0]}/#lab")
+    page.check("input[name=lab-source][value=file]")
+    page.check(".lab-bundled[value='elo']")
+    page.check(".lab-bundled[value='glicko1']")
+    error = page.locator("#lab-error")
+    header = b"id,played_at,team_a,team_b,score_a,score_b\nm1,2024-05-01,ann,bo,1,0\n"
+    # a CSV whose header is not of match keys: the column named, the keys listed
+    upload(page, "matches.csv", header)
+    page.click("#lab-run")
+    expect(error).to_contain_text("matches.csv line 1: the CSV header names an unknown column")
     text = error.inner_text()
-    assert "JSON Lines (.jsonl, or .jsonl.gz)" in text and "docs/matches.md" in text
-    assert error.locator("a").get_attribute("href") == "/docs"
+    assert "'team_a'" in text and "played_at, quit, ranks, scores" in text
+    assert "docs/matches.md#csv" in text
+    # the same under another name: neither format, both said, and where they are written
+    upload(page, "matches.txt", header)
+    page.click("#lab-run")
+    expect(error).to_contain_text("matches.txt looks like CSV")
+    text = error.inner_text()
+    assert "JSON Lines (.jsonl, or .jsonl.gz)" in text and "CSV (.csv, or .csv.gz)" in text
+    assert "docs/matches.md" in text and error.locator("a").get_attribute("href") == "/docs"
     assert "Unexpected token" not in text  # (the browser's own JSON error, no more)
     page.close()
+
+
+def upload(page: Any, name: str, data: bytes) -> None:
+    page.set_input_files("#lab-file", files=[{"name": name, "mimeType": "", "buffer": data}])
+
+
+def csv_of(matches: list[dict[str, Any]]) -> bytes:
+    """``matches`` as CSV with a header of match keys (docs/matches.md#csv)."""
+    import csv
+    import io
+    import json
+
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow(["id", "played_at", "teams", "scores"])
+    for m in matches:
+        writer.writerow([m["id"], m["played_at"], json.dumps(m["teams"]), json.dumps(m["scores"])])
+    return out.getvalue().encode()
+
+
+def test_the_lab_reads_a_csv_history_as_the_command_line_does(
+    browser: Any, served: tuple[str, str, rankcraft.League]
+) -> None:
+    """A CSV of the documented form (here gzipped) is compared as the same matches in
+    JSON Lines are: the same scores, to the digit."""
+    import gzip
+    import json
+
+    games = history()
+    shown = []
+    for name, data in (
+        ("games.jsonl", "".join(json.dumps(m) + "\n" for m in games).encode()),
+        ("games.csv.gz", gzip.compress(csv_of(games))),
+    ):
+        page = opened(browser, f"{served[0]}/#lab")
+        page.check("input[name=lab-source][value=file]")
+        upload(page, name, data)
+        run_lab(page, ["elo", "glicko1"])
+        shown.append(
+            (page.locator("#lab-summary").inner_text(), page.locator("#lab-scores").inner_text())
+        )
+        page.close()
+    assert shown[0] == shown[1]
+    assert shown[0][0].startswith("48 matches")
 
 
 def test_the_player_page_in_detail(
@@ -764,14 +808,30 @@ def test_the_player_page_in_detail(
     """Every match, a page at a time; no rank column without a rank layer; y ticks at
     nice values; x labels inside the chart; tier labels that do not overlap; reset marks
     in the date column."""
+    from playwright.sync_api import expect
+
     base, league = big
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     player = "p07"
     total = league.player(player).matches
     assert total > 300
+    # while the player's matches come, the chart says so (no empty axes)
+    held: list[Any] = []
+    page.route("**/web/players/**", lambda route: held.append(route))
     page.goto(f"{base}/#player/{player}")
+    expect(page.locator("#rating-chart text.chart-note")).to_have_text(
+        f"loading {player}'s matches…"
+    )
+    assert page.locator("#rating-chart text").count() == 1
+    assert page.locator("#player-summary").inner_text() == "loading…"
+    for route in held:
+        route.continue_()
+    page.unroute("**/web/players/**")
     page.wait_for_selector("#player-matches tbody tr")
     rows = page.locator("#player-matches tbody tr")
+    # at 1400 px no cell wraps: every row is one line high (dates, changes, factors)
+    heights = rows.evaluate_all("rows => rows.map((r) => r.getBoundingClientRect().height)")
+    assert len(heights) == 100 and max(heights) - min(heights) < 1, sorted(set(heights))
     head = page.locator("#player-matches thead th").all_inner_texts()
     assert head == ["date", "match", "result", "vs", "expected", "rating", "why (factors)"]
     seen = []

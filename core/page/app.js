@@ -557,25 +557,92 @@ async function checkToml(box) {
 
 const EXAMPLE = '{"id": "m1", "played_at": "2024-05-01", "teams": [["ann"], ["bo"]], "scores": [1, 0]}';
 
-// A file that is not JSON Lines: say what the lab reads, and where the format is written.
+// A file in neither format: say what the lab reads, and where the formats are written.
 function formatError(file, number, line) {
   const csv = number === 1 && !line.trim().startsWith("{") && line.includes(",");
   const node = el("span", {}, csv
-    ? `${file.name} looks like CSV (its first line is “${line.slice(0, 60)}”), not JSON Lines. `
+    ? `${file.name} looks like CSV (its first line is “${line.slice(0, 60)}”), but its header is not a row of match keys. `
     : `${file.name} line ${number} is not a JSON match. `,
     "The lab reads a history of matches as JSON Lines (.jsonl, or .jsonl.gz): one match a line, such as ",
     el("code", { text: EXAMPLE }),
-    " (or a JSON array of them). The format is written in docs/matches.md of rankcraft's documentation, and in the API's ",
+    " (or a JSON array of them); or as CSV (.csv, or .csv.gz) with a header row of match keys (id, played_at, teams, scores …), as the command line does. The formats are written in docs/matches.md of rankcraft's documentation, and in the API's ",
     el("a", { href: "/docs", text: "Match schema" }), ".");
   const err = new Error(node.textContent);
   err.node = node;
   return err;
 }
 
+// [line, cells] for each row of CSV text (RFC 4180: quoted cells may hold commas, quotes
+// doubled and line breaks; spaces after a comma skipped, as Python's csv module does
+// for the command line)
+function csvRows(text, name) {
+  const rows = [];
+  let row = [], cell = "", quoted = false, fresh = true, line = 1, first = 1;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') { cell += '"'; i++; }
+      else if (c === '"') quoted = false;
+      else { if (c === "\n") line++; cell += c; }
+    } else if (c === '"' && fresh) { quoted = true; fresh = false; }
+    else if (c === ",") { row.push(cell); cell = ""; fresh = true; }
+    else if (c === "\n" || c === "\r") {
+      if (c === "\r" && text[i + 1] === "\n") i++;
+      row.push(cell); rows.push([first, row]);
+      row = []; cell = ""; fresh = true; first = ++line;
+    } else if (!(fresh && c === " ")) { cell += c; fresh = false; }
+  }
+  if (quoted) throw new Error(`${name} line ${first}: not readable as CSV: a quoted cell is not closed`);
+  if (cell || row.length) { row.push(cell); rows.push([first, row]); }
+  return rows.filter(([, cells]) => cells.some((x) => x.trim()));
+}
+
+// Matches of a CSV file with a header row of match keys (docs/matches.md#csv): id and
+// played_at as written, every other cell JSON text, an empty cell left out; the
+// service then checks each match as it checks a JSON line
+function csvMatches(text, name) {
+  const keys = state.meta.match_keys, rows = csvRows(text, name);
+  if (!rows.length) return [];
+  const [headerLine, header] = rows[0];
+  const columns = header.map((c) => c.trim());
+  const wrong = columns.find((c) => !keys.includes(c)) ?? (columns.includes("id") ? null : "id");
+  if (wrong !== null) {
+    throw new Error(`${name} line ${headerLine}: ` + (keys.includes(wrong)
+      ? "the CSV header has no 'id' column"
+      : `the CSV header names an unknown column '${wrong}' (the columns are match keys: ${keys.join(", ")}; docs/matches.md#csv)`));
+  }
+  const twice = columns.find((c, i) => columns.indexOf(c) !== i);
+  if (twice) throw new Error(`${name} line ${headerLine}: the CSV header names '${twice}' twice`);
+  return rows.slice(1).map(([line, cells]) => {
+    if (cells.length !== columns.length) {
+      throw new Error(`${name} line ${line}: a CSV row has ${cells.length} cells, the header ${columns.length}`);
+    }
+    const match = {};
+    columns.forEach((column, i) => {
+      if (cells[i] === "") return;
+      if (column === "id" || column === "played_at") { match[column] = cells[i]; return; }
+      try { match[column] = JSON.parse(cells[i]); } catch (e) {
+        throw new Error(`${name} line ${line}: '${column}' must be JSON text in a CSV cell (e.g. [["alice"], ["bob"]] or [1, 0]): ${cells[i].slice(0, 60)}`);
+      }
+    });
+    return match;
+  });
+}
+
+// A CSV file: named so, or opening with a header of match keys that names id
+function isCsv(name, text) {
+  if (/\.csv(\.gz)?$/i.test(name)) return true;
+  const first = text.split("\n").find((line) => line.trim()) || "";
+  if (/^\s*[{[]/.test(first)) return false;
+  const header = (csvRows(first, name)[0] || [0, []])[1].map((c) => c.trim());
+  return header.includes("id") && header.every((c) => state.meta.match_keys.includes(c));
+}
+
 async function readHistory(file) {
   let stream = file.stream();
   if (file.name.endsWith(".gz")) stream = stream.pipeThrough(new DecompressionStream("gzip"));
   const text = await new Response(stream).text();
+  if (isCsv(file.name, text)) return csvMatches(text, file.name);
   if (text.trimStart().startsWith("[")) {
     try { const all = JSON.parse(text); if (Array.isArray(all)) return all; } catch (e) { /* told below */ }
   }
