@@ -47,12 +47,21 @@ def test_one_token_spelt_several_ways_is_one_client() -> None:
     app = create_app(league, Settings(auth_reads=True, lab_workers=1, lab_jobs_per_client=1))
     body = {"rulesets": ["elo", "glicko1", "elo-fide", "glicko2"]}
     spellings = [f"Bearer {secret}", f"bearer {secret}", f"BEARER {secret}", f"Bearer  {secret} "]
-    with TestClient(app) as client:
-        codes = [
-            client.post("/web/lab/jobs", json=body, headers={"Authorization": h}).status_code
-            for h in spellings
-        ]
-    assert codes == [202, 429, 429, 429]
+    for _ in range(5):  # (a first job that ended before the last post proves nothing)
+        with TestClient(app) as client:
+            answers = [
+                client.post("/web/lab/jobs", json=body, headers={"Authorization": h})
+                for h in spellings
+            ]
+            first = client.get(
+                f"/web/lab/jobs/{answers[0].json()['id']}", headers={"Authorization": spellings[0]}
+            ).json()
+            if first["state"] in ("queued", "running"):
+                break
+            app = create_app(
+                league, Settings(auth_reads=True, lab_workers=1, lab_jobs_per_client=1)
+            )
+    assert [a.status_code for a in answers] == [202, 429, 429, 429]
 
 
 def test_a_client_that_submits_and_cancels_keeps_few_ended_jobs() -> None:
