@@ -200,12 +200,11 @@ class MemoryStore:
 
     Matches are kept as the engine hands them over (compact entries stay compact) and
     turned into :class:`MatchRow` objects when read. Past the first ``pack_after``
-    matches (default 10,000; None: never), each is kept packed instead: its match as
-    JSON text and its report as the stores on disk keep it
-    (:class:`rankcraft.rated.ReportPacker`), about a third of the memory, and the older
-    ones compressed in blocks of :data:`BLOCK` (a 1,000,000-match Elo replay peaks under
-    300 MB; benchmarks/memory.py) for a few microseconds more per match.
-    A replay that is scored and not read back (``evaluate``, ``tune``) never packs.
+    matches (default 10,000; None: never), the older ones go into compressed blocks of
+    :data:`BLOCK` (one ``marshal`` text of plain tuples each; see :meth:`_freeze`),
+    about a ninth of the memory: a 1,000,000-match Elo replay peaks under 250 MB
+    (benchmarks/memory.py), for a few microseconds more per match. A replay that is
+    scored and not read back (``evaluate``, ``tune``) never packs.
     """
 
     def __init__(self, pack_after: int | None = 10_000) -> None:
