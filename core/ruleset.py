@@ -87,7 +87,8 @@ def unknown_keys(extra: set[str] | frozenset[str], known: Any) -> str:
 
 def format_exception(exc: BaseException, type_: type | None) -> str:
     if isinstance(exc, cattrs.ForbiddenExtraKeysError):
-        known = [f.name for f in attrs.fields(exc.cl)] if attrs.has(exc.cl) else []
+        # (fields derived when the params are built, init=False, are not keys of the table)
+        known = [f.name for f in attrs.fields(exc.cl) if f.init] if attrs.has(exc.cl) else []
         return unknown_keys(exc.extra_fields, known)
     if isinstance(exc, KeyError):
         return "required key is missing"

@@ -238,6 +238,20 @@ class EloParams:
     season_k_games: int = attrs.field(default=4, validator=whole(1, 1_000_000))
     season_gap_days: float = attrs.field(default=90.0, validator=within(1e-9, 1e5))
 
+    # derived from the fields once, when the params are built, for the per-match hooks
+    # (not fields of the table: never read from it nor written back)
+    _plain: bool = attrs.field(init=False, eq=False, repr=False)
+    """None of the draw, context, blend, prior, pool or timed options: the classic
+    arithmetic, bit for bit (the update's and expectation's short path)."""
+    _margined: bool = attrs.field(init=False, eq=False, repr=False)
+    """A margin rule multiplies K (``margin`` is not ``"none"``)."""
+    _k: float | None = attrs.field(init=False, eq=False, repr=False)
+    """K when no schedule applies (``k_factor``), None with a ``k_by_*`` schedule or
+    ``k_games_power``."""
+    _k_factors: dict[str, float] | None = attrs.field(init=False, eq=False, repr=False)
+    """``{"k": K}`` for plain params without a margin and with a constant K (what every
+    update explains with), else None."""
+
     @property
     def timed(self) -> bool:
         """Whether the options that read the player's last match time are on (rest,
@@ -253,6 +267,22 @@ class EloParams:
             )
         if len(set(self.blend_values)) != len(self.blend_values):
             raise ValueError(f"'blend_values' lists a value twice: {list(self.blend_values)!r}")
+        plain = (
+            self.draw == "none"
+            and self.context_field is None
+            and not self.home_drift
+            and self.blend_field is None
+            and self.prior_field is None
+            and self.pool_field is None
+            and self.rest_per_day == 0.0
+            and self.season_k_boost == 1.0
+        )
+        k = None if self.k_by_games or self.k_by_rating or self.k_games_power else self.k_factor
+        object.__setattr__(self, "_plain", plain)
+        object.__setattr__(self, "_margined", self.margin != "none")
+        object.__setattr__(self, "_k", k)
+        constant = plain and k is not None and self.margin == "none"
+        object.__setattr__(self, "_k_factors", {"k": k} if constant else None)
 
     DRAW_FITTED: ClassVar[tuple[str, ...]] = ("draw_kappa", "draw_gap", "draw_margin")
     """The params (and context rules' params) ``draw_fit`` sets."""
@@ -648,21 +678,6 @@ def expected_score(rating: float, opponent: float, scale: float = 400.0) -> floa
     return logistic10((opponent - rating) / scale)
 
 
-def _plain(params: EloParams) -> bool:
-    """Whether the params use none of the draw, context or blend options (the classic
-    arithmetic, bit for bit)."""
-    return (
-        params.draw == "none"
-        and params.context_field is None
-        and not params.home_drift
-        and params.blend_field is None
-        and params.prior_field is None
-        and params.pool_field is None
-        and params.rest_per_day == 0.0
-        and params.season_k_boost == 1.0
-    )
-
-
 @hookimpl
 def rankcraft_params(slot: str) -> type | None:
     return EloParams if slot in ("initial", "expectation", "update") else None
@@ -717,13 +732,17 @@ def rankcraft_expectation(
     params: EloParams, side_states: Sequence[State], home: int | None, match: Match | None
 ) -> list[float]:
     scale = params.scale
-    if len(side_states) == 2 and not _plain(params):
-        p = expected_of_gap(params, side_gap(params, side_states, home, match), match)
+    if len(side_states) == 2:
+        if not params._plain:
+            p = expected_of_gap(params, side_gap(params, side_states, home, match), match)
+            return [p, 1.0 - p]
+        # (side_probabilities' two-sided case and home_edge, written out)
+        advantage = params.home_advantage
+        edge = 0.0 if home is None or advantage == 0.0 else advantage if home == 0 else -advantage
+        x = (side_states[1][0] - (side_states[0][0] + edge)) / scale
+        p = 1.0 / (1.0 + 10.0**x) if x < 308.0 else 0.0  # (logistic10, written out)
         return [p, 1.0 - p]
     edge = home_edge(params.home_advantage, home, 0)
-    if len(side_states) == 2:  # (side_probabilities' two-sided case, written out)
-        p = logistic10((side_states[1][0] - (side_states[0][0] + edge)) / scale)
-        return [p, 1.0 - p]
     return side_probabilities(
         side_states, lambda a, b, e: expected_score(a[0] + e, b[0], scale), edge
     )
@@ -745,6 +764,8 @@ def rankcraft_outcomes(
 
 
 def _k_of(params: EloParams, state: State, games: int) -> float:
+    if params._k is not None:
+        return params._k
     if params.k_by_games or params.k_by_rating:
         return params.k_for(games, state[RATING], state[PEAK])
     if params.k_games_power:
@@ -765,30 +786,37 @@ def rankcraft_update(
     side: int,
     match: Match | None,
 ) -> State:
-    if not _plain(params):
+    if not params._plain:
         return _explained.keep(*_rated(params, state, pairings, games, side, match))
     rating = state[0]
     scale = params.scale
     edge = 0.0
-    if params.home_advantage and match is not None and len(match.teams) == 2:
-        edge = home_edge(params.home_advantage, match.home, side)
+    advantage = params.home_advantage
+    if advantage and match is not None and len(match.teams) == 2:
+        home = match.home  # (home_edge, written out)
+        edge = 0.0 if home is None else advantage if home == side else -advantage
     surprise = 0.0
     for opponent, score, weight in pairings:
-        surprise += weight * (score - logistic10((opponent[0] - rating - edge) / scale))
-    k = _k_of(params, state, games)
-    if params.margin != "none":
+        x = (opponent[0] - rating - edge) / scale
+        surprise += weight * (score - (1.0 / (1.0 + 10.0**x) if x < 308.0 else 0.0))
+    k = params._k
+    if k is None:
+        k = _k_of(params, state, games)
+    if params._margined:
         factors = {"k": k}
         k *= _margin_factor(
             params, pairings, match, side, rating + edge - pairings[0][0][0], factors
         )
+        new = rating + k * surprise
+        if not -RATING_LIMIT <= new <= RATING_LIMIT:
+            new = limit(new, -RATING_LIMIT, RATING_LIMIT)
+        peak = state[1]
+        return _explained.keep((new, new if new > peak else peak), factors)
     new = rating + k * surprise
     if not -RATING_LIMIT <= new <= RATING_LIMIT:
         new = limit(new, -RATING_LIMIT, RATING_LIMIT)
     peak = state[1]
-    out = (new, new if new > peak else peak)
-    if params.margin != "none":
-        return _explained.keep(out, factors)
-    return out
+    return (new, new if new > peak else peak)
 
 
 @hookimpl
@@ -803,18 +831,22 @@ def rankcraft_explain(
 ) -> dict[str, float]:
     """``k`` (the K-factor used), with ``margin``, ``season_k_boost`` and ``pool_k`` where
     they applied."""
+    known = params._k_factors  # (a constant K explains every change)
+    if known is not None:
+        return known
+    if params._plain and not params._margined:
+        # a plain update without a margin keeps no factors: K alone explains it
+        k = _k_of(params, state, games)
+        known = _k_explained.get(k)
+        if known is None:
+            if len(_k_explained) > 4096:  # (a schedule by rating: many values)
+                _k_explained.clear()
+            known = _k_explained[k] = {"k": k}
+        return known
     kept = _explained.of(after)
     if kept is not None:
         return kept
-    if _plain(params):
-        if params.margin == "none":
-            k = _k_of(params, state, games)
-            known = _k_explained.get(k)
-            if known is None:
-                if len(_k_explained) > 4096:  # (a schedule by rating: many values)
-                    _k_explained.clear()
-                known = _k_explained[k] = {"k": k}
-            return known
+    if params._plain:
         again = _explained.of(rankcraft_update(params, state, pairings, games, side, match))
         assert again is not None
         return again

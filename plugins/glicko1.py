@@ -46,6 +46,7 @@ RATING, DEVIATION = range(2)
 Q = math.log(10.0) / 400.0
 """Glickman's q = ln 10 / 400 = 0.0057564627… (per rating point)."""
 _3Q2_PI2 = 3.0 * Q * Q / (math.pi * math.pi)
+_Q2 = Q * Q  # (the value ``Q * Q`` gives wherever it is computed)
 
 DEVIATION_RANGE = (0.001, 1e4)
 """The RD a state may hold and params may set, rating points: above 0 (1/RD² must stay
@@ -85,7 +86,7 @@ def rate(
         e = 1.0 / (1.0 + 10.0**x) if x < 308.0 else 0.0
         inv_d2 += weight * g_j * g_j * e * (1.0 - e)
         total += weight * g_j * (score - e)
-    inv_d2 *= Q * Q
+    inv_d2 *= _Q2
     precision = 1.0 / (deviation * deviation) + inv_d2
     return rating + Q / precision * total, math.sqrt(1.0 / precision)
 
@@ -168,6 +169,17 @@ class Glicko1Params:
     home_advantage: float = attrs.field(default=0.0, validator=_rating)
     margin: str = attrs.field(default="none", validator=attrs.validators.in_(MARGIN_RULES))
 
+    # derived from the fields once, when the params are built, for the per-match hooks
+    # (not fields of the table: never read from it nor written back)
+    _floor: float = attrs.field(init=False, eq=False, repr=False)
+    """:attr:`floor`."""
+    _ceiling: float = attrs.field(init=False, eq=False, repr=False)
+    """:attr:`ceiling`."""
+    _c: float = attrs.field(init=False, eq=False, repr=False)
+    """:attr:`decay_c`."""
+    _margined: bool = attrs.field(init=False, eq=False, repr=False)
+    """A margin rule multiplies the rating change (``margin`` is not ``"none"``)."""
+
     @max_deviation.validator
     def _check_max(self, attribute: attrs.Attribute[float | None], value: float | None) -> None:
         if value is not None:
@@ -188,6 +200,10 @@ class Glicko1Params:
                 f"'min_deviation' must be <= the maximum deviation ({self.ceiling}): "
                 f"{self.min_deviation}"
             )
+        object.__setattr__(self, "_floor", self.floor)
+        object.__setattr__(self, "_ceiling", self.ceiling)
+        object.__setattr__(self, "_c", self.decay_c)
+        object.__setattr__(self, "_margined", self.margin != "none")
 
     @property
     def floor(self) -> float:
@@ -247,9 +263,9 @@ def grow(params: Glicko1Params, deviation: float, periods: float) -> float:
     """RD after ``periods`` idle rating periods, clamped to the deviation bounds."""
     if params.whole_periods:
         periods = math.floor(periods + 1e-9)
-    c = params.decay_c
+    c = params._c
     grown = math.sqrt(deviation * deviation + c * c * periods)
-    return min(max(grown, params.floor), params.ceiling)
+    return min(max(grown, params._floor), params._ceiling)
 
 
 @hookimpl
@@ -263,6 +279,21 @@ def rankcraft_decay(params: Glicko1Params, state: State, periods: float) -> Stat
 def rankcraft_expectation(
     params: Glicko1Params, side_states: Sequence[State], home: int | None
 ) -> list[float]:
+    if len(side_states) == 2:
+        # (side_probabilities' two-sided case, home_edge, win_probability and g, written
+        # out: the same operations in the same order)
+        advantage = params.home_advantage
+        edge = 0.0 if home is None or advantage == 0.0 else advantage if home == 0 else -advantage
+        a, b = side_states
+        a_deviation, b_deviation = a[DEVIATION], b[DEVIATION]
+        combined = math.sqrt(a_deviation * a_deviation + b_deviation * b_deviation)
+        x = (
+            -(1.0 / math.sqrt(1.0 + _3Q2_PI2 * combined * combined))
+            * (a[RATING] + edge - b[RATING])
+            / 400.0
+        )
+        p = 1.0 / (1.0 + 10.0**x) if x < 308.0 else 0.0
+        return [p, 1.0 - p]
     return side_probabilities(
         side_states,
         lambda a, b, edge: win_probability(
@@ -315,20 +346,37 @@ def rankcraft_update(
         # in the previous one); idle periods before it came through rankcraft_decay.
         deviation = grow(params, deviation, 1.0)
     edge = 0.0
-    if match is not None and len(match.teams) == 2:
-        edge = home_edge(params.home_advantage, match.home, side)
-    rating, new_deviation = rate(
-        state[RATING] + edge,
-        deviation,
-        [(p[0][RATING], p[0][DEVIATION], p[1], p[2]) for p in pairings],
-    )
+    advantage = params.home_advantage
+    if advantage != 0.0 and match is not None and len(match.teams) == 2:
+        home = match.home  # (home_edge, written out)
+        edge = 0.0 if home is None else advantage if home == side else -advantage
+    mine = state[RATING] + edge
+    # (rate and g, written out: the same operations in the same order)
+    inv_d2 = 0.0
+    total = 0.0
+    for opponent_state, score, weight in pairings:
+        opponent_deviation = opponent_state[DEVIATION]
+        g_j = 1.0 / math.sqrt(1.0 + _3Q2_PI2 * opponent_deviation * opponent_deviation)
+        x = -g_j * (mine - opponent_state[RATING]) / 400.0
+        e = 1.0 / (1.0 + 10.0**x) if x < 308.0 else 0.0
+        inv_d2 += weight * g_j * g_j * e * (1.0 - e)
+        total += weight * g_j * (score - e)
+    inv_d2 *= _Q2
+    precision = 1.0 / (deviation * deviation) + inv_d2
+    rating = mine + Q / precision * total
+    new_deviation = math.sqrt(1.0 / precision)
     rating -= edge
-    margin = match_margin(match, side, len(pairings)) if params.margin != "none" else None
+    margin = match_margin(match, side, len(pairings)) if params._margined else None
     if margin is not None:
         lead = state[RATING] + edge - pairings[0][0][RATING]
         multiplier = margin_multiplier(margin, lead)
         rating = state[RATING] + (rating - state[RATING]) * multiplier
-    new_deviation = min(max(new_deviation, params.floor), params.ceiling)
+    # (min(max(new_deviation, floor), ceiling), written out: the same comparisons)
+    floor, ceiling = params._floor, params._ceiling
+    if floor > new_deviation:
+        new_deviation = floor
+    if ceiling < new_deviation:
+        new_deviation = ceiling
     if not -RATING_LIMIT <= rating <= RATING_LIMIT:
         rating = limit(rating, -RATING_LIMIT, RATING_LIMIT)
     out = (rating, new_deviation)
@@ -350,7 +398,7 @@ def rankcraft_explain(
 ) -> dict[str, float] | None:
     """``margin`` (the margin-of-victory multiplier of the rating change) where it applied;
     None otherwise (Glicko's change has no other factor)."""
-    if params.margin == "none":
+    if not params._margined:
         return None
     kept = _explained.of(after)
     if kept is not None:

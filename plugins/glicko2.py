@@ -46,7 +46,6 @@ from rankcraft.validators import RATING_LIMIT, interval, limit, pair, state_with
 from ._matchup import (
     MARGIN_RULES,
     LastFactors,
-    home_edge,
     logistic,
     margin_multiplier,
     match_margin,
@@ -71,6 +70,8 @@ PHI_RANGE = (0.001 / SCALE, 1e4 / SCALE)
 """The φ a state may hold: an RD from 0.001 to 10,000 Glicko rating points."""
 SIGMA_RANGE = (1e-6, 10.0)
 """The volatility σ a state may hold."""
+_PHI_LOW, _PHI_HIGH = PHI_RANGE
+_SIGMA_LOW, _SIGMA_HIGH = SIGMA_RANGE
 
 
 def g(phi: float) -> float:
@@ -103,27 +104,46 @@ def volatility_objective(
 def new_volatility(
     phi: float, sigma: float, tau: float, v: float, delta: float, epsilon: float = 1e-6
 ) -> float:
-    """Glickman's step 5: σ' by the Illinois algorithm (bracket and ``≤`` test as published)."""
+    """Glickman's step 5: σ' by the Illinois algorithm (bracket and ``≤`` test as published).
+
+    f (:func:`volatility_objective`) is written out at each of its uses, the same
+    operations in the same order (a call per evaluation cost as much as the evaluation)."""
     a = math.log(sigma * sigma)
     delta2 = delta * delta
     phi2 = phi * phi
-    f = volatility_objective(phi, sigma, tau, v, delta)
+    tau2 = tau * tau
+    exp = math.exp
+    # f(x) = ex (delta2 - phi2 - v - ex) / (2 (phi2 + v + ex)²) - (x - a) / tau2 with
+    # ex = e^x, its terms left to right: (phi2 + v) and (delta2 - phi2 - v) come first
+    spread = phi2 + v
+    surplus = delta2 - phi2 - v
 
     big_a = a
-    if delta2 > phi2 + v:
-        big_b = math.log(delta2 - phi2 - v)
+    if delta2 > spread:
+        big_b = math.log(surplus)
     else:
         k = 1
-        while f(a - k * tau) < 0.0:
+        while True:
+            x = a - k * tau
+            ex = exp(x)
+            total = spread + ex
+            if not ex * (surplus - ex) / (2.0 * total * total) - (x - a) / tau2 < 0.0:
+                break
             k += 1
         big_b = a - k * tau
-    f_a = f(big_a)
-    f_b = f(big_b)
+    ex = exp(big_a)
+    total = spread + ex
+    f_a = ex * (surplus - ex) / (2.0 * total * total) - (big_a - a) / tau2
+    ex = exp(big_b)
+    total = spread + ex
+    f_b = ex * (surplus - ex) / (2.0 * total * total) - (big_b - a) / tau2
     for _ in range(_MAX_ITERATIONS):
         if abs(big_b - big_a) <= epsilon or f_b == f_a:
             break
         big_c = big_a + (big_a - big_b) * f_a / (f_b - f_a)
-        f_c = f(big_c)
+        ex = exp(big_c)
+        total = spread + ex
+        f_c = ex * (surplus - ex) / (2.0 * total * total) - (big_c - a) / tau2
         if f_c * f_b <= 0.0:
             big_a, f_a = big_b, f_b
         else:
@@ -145,11 +165,19 @@ def rate(
     inv_v = 0.0
     total = 0.0
     for opponent_mu, opponent_phi, score, weight in results:
-        g_j = g(opponent_phi)
+        g_j = 1.0 / math.sqrt(1.0 + _3_PI2 * opponent_phi * opponent_phi)  # (g)
         x = -g_j * (mu - opponent_mu)
         e = 1.0 / (1.0 + math.exp(x)) if x < 709.0 else 0.0
         inv_v += weight * g_j * g_j * e * (1.0 - e)
         total += weight * g_j * (score - e)
+    return _rated(mu, phi, sigma, tau, epsilon, inv_v, total)
+
+
+def _rated(
+    mu: float, phi: float, sigma: float, tau: float, epsilon: float, inv_v: float, total: float
+) -> tuple[float, float, float]:
+    """:func:`rate` from the period's sums ``inv_v`` = Σ w g² E (1 - E) and ``total`` =
+    Σ w g (s - E)."""
     if inv_v <= 0.0:  # no information (every weight 0): only time passes
         return mu, math.sqrt(phi * phi + sigma * sigma), sigma
     v = 1.0 / inv_v
@@ -213,11 +241,30 @@ class Glicko2Params:
         default=(0.04, 0.08), converter=pair, validator=interval
     )
 
+    # derived from the fields once, when the params are built, for the per-match hooks
+    # (not fields of the table: never read from it nor written back)
+    _margined: bool = attrs.field(init=False, eq=False, repr=False)
+    """A margin rule multiplies the change of μ (``margin`` is not ``"none"``)."""
+    _bounds: tuple[float, float, float, float, float, float] | None = attrs.field(
+        init=False, eq=False, repr=False
+    )
+    """(μ low, μ high, φ low, φ high, σ low, σ high) when ``bounded``, else None."""
+
     def __attrs_post_init__(self) -> None:
         if self.bounded and self.deviation_bounds[0] <= 0:
             raise ValueError(f"'deviation_bounds' must be above 0: {list(self.deviation_bounds)}")
         if self.bounded and self.volatility_bounds[0] <= 0:
             raise ValueError(f"'volatility_bounds' must be above 0: {list(self.volatility_bounds)}")
+        object.__setattr__(self, "_margined", self.margin != "none")
+        bounds = None
+        if self.bounded:
+            (mu_lo, mu_hi), (phi_lo, phi_hi), (sigma_lo, sigma_hi) = (
+                self.rating_bounds,
+                self.deviation_bounds,
+                self.volatility_bounds,
+            )
+            bounds = (mu_lo, mu_hi, phi_lo, phi_hi, sigma_lo, sigma_hi)
+        object.__setattr__(self, "_bounds", bounds)
 
     def clamp(self, mu: float, phi: float, sigma: float) -> Glicko2Skill:
         """The state, clamped to the bounds when ``bounded``."""
@@ -226,19 +273,18 @@ class Glicko2Params:
     def clamp_values(self, mu: float, phi: float, sigma: float) -> tuple[float, float, float]:
         """(μ, φ, σ), clamped to the bounds when ``bounded``, and always to the physical
         limits ``MU_LIMIT``, ``PHI_RANGE``, ``SIGMA_RANGE``."""
-        if self.bounded:
-            lo, hi = self.rating_bounds
-            mu = lo if mu < lo else hi if mu > hi else mu
-            lo, hi = self.deviation_bounds
-            phi = lo if phi < lo else hi if phi > hi else phi
-            lo, hi = self.volatility_bounds
-            sigma = lo if sigma < lo else hi if sigma > hi else sigma
+        bounds = self._bounds
+        if bounds is not None:
+            mu_lo, mu_hi, phi_lo, phi_hi, sigma_lo, sigma_hi = bounds
+            mu = mu_lo if mu < mu_lo else mu_hi if mu > mu_hi else mu
+            phi = phi_lo if phi < phi_lo else phi_hi if phi > phi_hi else phi
+            sigma = sigma_lo if sigma < sigma_lo else sigma_hi if sigma > sigma_hi else sigma
         if not -MU_LIMIT <= mu <= MU_LIMIT:
             mu = limit(mu, -MU_LIMIT, MU_LIMIT)
-        if not PHI_RANGE[0] <= phi <= PHI_RANGE[1]:
-            phi = limit(phi, *PHI_RANGE)
-        if not SIGMA_RANGE[0] <= sigma <= SIGMA_RANGE[1]:
-            sigma = limit(sigma, *SIGMA_RANGE)
+        if not _PHI_LOW <= phi <= _PHI_HIGH:
+            phi = limit(phi, _PHI_LOW, _PHI_HIGH)
+        if not _SIGMA_LOW <= sigma <= _SIGMA_HIGH:
+            sigma = limit(sigma, _SIGMA_LOW, _SIGMA_HIGH)
         return mu, phi, sigma
 
 
@@ -290,9 +336,15 @@ def win_probability(a: State, b: State) -> float:
 def rankcraft_expectation(
     params: Glicko2Params, side_states: Sequence[State], home: int | None
 ) -> list[float]:
-    edge = home_edge(params.home_advantage, home, 0)
+    advantage = params.home_advantage  # (home_edge, written out)
+    edge = 0.0 if home is None or advantage == 0.0 else advantage if home == 0 else -advantage
     if len(side_states) == 2 and edge == 0.0:  # (the common case, without a shifted state)
-        p = win_probability(side_states[0], side_states[1])
+        # (win_probability, g and logistic, written out: the same operations in order)
+        a, b = side_states
+        a_phi, b_phi = a[PHI], b[PHI]
+        combined = math.sqrt(a_phi * a_phi + b_phi * b_phi)
+        x = -(1.0 / math.sqrt(1.0 + _3_PI2 * combined * combined)) * (a[MU] - b[MU])
+        p = 1.0 / (1.0 + math.exp(x)) if x < 709.0 else 0.0
         return [p, 1.0 - p]
     return side_probabilities(
         side_states,
@@ -335,18 +387,26 @@ def rankcraft_update(
     match: Match | None,
 ) -> State:
     edge = 0.0
-    if match is not None and len(match.teams) == 2:
-        edge = home_edge(params.home_advantage, match.home, side)
-    mu, phi, sigma = rate(
-        state[MU] + edge,
-        state[PHI],
-        state[SIGMA],
-        params.tau,
-        [(p[0][MU], p[0][PHI], p[1], p[2]) for p in pairings],
-        params.epsilon,
+    advantage = params.home_advantage
+    if advantage != 0.0 and match is not None and len(match.teams) == 2:
+        home = match.home  # (home_edge, written out)
+        edge = 0.0 if home is None else advantage if home == side else -advantage
+    mine = state[MU] + edge
+    # (rate's sums over the pairings, with g, written out: the same operations in order)
+    inv_v = 0.0
+    total = 0.0
+    for opponent, score, weight in pairings:
+        opponent_phi = opponent[PHI]
+        g_j = 1.0 / math.sqrt(1.0 + _3_PI2 * opponent_phi * opponent_phi)
+        x = -g_j * (mine - opponent[MU])
+        e = 1.0 / (1.0 + math.exp(x)) if x < 709.0 else 0.0
+        inv_v += weight * g_j * g_j * e * (1.0 - e)
+        total += weight * g_j * (score - e)
+    mu, phi, sigma = _rated(
+        mine, state[PHI], state[SIGMA], params.tau, params.epsilon, inv_v, total
     )
     mu -= edge
-    margin = match_margin(match, side, len(pairings)) if params.margin != "none" else None
+    margin = match_margin(match, side, len(pairings)) if params._margined else None
     if margin is None:
         return params.clamp_values(mu, phi, sigma)
     lead = SCALE * (state[MU] + edge - pairings[0][0][MU])
@@ -367,7 +427,7 @@ def rankcraft_explain(
 ) -> dict[str, float] | None:
     """``margin`` (the margin-of-victory multiplier of the change of μ) where it applied;
     None otherwise (Glicko-2's change has no other factor)."""
-    if params.margin == "none":
+    if not params._margined:
         return None
     kept = _explained.of(after)
     if kept is not None:

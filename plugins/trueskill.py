@@ -35,7 +35,7 @@ import attrs
 from rankcraft import Match, Needs, hookimpl, state_field
 from rankcraft.validators import RATING_LIMIT, state_within, within
 
-from ._gaussian import cdf, pdf, ppf, v_draw, v_win, w_draw, w_win
+from ._gaussian import _INV_SQRT_2PI, _SQRT2, _W_MAX, cdf, pdf, ppf, v_draw, v_win, w_draw, w_win
 from .wenglin import SIGMA_RANGE, bounded, mu_change, play_weights, side_score
 
 _mu = within(-RATING_LIMIT, RATING_LIMIT)
@@ -83,6 +83,20 @@ class TrueSkillParams:
     min_delta: float = attrs.field(default=0.0001, validator=within(1e-12, 1.0))
     max_passes: int = attrs.field(default=10, validator=within(1, 1000))
     points_per_sd: int = attrs.field(default=8, validator=within(2, 64))
+
+    # derived from the fields once, when the params are built, for the per-match hooks
+    # (not fields of the table: never read from it nor written back)
+    _beta2: float = attrs.field(init=False, eq=False, repr=False)
+    """β · β."""
+    _tau2: float = attrs.field(init=False, eq=False, repr=False)
+    """τ · τ."""
+    _duel_margin: float = attrs.field(init=False, eq=False, repr=False)
+    """The draw margin of a 1-v-1, :meth:`draw_margin` (2)."""
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "_beta2", self.beta * self.beta)
+        object.__setattr__(self, "_tau2", self.tau * self.tau)
+        object.__setattr__(self, "_duel_margin", self.draw_margin(2))
 
     def draw_margin(self, players: int) -> float:
         """ε for a comparison of two teams with ``players`` players between them."""
@@ -305,10 +319,6 @@ def rate_messages(
     return out
 
 
-_margins: dict[tuple[float, float], float] = {}
-"""The draw margin of a 1-v-1 by (draw probability, β): ``TrueSkillParams.draw_margin(2)``."""
-
-
 def _sum_one(pi: float, tau: float) -> tuple[float, float]:
     """:func:`_sum`'s message for one term of coefficient 1 with cavity (pi, tau)."""
     mu = 0.0 + (tau / pi if pi else 0.0)
@@ -352,21 +362,39 @@ def _settle(
     d_pi = d_tau = 0.0  # the difference's value
     m_pi = m_tau = 0.0  # its message from the difference factor (none yet)
     t_pi = t_tau = 0.0  # its message from the truncation (none yet)
+    sqrt, exp, erfc = math.sqrt, math.exp, math.erfc
+    min_delta = params.min_delta
     for _ in range(params.max_passes):
         d_pi, d_tau = d_pi - m_pi + diff_pi, d_tau - m_tau + diff_tau
         m_pi, m_tau = diff_pi, diff_tau
         pi, tau = d_pi - t_pi, d_tau - t_tau
-        sqrt_pi = math.sqrt(pi)
+        sqrt_pi = sqrt(pi)
         z, t = tau / sqrt_pi, margin * sqrt_pi
         if draw:
             v, w = v_draw(z, t), w_draw(z, t)
         else:
-            v, w = v_win(z, t), w_win(z, t)
+            # (v_win, w_win, cdf and pdf, written out: w_win's own v_win(z, t) is v)
+            d = z - t
+            denominator = 0.5 * erfc(-d / _SQRT2)
+            v = -d if denominator < 1e-300 else _INV_SQRT_2PI * exp(-0.5 * d * d) / denominator
+            w = v * (v + z - t)
+            if w < 0.0:  # (min(max(w, 0.0), _W_MAX): the same comparisons)
+                w = 0.0
+            if w > _W_MAX:
+                w = _W_MAX
         new_pi, new_tau = pi / (1.0 - w), (tau + sqrt_pi * v) / (1.0 - w)
         t_pi, t_tau = new_pi + t_pi - d_pi, new_tau + t_tau - d_tau
-        delta = _moved_by(d_pi, d_tau, new_pi, new_tau)
+        # (_moved_by, written out)
+        moved = abs(d_pi - new_pi)
+        if moved == _INF:
+            delta = 0.0
+        else:
+            delta = abs(d_tau - new_tau)
+            moved = sqrt(moved)
+            if moved > delta:
+                delta = moved
         d_pi, d_tau = new_pi, new_tau
-        if delta <= params.min_delta:
+        if delta <= min_delta:
             break
     # the difference up to team 1 (team 1 = difference + team 2), then to team 2
     c_pi, c_tau = d_pi - m_pi, d_tau - m_tau
@@ -392,8 +420,8 @@ def duel_messages(
     the same operations in the same order as ``_Var`` and ``_sum`` do them (a message
     replaced in place is subtracted and added back, as ``send`` does), so the messages are
     :func:`rate_messages`' own, bit for bit (tests/test_trueskill.py compares them)."""
-    beta2 = params.beta * params.beta
-    tau2 = params.tau * params.tau
+    beta2 = params._beta2
+    tau2 = params._tau2
     swap = place_a > place_b  # (the graph runs in the order of the result)
     mu1, s1, mu2, s2 = (mu_b, sigma_b, mu_a, sigma_a) if swap else (mu_a, sigma_a, mu_b, sigma_b)
     # prior and likelihood down, then the team sum (one member, coefficient 1)
@@ -402,30 +430,41 @@ def duel_messages(
     a = 1.0 / (1.0 + beta2 * big_p)
     lik_pi1, lik_tau1 = a * big_p, a * big_t
     perf_pi1, perf_tau1 = 0.0 + lik_pi1, 0.0 + lik_tau1
-    down_pi1, down_tau1 = _sum_one(perf_pi1, perf_tau1)
+    # (_sum_one, written out here and below)
+    mu = 0.0 + (perf_tau1 / perf_pi1 if perf_pi1 else 0.0)
+    pi_inv = (0.0 + 1.0 / perf_pi1) if perf_pi1 else _INF
+    down_pi1 = 1.0 / pi_inv if pi_inv else _INF
+    down_tau1 = down_pi1 * mu
     team_pi1, team_tau1 = 0.0 + down_pi1, 0.0 + down_tau1
     variance = s2 * s2 + tau2
     big_p, big_t = 1.0 / variance, mu2 / variance
     a = 1.0 / (1.0 + beta2 * big_p)
     lik_pi2, lik_tau2 = a * big_p, a * big_t
     perf_pi2, perf_tau2 = 0.0 + lik_pi2, 0.0 + lik_tau2
-    down_pi2, down_tau2 = _sum_one(perf_pi2, perf_tau2)
+    mu = 0.0 + (perf_tau2 / perf_pi2 if perf_pi2 else 0.0)
+    pi_inv = (0.0 + 1.0 / perf_pi2) if perf_pi2 else _INF
+    down_pi2 = 1.0 / pi_inv if pi_inv else _INF
+    down_tau2 = down_pi2 * mu
     team_pi2, team_tau2 = 0.0 + down_pi2, 0.0 + down_tau2
     # the difference (team 1 - team 2) and its truncation, swept until it settles
-    key = (params.draw_probability, params.beta)
-    margin = _margins.get(key)
-    if margin is None:
-        margin = _margins[key] = params.draw_margin(2)
     draw = place_a == place_b
     team_pi1, team_tau1, team_pi2, team_tau2 = _settle(
-        params, margin, draw, team_pi1, team_tau1, team_pi2, team_tau2
+        params, params._duel_margin, draw, team_pi1, team_tau1, team_pi2, team_tau2
     )
     # the team sums up to the performances, and the likelihoods up to the skills
-    up_pi, up_tau = _sum_one(team_pi1 - down_pi1, team_tau1 - down_tau1)
+    c_pi, c_tau = team_pi1 - down_pi1, team_tau1 - down_tau1
+    mu = 0.0 + (c_tau / c_pi if c_pi else 0.0)
+    pi_inv = (0.0 + 1.0 / c_pi) if c_pi else _INF
+    up_pi = 1.0 / pi_inv if pi_inv else _INF
+    up_tau = up_pi * mu
     pi, tau = perf_pi1 - 0.0 + up_pi - lik_pi1, perf_tau1 - 0.0 + up_tau - lik_tau1
     a = 1.0 / (1.0 + beta2 * pi)
     first = _new_message(TrueSkillMessage, (a * pi, a * tau))
-    up_pi, up_tau = _sum_one(team_pi2 - down_pi2, team_tau2 - down_tau2)
+    c_pi, c_tau = team_pi2 - down_pi2, team_tau2 - down_tau2
+    mu = 0.0 + (c_tau / c_pi if c_pi else 0.0)
+    pi_inv = (0.0 + 1.0 / c_pi) if c_pi else _INF
+    up_pi = 1.0 / pi_inv if pi_inv else _INF
+    up_tau = up_pi * mu
     pi, tau = perf_pi2 - 0.0 + up_pi - lik_pi2, perf_tau2 - 0.0 + up_tau - lik_tau2
     a = 1.0 / (1.0 + beta2 * pi)
     second = _new_message(TrueSkillMessage, (a * pi, a * tau))
@@ -655,12 +694,13 @@ def rankcraft_team(
 
 @hookimpl
 def rankcraft_expectation(params: TrueSkillParams, side_states: Sequence[State]) -> list[float]:
-    if len(side_states) == 2:  # (win_probabilities' two-sided case, written out)
+    if len(side_states) == 2:  # (win_probabilities' two-sided case and cdf, written out)
         a, b = side_states
-        beta2 = params.beta * params.beta
+        beta2 = params._beta2
         sd_a = math.sqrt(a[SIGMA] * a[SIGMA] + (a[PLAYERS] if len(a) > PLAYERS else 1) * beta2)
         sd_b = math.sqrt(b[SIGMA] * b[SIGMA] + (b[PLAYERS] if len(b) > PLAYERS else 1) * beta2)
-        p = cdf((a[MU] - b[MU]) / math.sqrt(sd_a**2 + sd_b**2))
+        x = (a[MU] - b[MU]) / math.sqrt(sd_a**2 + sd_b**2)
+        p = 0.5 * math.erfc(-x / _SQRT2)
         return [p, 1.0 - p]
     return win_probabilities(
         params,
@@ -674,7 +714,7 @@ def _moved(
     """(μ, σ) after the pairings, before the limits."""
     if len(pairings) == 1 and type(pairings[0][0]) is TrueSkillMessage:
         message, _, weight = pairings[0]
-        variance = state[SIGMA] * state[SIGMA] + params.tau * params.tau
+        variance = state[SIGMA] * state[SIGMA] + params._tau2
         pi = 1.0 / variance + message[0] * weight
         tau = state[MU] / variance + message[1] * weight
         return tau / pi, math.sqrt(1.0 / pi)
@@ -691,6 +731,17 @@ def _moved(
 def rankcraft_update(
     params: TrueSkillParams, state: State, pairings: Sequence[Sequence[Any]]
 ) -> State:
+    if len(pairings) == 1 and type(pairings[0][0]) is TrueSkillMessage:
+        # (_moved's case of one message and bounded's common case, written out)
+        message, _, weight = pairings[0]
+        sigma = state[SIGMA]
+        variance = sigma * sigma + params._tau2
+        pi = 1.0 / variance + message[0] * weight
+        tau = state[MU] / variance + message[1] * weight
+        mu, sigma = tau / pi, math.sqrt(1.0 / pi)
+        if -RATING_LIMIT <= mu <= RATING_LIMIT and _SIGMA_LOW <= sigma <= _SIGMA_HIGH:
+            return (mu, sigma)
+        return bounded("trueskill", mu, sigma)
     return bounded("trueskill", *_moved(params, state, pairings))
 
 
@@ -699,6 +750,10 @@ def rankcraft_explain(
     params: TrueSkillParams, state: State, pairings: Sequence[Sequence[Any]], after: State
 ) -> dict[str, float] | None:
     """``mu_change`` (the change of μ, before the rating limit) for a match's one result."""
+    if len(pairings) == 1:  # (mu_change, written out)
+        mu = after[MU]
+        if mu != RATING_LIMIT and mu != -RATING_LIMIT:
+            return {"mu_change": mu - state[MU]}
     return mu_change(state, after, pairings, lambda: _moved(params, state, pairings)[0])
 
 

@@ -43,7 +43,7 @@ from rankcraft import Match, Needs, hookimpl, state_field
 from rankcraft.errors import PluginError
 from rankcraft.validators import RATING_LIMIT, limit, state_within, within
 
-from ._gaussian import cdf, v_draw, v_win, w_draw, w_win
+from ._gaussian import _SQRT2, cdf, v_draw, v_win, w_draw, w_win
 from ._matchup import side_probabilities
 
 MODELS: tuple[str, ...] = (
@@ -104,6 +104,23 @@ class WengLinParams:
     epsilon: float = attrs.field(default=0.1, validator=within(0.0, 1e6))
     window: int = attrs.field(default=4, validator=within(1, 1000))
     limit_sigma: bool = False
+
+    # derived from the fields once, when the params are built, for the per-match hooks
+    # (not fields of the table: never read from it nor written back)
+    _plackett_luce: bool = attrs.field(init=False, eq=False, repr=False)
+    """``model`` is ``"plackett-luce"`` (the team step's written-out two-sided cases)."""
+    _tau2: float = attrs.field(init=False, eq=False, repr=False)
+    """τ · τ."""
+    _beta2: float = attrs.field(init=False, eq=False, repr=False)
+    """β · β."""
+    _two_beta2: float = attrs.field(init=False, eq=False, repr=False)
+    """2 · β · β (the expectation's, in that order)."""
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "_plackett_luce", self.model == "plackett-luce")
+        object.__setattr__(self, "_tau2", self.tau * self.tau)
+        object.__setattr__(self, "_beta2", self.beta * self.beta)
+        object.__setattr__(self, "_two_beta2", 2.0 * self.beta * self.beta)
 
 
 @attrs.frozen(slots=True)
@@ -333,7 +350,7 @@ def rankcraft_team(
     at_mu, at_sigma = layout["mu"], layout["sigma"]
     if (
         len(sides) == 2
-        and params.model == "plackett-luce"
+        and params._plackett_luce
         and len(sides[0]) == 1
         and len(sides[1]) == 1
         and (match is None or match.seconds_played is None)
@@ -346,7 +363,7 @@ def rankcraft_team(
         return (((step_a, score, weight),),), (((step_b, 1.0 - score, weight),),)
     weights = play_weights(match, sides, weight)
     teams = [[(s[at_mu], s[at_sigma]) for s in side] for side in sides]
-    if len(sides) == 2 and params.model == "plackett-luce":
+    if len(sides) == 2 and params._plackett_luce:
         score = 1.0 if places[0] < places[1] else 0.5 if places[0] == places[1] else 0.0
         steps = two_teams(params, teams, places, weights)
         return [
@@ -373,7 +390,7 @@ def _two_sums(
     :func:`_omega_delta` for two teams, written out; ``a_first`` is 1 when team a placed
     first, -1 when b did, 0 for a tie. The operations are its own, in its order (the sums
     of two terms, the second place's own term of 0)."""
-    beta2 = params.beta * params.beta
+    beta2 = params._beta2
     sqrt, exp = math.sqrt, math.exp
     c = sqrt((var_a + beta2) + (var_b + beta2))
     log_a, log_b = mu_a / c, mu_b / c
@@ -418,15 +435,35 @@ def duel(
     Every floating-point operation is :func:`rate`'s for this shape, in its order (the
     sums of one term, the shares of 1), so the steps are its own, bit for bit
     (tests/test_wenglin.py compares them)."""
-    tau2 = params.tau * params.tau
+    tau2 = params._tau2
     kappa = params.kappa
-    sqrt = math.sqrt
+    sqrt, exp = math.sqrt, math.exp
     grown_a = sqrt(sigma_a * sigma_a + tau2)
     grown_b = sqrt(sigma_b * sigma_b + tau2)
-    first = 0 if place_a == place_b else 1 if place_a < place_b else -1
-    omega_a, delta_a, omega_b, delta_b = _two_sums(
-        params, mu_a, grown_a * grown_a, mu_b, grown_b * grown_b, first
-    )
+    # (_two_sums, written out: the same operations in the same order)
+    var_a, var_b = grown_a * grown_a, grown_b * grown_b
+    beta2 = params._beta2
+    c = sqrt((var_a + beta2) + (var_b + beta2))
+    log_a, log_b = mu_a / c, mu_b / c
+    top = log_a if log_a >= log_b else log_b
+    log_sum = top + math.log(exp(log_a - top) + exp(log_b - top))
+    r_a, r_b = exp(log_a - log_sum), exp(log_b - log_sum)
+    if place_a == place_b:
+        omega_a = (1.0 - r_a) / 2 - r_a / 2
+        omega_b = (1.0 - r_b) / 2 - r_b / 2
+        half = r_a * (1.0 - r_a) / 2
+        delta_a = half + half
+        half = r_b * (1.0 - r_b) / 2
+        delta_b = half + half
+    elif place_a < place_b:
+        omega_a, delta_a = 1.0 - r_a, r_a * (1.0 - r_a)
+        omega_b, delta_b = 0.0 - r_b, r_b * (1.0 - r_b)
+    else:
+        omega_a, delta_a = 0.0 - r_a, r_a * (1.0 - r_a)
+        omega_b, delta_b = 1.0 - r_b, r_b * (1.0 - r_b)
+    cc = c * c
+    omega_a, delta_a = omega_a * var_a / c, delta_a * var_a / cc * (sqrt(var_a) / c)
+    omega_b, delta_b = omega_b * var_b / c, delta_b * var_b / cc * (sqrt(var_b) / c)
     shrink_a = 1.0 - delta_a * weight
     shrink_b = 1.0 - delta_b * weight
     new_a = grown_a * sqrt(kappa if kappa > shrink_a else shrink_a)
@@ -452,7 +489,7 @@ def two_teams(
 ) -> list[list[WengLinStep]]:
     """Plackett-Luce for two teams of any size: the steps of :func:`rate` (arguments as
     its own, ``weights`` given), written out for two teams, bit for bit its own."""
-    tau2 = params.tau * params.tau
+    tau2 = params._tau2
     kappa = params.kappa
     sqrt, fsum = math.sqrt, math.fsum
     grown = [[(mu, sqrt(sigma * sigma + tau2)) for mu, sigma in team] for team in teams]
@@ -481,10 +518,12 @@ def two_teams(
 
 @hookimpl
 def rankcraft_expectation(params: WengLinParams, side_states: Sequence[State]) -> list[float]:
-    two_beta2 = 2.0 * params.beta * params.beta
-    if len(side_states) == 2:  # (side_probabilities' two-sided case, written out)
+    two_beta2 = params._two_beta2
+    if len(side_states) == 2:  # (side_probabilities' two-sided case and cdf, written out)
         a, b = side_states
-        p = cdf((a[MU] - b[MU]) / math.sqrt(two_beta2 + a[SIGMA] * a[SIGMA] + b[SIGMA] * b[SIGMA]))
+        a_sigma, b_sigma = a[SIGMA], b[SIGMA]
+        x = (a[MU] - b[MU]) / math.sqrt(two_beta2 + a_sigma * a_sigma + b_sigma * b_sigma)
+        p = 0.5 * math.erfc(-x / _SQRT2)
         return [p, 1.0 - p]
 
     def beats(a: State, b: State, edge: float) -> float:
@@ -518,6 +557,8 @@ def rankcraft_update(
         step = pairings[0][0]
         mu = state[MU] + step[0]
         sigma = state[SIGMA] * math.sqrt(step[1])  # (the ratio 1.0 * step[1])
+        if -RATING_LIMIT <= mu <= RATING_LIMIT and _SIGMA_LOW <= sigma <= _SIGMA_HIGH:
+            return (mu, sigma)  # (bounded's common case, written out)
     else:
         mu, sigma = _moved(params, state, pairings)
     return bounded("wenglin", mu, sigma)
@@ -554,6 +595,10 @@ def rankcraft_explain(
     params: WengLinParams, state: State, pairings: Sequence[Sequence[Any]], after: State
 ) -> dict[str, float] | None:
     """``mu_change`` (the change of μ, before the rating limit) for a match's one result."""
+    if len(pairings) == 1:  # (mu_change, written out)
+        mu = after[MU]
+        if mu != RATING_LIMIT and mu != -RATING_LIMIT:
+            return {"mu_change": mu - state[MU]}
     return mu_change(state, after, pairings, lambda: _moved(params, state, pairings)[0])
 
 

@@ -94,6 +94,12 @@ BAD = [
         r"unknown key\(s\) 'kfactor' \(did you mean 'k_factor'\?\) @ ruleset.update.params",
     ),
     (
+        # a field derived when the params are built (init=False) is no key of the table
+        "derived-param",
+        'name = "x"\n[update]\nplugin = "elo"\n[update.params]\n_plain = true\n',
+        r"unknown key\(s\) '_plain' @ ruleset.update.params$",
+    ),
+    (
         "negative",
         'name = "x"\n[update]\nplugin = "elo"\n[update.params]\nk_factor = -1.0\n',
         r"'k_factor' must be a finite number in \[1e-06, 10000.0\]: -1.0 @ ruleset.update.params",
