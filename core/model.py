@@ -162,7 +162,8 @@ def format_time(moment: datetime) -> str:
 
     (Remembers the last few thousand times it wrote: a replay writes each match's time
     three times, and histories repeat days.)"""
-    text = _formatted.get(moment)
+    # (only a UTC time is looked up: an equal time in another zone is another text)
+    text = _formatted.get(moment) if moment.tzinfo is UTC else None
     if text is None:
         # (isoformat's first 19 characters are strftime's text, in half the time, from
         # the year 1000: strftime writes earlier years without leading zeros)

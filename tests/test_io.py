@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import rankcraft
@@ -240,6 +240,8 @@ _SCORE = st.one_of(st.integers(-3, 3), st.sampled_from([True, 1.5, -0.0, 10**400
 
 
 @settings(max_examples=400, deadline=None)
+@example(match_id="m1", first=["a"], second=["b"], scores=[1, 0], played_at="2024-05-01")
+@example(match_id="m1", first=["a"], second=["a"], scores=[1, 0], played_at="2024-05-01")
 @given(
     match_id=_IDS,
     first=st.lists(_IDS, min_size=0, max_size=2),
@@ -255,14 +257,21 @@ def test_the_common_shape_is_parsed_as_the_general_steps_parse_it(
     data = {"id": match_id, "played_at": played_at, "teams": [first, second], "scores": scores}
     for text in ("2024-05-01", "2024-05-01T20:00:00+02:00"):
         parse_match({"id": "warm", "played_at": text, "teams": [["a"], ["b"]], "scores": [1, 0]})
-    try:
-        want: Any = parse_match(_General(data))
-    except rankcraft.MatchError as exc:
-        want = str(exc)
-    try:
-        got: Any = parse_match(data)
-    except rankcraft.MatchError as exc:
-        got = str(exc)
-    assert got == want
-    if not isinstance(got, str):
-        assert got.to_dict() == want.to_dict() and got.places == want.places
+    results = []
+    for given_as in (_General(data), data):  # the general steps, then the written-out path
+        try:
+            match = parse_match(given_as)
+            results.append((match.to_dict(), match.places, match.meta == {}))
+        except rankcraft.MatchError as exc:
+            results.append(str(exc))
+    assert results[1] == results[0]
+
+
+def test_the_common_shape_takes_the_written_out_path() -> None:
+    from rankcraft.io import _duel
+
+    data = {"id": "m1", "played_at": "2024-05-01", "teams": [["a"], ["b"]], "scores": [2, 1]}
+    parse_match(data)  # (its time is now one seen before)
+    match = _duel(data)
+    assert match is not None and match.scores == (2.0, 1.0) and match.places == (1, 2)
+    assert _duel({**data, "teams": [["a"], ["a"]]}) is None

@@ -319,27 +319,25 @@ def test_old_packed_matches_are_compressed_in_blocks_and_read_back() -> None:
     ]
 
 
-def test_a_block_of_matches_marshal_cannot_write_is_kept_packed() -> None:
-    """A match the flat form cannot hold (here a time in another zone than UTC, built as
-    a :class:`Match` by hand) puts its block into the packed form; it reads back the same."""
+def test_a_block_of_matches_marshal_cannot_write_is_kept_packed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A match the flat form cannot hold (say, a state holding a value marshal cannot
+    write) puts its block into the packed form; it reads back the same."""
     import zlib
-    from datetime import timedelta, timezone
 
-    from rankcraft.io import parse_match
+    from rankcraft.store import memory
     from rankcraft.store.memory import BLOCK
 
-    matches: list[Any] = [parse_match(m) for m in mixed_history(2 * BLOCK + 5, 4)]
-    odd = matches[3]
-    zone = timezone(timedelta(hours=1))
-    matches[3] = rankcraft.Match(
-        id=odd.id,
-        played_at=odd.played_at.astimezone(zone),
-        teams=odd.teams,
-        scores=odd.scores,
-        ranks=odd.ranks,
-        places=odd.places,
-        weight=odd.weight,
-    )
+    flat = memory._flat
+
+    def refusing(entry: Any, times: Any) -> Any:
+        if entry[0].id == "m3":
+            raise memory._NotFlat
+        return flat(entry, times)
+
+    monkeypatch.setattr(memory, "_flat", refusing)
+    matches = mixed_history(2 * BLOCK + 5, 4)
     plain = rankcraft.League("elo", store=MemoryStore(pack_after=None))
     plain.record_many(matches)
     league = rankcraft.League("elo", store=MemoryStore(pack_after=0))
@@ -347,5 +345,27 @@ def test_a_block_of_matches_marshal_cannot_write_is_kept_packed() -> None:
     store = league.store
     assert zlib.decompress(store._blocks[0])[:1] == b"P"  # type: ignore[attr-defined]
     for m in (matches[0], matches[3], matches[BLOCK + 1]):
-        assert league.report(m.id) == plain.report(m.id)
+        assert league.report(m["id"]) == plain.report(m["id"])
     assert league.export() == plain.export()
+
+
+def test_a_time_in_another_zone_is_kept_flat_as_its_instant() -> None:
+    """A :class:`Match` built by hand with a time in another zone than UTC is kept in a
+    flat block and read back as the same instant, in UTC."""
+    import zlib
+    from datetime import UTC, timedelta, timezone
+
+    from rankcraft.io import parse_match
+    from rankcraft.store.memory import BLOCK
+
+    matches: list[Any] = [parse_match(m) for m in mixed_history(2 * BLOCK + 5, 4)]
+    odd = matches[3]
+    moment = odd.played_at.astimezone(timezone(timedelta(hours=1)))
+    matches[3] = rankcraft.Match(
+        id=odd.id, played_at=moment, teams=odd.teams, scores=odd.scores, places=odd.places
+    )
+    league = rankcraft.League("elo", store=MemoryStore(pack_after=0))
+    league.record_many(matches)
+    assert zlib.decompress(league.store._blocks[0])[:1] == b"F"  # type: ignore[attr-defined]
+    kept = league.report(odd.id).played_at
+    assert kept == moment and kept.tzinfo is UTC

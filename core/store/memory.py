@@ -132,7 +132,7 @@ _Flat = tuple[tuple[Any, ...], tuple[float, ...], tuple[tuple[Any, ...], ...]]
 
 
 class _NotFlat(Exception):
-    """A match a flat block cannot hold (a time not in UTC, an entry of another kind)."""
+    """A match a flat block cannot hold (a time without a zone, an entry of another kind)."""
 
 
 class _Times:
@@ -146,9 +146,9 @@ class _Times:
         known = self._memo.get(id(moment))
         if known is not None and known[0] is moment:
             return known[1]
-        if moment.tzinfo is not UTC:
+        if moment.tzinfo is None:  # (a naive time has no instant: kept packed)
             raise _NotFlat
-        count = (moment - _EPOCH) // _MICROSECOND
+        count = (moment - _EPOCH) // _MICROSECOND  # (read back in UTC: the same instant)
         if len(self._memo) >= 4096:
             self._memo.clear()
         self._memo[id(moment)] = (moment, count)
