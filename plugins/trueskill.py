@@ -750,11 +750,7 @@ def rankcraft_explain(
     params: TrueSkillParams, state: State, pairings: Sequence[Sequence[Any]], after: State
 ) -> dict[str, float] | None:
     """``mu_change`` (the change of μ, before the rating limit) for a match's one result."""
-    if len(pairings) == 1:  # (mu_change, written out)
-        mu = after[MU]
-        if mu != RATING_LIMIT and mu != -RATING_LIMIT:
-            return {"mu_change": mu - state[MU]}
-    return mu_change(state, after, pairings, lambda: _moved(params, state, pairings)[0])
+    return mu_change(state, after, pairings, _moved, params)
 
 
 def _pair_message(

@@ -577,16 +577,20 @@ def bounded(plugin: str, mu: float, sigma: float) -> State:
 
 
 def mu_change(
-    state: State, after: State, pairings: Sequence[Any], moved: Callable[[], float]
+    state: State,
+    after: State,
+    pairings: Sequence[Any],
+    moved: Callable[[Any, State, Sequence[Any]], tuple[float, float]],
+    params: Any,
 ) -> dict[str, float] | None:
     """The Gaussian plugins' factors: ``mu_change``, the change of μ before the rating
-    limit (``moved()``: μ rated again, asked only when ``after`` sits on the limit), for
-    a match's one result; None for several results."""
+    limit (``moved(params, state, pairings)[0]``: μ rated again, asked only when ``after``
+    sits on the limit), for a match's one result; None for several results."""
     if len(pairings) != 1:
         return None
     mu = after[MU]
     if mu == RATING_LIMIT or mu == -RATING_LIMIT:  # (clamped: the change before it)
-        mu = moved()
+        mu = moved(params, state, pairings)[0]
     return {"mu_change": mu - state[MU]}
 
 
@@ -595,11 +599,7 @@ def rankcraft_explain(
     params: WengLinParams, state: State, pairings: Sequence[Sequence[Any]], after: State
 ) -> dict[str, float] | None:
     """``mu_change`` (the change of μ, before the rating limit) for a match's one result."""
-    if len(pairings) == 1:  # (mu_change, written out)
-        mu = after[MU]
-        if mu != RATING_LIMIT and mu != -RATING_LIMIT:
-            return {"mu_change": mu - state[MU]}
-    return mu_change(state, after, pairings, lambda: _moved(params, state, pairings)[0])
+    return mu_change(state, after, pairings, _moved, params)
 
 
 def _pair_step(params: WengLinParams, state: State, pairing: Sequence[Any]) -> WengLinStep:
