@@ -61,8 +61,6 @@ class UnitOfWork:
         self.rows: dict[str, Row | None] = {}
         # over a database, rows are read on demand; in memory, every row is here
         self.lazy = store.shared
-        if self.lazy:  # a failed transaction empties the cache: no undo log to keep
-            self.put = self._put_cached  # type: ignore[method-assign]
         self.load()
         self.in_transaction = False
         self.undo: dict[str, Row | None] = {}
@@ -141,16 +139,14 @@ class UnitOfWork:
     # -- players ----------------------------------------------------------------------
 
     def put(self, player: str, row: Row) -> None:
-        """Replace a player's row in the open transaction (undo-logged)."""
-        if player not in self.undo:
-            self.undo[player] = self.rows.get(player)
-        self.rows[player] = row
-        self.dirty.add(player)
+        """Replace a player's row in the open transaction (see :meth:`put_all`)."""
+        self.put_all(((player, row),))
 
     def put_all(self, changes: Iterable[tuple[str, Row]]) -> None:
-        """:meth:`put` each ``(player, row)`` of a rated match."""
+        """Replace each ``(player, row)``'s row in the open transaction: undo-logged in
+        memory; over a database the store is the undo log."""
         rows, dirty = self.rows, self.dirty
-        if self.lazy:  # (as _put_cached)
+        if self.lazy:
             for player, row in changes:
                 rows[player] = row
                 dirty.add(player)
@@ -161,11 +157,6 @@ class UnitOfWork:
                 undo[player] = rows.get(player)
             rows[player] = row
             dirty.add(player)
-
-    def _put_cached(self, player: str, row: Row) -> None:
-        """:meth:`put` over a database: the store is the undo log."""
-        self.rows[player] = row
-        self.dirty.add(player)
 
     def put_record(self, record: PlayerRecord) -> None:
         """Replace a player's record in the open transaction."""
