@@ -177,4 +177,5 @@ def lab_folder(db: str) -> str:
 
 
 def lab_limits(settings: Settings) -> lab.LabLimits:
+    """The limits a lab history must fit, from the service's settings."""
     return lab.LabLimits(settings.max_sides, settings.max_players, settings.lab_max_replays)

@@ -24,7 +24,7 @@ except ImportError:  # pragma: no cover - checked by cli.cmd_serve before use
     ) from None
 
 
-def forecast(
+def forecast_answer(
     league: League,
     sides: list[list[str]],
     at: Any,
@@ -58,7 +58,7 @@ class PredictRoutes(Resource):
         if home is not None and home >= len(sides):
             raise InputError(f"'home' must be the index of a side: {home!r}"[:300])
         self.league.refresh([p for side in sides for p in side])
-        return forecast(self.league, sides, body.get("at"), home, body.get("season"))
+        return forecast_answer(self.league, sides, body.get("at"), home, body.get("season"))
 
     async def predict(self, request: Request) -> JSONResponse:
         query = self.query
@@ -71,7 +71,7 @@ class PredictRoutes(Resource):
         at = read_query(request, query["at"])
         home = read_query(request, query["home"])
         self.league.refresh([p for side in sides for p in side])
-        return forecast(self.league, sides, at, home)
+        return forecast_answer(self.league, sides, at, home)
 
     async def post_predict(self, request: Request) -> JSONResponse:
         body = self.bodies["Prediction"].check(await json_body(request, self.settings))

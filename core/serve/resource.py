@@ -3,8 +3,6 @@ thread, and the specs that check request bodies and query parameters."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..engine import League
 from ..fields import Body, Field
 from ..jobs import LeagueThread
@@ -28,6 +26,6 @@ class Resource:
         self.league = league
         self.settings = settings
         self.thread = thread or LeagueThread()
-        self.codec: Any = league.codec
+        self.codec = league.codec
         self.bodies = parsing.request_bodies(settings) if bodies is None else bodies
         self.query = parsing.query_parameters(settings) if query is None else query
