@@ -303,7 +303,7 @@ class LabHandlers:
 
     ``db``: the league's database, which a job opens itself (None: an in-memory league,
     whose matches are read here, on the league's thread); ``check_sides(sides, field)``:
-    the service's limits on a match's sides (:func:`rankcraft.serve._check_sides`);
+    the service's limits on a match's sides (:func:`rankcraft.serve.parsing.check_sides`);
     ``auth_reads``: reads need a token, so a client is its token (else its address);
     ``processes``: the most processes one job replays its rulesets in at once."""
 

@@ -230,6 +230,26 @@ def _answers() -> dict[str, dict[str, Any]]:
             ["match", "report"],
             {"seq": {"type": "integer"}, "match": _ref("Match"), "report": _ref("Report")},
         ),
+        **_player_answers(),
+        "Leaderboard": {"type": "array", "items": _ref("Place")},
+        "BatchRecorded": _closed(
+            "how many matches were recorded, and each one's report, in order",
+            ["recorded", "reports"],
+            {
+                "recorded": {"type": "integer", "minimum": 1},
+                "reports": {"type": "array", "items": _ref("Report")},
+            },
+        ),
+        "Predicted": _predicted(string_list),
+        **_matchmaking_answers(string_list),
+        **_league_answers(),
+        "Error": _error(),
+    }
+
+
+def _player_answers() -> dict[str, dict[str, Any]]:
+    """The schemas of a player's answer: the player with its standing, and how it is shown."""
+    return {
         "Standing": _closed(
             "the player, their league-wide label (null without standings) and how they are shown",
             ["player", "standing", "display"],
@@ -259,17 +279,13 @@ def _answers() -> dict[str, dict[str, Any]]:
                 },
             },
         ),
-        "Leaderboard": {"type": "array", "items": _ref("Place")},
-        "BatchRecorded": _closed(
-            "how many matches were recorded, and each one's report, in order",
-            ["recorded", "reports"],
-            {
-                "recorded": {"type": "integer", "minimum": 1},
-                "reports": {"type": "array", "items": _ref("Report")},
-            },
-        ),
-        "Predicted": _predicted(string_list),
-        **_matchmaking_answers(string_list),
+    }
+
+
+def _league_answers() -> dict[str, dict[str, Any]]:
+    """The schemas of the answers about the league itself: its ruleset, a season event
+    run, and the service's health."""
+    return {
         "Ruleset": _closed(
             "name, description, the ruleset as a table and as TOML",
             ["name", "description", "ruleset", "toml"],
@@ -294,7 +310,6 @@ def _answers() -> dict[str, dict[str, Any]]:
                 "matches": {"type": "integer", "minimum": 0},
             },
         ),
-        "Error": _error(),
     }
 
 

@@ -1,4 +1,6 @@
-"""The web page of ``rankcraft serve``: a league you can see, and a ruleset lab.
+"""The web page of ``rankcraft serve``: a league you can see, and a ruleset lab. This
+module holds what the page reads (a player's history, the seasons, the ruleset errors) and
+the lab's comparison (:func:`compare`); :mod:`rankcraft.serve.page` routes them.
 
 The page (``GET /``) is static HTML, CSS and JavaScript shipped in the package
 (``core/page/``, no build step, nothing fetched from another site). Its script reads the
@@ -39,19 +41,19 @@ POST     ``/web/lab/jobs``            ``{"rulesets", "matches"?, "test_from"?}``
 
 from __future__ import annotations
 
+import functools
 import heapq
 import math
 import re
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from importlib import resources
 from typing import Any
 
 import attrs
 
 from .engine import League
-from .errors import InputError, RulesetError
+from .errors import RulesetError
 from .evaluate import evaluate, scratch_league
 from .fields import FieldError
 from .io import MATCH_KEYS
@@ -59,22 +61,6 @@ from .jsontext import finite
 from .model import Match, PlayerRecord, field_of_role, format_time
 from .processes import can_fork, run_each
 from .ruleset import Ruleset, bundled_names, load_ruleset, loads_ruleset  # noqa: F401 (examples)
-
-try:
-    from starlette.requests import Request
-    from starlette.responses import HTMLResponse, JSONResponse, Response
-    from starlette.routing import Route
-except ImportError:  # pragma: no cover - serve checks first
-    raise InputError("the web page needs Starlette: pip install 'rankcraft[serve]'") from None
-
-ASSETS = {"app.js": "text/javascript", "app.css": "text/css"}
-"""The page's files besides index.html (core/page/), served at ``/static/NAME``."""
-
-POLICY = (
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
-)
-"""The page's Content-Security-Policy: its own script and style, requests to this site."""
 
 LAB_MAX_MATCHES = 200_000
 """The most matches the lab replays (each ruleset replays them all)."""
@@ -86,10 +72,6 @@ HISTORY_LIMIT = 5000
 _PATH = re.compile(r"@ ruleset\.([A-Za-z0-9_.\[\]-]+)")
 _KEYS = re.compile(r"unknown key\(s\) '([^']+)'")
 _TOML_LINE = re.compile(r"at line (\d+)")
-
-
-def _asset(name: str) -> str:
-    return resources.files("rankcraft").joinpath("page", name).read_text("utf-8")
 
 
 # -- ruleset errors at their field ---------------------------------------------------------
@@ -463,8 +445,30 @@ def compare(
     ordered = sorted(matches, key=lambda m: m.played_at)
     if test_from is None:
         test_from = ordered[len(ordered) // 2].played_at.isoformat()
-    total = len(ordered) * len(rulesets)
     parallel = min(processes, len(rulesets)) if can_fork() else 1
+    told = _teller(rulesets, len(ordered) * len(rulesets), parallel, progress)
+    one = functools.partial(_replayed_one, rulesets, ordered, test_from)
+    pieces = run_each(one, len(rulesets), processes=parallel, progress=told)
+    results = _with_tier_changes(pieces)
+    out: dict[str, Any] = finite(
+        {
+            "matches": len(ordered),
+            "test_from": test_from,
+            "baseline": results[0]["name"],
+            "results": results,
+        }
+    )
+    return out
+
+
+def _teller(
+    rulesets: list[Ruleset],
+    total: int,
+    parallel: int,
+    progress: Callable[[int, int, str], None] | None,
+) -> Callable[[Sequence[int], int], None]:
+    """What :func:`compare` tells ``progress`` as the replays go (``run_each``'s
+    ``progress(done, finished)``: the matches each replay has done, the replays done)."""
 
     def told(done: Sequence[int], finished: int) -> None:
         if progress is None:
@@ -479,17 +483,32 @@ def compare(
             stage = f"replaying with {rulesets[now].name} ({now + 1} of {len(rulesets)})"
         progress(sum(done), total, stage)
 
-    def one(index: int, tick: Callable[[int], None]) -> tuple[dict[str, Any], dict[str, str]]:
-        count = [0]
+    return told
 
-        def replayed() -> None:
-            count[0] += 1
-            tick(count[0])
 
-        assert test_from is not None
-        return _compared(rulesets[index], ordered, test_from, replayed)
+def _replayed_one(
+    rulesets: list[Ruleset],
+    ordered: list[Match],
+    test_from: str,
+    index: int,
+    tick: Callable[[int], None],
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """The replay of ``rulesets[index]`` (:func:`_compared`), ``tick(count)`` told of
+    the matches it has replayed."""
+    count = [0]
 
-    pieces = run_each(one, len(rulesets), processes=parallel, progress=told)
+    def replayed() -> None:
+        count[0] += 1
+        tick(count[0])
+
+    return _compared(rulesets[index], ordered, test_from, replayed)
+
+
+def _with_tier_changes(
+    pieces: list[tuple[dict[str, Any], dict[str, str]]],
+) -> list[dict[str, Any]]:
+    """Each ruleset's result with its ``tier_changes``: how many players it places in
+    another tier than the first ruleset (the baseline) does (None without tiers)."""
     results = [result for result, _ in pieces]
     tiers = [mine for _, mine in pieces]
     base = tiers[0]
@@ -498,15 +517,7 @@ def compare(
         result["tier_changes"] = (
             sum(1 for p in shared if mine[p] != base[p]) if base and mine else None
         )
-    out: dict[str, Any] = finite(
-        {
-            "matches": len(ordered),
-            "test_from": test_from,
-            "baseline": results[0]["name"],
-            "results": results,
-        }
-    )
-    return out
+    return results
 
 
 def _compared(
@@ -567,81 +578,11 @@ def _top_row(
     }
 
 
-# -- routes ----------------------------------------------------------------------------------
-
-
-async def page(request: Request) -> Response:
-    """The page (index.html), with its Content-Security-Policy."""
-    return HTMLResponse(_asset("index.html"), headers={"Content-Security-Policy": POLICY})
-
-
-async def asset(request: Request) -> Response:
-    """One of the page's files (``ASSETS``)."""
-    name = request.path_params["name"]
-    if name not in ASSETS:
-        return JSONResponse(
-            {"error": {"status": 404, "type": "NotFound", "message": name, "field": None}},
-            status_code=404,
-        )
-    return Response(_asset(name), media_type=ASSETS[name])
-
-
-def routes(
-    league: League,
-    json_body: Callable[[Request, bool], Awaitable[Any]],
-    guard: Callable[[Any, str | None], Any],
-) -> list[Route]:
-    """The page's routes; ``json_body(request, large)`` reads a request's JSON as the
-    service does (``large``: with the lab's larger limit), ``guard`` wraps a handler in
-    the service's token check of a scope."""
-
-    async def get_meta(request: Request) -> JSONResponse:
-        league.refresh()
-        return JSONResponse(meta(league))
-
-    async def get_search(request: Request) -> JSONResponse:
-        league.refresh()
-        return JSONResponse(league.search(request.query_params.get("q", "")[:100]))
-
-    async def get_player(request: Request) -> JSONResponse:
-        player = request.path_params["player_id"]
-        league.refresh([player])
-        if league.has_standings:
-            league.refresh()
-        return JSONResponse(player_history(league, player))
-
-    async def get_seasons(request: Request) -> JSONResponse:
-        league.refresh()
-        return JSONResponse(season_archive(league))
-
-    async def post_check(request: Request) -> JSONResponse:
-        body = await json_body(request, False)
-        text = body.get("toml") if isinstance(body, dict) else None
-        if not isinstance(text, str):
-            raise FieldError("'toml' must be the ruleset's TOML text", field="toml")
-        try:
-            ruleset = loads_ruleset(text, source="the ruleset")
-        except RulesetError as exc:
-            return JSONResponse({"ok": False, "error": ruleset_error(exc, text)})
-        return JSONResponse({"ok": True, "name": ruleset.name, "error": None})
-
-    return [
-        Route("/", page, methods=["GET"]),
-        Route("/static/{name}", asset, methods=["GET"]),
-        Route("/web/meta", guard(get_meta, "read"), methods=["GET"]),
-        Route("/web/search", guard(get_search, "read"), methods=["GET"]),
-        Route("/web/players/{player_id:path}", guard(get_player, "read"), methods=["GET"]),
-        Route("/web/seasons", guard(get_seasons, "read"), methods=["GET"]),
-        Route("/web/lab/check", guard(post_check, "read"), methods=["POST"]),
-    ]
-
-
 __all__ = [
     "compare",
     "league_matches",
     "meta",
     "player_history",
-    "routes",
     "ruleset_error",
     "season_archive",
     "season_of",

@@ -408,7 +408,7 @@ def test_the_page_answers_while_a_large_batch_is_recorded(tmp_path: Path) -> Non
 def test_a_batch_s_answer_is_the_json_of_one_piece() -> None:
     from starlette.responses import JSONResponse
 
-    from rankcraft.serve import _ItemwiseJSON
+    from rankcraft.serve.matches import _ItemwiseJSON
 
     content = {"recorded": 2, "reports": [{"id": "é", "x": [1.5, None]}, {"a": {"b": []}}]}
     assert _ItemwiseJSON(content).body == JSONResponse(content).body

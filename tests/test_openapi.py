@@ -17,11 +17,12 @@ from hypothesis import example, given, settings
 from starlette.testclient import TestClient
 
 import rankcraft
-import rankcraft.serve as serve
+import rankcraft.serve.parsing as parsing
 from rankcraft.errors import InputError, MatchError
 from rankcraft.fields import Body, Field, state_schema
 from rankcraft.io import MATCH, MATCH_KEYS, parse_match
 from rankcraft.serve import OPERATIONS, Settings, create_app, openapi_document, request_bodies
+from rankcraft.serve.predict import PredictRoutes
 from rankcraft.tokens import create_token
 
 from .test_robustness import mutated_matches
@@ -66,7 +67,7 @@ def test_a_field_added_to_a_body_spec_changes_validation_and_schema(
         bodies["Prediction"] = attrs.evolve(prediction, fields=[*prediction.fields, label])
         return bodies
 
-    monkeypatch.setattr(serve, "request_bodies", with_label)
+    monkeypatch.setattr(parsing, "request_bodies", with_label)
     with token_client(rankcraft.League("elo"), "read") as client:
         document = client.get("/openapi.json").json()
         schema = document["components"]["schemas"]["Prediction"]
@@ -119,7 +120,7 @@ def test_a_refused_prediction_is_one_the_schema_refuses(body: Any, field: str | 
     prediction = request_bodies(Settings())["Prediction"]
     with pytest.raises(InputError) as caught:
         prediction.check(body)
-        serve._Handlers(rankcraft.League("elo"), Settings()).predict_sides(body)
+        PredictRoutes(rankcraft.League("elo"), Settings()).predict_sides(body)
     assert caught.value.field == field
     assert fits(body, prediction.schema()) == (field == "home" and body.get("home") == 2)
 
@@ -419,7 +420,7 @@ def test_an_open_rating_period_fits_the_player_schema(tmp_path: Path) -> None:
 def test_a_query_parameter_spec_changes_validation_and_schema(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    original = serve.query_parameters
+    original = parsing.query_parameters
 
     def top_at_most_two(settings: Settings) -> dict[str, Field]:
         params = original(settings)
@@ -440,7 +441,7 @@ def test_a_query_parameter_spec_changes_validation_and_schema(
     )
     with token_client(league, "read") as client:
         assert client.get("/leaderboard?top=3").status_code == 200
-    monkeypatch.setattr(serve, "query_parameters", top_at_most_two)
+    monkeypatch.setattr(parsing, "query_parameters", top_at_most_two)
     with token_client(league, "read") as client:
         refused = client.get("/leaderboard?top=3")
         assert refused.status_code == 400

@@ -22,7 +22,8 @@ from rankcraft.jobs import JobPool
 from rankcraft.lab import LabLimits, run_lab
 from rankcraft.processes import run_each
 from rankcraft.ruleset import load_ruleset
-from rankcraft.serve import Settings, _check_sides
+from rankcraft.serve import Settings
+from rankcraft.serve.parsing import check_sides
 from rankcraft.web import compare
 
 from .test_evaluate import run
@@ -135,7 +136,7 @@ def test_evaluate_jobs_must_be_at_least_one(tmp_path: Path) -> None:
 
 # the service's own check of a match's sides (a job's process imports it by name: a function
 # of this test module could not be, since the tests are no importable package)
-_nothing = functools.partial(_check_sides, settings=Settings())
+_nothing = functools.partial(check_sides, settings=Settings())
 
 
 def _group(leader: int) -> list[int]:

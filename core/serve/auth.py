@@ -1,0 +1,74 @@
+"""Tokens at the door: a request goes through only with a token of the scope its endpoint
+needs (``Authorization: Bearer rk_...``, :mod:`rankcraft.tokens`); reads need one only
+with :attr:`~rankcraft.serve.Settings.auth_reads`."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from ..engine import League
+from ..errors import InputError
+from ..tokens import authenticate
+from .errors import Forbidden, Unauthorized
+from .settings import Settings
+
+try:
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+except ImportError:  # pragma: no cover - checked by cli.cmd_serve before use
+    raise InputError(
+        "the HTTP service needs Starlette and uvicorn: pip install 'rankcraft[serve]'"
+    ) from None
+
+Handler = Callable[[Request], Awaitable[JSONResponse]]
+
+
+def bearer(request: Request, league: League, scope: str) -> None:
+    """Let the request through only with a token that allows ``scope``."""
+    challenge = f'Bearer realm="rankcraft", scope="{scope}"'
+    header = request.headers.get("authorization")
+    if header is None:
+        raise Unauthorized(
+            f"this needs a token of scope {scope!r}: send 'Authorization: Bearer TOKEN' "
+            "(rankcraft token create)",
+            field="Authorization",
+            headers={"WWW-Authenticate": challenge},
+        )
+    kind, _, presented = header.strip().partition(" ")
+    if kind.lower() != "bearer" or not presented.strip():
+        raise Unauthorized(
+            f"'Authorization' must be 'Bearer TOKEN', got a {kind[:20]!r} header",
+            field="Authorization",
+            headers={"WWW-Authenticate": f'{challenge}, error="invalid_request"'},
+        )
+    token = authenticate(league.store, presented.strip())  # type: ignore[arg-type]
+    if token is None:
+        raise Unauthorized(
+            "the token is not one of this league's (unknown or revoked)",
+            field="Authorization",
+            headers={"WWW-Authenticate": f'{challenge}, error="invalid_token"'},
+        )
+    if not token.allows(scope):
+        raise Forbidden(
+            f"the token {token.name!r} has scope {token.scope!r}; this needs {scope!r}",
+            field="Authorization",
+            headers={"WWW-Authenticate": f'{challenge}, error="insufficient_scope"'},
+        )
+
+
+def guard(league: League, settings: Settings) -> Callable[[Handler, str | None], Handler]:
+    """``guarded(handler, scope)``: the handler behind the token check of ``scope`` (the
+    handler itself when the scope needs no token: none, or ``read`` without
+    ``auth_reads``)."""
+
+    def guarded(handler: Handler, scope: str | None) -> Handler:
+        if scope is None or (scope == "read" and not settings.auth_reads):
+            return handler
+
+        async def endpoint(request: Request) -> JSONResponse:
+            bearer(request, league, scope)
+            return await handler(request)
+
+        return endpoint
+
+    return guarded

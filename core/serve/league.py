@@ -1,0 +1,86 @@
+"""The routes of the league itself: ``GET /ruleset``, ``POST /reset`` (a season event) and
+``GET /health`` (liveness and the count of matches, answered on the service's loop)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from .. import __version__
+from ..errors import InputError
+from ..openapi import Operation
+from ..ruleset import dumps, to_dict
+from .parsing import json_body
+from .resource import Resource
+
+try:
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+except ImportError:  # pragma: no cover - checked by cli.cmd_serve before use
+    raise InputError(
+        "the HTTP service needs Starlette and uvicorn: pip install 'rankcraft[serve]'"
+    ) from None
+
+
+class LeagueRoutes(Resource):
+    """The endpoints of the league's ruleset, its season events and the service's health."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.matches = 0  # the count /health last read
+
+    async def reset(self, request: Request) -> JSONResponse:
+        body = self.bodies["SeasonEvent"].check(await json_body(request, self.settings))
+        changed = self.league.reset(body["kind"], at=body.get("at"))
+        return JSONResponse({"kind": body["kind"], "changed": changed})
+
+    async def ruleset(self, request: Request) -> JSONResponse:
+        rs = self.league.ruleset
+        return JSONResponse(
+            {
+                "name": rs.name,
+                "description": rs.description,
+                "ruleset": to_dict(rs),
+                "toml": dumps(rs),
+            }
+        )
+
+    async def health(self, request: Request) -> JSONResponse:
+        """Answered on the service's loop: the count of matches is asked of the league's
+        thread, and the last one read is answered if that thread is busy for 0.5 s."""
+        try:
+            async with asyncio.timeout(0.5):
+                self.matches = await self.thread.call(lambda: self.league.match_count)
+        except TimeoutError:
+            pass
+        return JSONResponse({"ok": True, "rankcraft": __version__, "matches": self.matches})
+
+
+OPERATIONS = (
+    Operation(
+        method="GET",
+        path="/ruleset",
+        handler="ruleset",
+        scope="read",
+        summary="The league's ruleset",
+        answer=(200, "name, description, the ruleset as a table and as TOML", "Ruleset"),
+    ),
+    Operation(
+        method="POST",
+        path="/reset",
+        handler="reset",
+        scope="admin",
+        summary="A season event of the ruleset's reset plugin",
+        answer=(200, "the event and how many players it changed", "SeasonEventDone"),
+        body="SeasonEvent",
+    ),
+    Operation(
+        method="GET",
+        path="/health",
+        handler="health",
+        scope=None,
+        summary="Liveness and the count of matches",
+        answer=(200, "ok", "Health"),
+    ),
+)
+"""The league's endpoints (handlers of :class:`LeagueRoutes`)."""

@@ -1,0 +1,170 @@
+"""The forecasts' and matchmaking's routes: ``GET`` and ``POST /predict`` (a match's
+forecast), ``POST /match/opponents`` (a rank filter's players), ``/match/quality`` and
+``/match/balance`` (:mod:`rankcraft.matchmaking`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import matchmaking
+from ..engine import League
+from ..errors import InputError
+from ..matchmaking import RankFilter
+from ..openapi import Operation
+from ..suggest import close_to, player_candidates
+from .parsing import check_sides, json_body, read_query
+from .resource import Resource
+
+try:
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+except ImportError:  # pragma: no cover - checked by cli.cmd_serve before use
+    raise InputError(
+        "the HTTP service needs Starlette and uvicorn: pip install 'rankcraft[serve]'"
+    ) from None
+
+
+def forecast_answer(
+    league: League,
+    sides: list[list[str]],
+    at: Any,
+    home: int | None,
+    season: str | int | None = None,
+) -> JSONResponse:
+    """The answer of ``/predict``: what ``League.predict`` gives (``probabilities``),
+    the whole :class:`~rankcraft.Forecast` beside it, and the players the league has
+    never seen (predicted as new players), each with the known ids most like it."""
+    forecast = league.forecast(sides, at=at, home=home, season=season)
+    new = [
+        {"id": p, "similar": close_to(p, player_candidates(league, p))}
+        for p in dict.fromkeys(p for side in sides for p in side)
+        if p not in league
+    ]
+    return JSONResponse(
+        {
+            "sides": sides,
+            "probabilities": list(forecast.probabilities),
+            **forecast.to_dict(),
+            "new_players": new,
+        }
+    )
+
+
+class PredictRoutes(Resource):
+    """The endpoints that forecast matches and make them."""
+
+    def predict_sides(self, body: dict[str, Any]) -> JSONResponse:
+        sides, home = body["sides"], body.get("home")
+        if home is not None and home >= len(sides):
+            raise InputError(f"'home' must be the index of a side: {home!r}"[:300])
+        self.league.refresh([p for side in sides for p in side])
+        return forecast_answer(self.league, sides, body.get("at"), home, body.get("season"))
+
+    async def predict(self, request: Request) -> JSONResponse:
+        query = self.query
+        texts = request.query_params.getlist("side")
+        sides = [[p for p in s.split(",") if p] for s in texts]
+        check_sides(sides, "side", self.settings)
+        if len(sides) < 2:
+            raise InputError(f"'side' must be given once per side, at least twice: {sides!r}")
+        read_query(request, query["side"])
+        at = read_query(request, query["at"])
+        home = read_query(request, query["home"])
+        self.league.refresh([p for side in sides for p in side])
+        return forecast_answer(self.league, sides, at, home)
+
+    async def post_predict(self, request: Request) -> JSONResponse:
+        body = self.bodies["Prediction"].check(await json_body(request, self.settings))
+        return self.predict_sides(body)
+
+    async def match_opponents(self, request: Request) -> JSONResponse:
+        body = self.bodies["OpponentsQuery"].check(await json_body(request, self.settings))
+        options = {k: body[k] for k in ("width", "strict", "widen") if body.get(k) is not None}
+        rank_filter = RankFilter(**options)
+        self.league.refresh()
+        found = self.league.find_opponents(
+            body["players"],
+            rank_filter,
+            needed=body.get("needed") or 1,
+            waited=body.get("waited") or 0.0,
+            limit=100 if body.get("limit") is None else body["limit"],
+            active_days=body.get("active_days"),
+        )
+        return JSONResponse(found.to_dict())
+
+    async def match_quality(self, request: Request) -> JSONResponse:
+        body = self.bodies["QualityQuery"].check(await json_body(request, self.settings))
+        sides, home = body["sides"], body.get("home")
+        if home is not None and home >= len(sides):
+            raise InputError(f"'home' must be the index of a side: {home!r}"[:300])
+        self.league.refresh([p for side in sides for p in side])
+        value, judged_by = matchmaking.quality(self.league, sides, at=body.get("at"), home=home)
+        probabilities = self.league.predict(sides, at=body.get("at"), home=home)
+        return JSONResponse(
+            {
+                "sides": sides,
+                "quality": value,
+                "judged_by": judged_by,
+                "probabilities": probabilities,
+            }
+        )
+
+    async def match_balance(self, request: Request) -> JSONResponse:
+        body = self.bodies["BalanceQuery"].check(await json_body(request, self.settings))
+        self.league.refresh(body["players"])
+        teams = self.league.balance(body["players"], body.get("teams") or 2, at=body.get("at"))
+        return JSONResponse(teams.to_dict())
+
+
+OPERATIONS = (
+    Operation(
+        method="GET",
+        path="/predict",
+        handler="predict",
+        scope="read",
+        summary="Forecast a match: expected scores, outcome and place probabilities",
+        answer=(200, "the forecast (probabilities: what League.predict gives)", "Predicted"),
+        query=("side", "at", "home"),
+        errors=(400,),
+    ),
+    Operation(
+        method="POST",
+        path="/predict",
+        handler="post_predict",
+        scope="read",
+        summary="Forecast a match (player ids may hold commas)",
+        answer=(200, "the forecast (probabilities: what League.predict gives)", "Predicted"),
+        body="Prediction",
+    ),
+    Operation(
+        method="POST",
+        path="/match/opponents",
+        handler="match_opponents",
+        scope="read",
+        summary="The active players a rank filter lets in with a player or party",
+        answer=(200, "the band of percentiles and the players in it", "Opponents"),
+        body="OpponentsQuery",
+        errors=(404,),
+    ),
+    Operation(
+        method="POST",
+        path="/match/quality",
+        handler="match_quality",
+        scope="read",
+        summary="How good a match proposed sides would make, in [0, 1]",
+        answer=(200, "the quality and the win probabilities", "Quality"),
+        body="QualityQuery",
+        errors=(404,),
+    ),
+    Operation(
+        method="POST",
+        path="/match/balance",
+        handler="match_balance",
+        scope="read",
+        summary="Players split into fair teams",
+        answer=(200, "the teams and their quality", "Balanced"),
+        body="BalanceQuery",
+        errors=(404,),
+    ),
+)
+"""The forecasts' and matchmaking's endpoints (handlers of :class:`PredictRoutes`)."""
