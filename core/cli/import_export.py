@@ -1,5 +1,6 @@
 """Commands that move players' states in and out of a league as JSON documents: ``export``
-and ``import`` (with its checks of the document).
+(written whole or not at all) and ``import`` (the file read as strict JSON, ``--max-future``
+checked; the document itself is validated by ``League.import_state``).
 """
 
 from __future__ import annotations
