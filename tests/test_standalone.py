@@ -61,7 +61,7 @@ def test_the_scan_covers_the_repository() -> None:
         "README.md",
         "docs/design.md",
         "docs/decisions.md",
-        "core/cli.py",
+        "core/cli/__init__.py",
         "core/store/sql.py",
         "plugins/skyweaver.py",
         "rulesets/inversus.toml",

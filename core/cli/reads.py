@@ -1,0 +1,379 @@
+"""Commands that read a league: ``leaderboard``, ``player`` (a player's state and matches,
+explained) and ``predict`` (a match's forecast).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import math
+import re
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from ..engine import League, UnknownPlayerError
+from ..errors import InputError
+from ..model import Match, PlayerRecord, format_time
+from ..store import mask_url
+from ..suggest import did_you_mean, player_candidates
+from ..terminal import plural, print_table
+from .options import Commands, check_at, check_top, database_exists, db_path, open_existing
+from .output import emit_json, leaderboard_rows, num, rank_columns, record_json, skill_columns
+
+
+def _did_you_mean_player(league: League, player: str) -> str:
+    """:func:`did_you_mean` for an unknown player id (:func:`player_candidates`)."""
+    return did_you_mean(player, player_candidates(league, player))
+
+
+def _known_player(league: League, player: str) -> PlayerRecord:
+    """The player's record; an unknown id is refused with the ids most like it."""
+    if player in league:
+        return league.player(player)
+    raise UnknownPlayerError(f"unknown player {player!r}{_did_you_mean_player(league, player)}")
+
+
+def cmd_leaderboard(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    check_top(args.top)
+    if args.offset < 0:
+        raise InputError(f"'--offset' must be a whole number >= 0: {args.offset}")
+    if args.active_days is not None and not args.active_days >= 0:
+        raise InputError(f"'--active-days' must be a number of days >= 0: {args.active_days}")
+    with open_existing(args, read_only=True) as league:
+        top = league.placed(
+            args.top,
+            offset=args.offset,
+            active_days=args.active_days,
+            tier=args.tier,
+            everyone=args.all,
+            holding=args.holding,
+        )
+        if args.tier is not None and not top:
+            _check_tier(league, args.tier)
+        if args.json:
+            standings = league.standings(r.id for _, r in top)
+            emit_json(
+                [
+                    {
+                        "place": place,
+                        "standing": standings.get(r.id),
+                        "display": league.shown(r).to_dict(),
+                        **record_json(league, r),
+                    }
+                    for place, r in top
+                ],
+                out,
+            )
+        else:
+            headers, rows = leaderboard_rows(league, top)
+            print_table(rows, headers, out)
+    return 0
+
+
+def _check_tier(league: League, tier: str) -> None:
+    """Refuse a ``--tier`` no player holds (an empty table said nothing), naming the
+    tiers the players hold, best first."""
+    held = league.tiers()
+    if tier in held:
+        return
+    if not held:
+        raise InputError(
+            f"unknown tier {tier!r}: the ruleset {league.ruleset.name!r} gives no player a tier"
+        )
+    raise InputError(
+        f"unknown tier {tier!r}: no player holds it{did_you_mean(tier, held)} "
+        f"(tiers held, best first: {', '.join(held)})"
+    )
+
+
+def _fmt_state(state: Any) -> str:
+    if state is None:
+        return "-"
+    import attrs
+
+    parts = []
+    for f in attrs.fields(type(state)):
+        value = getattr(state, f.name)
+        if isinstance(value, float):
+            parts.append(f"{f.name} {value:.2f}")
+        elif isinstance(value, tuple) and len(value) > 3:
+            shown = "; ".join(map(_fmt_item, value[-3:]))
+            parts.append(f"{f.name} {len(value)} (latest: {shown})")
+        elif isinstance(value, tuple):
+            parts.append(f"{f.name} {'; '.join(map(_fmt_item, value)) or 'none'}")
+        else:
+            parts.append(f"{f.name} {value}")
+    return ", ".join(parts)
+
+
+def _fmt_item(item: Any) -> str:
+    """One item of a state's list, as words: ``Trainee III 510`` for a pair, never a
+    Python tuple's text."""
+    if isinstance(item, tuple | list):
+        return " ".join(map(_fmt_item, item))
+    if isinstance(item, float):
+        return f"{item:g}" if item.is_integer() else f"{item:.2f}"
+    return str(item)
+
+
+def cmd_player(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    with open_existing(args, read_only=True) as league:
+        record = _known_player(league, args.id)
+        if args.plot:
+            from ..plots import plot_player
+
+            written = plot_player(league, args.id, args.plot)
+            if not args.json:
+                err.write(f"wrote the plot of {args.id!r} to {written.resolve()}\n")
+        rows = league.history(args.id, args.last)
+        standing = league.standings([args.id]).get(args.id)
+        if args.json:
+            emit_json(_player_json(league, record, standing, rows), out)
+            return 0
+        _write_player_state(league, record, standing, out)
+        resets = _resets_before(rows, args.id)
+        if rows:
+            out.write(
+                f"\nlast {plural(len(rows), 'match')}"
+                + (", newest first" if len(rows) > 1 else "")
+                + (" (* after a season reset)" if resets else "")
+                + ":\n"
+            )
+        for row in rows:
+            out.write(_history_line(league, row, args.id, resets))
+    return 0
+
+
+def _player_json(
+    league: League, record: PlayerRecord, standing: str | None, rows: Sequence[Any]
+) -> dict[str, Any]:
+    """``player --json``: the record, standing, shown value and latest matches."""
+    codec = league.codec
+    return {
+        "player": record_json(league, record),
+        "standing": standing,
+        "display": league.shown(record).to_dict(),
+        "history": [
+            {
+                "seq": row.seq,
+                "match": row.match.to_dict(),
+                "report": codec.report_to_dict(row.report),
+            }
+            for row in rows
+        ],
+    }
+
+
+def _write_player_state(
+    league: League, record: PlayerRecord, standing: str | None, out: TextIO
+) -> None:
+    """The lines of ``player`` above its matches: the player's states, standing, shown value."""
+    last = format_time(record.last_played) if record.last_played else "-"
+    out.write(f"{record.id}: {plural(record.matches, 'match')}, last played {last}\n")
+    out.write(f"  skill: {_fmt_state(record.skill)}\n")
+    if record.rank is not None:
+        out.write(f"  rank:  {_fmt_state(record.rank)}\n")
+    if standing is not None:
+        out.write(f"  standing: {standing}\n")
+    shown = league.shown(record)
+    if shown.interval is not None:
+        low, high = shown.interval
+        value = "" if shown.value is None else f"{num(shown.value)}; "
+        # (the interval is the skill's: beside a rank layer's points it would read as theirs)
+        out.write(f"  shown: {value}skill's 95% interval {num(low)} to {num(high)}\n")
+
+
+def _history_line(league: League, row: Any, player: str, resets: set[int]) -> str:
+    """One of the player's matches as ``player`` lists it: the result, the opponents, the
+    expected score, the changes of skill and rank, and why (a ``*`` after a reset)."""
+    change = row.report.change(player)
+    m = row.match
+    opponents = " / ".join(",".join(side) for i, side in enumerate(m.teams) if i != change.side)
+    mates = [p for p in m.teams[change.side] if p != player]
+    if mates:
+        opponents = f"{','.join(mates)} vs {opponents}"
+    expected = row.report.expected[change.side]
+    side_result = _side_result(m, change.side)
+    if side_result is None:
+        result = f"placed {m.places[change.side]} of {len(m.teams)}"
+    else:
+        result = {1.0: "won", 0.5: "drew", 0.0: "lost"}[side_result]
+    parts = [f"expected {expected:.3f}"]
+    loc = skill_columns(league)[:1]
+    if loc:
+        parts.append(_delta(loc[0], change.skill_used, change.skill_after))
+    rank_loc = rank_columns(league)[:1]
+    if rank_loc and change.rank_after is not None:
+        parts.append(_delta(rank_loc[0], change.rank_before, change.rank_after))
+    if change.factors:
+        parts.append("why: " + ", ".join(f"{k} {v:.4g}" for k, v in change.factors.items()))
+    return (
+        f"{'*' if row.seq in resets else ' '} {m.played_at.date().isoformat()}  "
+        f"{m.id}: {result} {'with' if mates else 'vs'} {opponents}; " + "; ".join(parts) + "\n"
+    )
+
+
+def _resets_before(rows: Sequence[Any], player: str) -> set[int]:
+    """The ``seq`` of each of ``rows`` (newest first) before which the player's stored
+    state changed outside a match: a season reset (or an import)."""
+    out = set()
+    for newer, older in itertools.pairwise(rows):
+        before = newer.report.change(player)
+        after = older.report.change(player)
+        if before.skill_before != after.skill_after or before.rank_before != after.rank_after:
+            out.add(newer.seq)
+    return out
+
+
+def _delta(field: str, before: Any, after: Any) -> str:
+    old, new = getattr(before, field), getattr(after, field)
+    return f"{field} {num(old)} -> {num(new)} ({'+' if new >= old else '-'}{num(abs(new - old))})"
+
+
+def _side_result(match: Match, side: int) -> float | None:
+    if len(match.teams) != 2:
+        return None
+    from ..model import pair_score
+
+    return pair_score(match.places, side, 1 - side)
+
+
+def _season_value(text: str) -> str | int:
+    """A season given on the command line: a whole number as a number, else the text."""
+    return int(text) if re.fullmatch(r"-?[0-9]+", text) else text
+
+
+def cmd_predict(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    sides = [[p for p in side.split(",") if p] for side in args.sides]
+    db = db_path(args)
+    stored = database_exists(db)  # (without a database every player is new)
+    if stored:
+        league = open_existing(args, read_only=True)
+    else:
+        if args.ruleset is None:
+            raise InputError(
+                f"no database at {mask_url(db)!r}: give --ruleset to predict for new players"
+            )
+        league = League(args.ruleset)
+    with league:
+        check_at(league, args.at, "the forecast is made from the ratings after it")
+        if stored and not args.new_ok:
+            for player in (p for side in sides for p in side):
+                if player not in league:
+                    raise UnknownPlayerError(
+                        f"unknown player {player!r}{_did_you_mean_player(league, player)}; "
+                        "--new-ok predicts them as new players"
+                    )
+        forecast = league.forecast(sides, at=args.at, home=args.home, season=args.season)
+    if args.json:
+        document = {"sides": sides, "probabilities": list(forecast.probabilities)}
+        emit_json({**document, **forecast.to_dict()}, out)
+        return 0
+    names = [",".join(side) for side in sides]
+    score = [f"{p:.4f}" for p in forecast.expected_score]
+    if forecast.places is not None and forecast.win is not None:
+        expected_place = [
+            f"{math.fsum((k + 1) * p for k, p in enumerate(row)):.2f}" for row in forecast.places
+        ]
+        rows = [
+            [f"{w:.4f}", place, s, name]
+            for w, place, s, name in zip(forecast.win, expected_place, score, names, strict=True)
+        ]
+        print_table(rows, ["P(first)", "expected place", "expected score", "side"], out)
+        out.write("predicted order: " + ", ".join(names[i] for i in forecast.order) + "\n")
+    elif forecast.win is not None and forecast.draw is not None:
+        draw = f"{forecast.draw:.4f}"
+        rows = [
+            [f"{w:.4f}", draw, s, name]
+            for w, s, name in zip(forecast.win, score, names, strict=True)
+        ]
+        print_table(rows, ["P(win)", "P(draw)", "expected score", "side"], out)
+    else:
+        print_table(
+            [[s, name] for s, name in zip(score, names, strict=True)],
+            ["expected score", "side"],
+            out,
+        )
+        out.write(
+            "(the ruleset has no draw model: a draw counts half a win, so this is a win "
+            "probability only where draws cannot happen)\n"
+        )
+    return 0
+
+
+def add_read_commands(c: Commands) -> None:
+    """leaderboard, player and predict."""
+    _add_leaderboard(c)
+    _add_player(c)
+    _add_predict(c)
+
+
+def _add_leaderboard(c: Commands) -> None:
+    p = c.add("leaderboard", cmd_leaderboard, "list players best first")
+    p.add_argument("--top", type=int, default=None, help="only the first N players")
+    p.add_argument(
+        "--all",
+        action="store_true",
+        help="list inactive players too (rulesets with [display] active_days)",
+    )
+    p.add_argument(
+        "--offset",
+        type=int,
+        default=0,
+        metavar="N",
+        help="skip the first N places (a page: --offset 100 --top 50 lists places 101-150)",
+    )
+    p.add_argument(
+        "--active-days",
+        type=float,
+        default=None,
+        metavar="DAYS",
+        help="only players whose last match is at most DAYS before the league's latest",
+    )
+    p.add_argument(
+        "--tier", default=None, help="only players of this tier (a rank layer's tier, e.g. Gold)"
+    )
+    p.add_argument(
+        "--holding",
+        default=None,
+        metavar="TEXT",
+        help="only players whose id holds TEXT (ASCII letters in either case), at their "
+        "places on the board",
+    )
+    c.db(p)
+
+
+def _add_player(c: Commands) -> None:
+    p = c.add("player", cmd_player, "one player's state and latest matches, explained")
+    p.add_argument("id", help="player id")
+    p.add_argument("--last", type=int, default=10, help="how many matches to show (default 10)")
+    p.add_argument("--plot", metavar="FILE.png", help="draw skill, uncertainty and rank over time")
+    c.db(p)
+
+
+def _add_predict(c: Commands) -> None:
+    p = c.add(
+        "predict",
+        cmd_predict,
+        "forecast a match: expected scores; P(win), P(draw) with a draw model; "
+        "P(first) and places for more than two sides",
+    )
+    p.add_argument("sides", nargs="+", help="one argument per side: comma-separated player ids")
+    p.add_argument("--ruleset", help="ruleset (needed when there is no database)")
+    p.add_argument("--at", help="predict for this time (ISO-8601): decays idle players")
+    p.add_argument(
+        "--home", type=int, metavar="INDEX", help="the index of the side at home (0 = first)"
+    )
+    p.add_argument(
+        "--season",
+        type=_season_value,
+        metavar="VALUE",
+        help="the match's season, for a ruleset whose [[resets]] follow a season field "
+        "(a new season applies its event first; a whole number is read as a number)",
+    )
+    p.add_argument(
+        "--new-ok",
+        action="store_true",
+        help="predict unknown players as new players (else an unknown id is an error)",
+    )
+    c.db(p)
