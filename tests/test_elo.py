@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 import rankcraft
 from rankcraft.plugins.elo import EloParams, KByGames, KByRating, expected_score
 
+from .conftest import bundled
+
 # The "Ranking Systems" slides' table (ratingupdate.com's prints 96 and 98 for the last two,
 # a slip): rating gap -> expected score, in %.
 ELO_TABLE = [(0, 50), (100, 64), (200, 76), (300, 85), (400, 91), (500, 95), (600, 97)]
@@ -139,7 +141,7 @@ def _plain_elo(matches: list[tuple[int, int, float]], k: float = 32.0) -> dict[i
 @given(st.integers(0, 2**32 - 1), st.integers(2, 12), st.integers(50, 400))
 def test_long_random_sequences(seed: int, n_players: int, n_matches: int) -> None:
     rng = random.Random(seed)
-    league = rankcraft.League("elo")
+    league = rankcraft.League(bundled("elo"))  # (the ruleset loaded once: conftest)
     plain = []
     for i in range(n_matches):
         a, b = rng.sample(range(n_players), 2)

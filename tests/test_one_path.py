@@ -3,6 +3,7 @@ bundled plugins, and gives the same numbers when it does the same arithmetic."""
 
 from __future__ import annotations
 
+import functools
 import random
 from pathlib import Path
 from typing import Any
@@ -13,13 +14,22 @@ from hypothesis import strategies as st
 import rankcraft
 from rankcraft.cli import main
 
+from .conftest import bundled
+
 EXAMPLES = Path(__file__).resolve().parents[1] / "docs" / "examples" / "plugins"
 HOOKS_ELO = 'name = "hooks-elo"\n[update]\nplugin = "hooks_elo"\n'
 
 
-def hooks_elo_league() -> rankcraft.League:
+@functools.cache
+def hooks_elo() -> rankcraft.Ruleset:
+    """The ruleset of the folder plugin, loaded once per process (the property below
+    makes two leagues per example)."""
     plugins = rankcraft.Plugins(rankcraft.get_plugin_manager(plugin_dirs=[EXAMPLES]))
-    return rankcraft.League(rankcraft.loads_ruleset(HOOKS_ELO, plugins=plugins))
+    return rankcraft.loads_ruleset(HOOKS_ELO, plugins=plugins)
+
+
+def hooks_elo_league() -> rankcraft.League:
+    return rankcraft.League(hooks_elo())
 
 
 def history(seed: int, n: int, players: int = 30) -> list[dict[str, Any]]:
@@ -54,7 +64,7 @@ def test_a_third_party_elo_equals_the_bundled_one_bit_for_bit() -> None:
 @given(st.integers(0, 10_000), st.integers(1, 300))
 def test_any_history_gives_the_same_ratings_on_either_plugin(seed: int, n: int) -> None:
     matches = history(seed, n, players=8)
-    ours, theirs = rankcraft.League("elo"), hooks_elo_league()
+    ours, theirs = rankcraft.League(bundled("elo")), hooks_elo_league()
     ours.record_many(matches)
     theirs.record_many(matches)
     assert [r.skill.rating for r in ours.players()] == [r.skill.rating for r in theirs.players()]

@@ -7,6 +7,7 @@ sides swap; the order of players inside a side changes nothing.
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 from datetime import UTC, datetime, timedelta
@@ -19,6 +20,8 @@ from hypothesis import strategies as st
 
 import rankcraft
 from rankcraft.ruleset import bundled_names
+
+from .conftest import bundled
 
 EXTRA = {
     "glicko2-batch": 'name = "g2-batch"\n[period]\nmode = "batch"\nlength_days = 3.0\n'
@@ -36,8 +39,11 @@ def sides_for(ruleset: rankcraft.Ruleset) -> int:
     return 2 if ruleset.update.plugin in ("wager", "goals") else 3
 
 
+@functools.cache
 def load(name: str) -> rankcraft.Ruleset:
-    return rankcraft.loads_ruleset(EXTRA[name]) if name in EXTRA else rankcraft.load_ruleset(name)
+    """The ruleset ``name``, loaded once per process (conftest's ``bundled``: a league per
+    example must not build a plugin manager per example)."""
+    return rankcraft.loads_ruleset(EXTRA[name]) if name in EXTRA else bundled(name)
 
 
 def history(seed: int, n: int, max_sides: int = 3) -> list[dict[str, Any]]:

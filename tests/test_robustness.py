@@ -19,6 +19,8 @@ from hypothesis import strategies as st
 
 import rankcraft
 
+from .conftest import bundled
+
 EXE = str(Path(sys.executable).with_name("rankcraft"))
 
 
@@ -124,7 +126,7 @@ def mutated_matches(draw: st.DrawFn) -> Any:
 @settings(max_examples=150)
 @given(st.lists(mutated_matches(), min_size=1, max_size=12))
 def test_fuzzed_matches_fail_cleanly(name: str, inputs: list[Any]) -> None:
-    league = rankcraft.League(name)
+    league = rankcraft.League(bundled(name))  # (the ruleset loaded once: conftest)
     league.record(
         {"id": "first", "played_at": "2024-01-01", "teams": [["a"], ["c"]], "scores": [1, 0]}
     )
@@ -184,14 +186,16 @@ PARAM_VALUES = st.one_of(
 def test_fuzzed_rulesets_fail_cleanly(base: str, params: dict[str, Any]) -> None:
     import tomli_w
 
-    table = rankcraft.ruleset.to_dict(rankcraft.load_ruleset(base))
+    table = rankcraft.ruleset.to_dict(bundled(base))
     table["update"].setdefault("params", {}).update(params)
     try:
         text = tomli_w.dumps(table)
     except (TypeError, ValueError):
         return  # not representable in TOML
     try:
-        ruleset = rankcraft.loads_ruleset(text)
+        # (with the plugins the base was loaded with: the same checks, without a plugin
+        # manager built per example)
+        ruleset = rankcraft.loads_ruleset(text, plugins=bundled(base).plugins)
     except rankcraft.RulesetError:
         return
     league = rankcraft.League(ruleset)

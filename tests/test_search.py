@@ -20,6 +20,8 @@ import rankcraft
 from rankcraft.cli import main
 from rankcraft.model import id_holds, window_start
 
+from .conftest import bundled
+
 IDS = ["Ann", "anna", "JOANNA", "bo", "b%o", "b_o", "b\\o", "Éva", "éva", "Dan", "xander"]
 
 
@@ -155,12 +157,13 @@ ID_CHARS = st.sampled_from(list("aAbB%_\\Éé-"))
 )
 def test_sqlite_answers_a_search_as_memory_does(tmp_path: Path, ids: list[str], text: str) -> None:
     history = games(ids)
-    memory = rankcraft.League("elo")
+    elo = bundled("elo")  # (loaded once: three leagues an example built three plugin managers)
+    memory = rankcraft.League(elo)
     memory.record_many(history)
     db = tmp_path / f"{abs(hash((tuple(ids), text)))}.sqlite"
-    with rankcraft.League.open(db, "elo") as disk:
+    with rankcraft.League.open(db, elo) as disk:
         disk.record_many(history)
-    with rankcraft.League.open(db, create=False) as disk:
+    with rankcraft.League.open(db, create=False, plugins=elo.plugins) as disk:
         assert disk.search(text) == memory.search(text)
         board = [r.id for r in memory.leaderboard()]
         assert [r.id for r in disk.leaderboard()] == board

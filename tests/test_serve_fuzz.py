@@ -16,6 +16,7 @@ import rankcraft
 from rankcraft.serve import Settings, create_app
 from rankcraft.tokens import create_token
 
+from .conftest import bundled
 from .test_robustness import JSON, mutated_matches
 
 # what breaks decoders and stores, spliced into otherwise good bodies
@@ -78,7 +79,7 @@ def check(answer: Any) -> dict[str, Any]:
 
 
 def fuzz_client(name: str) -> tuple[rankcraft.League, TestClient]:
-    league = rankcraft.League(name)
+    league = rankcraft.League(bundled(name))  # (the ruleset loaded once: conftest)
     _, token = create_token(league.store, scope="record")
     app = create_app(league, Settings(max_body=4096, max_sides=8, max_players=16))
     client = TestClient(

@@ -31,7 +31,9 @@ def test_postgres_tests_skip_with_the_reason_when_no_server_answers() -> None:
     tests = [
         "tests/test_postgres.py::test_league_in_postgres_matches_sqlite",
         "tests/test_postgres.py::test_bad_urls_and_schemas",
-        "tests/test_stores.py",
+        # (one test of the file, not the whole of it: its multi-process test, which
+        # the main run checks, took half of this one's time)
+        "tests/test_stores.py::test_state_survives_reopen",
     ]
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "-p", "no:cacheprovider", *tests],
