@@ -167,9 +167,9 @@ def match_text(match: Match) -> str:
     else:
         teams = ",".join(["[" + ",".join(map(_text, side)) + "]" for side in sides])
     text = (
-        f'{{"id":{_text(match.id)},"played_at":{_text(format_time(match.played_at))},'
+        f'{{"id":{_text(match.id)},"played_at":"{format_time(match.played_at)}",'
         f'"teams":[{teams}]'
-    )
+    )  # (a time's text has no character JSON escapes)
     scores = match.scores
     if scores is None:
         return text + "}"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import json
 import os
 import sqlite3
@@ -20,7 +21,7 @@ from ..errors import InputError, RankcraftError, StoreError
 from ..model import format_time
 from .base import Entry
 from .migrations import PARTICIPANT_BUCKET
-from .sql import SQLStore
+from .sql import _PLAYER_CONFLICT, _PLAYER_ROW, _PLAYER_VALUES, SQLStore
 
 # SQLite's primary result codes (https://sqlite.org/rescode.html)
 _CORRUPT, _FULL, _CANTOPEN, _NOTADB = 11, 13, 14, 26
@@ -63,9 +64,10 @@ def sqlite_error(exc: sqlite3.Error, label: str) -> RankcraftError | None:
 
 
 ROWS_PER_INSERT = 50
-"""Matches a multi-row ``INSERT`` writes (:meth:`SQLiteStore._write_matches`): one
-statement step per row costs more than binding the row's values (about 1.5 us against
-0.5 on this project's machine), so rows are written this many to a statement."""
+"""Rows a multi-row ``INSERT`` writes (a batch's matches and players,
+:meth:`SQLiteStore._insert_rows`): a statement's step per row (``executemany``) costs
+more than binding the row's values (about 1.5 us against 0.5 a row on this project's
+machine), so rows are written this many to a statement."""
 
 _MATCH_VALUES = "INSERT INTO matches (seq, id, played_at, match, report) VALUES "
 _MATCH_ROW = "(?, ?, ?, ?, ?)"
@@ -80,10 +82,10 @@ _ids_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 """A list of ids as JSON text (ids hold no lone surrogate, so the text is UTF-8)."""
 
 
-@functools.lru_cache(maxsize=ROWS_PER_INSERT)
-def _insert_of(rows: int) -> str:
-    """The statement that inserts ``rows`` matches."""
-    return _MATCH_VALUES + ", ".join([_MATCH_ROW] * rows)
+@functools.lru_cache(maxsize=4 * ROWS_PER_INSERT)
+def _statement(head: str, row: str, rows: int, tail: str) -> str:
+    """An ``INSERT`` of ``rows`` rows: ``head``, ``rows`` times ``row``, ``tail``."""
+    return head + ", ".join([row] * rows) + tail
 
 
 MADE_AGAIN: set[str] = set()
@@ -254,6 +256,24 @@ class SQLiteStore(SQLStore):
     def _in_transaction(self) -> bool:
         return bool(self._db.in_transaction)
 
+    def _insert_rows(self, head: str, row: str, tail: str, width: int, values: list[Any]) -> None:
+        """Insert the rows whose ``width`` values follow each other in ``values``,
+        :data:`ROWS_PER_INSERT` to a statement (:func:`_statement`)."""
+        step = ROWS_PER_INSERT * width
+        full = len(values) - len(values) % step
+        execute = self._execute
+        if full:
+            statement = _statement(head, row, ROWS_PER_INSERT, tail)
+            for at in range(0, full, step):
+                execute(statement, values[at : at + step])
+        if full < len(values):
+            execute(_statement(head, row, (len(values) - full) // width, tail), values[full:])
+
+    def _upsert_players(self, rows: list[tuple[Any, ...]]) -> None:
+        """The players' rows :data:`ROWS_PER_INSERT` to a statement."""
+        values = list(itertools.chain.from_iterable(rows))
+        self._insert_rows(_PLAYER_VALUES, _PLAYER_ROW, _PLAYER_CONFLICT, 9, values)
+
     def _write_matches(self, entries: list[Entry]) -> None:
         """The general steps' rows (:meth:`SQLStore._write_matches`) in fewer statements:
         the matches :data:`ROWS_PER_INSERT` to an ``INSERT``, and, when every match has
@@ -277,18 +297,10 @@ class SQLiteStore(SQLStore):
                 players += side
             ends.append(len(players))
             seq += 1
-        step = ROWS_PER_INSERT * 5
-        full = len(values) - len(values) % step
-        execute = self._execute
-        if full:
-            statement = _insert_of(ROWS_PER_INSERT)
-            for at in range(0, full, step):
-                execute(statement, values[at : at + step])
-        if full < len(values):
-            execute(_insert_of((len(values) - full) // 5), values[full:])
+        self._insert_rows(_MATCH_VALUES, _MATCH_ROW, "", 5, values)
         width = ends[0]
         if ends == list(range(width, width * len(ends) + 1, width)):
-            execute(_PARTICIPANTS_OF_IDS, (first, width, _ids_json(players)))
+            self._execute(_PARTICIPANTS_OF_IDS, (first, width, _ids_json(players)))
             return
         rows, start = [], 0
         for seq, end in enumerate(ends, first):
