@@ -161,26 +161,26 @@ def match_text(match: Match) -> str:
         or match.weight != 1.0
     ):
         return compact_json(match.to_dict())
+    scores = match.scores
+    if scores is None:
+        tail = "}"
+    else:
+        known = _scores_text.get(id(scores))
+        if known is None or known[0] is not scores:
+            if len(_scores_text) > 4096:
+                _scores_text.clear()
+            known = _scores_text[id(scores)] = (scores, ",".join(map(_number, scores)))
+        tail = f',"scores":[{known[1]}]}}'
     sides = match.teams
     if len(sides) == 2 and len(sides[0]) == 1 and len(sides[1]) == 1:  # (the common shape)
         teams = f"[{_text(sides[0][0])}],[{_text(sides[1][0])}]"
     else:
         teams = ",".join(["[" + ",".join(map(_text, side)) + "]" for side in sides])
-    text = (
+    # (a time's text has no character JSON escapes)
+    return (
         f'{{"id":{_text(match.id)},"played_at":"{format_time(match.played_at)}",'
-        f'"teams":[{teams}]'
-    )  # (a time's text has no character JSON escapes)
-    scores = match.scores
-    if scores is None:
-        return text + "}"
-    known = _scores_text.get(id(scores))
-    if known is not None and known[0] is scores:
-        return f'{text},"scores":[{known[1]}]}}'
-    written = ",".join(map(_number, scores))
-    if len(_scores_text) > 4096:
-        _scores_text.clear()
-    _scores_text[id(scores)] = (scores, written)
-    return f'{text},"scores":[{written}]}}'
+        f'"teams":[{teams}]{tail}'
+    )
 
 
 _scores_text: dict[int, tuple[tuple[float, ...], str]] = {}
@@ -435,8 +435,24 @@ class ReportPacker:
                 and len(expected) == 2
                 and self._plain(before, after, before_2, after_2)
             ):
-                text = self._text(factors) if factors else b""
-                text_2 = self._text(factors_2) if factors_2 else b""
+                # (self._text, written out: equal factors in a row share a dict)
+                text = text_2 = b""
+                if factors:
+                    known = self._factors
+                    if known is None or known[0] is not factors:
+                        known = self._factors = (
+                            factors,
+                            sized_json(compact_json(factors).encode()),
+                        )
+                    text = known[1]
+                if factors_2:
+                    known = self._factors
+                    if known is None or known[0] is not factors_2:
+                        known = self._factors = (
+                            factors_2,
+                            sized_json(compact_json(factors_2).encode()),
+                        )
+                    text_2 = known[1]
                 sizes = (len(text), len(text_2))
                 duel = self._duels.get(sizes) or self._duel(sizes)
                 return duel(
