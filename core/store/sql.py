@@ -47,18 +47,15 @@ _PLAYER_COLUMNS = "id, skill, rank, matches, last_played, open"
 _CAPITALS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _TO_CAPITALS = str.maketrans(_CAPITALS.lower(), _CAPITALS)
 
-_PLAYER_VALUES = (
+_UPSERT_PLAYERS = (
     "INSERT INTO players "
-    "(id, skill, rank, matches, last_played, open, sort_key, tier, last_epoch) VALUES "
-)
-_PLAYER_ROW = "(?, ?, ?, ?, ?, ?, ?, ?, ?)"
-_PLAYER_CONFLICT = (
-    " ON CONFLICT (id) DO UPDATE SET skill = excluded.skill, rank = excluded.rank, "
+    "(id, skill, rank, matches, last_played, open, sort_key, tier, last_epoch) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (id) DO UPDATE SET skill = excluded.skill, rank = excluded.rank, "
     "matches = excluded.matches, last_played = excluded.last_played, "
     "open = excluded.open, sort_key = excluded.sort_key, tier = excluded.tier, "
     "last_epoch = excluded.last_epoch"
 )
-_UPSERT_PLAYERS = _PLAYER_VALUES + _PLAYER_ROW + _PLAYER_CONFLICT
 _INSERT_MATCH = "INSERT INTO matches (seq, id, played_at, match, report) VALUES (?, ?, ?, ?, ?)"
 _INSERT_PARTICIPANT = "INSERT INTO participants (bucket, player, seq) VALUES (?, ?, ?)"
 
@@ -717,10 +714,7 @@ class SQLStore:
             )
         if rows:
             rows.sort()  # (in key order: each page of the table is visited once)
-            self._upsert_players(rows)
-
-    def _upsert_players(self, rows: list[tuple[Any, ...]]) -> None:
-        self._executemany(_UPSERT_PLAYERS, rows)
+            self._executemany(_UPSERT_PLAYERS, rows)
 
     def _write_matches(self, entries: list[Entry]) -> None:
         """The rows of ``entries`` (their match and participants rows), numbered by

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import itertools
 import json
 import os
 import sqlite3
@@ -21,7 +20,7 @@ from ..errors import InputError, RankcraftError, StoreError
 from ..model import format_time
 from .base import Entry
 from .migrations import PARTICIPANT_BUCKET
-from .sql import _PLAYER_CONFLICT, _PLAYER_ROW, _PLAYER_VALUES, SQLStore
+from .sql import SQLStore
 
 # SQLite's primary result codes (https://sqlite.org/rescode.html)
 _CORRUPT, _FULL, _CANTOPEN, _NOTADB = 11, 13, 14, 26
@@ -64,10 +63,10 @@ def sqlite_error(exc: sqlite3.Error, label: str) -> RankcraftError | None:
 
 
 ROWS_PER_INSERT = 50
-"""Rows a multi-row ``INSERT`` writes (a batch's matches and players,
-:meth:`SQLiteStore._insert_rows`): a statement's step per row (``executemany``) costs
-more than binding the row's values (about 1.5 us against 0.5 a row on this project's
-machine), so rows are written this many to a statement."""
+"""Rows a multi-row ``INSERT`` writes (a batch's matches, :meth:`SQLiteStore._insert_rows`):
+a statement's step per row (``executemany``) costs more than binding the row's values
+(about 1.5 us against 0.5 a row on this project's machine), so rows are written this
+many to a statement (10 and 200 cost more than 50)."""
 
 _MATCH_VALUES = "INSERT INTO matches (seq, id, played_at, match, report) VALUES "
 _MATCH_ROW = "(?, ?, ?, ?, ?)"
@@ -83,9 +82,9 @@ _ids_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 @functools.lru_cache(maxsize=4 * ROWS_PER_INSERT)
-def _statement(head: str, row: str, rows: int, tail: str) -> str:
-    """An ``INSERT`` of ``rows`` rows: ``head``, ``rows`` times ``row``, ``tail``."""
-    return head + ", ".join([row] * rows) + tail
+def _statement(head: str, row: str, rows: int) -> str:
+    """An ``INSERT`` of ``rows`` rows: ``head``, then ``rows`` times ``row``."""
+    return head + ", ".join([row] * rows)
 
 
 MADE_AGAIN: set[str] = set()
@@ -256,23 +255,18 @@ class SQLiteStore(SQLStore):
     def _in_transaction(self) -> bool:
         return bool(self._db.in_transaction)
 
-    def _insert_rows(self, head: str, row: str, tail: str, width: int, values: list[Any]) -> None:
+    def _insert_rows(self, head: str, row: str, width: int, values: list[Any]) -> None:
         """Insert the rows whose ``width`` values follow each other in ``values``,
         :data:`ROWS_PER_INSERT` to a statement (:func:`_statement`)."""
         step = ROWS_PER_INSERT * width
         full = len(values) - len(values) % step
         execute = self._execute
         if full:
-            statement = _statement(head, row, ROWS_PER_INSERT, tail)
+            statement = _statement(head, row, ROWS_PER_INSERT)
             for at in range(0, full, step):
                 execute(statement, values[at : at + step])
         if full < len(values):
-            execute(_statement(head, row, (len(values) - full) // width, tail), values[full:])
-
-    def _upsert_players(self, rows: list[tuple[Any, ...]]) -> None:
-        """The players' rows :data:`ROWS_PER_INSERT` to a statement."""
-        values = list(itertools.chain.from_iterable(rows))
-        self._insert_rows(_PLAYER_VALUES, _PLAYER_ROW, _PLAYER_CONFLICT, 9, values)
+            execute(_statement(head, row, (len(values) - full) // width), values[full:])
 
     def _write_matches(self, entries: list[Entry]) -> None:
         """The general steps' rows (:meth:`SQLStore._write_matches`) in fewer statements:
@@ -297,7 +291,7 @@ class SQLiteStore(SQLStore):
                 players += side
             ends.append(len(players))
             seq += 1
-        self._insert_rows(_MATCH_VALUES, _MATCH_ROW, "", 5, values)
+        self._insert_rows(_MATCH_VALUES, _MATCH_ROW, 5, values)
         width = ends[0]
         if ends == list(range(width, width * len(ends) + 1, width)):
             self._execute(_PARTICIPANTS_OF_IDS, (first, width, _ids_json(players)))
