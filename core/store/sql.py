@@ -731,6 +731,11 @@ class SQLStore:
         self._insert_matches(match_rows)
         self._insert_participants(part_rows)
 
+    @staticmethod
+    def _bucket_size() -> int:
+        """:data:`PARTICIPANT_BUCKET` as this module reads it (a test shrinks it here)."""
+        return PARTICIPANT_BUCKET
+
     def _insert_participants(self, rows: list[tuple[Any, ...]]) -> None:
         rows.sort()  # (in key order: each page of the tree is visited once)
         self._executemany(_INSERT_PARTICIPANT, rows)

@@ -19,7 +19,6 @@ from typing import Any
 from ..errors import InputError, RankcraftError, StoreError
 from ..model import format_time
 from .base import Entry
-from .migrations import PARTICIPANT_BUCKET
 from .sql import SQLStore
 
 # SQLite's primary result codes (https://sqlite.org/rescode.html)
@@ -72,10 +71,10 @@ _MATCH_VALUES = "INSERT INTO matches (seq, id, played_at, match, report) VALUES 
 _MATCH_ROW = "(?, ?, ?, ?, ?)"
 _PARTICIPANTS_OF_IDS = (
     "INSERT INTO participants (bucket, player, seq) "
-    f"SELECT (?1 + key / ?2) / {PARTICIPANT_BUCKET}, value, ?1 + key / ?2 FROM json_each(?3)"
+    "SELECT (?1 + key / ?2) / ?4, value, ?1 + key / ?2 FROM json_each(?3)"
 )
 """The participants of matches with ``?2`` players each, numbered from ``?1``: their ids
-in match order, as one JSON array ``?3``."""
+in match order, as one JSON array ``?3``; ``?4``: the bucket size."""
 
 _ids_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 """A list of ids as JSON text (ids hold no lone surrogate, so the text is UTF-8)."""
@@ -293,12 +292,13 @@ class SQLiteStore(SQLStore):
             seq += 1
         self._insert_rows(_MATCH_VALUES, _MATCH_ROW, 5, values)
         width = ends[0]
+        size = self._bucket_size()
         if ends == list(range(width, width * len(ends) + 1, width)):
-            self._execute(_PARTICIPANTS_OF_IDS, (first, width, _ids_json(players)))
+            self._execute(_PARTICIPANTS_OF_IDS, (first, width, _ids_json(players), size))
             return
         rows, start = [], 0
         for seq, end in enumerate(ends, first):
-            bucket = seq // PARTICIPANT_BUCKET
+            bucket = seq // size
             rows += [(bucket, player, seq) for player in players[start:end]]
             start = end
         self._insert_participants(rows)
