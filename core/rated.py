@@ -161,26 +161,26 @@ def match_text(match: Match) -> str:
         or match.weight != 1.0
     ):
         return compact_json(match.to_dict())
+    scores = match.scores
+    if scores is None:
+        tail = "}"
+    else:
+        known = _scores_text.get(id(scores))
+        if known is None or known[0] is not scores:
+            if len(_scores_text) > 4096:
+                _scores_text.clear()
+            known = _scores_text[id(scores)] = (scores, ",".join(map(_number, scores)))
+        tail = f',"scores":[{known[1]}]}}'
     sides = match.teams
     if len(sides) == 2 and len(sides[0]) == 1 and len(sides[1]) == 1:  # (the common shape)
         teams = f"[{_text(sides[0][0])}],[{_text(sides[1][0])}]"
     else:
         teams = ",".join(["[" + ",".join(map(_text, side)) + "]" for side in sides])
-    text = (
-        f'{{"id":{_text(match.id)},"played_at":{_text(format_time(match.played_at))},'
-        f'"teams":[{teams}]'
+    # (a time's text has no character JSON escapes)
+    return (
+        f'{{"id":{_text(match.id)},"played_at":"{format_time(match.played_at)}",'
+        f'"teams":[{teams}]{tail}'
     )
-    scores = match.scores
-    if scores is None:
-        return text + "}"
-    known = _scores_text.get(id(scores))
-    if known is not None and known[0] is scores:
-        return f'{text},"scores":[{known[1]}]}}'
-    written = ",".join(map(_number, scores))
-    if len(_scores_text) > 4096:
-        _scores_text.clear()
-    _scores_text[id(scores)] = (scores, written)
-    return f'{text},"scores":[{written}]}}'
 
 
 _scores_text: dict[int, tuple[tuple[float, ...], str]] = {}
@@ -352,6 +352,27 @@ def _all_floats(count: int) -> Callable[[tuple[Any, ...]], bool]:
     return cast(Callable[[tuple[Any, ...]], bool], eval(f"lambda values: {test}"))
 
 
+def _plain_states(count: int) -> Callable[[Any, Any, Any, Any], bool]:
+    """``(four states) -> bool``: whether each is a tuple of ``count`` floats of
+    magnitude below 1e300 (written out for four states of ``count`` fields).
+
+    Such a state is one :class:`_StatePacker` packs as doubles: its fields are floats
+    and their sum, in any order of addition, is finite. A state this refuses may still
+    be one (a field of 1e301): the caller then takes the general steps, which decide."""
+    states = ("a", "b", "c", "d")
+    fields = [f"{s}[{i}]" for s in states for i in range(count)]
+    tests = [
+        " is ".join(f"type({s})" for s in states) + " is tuple",
+        " == ".join(f"len({s})" for s in states) + f" == {count}",
+    ]
+    if fields:
+        tests.append(" is ".join(f"type({f})" for f in fields) + " is float")
+        tests += [f"-1e300 < {f} < 1e300" for f in fields]
+    # (the builtins as defaults: local names, where a global name looks in two dicts)
+    head = "lambda a, b, c, d, type=type, tuple=tuple, len=len, float=float"
+    return cast(Callable[[Any, Any, Any, Any], bool], eval(f"{head}: {' and '.join(tests)}"))
+
+
 def sized_json(text: bytes) -> bytes:
     """JSON ``text`` after its length (one byte below 255, else 255 and four bytes), as a
     packed report keeps a text and a store may keep one beside it."""
@@ -383,16 +404,90 @@ class ReportPacker:
         self._skill = _StatePacker(writer.skill_names, writer.skill_text)
         self._rank = _StatePacker(writer.rank_names, writer.rank_text)
         self._factors: tuple[dict[str, float], bytes] | None = None
+        count = len(writer.skill_names)
+        self._plain = _plain_states(count)
+        # the common 1-v-1 report in one struct: the head, then per change its flags,
+        # both states as doubles and its factors' text (``0s``: none), by the texts' lengths
+        self._duel_format = f"<BH2dIBB{count}dB{count}d%dsBB{count}dB{count}d%ds"
+        self._duels: dict[tuple[int, int], Callable[..., bytes]] = {}
 
     def pack(self, entry: Rated) -> bytes:
-        """The packed report of ``entry``."""
-        match, expected, changes = entry[0], entry[1], entry[2]
+        """The packed report of ``entry``.
+
+        The common 1-v-1 report (two expected values, no decay, no rank slot, every
+        skill state a tuple of finite floats) is written out in one ``struct`` call;
+        any other takes the general steps (:meth:`_pack`). Both give the same bytes
+        (tests/test_rated.py compares them on random reports)."""
+        match, changes = entry[0], entry[2]
         teams = match.teams
         if len(teams) == 2 and len(changes) == 2 and len(teams[0]) == len(teams[1]) == 1:
-            if changes[0][0] != teams[0][0] or changes[1][0] != teams[1][0]:
+            first, second = changes
+            if first[0] != teams[0][0] or second[0] != teams[1][0]:
                 raise ValueError(f"match {match.id!r}: the changes do not follow its players")
-        elif [c[0] for c in changes] != [p for team in teams for p in team]:
+            _, _, before, used, after, _, rank, factors = first
+            _, _, before_2, used_2, after_2, _, rank_2, factors_2 = second
+            expected = entry[1]
+            if (
+                used is before
+                and used_2 is before_2
+                and rank is None
+                and rank_2 is None
+                and len(expected) == 2
+                and self._plain(before, after, before_2, after_2)
+            ):
+                # (self._text, written out: equal factors in a row share a dict)
+                text = text_2 = b""
+                if factors:
+                    known = self._factors
+                    if known is None or known[0] is not factors:
+                        known = self._factors = (
+                            factors,
+                            sized_json(compact_json(factors).encode()),
+                        )
+                    text = known[1]
+                if factors_2:
+                    known = self._factors
+                    if known is None or known[0] is not factors_2:
+                        known = self._factors = (
+                            factors_2,
+                            sized_json(compact_json(factors_2).encode()),
+                        )
+                    text_2 = known[1]
+                sizes = (len(text), len(text_2))
+                duel = self._duels.get(sizes) or self._duel(sizes)
+                return duel(
+                    PACKED,
+                    2,
+                    *expected,
+                    2,
+                    _FACTORS if text else 0,
+                    _DOUBLES,
+                    *before,
+                    _DOUBLES,
+                    *after,
+                    text,
+                    _FACTORS if text_2 else 0,
+                    _DOUBLES,
+                    *before_2,
+                    _DOUBLES,
+                    *after_2,
+                    text_2,
+                )
+            return self._pack(match, expected, changes)
+        if [c[0] for c in changes] != [p for team in teams for p in team]:
             raise ValueError(f"match {match.id!r}: the changes do not follow its players")
+        return self._pack(match, entry[1], changes)
+
+    def _duel(self, sizes: tuple[int, int]) -> Callable[..., bytes]:
+        """The ``pack`` of the written-out 1-v-1 report whose factors' texts have
+        ``sizes`` bytes."""
+        packer = self._duels[sizes] = struct.Struct(self._duel_format % sizes).pack
+        return packer
+
+    def _pack(
+        self, match: Match, expected: tuple[float, ...], changes: tuple[tuple[Any, ...], ...]
+    ) -> bytes:
+        """The general steps of :meth:`pack` (the changes checked against the players)."""
         count = len(expected)
         head = _HEADS.get(count) or _head(count)
         out = [head.pack(PACKED, count, *expected, len(changes))]

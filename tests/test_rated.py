@@ -369,3 +369,73 @@ def test_a_time_in_another_zone_is_kept_flat_as_its_instant() -> None:
     assert zlib.decompress(league.store._blocks[0])[:1] == b"F"  # type: ignore[attr-defined]
     kept = league.report(odd.id).played_at
     assert kept == moment and kept.tzinfo is UTC
+
+
+@pytest.mark.parametrize("fields", [1, 2, 3])
+def test_the_written_out_duel_report_packs_as_the_general_steps(fields: int) -> None:
+    """:meth:`ReportPacker.pack` writes the common 1-v-1 report in one struct call; on
+    random reports (floats near and past its 1e300 bound, infinities, NaN, -0.0, ints,
+    wrong lengths, public states, decay, rank states, factors, other shapes) it gives
+    the bytes, or the error, of the general steps (the same packer with the written-out
+    path turned off)."""
+    rng = random.Random(fields)
+    names = tuple(f"f{i}" for i in range(fields))
+    written = ReportPacker(ReportWriter(names, ("points",)))
+    general = ReportPacker(ReportWriter(names, ("points",)))
+    general._plain = lambda *states: False  # type: ignore[method-assign]
+    plain, taken = written._plain, []
+    written._plain = lambda *states: taken.append(plain(*states)) or taken[-1]  # type: ignore[method-assign]
+    odd: list[Any] = [1e300, -1e300, 9.9e299, 1.7e308, float("inf"), float("nan"), -0.0, 3, True]
+    state_class = attrs.make_class("S", list(names))
+
+    def value() -> Any:
+        return rng.choice(odd) if rng.random() < 0.03 else rng.gauss(1500, 300)
+
+    def state() -> Any:
+        values = tuple(value() for _ in range(fields))
+        roll = rng.random()
+        if roll < 0.01:
+            return (*values, 1.0)
+        if roll < 0.02:
+            return values[:-1]
+        return state_class(*values) if roll < 0.04 else values
+
+    shared = {"k": 32.0}
+    factor_choices: list[Any] = [None, None, {}, shared, shared, {"k": 16.0, "margin": 1.5}]
+    factor_choices.append({"k": float("nan")})
+    checked = 0
+    for i in range(3000):
+        shape = rng.choice(
+            [(("a",), ("b",))] * 8 + [(("a", "c"), ("b",)), (("a",), ("b",), ("c",))]
+        )
+        match = parse_match(
+            {
+                "id": f"m{i}",
+                "played_at": "2024-01-01",
+                "teams": [list(side) for side in shape],
+                "scores": list(range(len(shape))),
+            }
+        )
+        changes = []
+        for side, team in enumerate(shape):
+            for player in team:
+                before = state()
+                used = before if rng.random() < 0.9 else state()
+                rank = ((5.0,), (6.0,)) if rng.random() < 0.05 else (None, None)
+                factors = rng.choice(factor_choices)
+                changes.append((player, side, before, used, state(), *rank, factors))
+        if rng.random() < 0.01:
+            changes.reverse()
+        expected = tuple(rng.random() for _ in range(len(shape) + (rng.random() < 0.02)))
+        entry = Rated((match, expected, tuple(changes)))
+
+        def outcome(packer: ReportPacker, entry: Rated = entry) -> Any:
+            try:
+                return packer.pack(entry)
+            except Exception as exc:  # (the same error either way)
+                return type(exc), str(exc)
+
+        got = outcome(written)
+        assert got == outcome(general), entry
+        checked += isinstance(got, bytes)
+    assert checked > 1500 and 1000 < sum(taken) < len(taken)  # (both ways, often)

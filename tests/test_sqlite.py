@@ -101,3 +101,73 @@ def test_a_batch_sizes_the_page_cache_for_its_players_and_gives_it_back(
         [match("m1", "a", "b"), match("m2", "c", "d"), match("m3", "a", "c"), match("m4", "b", "d")]
     )
     assert stored == reference.export()
+
+
+def test_the_written_out_match_rows_are_the_general_steps_rows(tmp_path: Path) -> None:
+    """SQLite writes a batch's matches many to an ``INSERT`` and, when every match has
+    the same number of players, the participants from one JSON array of ids; the
+    tables hold exactly the rows of the general steps (:meth:`SQLStore._write_matches`)
+    on random batches: 1-v-1, teams, mixed shapes, ids of any text, buckets crossed."""
+    import functools
+    import random
+
+    from rankcraft.rated import Rated
+    from rankcraft.store.migrations import PARTICIPANT_BUCKET
+    from rankcraft.store.sql import SQLStore
+    from rankcraft.store.sqlite import ROWS_PER_INSERT
+
+    rng = random.Random(29)
+    names = ["a", "Zoë", 'q"uote', "back\\slash", "日本", "emoji \U0001f600", "bell\x07", "é", "b"]
+    names += [f"p{i}" for i in range(30)]
+    shapes = [(1, 1), (2, 2), (1, 1, 1), (3, 1)]
+    matches: list[dict[str, object]] = []
+    batches: list[list[dict[str, object]]] = []
+    for batch in range(12):
+        batches.append([])
+        shape = [rng.choice(shapes)] if batch % 3 else shapes
+        size = rng.choice([1, 2, ROWS_PER_INSERT - 1, ROWS_PER_INSERT, 3 * ROWS_PER_INSERT + 7])
+        for _ in range(size):
+            sides = rng.choice(shape)
+            players = rng.sample(names, sum(sides))
+            teams = [players[sum(sides[:k]) : sum(sides[: k + 1])] for k in range(len(sides))]
+            matches.append(
+                {
+                    "id": f"{rng.choice(names)}#{len(matches)}",
+                    "played_at": f"2024-01-{1 + len(matches) // 100:02d}T12:00:00Z",
+                    "teams": teams,
+                    "scores": [rng.choice([0, 1, 2.5]) for _ in teams],
+                }
+            )
+            batches[-1].append(matches[-1])
+    source = rankcraft.League("elo")
+    for batch in batches:
+        source.record_many(batch)
+
+    def entries(batch: list[dict[str, object]]) -> list[Rated]:
+        rows = [source.store.match(str(m["id"])) for m in batch]
+        return [Rated((r.match, r.report.expected, Rated.changes_of(r.report))) for r in rows if r]
+
+    tables = []
+    for way in ("written out", "general"):
+        league = rankcraft.League.open(tmp_path / f"{way}.sqlite", "elo")
+        store = league.store
+        if way == "general":
+            store._write_matches = functools.partial(SQLStore._write_matches, store)  # type: ignore[attr-defined,method-assign]
+        for k, batch in enumerate(batches):
+            store.begin()
+            if k == 6:  # (the next batch's seqs cross into the next participants bucket)
+                store._next_seq = PARTICIPANT_BUCKET - 40  # type: ignore[attr-defined]
+            store.write((), entries(batch))
+            store.commit()
+        db = store._db  # type: ignore[attr-defined]
+        tables.append(
+            (
+                db.execute("SELECT * FROM matches ORDER BY seq").fetchall(),
+                db.execute("SELECT * FROM participants ORDER BY bucket, player, seq").fetchall(),
+            )
+        )
+        league.close()
+    written, general = tables
+    assert len(written[0]) == len(matches) and len(written[1]) > 2 * len(matches)
+    assert {bucket for bucket, _, _ in written[1]} == {0, 1}
+    assert written == general

@@ -47,6 +47,18 @@ _PLAYER_COLUMNS = "id, skill, rank, matches, last_played, open"
 _CAPITALS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _TO_CAPITALS = str.maketrans(_CAPITALS.lower(), _CAPITALS)
 
+_UPSERT_PLAYERS = (
+    "INSERT INTO players "
+    "(id, skill, rank, matches, last_played, open, sort_key, tier, last_epoch) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (id) DO UPDATE SET skill = excluded.skill, rank = excluded.rank, "
+    "matches = excluded.matches, last_played = excluded.last_played, "
+    "open = excluded.open, sort_key = excluded.sort_key, tier = excluded.tier, "
+    "last_epoch = excluded.last_epoch"
+)
+_INSERT_MATCH = "INSERT INTO matches (seq, id, played_at, match, report) VALUES (?, ?, ?, ?, ?)"
+_INSERT_PARTICIPANT = "INSERT INTO participants (bucket, player, seq) VALUES (?, ?, ?)"
+
 _SORT_KEY_META = "sort_key"
 """meta key naming the function the kept ``players.sort_key`` values were computed by."""
 
@@ -676,6 +688,12 @@ class SQLStore:
         return new
 
     def write(self, players: Iterable[PlayerRecord], matches: Iterable[Entry]) -> None:
+        self._write_players(players)
+        entries = matches if isinstance(matches, list) else list(matches)
+        if entries:
+            self._write_matches(entries)
+
+    def _write_players(self, players: Iterable[PlayerRecord]) -> None:
         codec = self.codec
         texts, key, tier = codec.record_texts, codec.sort_key, codec.tier
         rows = []
@@ -694,21 +712,16 @@ class SQLStore:
                     _epoch(record),
                 )
             )
-        rows.sort()  # (in key order: each page of the table is visited once)
-        self._executemany(
-            "INSERT INTO players "
-            "(id, skill, rank, matches, last_played, open, sort_key, tier, last_epoch) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (id) DO UPDATE SET skill = excluded.skill, rank = excluded.rank, "
-            "matches = excluded.matches, last_played = excluded.last_played, "
-            "open = excluded.open, sort_key = excluded.sort_key, tier = excluded.tier, "
-            "last_epoch = excluded.last_epoch",
-            rows,
-        )
-        entries = matches if isinstance(matches, list) else list(matches)
+        if rows:
+            rows.sort()  # (in key order: each page of the table is visited once)
+            self._executemany(_UPSERT_PLAYERS, rows)
+
+    def _write_matches(self, entries: list[Entry]) -> None:
+        """The rows of ``entries`` (their match and participants rows), numbered by
+        :meth:`_take_seqs`."""
         match_rows = []
         part_rows = []
-        entry_row = codec.entry_row
+        entry_row = self.codec.entry_row
         for seq, entry in zip(self._take_seqs(len(entries)), entries, strict=True):
             match_text, report = entry_row(entry)
             match = entry.match
@@ -716,16 +729,19 @@ class SQLStore:
             bucket = seq // PARTICIPANT_BUCKET
             part_rows += [(bucket, player, seq) for side in match.teams for player in side]
         self._insert_matches(match_rows)
-        part_rows.sort()
-        self._executemany(
-            "INSERT INTO participants (bucket, player, seq) VALUES (?, ?, ?)", part_rows
-        )
+        self._insert_participants(part_rows)
+
+    @staticmethod
+    def _bucket_size() -> int:
+        """:data:`PARTICIPANT_BUCKET` as this module reads it (a test shrinks it here)."""
+        return PARTICIPANT_BUCKET
+
+    def _insert_participants(self, rows: list[tuple[Any, ...]]) -> None:
+        rows.sort()  # (in key order: each page of the tree is visited once)
+        self._executemany(_INSERT_PARTICIPANT, rows)
 
     def _insert_matches(self, rows: list[tuple[Any, ...]]) -> None:
-        self._executemany(
-            "INSERT INTO matches (seq, id, played_at, match, report) VALUES (?, ?, ?, ?, ?)",
-            rows,
-        )
+        self._executemany(_INSERT_MATCH, rows)
 
     def commit(self) -> None:
         self._execute("COMMIT")
