@@ -10,6 +10,7 @@ import pytest
 MODULES = [
     "rankcraft",
     "rankcraft.engine",
+    "rankcraft.boards",
     "rankcraft.fields",
     "rankcraft.io",
     "rankcraft.jsontext",
