@@ -11,6 +11,7 @@ MODULES = [
     "rankcraft",
     "rankcraft.engine",
     "rankcraft.boards",
+    "rankcraft.quality",
     "rankcraft.fields",
     "rankcraft.io",
     "rankcraft.jsontext",
