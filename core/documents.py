@@ -2,20 +2,23 @@
 export document, and their validation when they come back in (docs/design.md).
 
 :func:`make_codec` builds, for one ruleset's state classes, the :class:`Codec` that
-stores on disk and the export use; :func:`parse_export` validates an export document
-before a league imports it.
+stores on disk and the export use; :class:`Documents` writes a league's export document
+and loads one's players into it, validated by :func:`parse_export`
+(:meth:`rankcraft.League.export`, :meth:`rankcraft.League.import_state`).
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping
-from typing import Any
+import warnings
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import cattrs
 
+from .boards import leaderboard_key, tier_function
 from .errors import MatchError, PluginError, RulesetError, StateError
 from .io import MAX_FUTURE, parse_time, past_the_clock
 from .model import (
@@ -30,10 +33,24 @@ from .model import (
     shifted,
 )
 from .rated import PACKED, Rated, ReportPacker, ReportWriter, compact_json, match_text
-from .ruleset import Ruleset, converter, differences, format_exception, loads_stored_ruleset
+from .ruleset import (
+    Display,
+    ImportedRulesetWarning,
+    Ruleset,
+    converter,
+    differences,
+    dumps,
+    format_exception,
+    loads_stored_ruleset,
+)
 from .store.base import Codec
 
-__all__ = ["imported_ruleset", "make_codec", "parse_export"]
+if TYPE_CHECKING:
+    from .seasons import Seasons
+    from .steps import Steps
+    from .unit import UnitOfWork
+
+__all__ = ["Documents", "imported_ruleset", "league_codec", "make_codec", "parse_export"]
 
 _CLOCK = "this machine's clock"
 
@@ -270,25 +287,7 @@ def make_codec(
     period mode (an import's open periods are checked for it)."""
     states = _States(skill_class, rank_class, initial_rank)
     imported = _States(skill_class, rank_class, initial_rank, complete=True, mode=mode)
-    skill_dict, rank_dict = writer.skill_dict, writer.rank_dict
-
-    def record_to_dict(record: PlayerRecord) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "id": record.id,
-            "skill": skill_dict(record.skill),
-            "rank": rank_dict(record.rank),
-            "matches": record.matches,
-            "last_played": None if record.last_played is None else format_time(record.last_played),
-        }
-        if record.period is not None or record.pending:
-            out["open"] = {
-                "period": record.period,
-                "period_matches": record.period_matches,
-                "base": None if record.base is None else skill_dict(record.base),
-                "pending": [[skill_dict(p.opponent), p.score, p.weight] for p in record.pending],
-            }
-        return out
-
+    record_to_dict = _record_to_dict(writer)
     record_texts = _record_texts(writer, record_to_dict)
 
     def report_to_dict(report: Report) -> dict[str, Any]:
@@ -319,6 +318,30 @@ def make_codec(
         sort_key_name=sort_key[0],
         tier=tier,
     )
+
+
+def _record_to_dict(writer: ReportWriter) -> Callable[[PlayerRecord], dict[str, Any]]:
+    """:attr:`Codec.record_to_dict`: a record as the state document writes it."""
+    skill_dict, rank_dict = writer.skill_dict, writer.rank_dict
+
+    def record_to_dict(record: PlayerRecord) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": record.id,
+            "skill": skill_dict(record.skill),
+            "rank": rank_dict(record.rank),
+            "matches": record.matches,
+            "last_played": None if record.last_played is None else format_time(record.last_played),
+        }
+        if record.period is not None or record.pending:
+            out["open"] = {
+                "period": record.period,
+                "period_matches": record.period_matches,
+                "base": None if record.base is None else skill_dict(record.base),
+                "pending": [[skill_dict(p.opponent), p.score, p.weight] for p in record.pending],
+            }
+        return out
+
+    return record_to_dict
 
 
 def _record_texts(
@@ -422,3 +445,100 @@ def imported_ruleset(document: Mapping[str, Any], ruleset: Ruleset, plugins: Any
     except RulesetError as exc:
         raise StateError(f"'ruleset_toml' is not a valid ruleset: {exc}") from None
     return differences(theirs, ruleset)
+
+
+def league_codec(steps: Steps, display: Display, mode: str) -> Codec:
+    """The codec of a league (:func:`make_codec`): its steps' state classes, with the
+    leaderboard's key (:func:`rankcraft.boards.leaderboard_key`) and tiers, and its
+    period ``mode``."""
+    return make_codec(
+        ReportWriter(steps.skill_names, steps.rank_names),
+        steps.skill_class,
+        steps.rank_class,
+        steps.initial_rank,
+        sort_key=leaderboard_key(display),
+        tier=tier_function(steps),
+        mode=mode,
+    )
+
+
+class Documents:
+    """The state documents of one league: its export, and the import of one.
+
+    :param ruleset: the league's ruleset. :param plugins: its plugin facade (a
+        document's ruleset is loaded with it). :param codec: its codec. :param seasons:
+        its season schedule. :param unit: its unit of work.
+    """
+
+    def __init__(
+        self, ruleset: Ruleset, plugins: Any, codec: Codec, seasons: Seasons, unit: UnitOfWork
+    ) -> None:
+        self.ruleset = ruleset
+        self.plugins = plugins
+        self.codec = codec
+        self.seasons = seasons
+        self.unit = unit
+
+    def export(self, version: str, records: Iterable[PlayerRecord]) -> dict[str, Any]:
+        """The state document (docs/design.md): every player's state (``records``, ordered by
+        id), with the ruleset's TOML and the season schedule, so that importing it into a new
+        database needs nothing else and continues as the league would; ``version``: the
+        rankcraft that writes it."""
+        ruleset, seasons = self.ruleset, self.seasons
+        to_dict = self.codec.record_to_dict
+        document: dict[str, Any] = {
+            "ruleset": ruleset.name,
+            "rankcraft": version,
+            "ruleset_toml": dumps(ruleset),
+        }
+        if seasons.events:
+            document["schedule"] = seasons.to_texts()
+        document["players"] = [to_dict(r) for r in records]
+        return document
+
+    def import_state(
+        self,
+        document: Mapping[str, Any],
+        accept_ruleset: bool = False,
+        max_future: float | None = MAX_FUTURE,
+    ) -> int:
+        """Load players from an export document (all of them, or none on any error).
+
+        Players in the document replace records of the same id; its ``schedule`` (when
+        each season event runs next) replaces the league's. Every state must be whole
+        (no field is invented), and the document's ``ruleset_toml``, when given, must be
+        a valid ruleset that rates as the league's does.
+
+        :param accept_ruleset: import from a document whose ``ruleset_toml`` rates
+            otherwise (``rankcraft import --accept-ruleset``), with an
+            :class:`~rankcraft.ruleset.ImportedRulesetWarning` naming the differences.
+        :param max_future: the most seconds a ``last_played`` may lie past this
+            machine's clock (default 86400, as the service's ``--max-future``; None: no
+            bound, for a history of made-up dates).
+        :returns: the number of players imported.
+        :raises StateError: the document does not fit this league's ruleset.
+        """
+        ruleset, seasons, unit = self.ruleset, self.seasons, self.unit
+        records = parse_export(document, ruleset.name, self.codec, max_future=max_future)
+        differ = imported_ruleset(document, ruleset, self.plugins)
+        if differ:
+            shown = "; ".join(differ[:4]) + (f"; and {len(differ) - 4} more" if differ[4:] else "")
+            text = (
+                f"the document's ruleset ('ruleset_toml') rates otherwise than the league's "
+                f"{ruleset.name!r}: {shown}"
+            )
+            if not accept_ruleset:
+                raise StateError(
+                    f"{text}; --accept-ruleset (accept_ruleset=True) imports its players anyway"
+                )
+            # (stacklevel 3: the caller of League.import_state)
+            warnings.warn(ImportedRulesetWarning(f"{text}; imported as asked"), stacklevel=3)
+        with unit.transaction():
+            if seasons.events:
+                lasts = [r.last_played for r in records if r.last_played is not None]
+                seasons.imported(max(lasts, default=None))
+            if document.get("schedule") is not None:
+                seasons.adopt(document["schedule"])
+            for record in records:
+                unit.put_record(record)
+        return len(records)

@@ -19,11 +19,10 @@ A player's *percentile* is 100 x (active players with a strictly lower sort valu
 in [0, 100), over the N active players: those with a match within ``active_days`` of
 the league's latest match. The sort value is the leaderboard's (the rank state's
 location, else the skill's), read once per call through :meth:`League.active_players`.
+A league offers what :class:`Matchable` names; the measures are in :mod:`rankcraft.quality`.
 
->>> closeness([0.5, 0.5]), closeness([0.75, 0.25]), round(closeness([0.5, 0.25, 0.25]), 4)
-(1.0, 0.5, 0.9464)
->>> round(gaussian_quality([[(25.0, 25 / 3)], [(25.0, 25 / 3)]], beta=25 / 6), 4)
-0.4472
+>>> RankFilter().widths(waited=45.0), split_count(4, 2)
+([2.0, 5.0], 3)
 """
 
 from __future__ import annotations
@@ -33,17 +32,16 @@ import itertools
 import math
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import attrs
 
 from .errors import InputError, PluginError
 from .io import parse_time
+from .manager import Plugins
 from .model import State, field_of_role
-from .steps import SKILL
-
-if TYPE_CHECKING:
-    from .engine import League
+from .quality import closeness, gaussian_quality
+from .ruleset import Ruleset
 
 __all__ = [
     "DEFAULT_ACTIVE_DAYS",
@@ -51,8 +49,10 @@ __all__ = [
     "EXACT_LIMIT",
     "Balanced",
     "Candidate",
+    "Matchable",
     "Opponents",
     "RankFilter",
+    "SkillModel",
     "balance",
     "closeness",
     "find_opponents",
@@ -80,7 +80,37 @@ SWAP_PASSES = 50
 _EPS = 1e-12
 
 
-# -- rank filters --------------------------------------------------------------------------
+class SkillModel(Protocol):
+    """What :func:`quality` and :func:`balance` judge sides with (a league's
+    :attr:`~rankcraft.League.skill_model`): the plugins' state ``forms``, the team
+    ``aggregate`` of players' states, the ``expectation`` of side states (``(states, home)
+    -> probabilities``), and ``skill(player, at)``: a known player's skill state (tuple
+    form), decayed to ``at`` when given."""
+
+    forms: Any
+    aggregate: Callable[[Sequence[State]], State]
+    expectation: Callable[[Sequence[State], int | None], Sequence[float]]
+
+    def skill(self, player: str, at: datetime | None) -> State: ...
+
+
+class Matchable(Protocol):
+    """What matchmaking asks of a league (:class:`rankcraft.League` offers it): its ruleset,
+    plugins, skill class, a player's record (refusing unknown players) and sort value, the
+    active players, and the skill model sides are judged with."""
+
+    ruleset: Ruleset
+    plugins: Plugins
+    skill_class: type
+
+    def player(self, player: str) -> Any: ...
+    def sort_value(self, player: str) -> float: ...
+    def active_players(
+        self, active_days: float | None = None, at: datetime | str | None = None
+    ) -> list[tuple[str, float]]: ...
+
+    @property
+    def skill_model(self) -> SkillModel: ...
 
 
 def _number(value: Any, name: str, low: float, high: float) -> float:
@@ -180,7 +210,7 @@ class Opponents:
         return attrs.asdict(self)
 
 
-def active_days_of(league: League) -> float:
+def active_days_of(league: Matchable) -> float:
     """The ruleset's idea of an active player, in days: its standings plugin's
     ``active_days`` param (rank slot, else update slot), else :data:`DEFAULT_ACTIVE_DAYS`."""
     for spec in (league.ruleset.rank, league.ruleset.slot("update")):
@@ -200,7 +230,7 @@ def _party(players: str | Sequence[str], what: str = "players") -> tuple[str, ..
 
 
 def find_opponents(
-    league: League,
+    league: Matchable,
     players: str | Sequence[str],
     rank_filter: RankFilter | None = None,
     *,
@@ -234,30 +264,13 @@ def find_opponents(
         raise InputError(f"'limit' must be a whole number >= 0: {limit!r}")
     values = [league.sort_value(p) for p in party]  # (refuses unknown players first)
     active = league.active_players(active_days)
-    n = len(active)
     sorted_values = [v for _, v in active]
-    if n == 0:
-        percentiles = [0.0] * len(party)
-    else:
-        percentiles = [100.0 * bisect.bisect_left(sorted_values, v) / n for v in values]
-    # every active player's percentile, in sorted order (one pass: a value equal to the
-    # previous one shares its count of lower players): nondecreasing, so a band is a slice
-    ranked: list[float] = []
-    lower = 0
-    for i, v in enumerate(sorted_values):
-        if i and v != sorted_values[i - 1]:
-            lower = i
-        ranked.append(100.0 * lower / n)
-    members = set(party)
+    percentiles = _percentiles(values, sorted_values)
+    ranked = _ranked(sorted_values)
     bottom, top = min(percentiles), max(percentiles)
-    widths = rank_filter.widths(waited)
-    for width in widths:
-        low, high = max(0.0, bottom - width), min(100.0, top + width)
-        start = bisect.bisect_left(ranked, low - 1e-9)
-        stop = bisect.bisect_right(ranked, high + 1e-9)
-        inside = [i for i in range(start, stop) if active[i][0] not in members]
-        if len(inside) >= needed:
-            break
+    width, low, high, inside = _band(
+        active, ranked, set(party), bottom, top, rank_filter.widths(waited), needed
+    )
     middle = (bottom + top) / 2.0
     inside.sort(key=lambda i: (abs(ranked[i] - middle), active[i][0]))
     shown = inside if limit is None else inside[:limit]
@@ -272,80 +285,52 @@ def find_opponents(
         ),
         found=len(inside),
         enough=len(inside) >= needed,
-        active=n,
+        active=len(active),
     )
 
 
-# -- quality -------------------------------------------------------------------------------
+def _percentiles(values: Sequence[float], sorted_values: Sequence[float]) -> list[float]:
+    """The percentile of each of ``values`` among the active players' ``sorted_values``:
+    100 x (players strictly lower) / N (0 for every value when nobody is active)."""
+    n = len(sorted_values)
+    if n == 0:
+        return [0.0] * len(values)
+    return [100.0 * bisect.bisect_left(sorted_values, v) / n for v in values]
 
 
-def closeness(probabilities: Sequence[float]) -> float:
-    """How open a match is from its win probabilities, in [0, 1]: 1 - |p0 - p1| for two
-    sides; for n > 2 the entropy of the probabilities over its largest value, ln n. Both
-    are 1 for equal sides and 0 for a certain result."""
-    n = len(probabilities)
-    if n == 2:
-        return min(1.0, max(0.0, 1.0 - abs(probabilities[0] - probabilities[1])))
-    entropy = -math.fsum(p * math.log(p) for p in probabilities if p > 0.0)
-    return min(1.0, max(0.0, entropy / math.log(n)))
+def _ranked(sorted_values: Sequence[float]) -> list[float]:
+    """Every active player's percentile, in sorted order (one pass: a value equal to the
+    previous one shares its count of lower players): nondecreasing, so a band is a slice."""
+    n = len(sorted_values)
+    ranked: list[float] = []
+    lower = 0
+    for i, v in enumerate(sorted_values):
+        if i and v != sorted_values[i - 1]:
+            lower = i
+        ranked.append(100.0 * lower / n)
+    return ranked
 
 
-def _cholesky(matrix: list[list[float]]) -> list[list[float]]:
-    """The lower triangular L with L Lᵀ = ``matrix`` (symmetric positive definite)."""
-    m = len(matrix)
-    low = [[0.0] * m for _ in range(m)]
-    for i in range(m):
-        for j in range(i + 1):
-            s = matrix[i][j] - math.fsum(low[i][k] * low[j][k] for k in range(j))
-            if i == j:
-                if s <= 0.0:
-                    raise InputError("the quality matrix is not positive definite")
-                low[i][i] = math.sqrt(s)
-            else:
-                low[i][j] = s / low[j][j]
-    return low
-
-
-def gaussian_quality(teams: Sequence[Sequence[tuple[float, float]]], beta: float) -> float:
-    """The match quality of Herbrich, Minka and Graepel ("TrueSkill: A Bayesian Skill
-    Rating System", 2006) for teams of Gaussian skills: the probability of a draw relative
-    to that of a draw between equal, certain teams, in (0, 1].
-
-    With each player's skill N(mu, sigma²), performance its skill plus N(0, beta²), a
-    team's performance the sum of its players', and A the matrix of the differences of
-    consecutive teams, quality = sqrt(det(beta² AᵀA) / det(beta² AᵀA + AᵀΣA)) x
-    exp(-½ μᵀA (beta² AᵀA + AᵀΣA)⁻¹ Aᵀμ). For two teams:
-    sqrt(c0 / c) exp(-(Σμ₁ - Σμ₂)² / 2c) with c0 = (n₁ + n₂) beta², c = c0 + Σσ².
-
-    :param teams: per team, per player, (mu, sigma), sigma ≥ 0; two teams or more.
-    :param beta: the performance deviation, > 0, in the units of mu.
-    """
-    if len(teams) < 2 or any(not t for t in teams):
-        raise InputError(f"quality needs two or more non-empty teams: {teams!r}"[:300])
-    if not beta > 0.0:
-        raise InputError(f"'beta' must be > 0: {beta!r}")
-    b2 = beta * beta
-    sizes = [len(t) for t in teams]
-    means = [math.fsum(mu for mu, _ in t) for t in teams]
-    spreads = [math.fsum(s * s for _, s in t) for t in teams]
-    m = len(teams) - 1
-    base = [[0.0] * m for _ in range(m)]
-    full = [[0.0] * m for _ in range(m)]
-    for j in range(m):
-        base[j][j] = b2 * (sizes[j] + sizes[j + 1])
-        full[j][j] = base[j][j] + spreads[j] + spreads[j + 1]
-        if j + 1 < m:
-            base[j][j + 1] = base[j + 1][j] = -b2 * sizes[j + 1]
-            full[j][j + 1] = full[j + 1][j] = base[j][j + 1] - spreads[j + 1]
-    diff = [means[j] - means[j + 1] for j in range(m)]
-    lb, lf = _cholesky(base), _cholesky(full)
-    # log det ratio from the Cholesky diagonals; the quadratic form by forward substitution
-    log_ratio = 2.0 * math.fsum(math.log(lb[i][i]) - math.log(lf[i][i]) for i in range(m))
-    y: list[float] = []
-    for i in range(m):
-        y.append((diff[i] - math.fsum(lf[i][k] * y[k] for k in range(i))) / lf[i][i])
-    exponent = -0.5 * math.fsum(v * v for v in y)
-    return min(1.0, math.exp(0.5 * log_ratio + exponent))
+def _band(
+    active: Sequence[tuple[str, float]],
+    ranked: Sequence[float],
+    members: set[str],
+    bottom: float,
+    top: float,
+    widths: Sequence[float],
+    needed: int,
+) -> tuple[float, float, float, list[int]]:
+    """The first of ``widths`` whose band [bottom - width, top + width] holds ``needed``
+    players besides ``members`` (else the last): the width, the band's bounds, and the
+    indexes in ``active`` of the players in it."""
+    for width in widths:
+        low, high = max(0.0, bottom - width), min(100.0, top + width)
+        start = bisect.bisect_left(ranked, low - 1e-9)
+        stop = bisect.bisect_right(ranked, high + 1e-9)
+        inside = [i for i in range(start, stop) if active[i][0] not in members]
+        if len(inside) >= needed:
+            break
+    return width, low, high, inside
 
 
 def _check_sides(sides: Any, what: str = "sides") -> list[list[str]]:
@@ -366,30 +351,28 @@ class _Judge:
     """The quality of splits of one league's players: the quality hook of the expectation
     slot's plugin, else the closeness of the expectation."""
 
-    def __init__(self, league: League, at: datetime | None) -> None:
-        steps = league._steps
-        self.aggregate = steps.aggregate
-        self.expect = steps.predict
+    def __init__(self, league: Matchable, at: datetime | None) -> None:
+        model = league.skill_model
+        self.aggregate = model.aggregate
+        self.expect = model.expectation
         spec = league.ruleset.slot("expectation")
         assert spec is not None
         plugins = league.plugins
         self.hook: Callable[..., float] | None = None
         self.method = "closeness"
         if plugins.implements(spec.plugin, "rankcraft_quality"):
-            self.hook = plugins.quality(spec.plugin, spec.params, steps.forms)
+            self.hook = plugins.quality(spec.plugin, spec.params, model.forms)
             self.method = spec.plugin
         self.league = league
+        self.model = model
         self.at = at
 
     def states(self, players: Sequence[str]) -> list[State]:
         """Each player's skill (decayed to ``at``); unknown players are refused."""
-        steps = self.league._steps
         out = []
         for pid in players:
             self.league.player(pid)  # (UnknownPlayerError)
-            row = self.league._unit.row(pid)  # (cached by player(): a database's too)
-            assert row is not None
-            out.append(row[SKILL] if self.at is None else steps.decayed(row, self.at))
+            out.append(self.model.skill(pid, self.at))
         return out
 
     def __call__(
@@ -409,7 +392,7 @@ def _when(at: datetime | str | None) -> datetime | None:
 
 
 def quality(
-    league: League,
+    league: Matchable,
     sides: Sequence[Sequence[str]],
     *,
     at: datetime | str | None = None,
@@ -429,9 +412,6 @@ def quality(
         raise InputError(f"'home' must be a side index (0 to {len(checked) - 1}): {home!r}")
     judge = _Judge(league, _when(at))
     return judge([judge.states(s) for s in checked], home), judge.method
-
-
-# -- balancing -----------------------------------------------------------------------------
 
 
 @attrs.frozen(kw_only=True)
@@ -502,7 +482,7 @@ def _splits(n: int, k: int) -> Any:
     return go(0)
 
 
-def _strength(league: League, state: State) -> float:
+def _strength(league: Matchable, state: State) -> float:
     field = field_of_role(league.skill_class, "location")
     value = getattr(state, field, 0.0) if field else 0.0
     return float(value) if isinstance(value, int | float) else 0.0
@@ -521,7 +501,7 @@ def _check_balance(players: Any, k: Any) -> tuple[str, ...]:
 
 
 def balance(
-    league: League,
+    league: Matchable,
     players: Sequence[str],
     teams: int = 2,
     *,
@@ -582,7 +562,7 @@ def balance(
 
 
 def _swaps(
-    league: League,
+    league: Matchable,
     states: Sequence[State],
     k: int,
     score: Callable[[Sequence[tuple[int, ...]]], float],

@@ -90,6 +90,12 @@ class Seasons:
     """The schedule of one league's season events.
 
     :param ruleset: the league's ruleset (its ``resets`` list).
+
+    Attributes:
+        progress: called while a match dated after many due season events runs them (a
+            catch-up of more than one ``[[resets]]`` event), with the events handled so
+            far and the events due; None (the default) reports nothing. ``rankcraft``
+            draws it as a progress bar on a terminal (:attr:`League.catch_up_progress`).
     """
 
     def __init__(self, ruleset: Ruleset) -> None:
@@ -278,6 +284,18 @@ class Seasons:
         self.ran[kind] = moment
         return changed
 
+    def _steps(self, dated: list[int], at: datetime) -> dict[int, timedelta]:
+        """Each dated entry's step (``every_days``); an entry anchored at the league's
+        first match is placed one step after ``at``, that match's time."""
+        moments = self.moments
+        steps: dict[int, timedelta] = {}
+        for i in dated:
+            steps[i] = timedelta(days=self.events[i].every_days or 0.0)
+            if moments[i] is None:  # anchored at the league's first match
+                moments[i] = at + steps[i]
+                self.dirty = True
+        return steps
+
     def run_dated(self, at: datetime, run: Run) -> None:
         """Run, in time order, every dated event due at or before ``at``:
         ``run(kind, moment, since, every_days) -> records changed``, ``since`` being the
@@ -299,12 +317,7 @@ class Seasons:
         if not dated:
             return
         moments = self.moments
-        steps: dict[int, timedelta] = {}
-        for i in dated:
-            steps[i] = timedelta(days=self.events[i].every_days or 0.0)
-            if moments[i] is None:  # anchored at the league's first match
-                moments[i] = at + steps[i]
-                self.dirty = True
+        steps = self._steps(dated, at)
         pending = {i: m for i in dated if isinstance(m := moments[i], datetime) and m <= at}
         total = sum((at - m) // steps[i] + 1 for i, m in pending.items())
         report = self.progress if total > 1 else None

@@ -6,6 +6,8 @@ import difflib
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from .search import SEARCH_TEXT_MAX
+
 if TYPE_CHECKING:
     from .engine import League
 
@@ -43,8 +45,6 @@ def player_candidates(league: League, player: str) -> Iterable[str]:
     """The player ids an unknown id ``player`` is compared with: every id in a league of
     up to :data:`SUGGEST_FROM_ALL` players, else those :meth:`League.search` finds for
     parts of it."""
-    from .engine import SEARCH_TEXT_MAX
-
     if len(league) <= SUGGEST_FROM_ALL:
         return [r.id for r in league.players()]
     half = max(1, len(player) // 2)

@@ -10,6 +10,8 @@ import pytest
 MODULES = [
     "rankcraft",
     "rankcraft.engine",
+    "rankcraft.boards",
+    "rankcraft.quality",
     "rankcraft.fields",
     "rankcraft.io",
     "rankcraft.jsontext",

@@ -1,0 +1,277 @@
+"""Recording matches: one match in its own transaction, many in one (or one per
+``commit_every``), the rating loop they share, and the close of a rating period.
+
+:class:`Writer` rates with the ruleset's steps (:mod:`rankcraft.steps`) and keeps the
+results in the unit of work (:mod:`rankcraft.unit`), running the season events due before
+each match (:mod:`rankcraft.seasons`); :meth:`Writer.rate_all` is the loop every match
+goes through.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
+
+import attrs
+
+from .errors import DuplicateMatchError, MatchError, PluginError, RankcraftError
+from .io import parse_match
+from .model import Match, Report
+from .rated import Rated
+from .ruleset import Ruleset
+from .seasons import Run, Seasons
+from .steps import PENDING, Steps
+from .store import Store
+from .unit import FLUSH_EVERY, UnitOfWork
+
+CHUNK = 2000
+"""record_many reads this many matches ahead, to ask the store which it has already and
+to read their players' rows in one query."""
+
+
+@attrs.frozen(kw_only=True)
+class RecordSummary:
+    """What :meth:`League.record_many` did.
+
+    Attributes:
+        recorded: matches rated and stored. skipped: repeated ids passed over
+        (``skip_seen``). last: the report of the last match recorded, or None.
+    """
+
+    recorded: int
+    skipped: int
+    last: Report | None = None
+
+
+def _id_of(item: Any) -> str | None:
+    """The id of a match or match dict handed to record_many, when it has a valid one."""
+    mid = item.get("id") if type(item) is dict else getattr(item, "id", None)
+    return mid if type(mid) is str else None
+
+
+class Writer:
+    """Records matches into one league.
+
+    :param ruleset: the league's ruleset (its period mode). :param store: its store.
+    :param unit: its unit of work. :param steps: its steps. :param seasons: its schedule.
+    :param run_reset: runs one season event (:data:`rankcraft.seasons.Run`).
+    """
+
+    def __init__(
+        self,
+        ruleset: Ruleset,
+        store: Store,
+        unit: UnitOfWork,
+        steps: Steps,
+        seasons: Seasons,
+        run_reset: Run,
+    ) -> None:
+        self.ruleset = ruleset
+        self.store = store
+        self.unit = unit
+        self.steps = steps
+        self.seasons = seasons
+        self.run_reset = run_reset
+
+    def record(self, match: Match | Mapping[str, Any]) -> Report:
+        """Rate one match and store it with its report (one transaction).
+
+        In PostgreSQL the transaction locks only this match's players and reads their
+        records as other processes left them, so that matches on other players commit in
+        parallel and no process rates from a stale record. (A match whose season event
+        is due, and any match in SQLite, takes the league-wide writer lock instead.)
+
+        :param match: a :class:`Match` or a dict in the match format (docs/design.md).
+        :returns: the match's :class:`Report`.
+        :raises MatchError: the match is malformed, repeats an id, or goes back in time;
+            nothing is changed.
+        """
+        m = match if isinstance(match, Match) else parse_match(match)
+        unit = self.unit
+        one_match = (
+            unit.row_locks and not unit.in_transaction and not self.seasons.due_in(self.store, m)
+        )
+        players = sorted({p for side in m.teams for p in side})
+        with unit.transaction(players, m.id) if one_match else unit.transaction():
+            # (inside the transaction: another process may have recorded it; the one-match
+            # path's lock_players has checked already)
+            if m.id in unit.seen or (not one_match and self.store.recorded((m.id,))):
+                raise DuplicateMatchError(f"match id {m.id!r} is already recorded", match_id=m.id)
+            unit.fetch(players)
+            entry = self.rate(m)
+            if len(unit.pending) >= FLUSH_EVERY:  # (many records in one batch)
+                unit.flush()
+        return entry.report
+
+    def rate(self, match: Match) -> Rated:
+        """Rate one match in the open transaction (see :meth:`rate_all`)."""
+        entry = self.rate_all((match,))[0]
+        assert entry is not None
+        return entry
+
+    def rate_all(
+        self,
+        matches: Iterable[Match],
+        seen: set[str] | None = None,
+        skip_seen: bool = False,
+        progress: Callable[[int], None] | None = None,
+        position: int | None = None,
+    ) -> tuple[Rated | None, int, int]:
+        """Run due season events, rate each match and keep the result in the open
+        transaction: what ``record`` and ``record_many`` do for every match.
+
+        A match whose id is in ``seen`` is passed over with ``skip_seen``, else refused
+        (:class:`DuplicateMatchError`). ``progress`` is called with ``position`` plus the
+        matches handled, at each multiple of 1000; ``position`` (the first match's place
+        in the caller's sequence) also goes into a :class:`MatchError`'s ``item``.
+        Returns the last entry, and how many matches were rated and passed over."""
+        seasons = self.seasons
+        unit = self.unit
+        rate, stored = self.steps.rate, unit.rows.get
+        put_all, add = unit.put_all, unit.add
+        rated = skipped = 0
+        match = entry = None
+        try:
+            for match in matches:
+                if seen is not None and match.id in seen:
+                    if not skip_seen:
+                        raise DuplicateMatchError(
+                            f"match id {match.id!r} is already recorded", match_id=match.id
+                        )
+                    skipped += 1
+                else:
+                    if seasons.events:
+                        seasons.run_due(match, self.run_reset)
+                    changes, entry = rate(match, stored)
+                    put_all(changes)
+                    add(entry)
+                    rated += 1
+                if progress is not None and ((position or 0) + rated + skipped) % 1000 == 0:
+                    progress((position or 0) + rated + skipped)
+        except PluginError as exc:  # (a plugin broke its contract: say on which match)
+            if match is None:
+                raise
+            raise PluginError(f"{exc} (rating match {match.id!r})") from exc
+        except MatchError as exc:
+            if position is not None and exc.item is None:
+                exc.item = position + rated + skipped
+            raise
+        return entry, rated, skipped
+
+    def record_many(
+        self,
+        matches: Iterable[Match | Mapping[str, Any]],
+        skip_seen: bool = False,
+        progress: Callable[[int], None] | None = None,
+        close: bool = True,
+        commit_every: int = 0,
+    ) -> RecordSummary:
+        """Rate matches in order: in one transaction (nothing is kept on any error), or
+        in one transaction per ``commit_every`` matches.
+
+        :param matches: :class:`Match` objects or match dicts, in time order.
+        :param skip_seen: pass over ids already recorded instead of refusing them.
+        :param progress: called with the count of matches handled, every 1000 matches.
+        :param close: in ``batch`` mode, close the open rating period at the end (a replay
+            does; a caller feeding one history in several calls closes only the last).
+        :param commit_every: > 0: commit every that many matches; an error then keeps the
+            matches committed before it (its ``committed`` attribute counts them).
+        :raises MatchError: the first bad match (its 0-based position in ``matches`` as
+            ``item``; with its line when read from a file).
+
+        Matches are read in chunks of a few thousand: before each chunk the matches rated
+        so far are handed to the store, which then says which of the chunk's ids it has
+        already. Memory therefore holds one chunk, not every id of the history.
+        """
+        if commit_every <= 0:
+            with self.unit.transaction():
+                summary = self._record_all(iter(matches), skip_seen, progress, 0)
+                if close and self.ruleset.period.mode == "batch":
+                    self.close_period()
+            return summary
+        iterator = iter(matches)
+        recorded = skipped = 0
+        last = None
+        try:
+            while chunk := list(itertools.islice(iterator, commit_every)):
+                with self.unit.transaction():
+                    done = self._record_all(iter(chunk), skip_seen, None, recorded + skipped)
+                recorded += done.recorded
+                skipped += done.skipped
+                last = done.last or last
+                if progress is not None:
+                    progress(recorded + skipped)
+            if close and self.ruleset.period.mode == "batch":
+                self.close_period()
+        except RankcraftError as exc:  # (a bad match, or the input failing to be read)
+            exc.committed = recorded
+            raise
+        return RecordSummary(recorded=recorded, skipped=skipped, last=last)
+
+    def _record_all(
+        self,
+        iterator: Iterator[Match | Mapping[str, Any]],
+        skip_seen: bool,
+        progress: Callable[[int], None] | None,
+        base: int,
+    ) -> RecordSummary:
+        """The loop of :meth:`record_many` inside its transaction; ``base``: the position
+        of the first item in the caller's sequence."""
+        unit = self.unit
+        store = self.store
+        seen = unit.seen
+        lazy = unit.lazy
+        recorded = skipped = 0
+        position = base
+        last: Rated | None = None
+        try:
+            while chunk := list(itertools.islice(iterator, CHUNK)):
+                if unit.pending:  # hand the matches over: the store answers for their ids
+                    last = unit.pending[-1]
+                    store.write((), unit.pending)  # (players: once, at the commit)
+                    unit.pending = []
+                seen.clear()
+                seen.update(store.recorded([i for i in map(_id_of, chunk) if i is not None]))
+                parsed: list[Match] = []
+                failure: MatchError | None = None
+                for item in chunk:
+                    try:
+                        parsed.append(item if isinstance(item, Match) else parse_match(item))
+                    except MatchError as exc:  # raised in its turn, after those before it
+                        failure = exc
+                        break
+                if lazy:  # the chunk's players, in one query
+                    unit.fetch({p for m in parsed for side in m.teams for p in side})
+                _, done, passed = self.rate_all(parsed, seen, skip_seen, progress, position)
+                recorded += done
+                skipped += passed
+                position += done + passed
+                if failure is not None:
+                    raise failure
+        except MatchError as exc:
+            if exc.item is None:
+                exc.item = position
+            raise
+        if unit.pending:
+            last = unit.pending[-1]
+        return RecordSummary(
+            recorded=recorded, skipped=skipped, last=None if last is None else last.report
+        )
+
+    def close_period(self) -> int:
+        """Rate every pending result now: closes the open ``batch`` period (a replay does
+        this at its end), and commits ``live`` periods. Deferred losses (``match`` mode)
+        stay pending until the player's next match.
+
+        :returns: the number of players whose pending results were rated.
+        """
+        if self.ruleset.period.mode == "match":
+            return 0
+        unit = self.unit
+        with unit.transaction():
+            known = unit.known()
+            waiting = [pid for pid, row in known.items() if row[PENDING]]
+            for pid in waiting:
+                unit.put(pid, self.steps.commit_pending(pid, known[pid]))
+        return len(waiting)
