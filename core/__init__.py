@@ -13,8 +13,6 @@ a plugin; TOML rulesets say which plugin does each step.
 
 from __future__ import annotations
 
-from importlib import metadata
-
 from ._markers import hookimpl
 from .engine import League, RecordSummary, Shown, UnknownPlayerError
 from .errors import (
@@ -60,11 +58,7 @@ from .ruleset import (
     load_ruleset,
     loads_ruleset,
 )
-
-try:
-    __version__ = metadata.version("rankcraft")
-except metadata.PackageNotFoundError:  # pragma: no cover - running from a bare checkout
-    __version__ = "0.0.0"
+from .version import __version__
 
 dumps_ruleset = dumps
 

@@ -55,6 +55,7 @@ from .standings import Standings
 from .steps import Steps
 from .store import MatchRow, MemoryStore, Store
 from .unit import UnitOfWork
+from .version import __version__
 from .writing import CHUNK, RecordSummary, Writer
 
 __all__ = [
@@ -358,8 +359,6 @@ class League:
 
     def export(self) -> dict[str, Any]:
         """The state document (docs/design.md; :meth:`.documents.Documents.export`)."""
-        from . import __version__
-
         return self._documents.export(__version__, self.players())
 
     def import_state(

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from . import __version__
 from .fields import Body, Field, state_schema
 from .forecast import Forecast
+from .version import __version__
 
 if TYPE_CHECKING:
     from .engine import League

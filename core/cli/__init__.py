@@ -23,11 +23,11 @@ import warnings
 from collections.abc import Iterator, Sequence
 from typing import NoReturn, TextIO
 
-from .. import __version__
 from ..contract1 import FirstContractWarning
 from ..errors import InputError, RankcraftError
 from ..manager import PLUGINS_DIR_ENV
 from ..ruleset import ImportedRulesetWarning, RulesetMigrationWarning
+from ..version import __version__
 from . import check, evaluate, import_export, match, reads, replay, reset, rulesets, serve, tune
 from .options import DB_ENV, DEFAULT_DB, Commands
 from .output import emit_json, error_hint, error_json, json_error, show_warning, without_password

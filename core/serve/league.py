@@ -6,10 +6,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from .. import __version__
 from ..errors import InputError
 from ..openapi import Operation
 from ..ruleset import dumps, to_dict
+from ..version import __version__
 from .parsing import json_body
 from .resource import Resource
 
