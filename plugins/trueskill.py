@@ -35,7 +35,7 @@ import attrs
 from rankcraft import Match, Needs, hookimpl, state_field
 from rankcraft.validators import RATING_LIMIT, state_within, within
 
-from ._gaussian import _INV_SQRT_2PI, _SQRT2, _W_MAX, cdf, pdf, ppf, v_draw, v_win, w_draw, w_win
+from ._gaussian import INV_SQRT_2PI, SQRT2, W_MAX, cdf, pdf, ppf, v_draw, v_win, w_draw, w_win
 from .wenglin import SIGMA_RANGE, bounded, mu_change, play_weights, side_score
 
 _mu = within(-RATING_LIMIT, RATING_LIMIT)
@@ -375,13 +375,13 @@ def _settle(
         else:
             # (v_win, w_win, cdf and pdf, written out: w_win's own v_win(z, t) is v)
             d = z - t
-            denominator = 0.5 * erfc(-d / _SQRT2)
-            v = -d if denominator < 1e-300 else _INV_SQRT_2PI * exp(-0.5 * d * d) / denominator
+            denominator = 0.5 * erfc(-d / SQRT2)
+            v = -d if denominator < 1e-300 else INV_SQRT_2PI * exp(-0.5 * d * d) / denominator
             w = v * (v + z - t)
-            if w < 0.0:  # (min(max(w, 0.0), _W_MAX): the same comparisons)
+            if w < 0.0:  # (min(max(w, 0.0), W_MAX): the same comparisons)
                 w = 0.0
-            if w > _W_MAX:
-                w = _W_MAX
+            if w > W_MAX:
+                w = W_MAX
         new_pi, new_tau = pi / (1.0 - w), (tau + sqrt_pi * v) / (1.0 - w)
         t_pi, t_tau = new_pi + t_pi - d_pi, new_tau + t_tau - d_tau
         # (_moved_by, written out)
@@ -700,7 +700,7 @@ def rankcraft_expectation(params: TrueSkillParams, side_states: Sequence[State])
         sd_a = math.sqrt(a[SIGMA] * a[SIGMA] + (a[PLAYERS] if len(a) > PLAYERS else 1) * beta2)
         sd_b = math.sqrt(b[SIGMA] * b[SIGMA] + (b[PLAYERS] if len(b) > PLAYERS else 1) * beta2)
         x = (a[MU] - b[MU]) / math.sqrt(sd_a**2 + sd_b**2)
-        p = 0.5 * math.erfc(-x / _SQRT2)
+        p = 0.5 * math.erfc(-x / SQRT2)
         return [p, 1.0 - p]
     return win_probabilities(
         params,
