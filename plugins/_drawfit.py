@@ -40,6 +40,8 @@ RATE_RANGE = (0.0, 10.0)
 """The gap rate a fit can return (the plugin's ``draw_gap``)."""
 MARGIN_RANGE = (0.0, 4.0)
 """The ordered logit's draw band a fit can return, in units of the scale."""
+_THETA_RANGE = (math.log(KAPPA_RANGE[0]), math.log(KAPPA_RANGE[1]))
+"""``KAPPA_RANGE`` as ln κ, the variable Davidson's fit moves."""
 
 
 def davidson_log_likelihood(
@@ -76,68 +78,21 @@ def fit_davidson(
     :returns: (κ per group, rate), κ in ``KAPPA_RANGE``, rate in ``RATE_RANGE``. A group
         without items keeps its starting κ; one without draws gets the smallest κ.
     """
-    theta = [
-        math.log(min(max(k, KAPPA_RANGE[0]), KAPPA_RANGE[1])) for k in (kappas or [0.5] * groups)
-    ]
     prepared = [(abs(u) * LN10, 1.0 if outcome == 1 else 0.0, group) for u, outcome, group in items]
-    low, high = math.log(KAPPA_RANGE[0]), math.log(KAPPA_RANGE[1])
-    for group in range(groups):  # start from the draw share: κ / (2 + κ) between equals
-        mine = [y for _, y, g in prepared if g == group]
-        share = sum(mine) / len(mine) if mine else 0.0
-        if 0.0 < share < 1.0:
-            theta[group] = min(max(math.log(2.0 * share / (1.0 - share)), low), high)
+    theta = _start_theta(prepared, groups, kappas)
     current = davidson_log_likelihood(items, [math.exp(t) for t in theta], rate)
     for _ in range(steps):
-        g_theta = [0.0] * groups
-        h_theta = [0.0] * groups
-        h_cross = [0.0] * groups
-        g_rate = h_rate = 0.0
-        for s, y, group in prepared:
-            a = math.exp(-0.5 * s)
-            k = math.exp(theta[group] - rate * s) * a
-            q = k / (1.0 + a * a + k)
-            w = q * (1.0 - q)
-            g_theta[group] += y - q
-            h_theta[group] += w
-            h_cross[group] += s * w
-            g_rate -= s * (y - q)
-            h_rate += s * s * w
-        # Newton's direction on the concave log-likelihood: solve H d = -g, H's arrow
-        # shape (diagonal in ln κ, a full row and column for the rate) by its Schur
-        # complement; then halved until the likelihood grows (no overshoot far out)
-        d_rate = 0.0
-        if fit_rate:
-            schur = h_rate - sum(c * c / h for c, h in zip(h_cross, h_theta, strict=True) if h > 0)
-            rhs = g_rate + sum(
-                c * g / h for c, g, h in zip(h_cross, g_theta, h_theta, strict=True) if h > 0
-            )
-            d_rate = rhs / schur if schur > 1e-12 else 0.0
-            # at a bound with the step pointing out of the range, the rate stays there:
-            # the step of ln κ is then the one with the rate held (else the κ step carries
-            # the rate's correction, points the wrong way and the line search fails)
-            if (rate <= RATE_RANGE[0] and d_rate < 0.0) or (rate >= RATE_RANGE[1] and d_rate > 0.0):
-                d_rate = 0.0
-        d_theta = [
-            (g + c * d_rate) / h if h > 0.0 else (-1e3 if g < 0.0 else 0.0)
-            for g, c, h in zip(g_theta, h_cross, h_theta, strict=True)
-        ]
+        g_theta, h_theta, h_cross, g_rate, h_rate = _derivatives(prepared, groups, theta, rate)
+        d_theta, d_rate = _newton_step(fit_rate, rate, g_theta, h_theta, h_cross, g_rate, h_rate)
         gain = g_rate * d_rate + sum(
             g * d for g, d in zip(g_theta, d_theta, strict=True) if d > -1e3
         )
         if gain < 1e-12 * len(items):  # (Newton's predicted gain, twice over: converged)
             break
-        length = 1.0
-        for _ in range(40):
-            new_theta = [
-                min(max(t + length * d, low), high) for t, d in zip(theta, d_theta, strict=True)
-            ]
-            new_rate = min(max(rate + length * d_rate, RATE_RANGE[0]), RATE_RANGE[1])
-            value = davidson_log_likelihood(items, [math.exp(t) for t in new_theta], new_rate)
-            if value >= current:
-                break
-            length *= 0.5
-        else:
+        found = _line_search(items, theta, rate, d_theta, d_rate, current)
+        if found is None:
             break
+        new_theta, new_rate, value = found
         moved = max(
             [abs(a - b) for a, b in zip(new_theta, theta, strict=True)] + [abs(new_rate - rate)]
         )
@@ -145,6 +100,101 @@ def fit_davidson(
         if moved < 1e-10:
             break
     return tuple(math.exp(t) for t in theta), rate
+
+
+def _start_theta(
+    prepared: Sequence[tuple[float, float, int]], groups: int, kappas: Sequence[float] | None
+) -> list[float]:
+    """The starting ln κ per group: the group's draw share where it has both draws and
+    other results (κ / (2 + κ) between equals), else ``kappas``' (default 0.5)."""
+    theta = [
+        math.log(min(max(k, KAPPA_RANGE[0]), KAPPA_RANGE[1])) for k in (kappas or [0.5] * groups)
+    ]
+    low, high = _THETA_RANGE
+    for group in range(groups):
+        mine = [y for _, y, g in prepared if g == group]
+        share = sum(mine) / len(mine) if mine else 0.0
+        if 0.0 < share < 1.0:
+            theta[group] = min(max(math.log(2.0 * share / (1.0 - share)), low), high)
+    return theta
+
+
+def _derivatives(
+    prepared: Sequence[tuple[float, float, int]], groups: int, theta: Sequence[float], rate: float
+) -> tuple[list[float], list[float], list[float], float, float]:
+    """The log-likelihood's gradient and (minus) Hessian at (``theta``, ``rate``): per
+    group the gradient and Hessian of ln κ and the cross term with the rate, then the
+    rate's gradient and Hessian (the module's formulas)."""
+    g_theta = [0.0] * groups
+    h_theta = [0.0] * groups
+    h_cross = [0.0] * groups
+    g_rate = h_rate = 0.0
+    for s, y, group in prepared:
+        a = math.exp(-0.5 * s)
+        k = math.exp(theta[group] - rate * s) * a
+        q = k / (1.0 + a * a + k)
+        w = q * (1.0 - q)
+        g_theta[group] += y - q
+        h_theta[group] += w
+        h_cross[group] += s * w
+        g_rate -= s * (y - q)
+        h_rate += s * s * w
+    return g_theta, h_theta, h_cross, g_rate, h_rate
+
+
+def _newton_step(
+    fit_rate: bool,
+    rate: float,
+    g_theta: Sequence[float],
+    h_theta: Sequence[float],
+    h_cross: Sequence[float],
+    g_rate: float,
+    h_rate: float,
+) -> tuple[list[float], float]:
+    """Newton's direction (ln κ per group, rate) on the concave log-likelihood: H d = -g
+    solved by the Schur complement of H's arrow shape (diagonal in ln κ, a full row and
+    column for the rate)."""
+    d_rate = 0.0
+    if fit_rate:
+        schur = h_rate - sum(c * c / h for c, h in zip(h_cross, h_theta, strict=True) if h > 0)
+        rhs = g_rate + sum(
+            c * g / h for c, g, h in zip(h_cross, g_theta, h_theta, strict=True) if h > 0
+        )
+        d_rate = rhs / schur if schur > 1e-12 else 0.0
+        # at a bound with the step pointing out of the range, the rate stays there:
+        # the step of ln κ is then the one with the rate held (else the κ step carries
+        # the rate's correction, points the wrong way and the line search fails)
+        if (rate <= RATE_RANGE[0] and d_rate < 0.0) or (rate >= RATE_RANGE[1] and d_rate > 0.0):
+            d_rate = 0.0
+    d_theta = [
+        (g + c * d_rate) / h if h > 0.0 else (-1e3 if g < 0.0 else 0.0)
+        for g, c, h in zip(g_theta, h_cross, h_theta, strict=True)
+    ]
+    return d_theta, d_rate
+
+
+def _line_search(
+    items: Sequence[tuple[float, int, int]],
+    theta: Sequence[float],
+    rate: float,
+    d_theta: Sequence[float],
+    d_rate: float,
+    current: float,
+) -> tuple[list[float], float, float] | None:
+    """The Newton step, halved until the likelihood grows (no overshoot far out): (ln κ
+    per group, rate, log-likelihood) there, or None when 40 halvings did not find one."""
+    low, high = _THETA_RANGE
+    length = 1.0
+    for _ in range(40):
+        new_theta = [
+            min(max(t + length * d, low), high) for t, d in zip(theta, d_theta, strict=True)
+        ]
+        new_rate = min(max(rate + length * d_rate, RATE_RANGE[0]), RATE_RANGE[1])
+        value = davidson_log_likelihood(items, [math.exp(t) for t in new_theta], new_rate)
+        if value >= current:
+            return new_theta, new_rate, value
+        length *= 0.5
+    return None
 
 
 def ordered_logit_log_likelihood(

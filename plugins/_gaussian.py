@@ -21,22 +21,24 @@ from __future__ import annotations
 import math
 from statistics import NormalDist
 
-_SQRT2 = math.sqrt(2.0)
-_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+SQRT2 = math.sqrt(2.0)
+"""√2 (Φ from ``erfc``; the plugins' written-out hot paths read it too)."""
+INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+"""1 / √(2π) (φ's constant)."""
 _NORMAL = NormalDist()
-_W_MAX = 1.0 - 1e-12
+W_MAX = 1.0 - 1e-12
 """W stays below 1: a variance factor 1 - W of exactly 0 would make a precision infinite
 (an upset far in the tail, where the quotient loses every digit)."""
 
 
 def pdf(x: float) -> float:
     """The standard normal density φ(x)."""
-    return _INV_SQRT_2PI * math.exp(-0.5 * x * x)
+    return INV_SQRT_2PI * math.exp(-0.5 * x * x)
 
 
 def cdf(x: float) -> float:
     """The standard normal distribution function Φ(x), accurate in the lower tail."""
-    return 0.5 * math.erfc(-x / _SQRT2)
+    return 0.5 * math.erfc(-x / SQRT2)
 
 
 def ppf(p: float) -> float:
@@ -61,7 +63,7 @@ def w_win(x: float, t: float) -> float:
     """Variance correction of a win: v · (v + x - t), in [0, 1)."""
     v = v_win(x, t)
     w = v * (v + x - t)
-    return min(max(w, 0.0), _W_MAX)
+    return min(max(w, 0.0), W_MAX)
 
 
 def v_draw(x: float, t: float) -> float:
@@ -79,7 +81,7 @@ def w_draw(x: float, t: float) -> float:
     a, b = t - ax, -t - ax
     denominator = cdf(a) - cdf(b)
     if denominator < 1e-300:
-        return _W_MAX
+        return W_MAX
     v = v_draw(ax, t)
     w = v * v + (a * pdf(a) - b * pdf(b)) / denominator
-    return min(max(w, 0.0), _W_MAX)
+    return min(max(w, 0.0), W_MAX)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 import attrs
@@ -30,7 +29,22 @@ import attrs
 from rankcraft import Match, Pairing, StateError, hookimpl, state_field
 from rankcraft.validators import RATING_LIMIT, limit, state_within, whole, within
 
-from ._drawfit import fit_davidson, fit_ordered_logit
+from ._elo_context import (
+    CONTEXTS,
+    DAY,
+    OFFSET,
+    PEAK,
+    RATING,
+    SEASON_GAMES,
+    UPDATES,
+    State,
+    day_number,
+    side_gap,
+    start_state,
+)
+from ._elo_draws import FIT_MIN_MATCHES, expected_of_gap, fit_draws, outcome_probabilities
+from ._elo_k import K_LIMIT, KByGames, KByRating, sorted_by_games, sorted_by_rating
+from ._elo_update import margin_factor, rated
 from ._matchup import (
     DRAW_FITS,
     DRAW_MODELS,
@@ -39,17 +53,13 @@ from ._matchup import (
     LastFactors,
     MarginForm,
     davidson,
-    first_rule,
     home_edge,
     logistic10,
     margin_multiplier,
-    margin_rule_multiplier,
     ordered_logit,
     side_probabilities,
 )
 
-K_LIMIT = 1e4
-"""The largest K-factor: ten thousand rating points per unit of surprise."""
 SCALE_LIMIT = 1e6
 """The largest ``scale`` (rating points for 10-to-1 odds)."""
 
@@ -57,45 +67,25 @@ _rating = within(-RATING_LIMIT, RATING_LIMIT)
 _k = within(1e-6, K_LIMIT)
 
 __all__ = [
+    "CONTEXTS",
+    "DAY",
+    "FIT_MIN_MATCHES",
+    "K_LIMIT",
+    "OFFSET",
+    "SEASON_GAMES",
+    "UPDATES",
     "ContextRule",
     "EloPoolSkill",
     "EloTimedSkill",
+    "KByGames",
+    "KByRating",
     "MarginForm",
     "davidson",
+    "day_number",
     "home_edge",
     "margin_multiplier",
     "ordered_logit",
 ]
-
-
-@attrs.frozen(kw_only=True)
-class KByGames:
-    """Attributes:
-    games_below: the rule applies while a player has fewer rated games than this, ≥ 1.
-    k: the K-factor then, rating points per unit of surprise, in [1e-6, 1e4].
-    """
-
-    games_below: int = attrs.field(validator=attrs.validators.ge(1))
-    k: float = attrs.field(validator=_k)
-
-
-@attrs.frozen(kw_only=True)
-class KByRating:
-    """Attributes:
-    rating_at_least: the rule applies from this rating (rating points) up, |x| ≤ 1e6.
-    k: the K-factor then, in [1e-6, 1e4].
-    """
-
-    rating_at_least: float = attrs.field(validator=_rating)
-    k: float = attrs.field(validator=_k)
-
-
-def _sorted_games(rules: Sequence[KByGames]) -> tuple[KByGames, ...]:
-    return tuple(sorted(rules, key=lambda r: r.games_below))
-
-
-def _sorted_ratings(rules: Sequence[KByRating]) -> tuple[KByRating, ...]:
-    return tuple(sorted(rules, key=lambda r: -r.rating_at_least))
 
 
 def _scale(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
@@ -205,8 +195,8 @@ class EloParams:
 
     initial_rating: float = attrs.field(default=1500.0, validator=_rating)
     k_factor: float = attrs.field(default=32.0, validator=_k)
-    k_by_games: tuple[KByGames, ...] = attrs.field(default=(), converter=_sorted_games)
-    k_by_rating: tuple[KByRating, ...] = attrs.field(default=(), converter=_sorted_ratings)
+    k_by_games: tuple[KByGames, ...] = attrs.field(default=(), converter=sorted_by_games)
+    k_by_rating: tuple[KByRating, ...] = attrs.field(default=(), converter=sorted_by_rating)
     k_rating_uses_peak: bool = True
     scale: float = attrs.field(default=400.0, validator=_scale)
     home_advantage: float = attrs.field(default=0.0, validator=_rating)
@@ -301,48 +291,7 @@ class EloParams:
             ``draw_kappa``, ``context_rules.0.draw_kappa``). Without a draw model or a
             fit asked for, these params and no value.
         """
-        if self.draw == "none" or self.draw_fit == "none":
-            return self, {}
-        rules = self.context_rules if self.draw_fit == "context" else ()
-        items = []
-        for win, _, loss, outcome, match in observations:
-            u = _gap_of(self.draw, win, loss)
-            if u is not None:
-                rule = _rule(self, match) if rules else None
-                items.append((u, outcome, 0 if rule is None else 1 + rules.index(rule)))
-        fitted = [0]  # groups fitted on their own: enough matches, some of them draws
-        for group in range(1, len(rules) + 1):
-            mine = [o for _, o, g in items if g == group]
-            if len(mine) >= FIT_MIN_MATCHES and 1 in mine:
-                fitted.append(group)
-        index = {
-            group: fitted.index(group) if group in fitted else 0 for group in range(len(rules) + 1)
-        }
-        items = [(u, o, index[g]) for u, o, g in items]
-        if not items:
-            return self, {}
-        top: dict[str, Any]
-        if self.draw == "davidson":
-            kappas, rate = fit_davidson(
-                items,
-                groups=len(fitted),
-                kappas=[self.draw_kappa] * len(fitted),
-                rate=self.draw_gap,
-            )
-            top, own = {"draw_kappa": kappas[0], "draw_gap": rate}, ("draw_kappa", kappas)
-        else:
-            bands = [m * self.scale for m in fit_ordered_logit(items, groups=len(fitted))]
-            top, own = {"draw_margin": bands[0]}, ("draw_margin", tuple(bands))
-        values = dict(top)
-        new_rules = []
-        for number, rule in enumerate(self.context_rules):
-            changes: dict[str, Any] = {"draw_kappa": None, "draw_margin": None}
-            if number + 1 in fitted:
-                found = own[1][fitted.index(number + 1)]
-                changes[own[0]] = values[f"context_rules.{number}.{own[0]}"] = found
-            new_rules.append(attrs.evolve(rule, **changes))
-        top["context_rules"] = tuple(new_rules)
-        return attrs.evolve(self, **top), values
+        return fit_draws(self, observations)
 
     def k_for(self, games: int, rating: float, peak: float) -> float:
         """The K-factor for a player with ``games`` rated games, ``rating`` and ``peak``."""
@@ -360,16 +309,6 @@ _state_rating = state_within(-RATING_LIMIT, RATING_LIMIT)
 
 RANKCRAFT_CONTRACT = 2
 """States in the per-match hooks are tuples (docs/hooks.md)."""
-
-State = tuple[Any, ...]
-RATING, PEAK, CONTEXTS, OFFSET, UPDATES, DAY, SEASON_GAMES = range(7)
-"""Positions of the fields in an Elo state's tuple form: every state class below extends
-the one before it, so a field has one position in all of them."""
-
-
-def _updates(state: State) -> int:
-    """A state's pool updates (0 for a state without them)."""
-    return int(state[UPDATES]) if len(state) > UPDATES else 0
 
 
 @attrs.frozen(slots=True)
@@ -469,209 +408,6 @@ class EloTimedSkill(EloPoolSkill):
     season_games: int = state_field(default=0, validator=_games_check)
 
 
-def day_number(moment: datetime) -> float:
-    """``moment`` as a day number: days since 0001-01-01 UTC with the time of day as a
-    fraction (``EloTimedSkill.last_day``).
-
-    >>> from datetime import UTC
-    >>> noon = datetime(2024, 1, 2, 12, tzinfo=UTC)
-    >>> day_number(noon) - day_number(datetime(2024, 1, 1, tzinfo=UTC)), day_number(noon)
-    (1.5, 738887.5)
-    """
-    utc = moment.astimezone(UTC) if moment.tzinfo is not None else moment
-    seconds = utc.hour * 3600 + utc.minute * 60 + utc.second + utc.microsecond / 1e6
-    return utc.toordinal() + seconds / 86400.0
-
-
-def _rest(params: EloParams, state: Any, day: float) -> float:
-    """Days of rest of a player before a match on ``day``, up to ``rest_cap_days`` (a
-    player who never played: the cap)."""
-    last = float(state[DAY]) if len(state) > DAY else 0.0
-    if last <= 0.0:
-        return params.rest_cap_days
-    return min(max(day - last, 0.0), params.rest_cap_days)
-
-
-def _rest_edge(params: EloParams, match: Match | None, mine: Any, theirs: Any) -> float:
-    """Rating points ``mine``'s side gains from resting longer than ``theirs`` before the
-    match: 0 without ``rest_per_day``, without a match, or unless each side is one
-    player (a side's rest is not defined by its members' averaged states, and the
-    update, which reads each member's own, would then disagree with the expectation)."""
-    if not params.rest_per_day or match is None or any(len(team) != 1 for team in match.teams):
-        return 0.0
-    day = day_number(match.played_at)
-    return params.rest_per_day * (_rest(params, mine, day) - _rest(params, theirs, day))
-
-
-def _year(match: Match) -> float:
-    moment = match.played_at
-    return moment.year + (moment.timetuple().tm_yday - 1) / 365.25
-
-
-FIT_MIN_MATCHES = 200
-"""Warm-up matches a context rule needs for its own draw parameters (``draw_fit``)."""
-
-
-def _gap_of(draw: str, win: float, loss: float) -> float | None:
-    """The gap (in units of the scale) a two-sided forecast was read from, or None where
-    the probabilities have lost it (a near-certain result)."""
-    if not (1e-12 < win < 1.0 - 1e-12 and 1e-12 < loss < 1.0 - 1e-12):
-        return None
-    if draw == "davidson":
-        return math.log10(win / loss)
-    return 0.5 * (math.log10(win / (1.0 - win)) - math.log10(loss / (1.0 - loss)))
-
-
-def _rule(params: EloParams, match: Match | None) -> ContextRule | None:
-    """The first context rule whose text the match's context field contains, or None."""
-    return first_rule(match, params.context_field, params.context_rules)
-
-
-def _venue(params: EloParams, match: Match | None) -> tuple[float, float, float]:
-    """(home advantage, K scale, gap scale) of a match under the params' context rules
-    and drift."""
-    advantage, k_scale, gap_scale = params.home_advantage, 1.0, 1.0
-    if match is None:
-        return advantage, k_scale, gap_scale
-    rule = _rule(params, match)
-    if rule is not None:
-        k_scale, gap_scale = rule.k_scale, rule.gap_scale
-        if rule.home_advantage is not None:
-            advantage = rule.home_advantage
-    if params.home_drift:
-        advantage += params.home_drift * (_year(match) - params.home_drift_year)
-    return advantage, k_scale, gap_scale
-
-
-def _prior(params: EloParams, match: Match | None, side: int) -> float | None:
-    """The newcomer prior of ``side`` from ``meta[prior_field]``, or None."""
-    if params.prior_field is None or match is None:
-        return None
-    values = match.meta.get(params.prior_field)
-    if not isinstance(values, list | tuple) or side >= len(values):
-        return None
-    rank = values[side]
-    if isinstance(rank, bool) or not isinstance(rank, int | float) or not rank > 0:
-        return None
-    if not math.isfinite(rank):
-        return None
-    value = params.prior_at_one - params.prior_per_log * math.log(rank)
-    return limit(value, -RATING_LIMIT, RATING_LIMIT)
-
-
-def _start(params: EloParams, state: Any, match: Match | None, side: int) -> Any:
-    """``state``, or for a newcomer (rating still exactly the initial one) with a prior
-    from the match, the state at the prior."""
-    if params.prior_field is None or state[RATING] != params.initial_rating:
-        return state
-    prior = _prior(params, match, side)
-    if prior is None:
-        return state
-    if len(state) > CONTEXTS:  # (the pool and timed states too)
-        return (prior, prior, tuple(prior for _ in state[CONTEXTS]), *state[CONTEXTS + 1 :])
-    return (prior, prior)
-
-
-def _pools(params: EloParams, match: Match | None) -> tuple[str, str] | None:
-    """The two sides' pools from ``meta[pool_field]`` (a list, one name per side, or one
-    name for both), or None when the field is not set or a side's pool is unknown."""
-    if params.pool_field is None or match is None or len(match.teams) != 2:
-        return None
-    value = match.meta.get(params.pool_field)
-    if isinstance(value, list | tuple):
-        if len(value) != 2 or value[0] is None or value[1] is None:
-            return None
-        return str(value[0]), str(value[1])
-    return None if value is None else (str(value), str(value))
-
-
-def _offset(state: Any) -> float:
-    """A state's pool offset (0 for a state without one, e.g. an imported plain one)."""
-    return float(state[OFFSET]) if len(state) > OFFSET else 0.0
-
-
-def _pool_gap(pools: tuple[str, str] | None, mine: Any, theirs: Any) -> float:
-    """Rating points the pool offsets add to ``mine``'s side against ``theirs``: the
-    difference of the two offsets between different pools, else 0."""
-    if pools is None or pools[0] == pools[1]:
-        return 0.0
-    return _offset(mine) - _offset(theirs)
-
-
-def _carried_gap(params: EloParams, mine: Any, theirs: Any) -> float:
-    """The pool offsets' points for ``mine`` against ``theirs`` in a forecast without a
-    match (no pool names): the difference of the offsets the two carry (members of one
-    pool carry the same offset once they have met)."""
-    return _offset(mine) - _offset(theirs) if params.pool_field is not None else 0.0
-
-
-def _pool_after(
-    params: EloParams, pools: tuple[str, str] | None, state: Any, opponent: Any, surprise: float
-) -> tuple[float, int]:
-    """(pool offset, pool updates) of a player after a match: moved by ``pool_k``
-    times the surprise against another pool; between two members of one pool, the one
-    with more updates."""
-    offset, updates = _offset(state), _updates(state)
-    if pools is None:
-        return offset, updates
-    if pools[0] != pools[1]:
-        moved = limit(offset + params.pool_k * surprise, -RATING_LIMIT, RATING_LIMIT)
-        return moved, updates + 1
-    theirs = _updates(opponent)
-    if theirs > updates:
-        return _offset(opponent), theirs
-    return offset, updates
-
-
-def _blend_index(params: EloParams, match: Match | None) -> int | None:
-    """The context rating a match uses (its index in ``blend_values``), or None."""
-    if params.blend_field is None or match is None:
-        return None
-    value = match.meta.get(params.blend_field)
-    if value is None:
-        return None
-    try:
-        return params.blend_values.index(str(value))
-    except ValueError:
-        return None
-
-
-def _rating_in(params: EloParams, state: Any, index: int | None) -> float:
-    """The rating a forecast uses: the overall one, blended with the context's."""
-    if index is None:
-        return float(state[RATING])
-    contexts = state[CONTEXTS] if len(state) > CONTEXTS else ()
-    if index >= len(contexts):
-        return float(state[RATING])
-    w = params.blend_weight
-    return float((1.0 - w) * state[RATING] + w * contexts[index])
-
-
-def outcome_probabilities(
-    params: EloParams, gap: float, match: Match | None = None
-) -> tuple[float, float, float]:
-    """(P(win), P(draw), P(loss)) of a side ``gap`` rating points ahead (home edge
-    included) under the params' draw model (``"none"``: no draws, Elo's curve), with
-    the draw parameters of the match's context rule where it sets them."""
-    rule = _rule(params, match) if params.draw != "none" else None
-    if params.draw == "davidson":
-        kappa = params.draw_kappa if rule is None or rule.draw_kappa is None else rule.draw_kappa
-        return davidson(gap, params.scale, kappa, params.draw_gap)
-    if params.draw == "ordered-logit":
-        band = params.draw_margin if rule is None or rule.draw_margin is None else rule.draw_margin
-        return ordered_logit(gap, params.scale, band)
-    p = logistic10(-gap / params.scale)
-    return p, 0.0, 1.0 - p
-
-
-def expected_of_gap(params: EloParams, gap: float, match: Match | None = None) -> float:
-    """The expected score (P(win) + P(draw) / 2) of a side ``gap`` rating points ahead."""
-    if params.draw == "none":
-        return logistic10(-gap / params.scale)
-    win, draw, _ = outcome_probabilities(params, gap, match)
-    return win + 0.5 * draw
-
-
 def expected_score(rating: float, opponent: float, scale: float = 400.0) -> float:
     """Expected score (win probability, draws as ½) of ``rating`` against ``opponent``
     (0.0 or 1.0 past the gaps where ``10 ** (gap / scale)`` has no float)."""
@@ -699,32 +435,6 @@ def rankcraft_initial(
         r = params.initial_rating
         return EloContextSkill(r, r, tuple(r for _ in params.blend_values))
     return EloSkill(params.initial_rating, params.initial_rating)
-
-
-def side_gap(
-    params: EloParams, side_states: Sequence[Any], home: int | None, match: Match | None
-) -> float:
-    """The rating gap of side 0 over side 1 that a two-sided forecast reads, rating
-    points: the ratings (blended with the match's context rating, a newcomer at their
-    prior), side 0's home edge (per competition and drifting), the pool offsets (the
-    match's pools; without a match, the offsets the two carry) and the rest edge, all
-    times the match's ``gap_scale``. The expectation (``expected_of_gap``) and the three
-    outcomes (``outcome_probabilities``) are both read from it, so they agree."""
-    advantage, _, gap_scale = _venue(params, match)
-    index = _blend_index(params, match)
-    first, second = (_start(params, side_states[i], match, i) for i in (0, 1))
-    gap = (
-        _rating_in(params, first, index)
-        + home_edge(advantage, home, 0)
-        + (
-            _carried_gap(params, first, second)
-            if match is None
-            else _pool_gap(_pools(params, match), first, second)
-        )
-        + _rest_edge(params, match, first, second)
-        - _rating_in(params, second, index)
-    )
-    return gap * gap_scale
 
 
 @hookimpl
@@ -804,7 +514,7 @@ def rankcraft_update(
         k = _k_of(params, state, games)
     if params._margined:
         factors = {"k": k}
-        k *= _margin_factor(
+        k *= margin_factor(
             params, pairings, match, side, rating + edge - pairings[0][0][0], factors
         )
         new = rating + k * surprise
@@ -857,25 +567,6 @@ _k_explained: dict[float, dict[str, float]] = {}
 """One factors mapping per K value (a constant K explains every change with one)."""
 
 
-def _margin_factor(
-    params: EloParams,
-    pairings: Sequence[Pairing],
-    match: Match | None,
-    side: int,
-    lead: float,
-    factors: dict[str, float],
-) -> float:
-    """K's margin-of-victory multiplier for a two-sided match with scores and one pairing
-    (explained as ``margin``), else 1. ``lead``: the player's rating edge over the
-    opponent, home advantage included, rating points."""
-    if match is None or match.scores is None or len(match.scores) != 2 or len(pairings) != 1:
-        return 1.0
-    margin = match.scores[side] - match.scores[1 - side]
-    multiplier = margin_rule_multiplier(params.margin, params.margin_form, margin, lead)
-    factors["margin"] = multiplier
-    return multiplier
-
-
 def _rated(
     params: EloParams,
     state: State,
@@ -884,78 +575,7 @@ def _rated(
     side: int,
     match: Match | None,
 ) -> tuple[State, dict[str, float]]:
-    """The update with a margin, a draw model, context rules, a drifting home advantage,
-    context ratings or pool offsets (two-sided matches read the match; a closed period has
-    none): the new state and the factors that explain it."""
-    factors: dict[str, float] = {}
-    advantage, k_scale, gap_scale = _venue(params, match)
-    index = _blend_index(params, match)
-    pools = _pools(params, match)
-    if pools is not None and side == 1:
-        pools = (pools[1], pools[0])
-    edge = 0.0
-    if advantage and match is not None and len(match.teams) == 2:
-        edge = home_edge(advantage, match.home, side)
-    state = _start(params, state, match, side)
-    mine = _rating_in(params, state, index)
-    two_sided = match is not None and len(match.teams) == 2
-    surprise = lead = 0.0
-    for opponent, score, weight in pairings:
-        if len(pairings) == 1 and two_sided:
-            opponent = _start(params, opponent, match, 1 - side)
-        lead = (
-            mine
-            + edge
-            + _pool_gap(pools, state, opponent)
-            + (_rest_edge(params, match, state, opponent) if two_sided else 0.0)
-            - _rating_in(params, opponent, index)
-        )
-        surprise += weight * (score - expected_of_gap(params, lead * gap_scale, match))
-    k = _k_of(params, state, games) * k_scale
-    season_games = 0
-    if params.timed:
-        season_games = _season_games(params, state, match)
-        if season_games < params.season_k_games and params.season_k_boost != 1.0:
-            k *= params.season_k_boost
-            factors["season_k_boost"] = params.season_k_boost
-    factors["k"] = k
-    if params.margin != "none":
-        k *= _margin_factor(params, pairings, match, side, lead, factors)
-    new = limit(state[RATING] + k * surprise, -RATING_LIMIT, RATING_LIMIT)
-    peak = state[PEAK] if state[PEAK] >= new else new
-    if params.blend_field is None and params.pool_field is None and not params.timed:
-        return (new, peak), factors
-    contexts = tuple(state[CONTEXTS]) if len(state) > CONTEXTS else ()
-    if len(contexts) != len(params.blend_values):  # (an imported state without them)
-        contexts = tuple(state[RATING] for _ in params.blend_values)
-    if index is not None:
-        moved = contexts[index] + params.blend_k * k * surprise
-        contexts = (
-            *contexts[:index],
-            limit(moved, -RATING_LIMIT, RATING_LIMIT),
-            *contexts[index + 1 :],
-        )
-    if params.pool_field is None and not params.timed:
-        return (new, peak, contexts), factors
-    offset, updates = _pool_after(params, pools, state, pairings[0][0], surprise)
-    if pools is not None and pools[0] != pools[1]:
-        factors["pool_k"] = params.pool_k
-    if not params.timed:
-        return (new, peak, contexts, offset, updates), factors
-    day = (
-        (float(state[DAY]) if len(state) > DAY else 0.0)
-        if match is None
-        else (day_number(match.played_at))
-    )
-    return (new, peak, contexts, offset, updates, day, season_games + 1), factors
-
-
-def _season_games(params: EloParams, state: Any, match: Match | None) -> int:
-    """The player's matches since their last break of ``season_gap_days`` before this
-    one (0 when this match follows such a break, or is their first)."""
-    last = float(state[DAY]) if len(state) > DAY else 0.0
-    if last <= 0.0:
-        return 0
-    if match is not None and day_number(match.played_at) - last >= params.season_gap_days:
-        return 0
-    return int(state[SEASON_GAMES]) if len(state) > SEASON_GAMES else 0
+    """The update's rare path (``_elo_update``): the new state and the factors that
+    explain it, K read from the player at their newcomer prior."""
+    state = start_state(params, state, match, side)
+    return rated(params, state, _k_of(params, state, games), pairings, side, match)

@@ -43,8 +43,9 @@ from rankcraft import Match, Needs, hookimpl, state_field
 from rankcraft.errors import PluginError
 from rankcraft.validators import RATING_LIMIT, limit, state_within, within
 
-from ._gaussian import _SQRT2, cdf, v_draw, v_win, w_draw, w_win
+from ._gaussian import SQRT2, cdf
 from ._matchup import side_probabilities
+from ._wenglin_models import omega_delta
 
 MODELS: tuple[str, ...] = (
     "plackett-luce",
@@ -157,83 +158,6 @@ _new_step = tuple.__new__
 Team = Sequence[tuple[float, float]]
 
 
-def _logistic(x: float) -> float:
-    """1 / (1 + e^(-x)), without overflow."""
-    if x >= 0:
-        return 1.0 / (1.0 + math.exp(-x))
-    e = math.exp(x)
-    return e / (1.0 + e)
-
-
-def _omega_delta(
-    params: WengLinParams, mus: Sequence[float], vars_: Sequence[float], places: Sequence[int]
-) -> list[tuple[float, float]]:
-    """(Ω_i, Δ_i) of every team, from team sums μ_i and σ_i² (gamma = σ_i / c, the paper's)."""
-    k = len(mus)
-    beta2 = params.beta * params.beta
-    model = params.model
-    out: list[tuple[float, float]] = []
-    if model == "plackett-luce":
-        c = math.sqrt(math.fsum(v + beta2 for v in vars_))
-        # exp(μ_i / c) over the sums for each q, in logarithms (no overflow, no 0 / 0)
-        log_e = [m / c for m in mus]
-        log_sum_q = []
-        for q in range(k):
-            terms = [log_e[s] for s in range(k) if places[s] >= places[q]]
-            top = max(terms)
-            log_sum_q.append(top + math.log(math.fsum(math.exp(t - top) for t in terms)))
-        a = [sum(1 for s in range(k) if places[s] == places[q]) for q in range(k)]
-        for i in range(k):
-            omega = delta = 0.0
-            for q in range(k):
-                if places[q] <= places[i]:
-                    r = math.exp(log_e[i] - log_sum_q[q])
-                    delta += r * (1.0 - r) / a[q]
-                    omega += ((1.0 - r) if q == i else -r) / a[q]
-            gamma = math.sqrt(vars_[i]) / c
-            out.append((omega * vars_[i] / c, delta * vars_[i] / (c * c) * gamma))
-        return out
-    part = model.endswith("-part")
-    order = sorted(range(k), key=lambda i: (places[i], i))
-    position = {team: p for p, team in enumerate(order)}
-    for i in range(k):
-        if part:
-            p = position[i]
-            lo, hi = max(0, p - params.window), min(k, p + params.window + 1)
-            others = [order[x] for x in range(lo, hi) if x != p]
-        else:
-            others = [q for q in range(k) if q != i]
-        omega = delta = 0.0
-        for q in others:
-            c = math.sqrt(vars_[i] + vars_[q] + 2.0 * beta2)
-            if model == "thurstone-mosteller-part":
-                c *= 2.0  # (openskill's c_iq for this model)
-            share = vars_[i] / c
-            gamma = math.sqrt(vars_[i]) / c
-            if model.startswith("bradley-terry"):
-                p_iq = _logistic((mus[i] - mus[q]) / c)
-                s = 1.0 if places[q] > places[i] else 0.5 if places[q] == places[i] else 0.0
-                omega += share * (s - p_iq)
-                delta += gamma * share / c * p_iq * (1.0 - p_iq)
-            else:
-                x = (mus[i] - mus[q]) / c
-                t = params.epsilon / c
-                if places[q] > places[i]:
-                    omega += share * v_win(x, t)
-                    delta += gamma * share / c * w_win(x, t)
-                elif places[q] < places[i]:
-                    omega -= share * v_win(-x, t)
-                    delta += gamma * share / c * w_win(-x, t)
-                else:
-                    omega += share * v_draw(x, t)
-                    delta += gamma * share / c * w_draw(x, t)
-        if part and others:
-            omega /= len(others)
-            delta /= len(others)
-        out.append((omega, delta))
-    return out
-
-
 def rate(
     params: WengLinParams,
     teams: Sequence[Team],
@@ -252,7 +176,7 @@ def rate(
     grown = [[(mu, math.sqrt(sigma * sigma + tau2)) for mu, sigma in team] for team in teams]
     mus = [math.fsum(mu for mu, _ in team) for team in grown]
     vars_ = [math.fsum(s * s for _, s in team) for team in grown]
-    steps = _omega_delta(params, mus, vars_, places)
+    steps = omega_delta(params, mus, vars_, places)
     kappa = params.kappa
     out: list[list[tuple[float, float]]] = []
     for i, team in enumerate(grown):
@@ -387,7 +311,7 @@ def _two_sums(
     params: WengLinParams, mu_a: float, var_a: float, mu_b: float, var_b: float, a_first: int
 ) -> tuple[float, float, float, float]:
     """Plackett-Luce's (Ω, Δ) of two teams from their sums μ_i and σ_i² (τ included):
-    :func:`_omega_delta` for two teams, written out; ``a_first`` is 1 when team a placed
+    :func:`omega_delta` for two teams, written out; ``a_first`` is 1 when team a placed
     first, -1 when b did, 0 for a tie. The operations are its own, in its order (the sums
     of two terms, the second place's own term of 0)."""
     beta2 = params._beta2
@@ -523,7 +447,7 @@ def rankcraft_expectation(params: WengLinParams, side_states: Sequence[State]) -
         a, b = side_states
         a_sigma, b_sigma = a[SIGMA], b[SIGMA]
         x = (a[MU] - b[MU]) / math.sqrt(two_beta2 + a_sigma * a_sigma + b_sigma * b_sigma)
-        p = 0.5 * math.erfc(-x / _SQRT2)
+        p = 0.5 * math.erfc(-x / SQRT2)
         return [p, 1.0 - p]
 
     def beats(a: State, b: State, edge: float) -> float:

@@ -22,6 +22,7 @@ MODULES = [
     "rankcraft.validators",
     "rankcraft.store.postgres",
     "rankcraft.plugins.elo",
+    "rankcraft.plugins._elo_context",
     "rankcraft.plugins.glicko1",
     "rankcraft.plugins.glicko2",
     "rankcraft.plugins.inversus",
