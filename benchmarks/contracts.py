@@ -249,7 +249,7 @@ def openskill_kernels() -> Kernels:
         return (mu, min(max(sigma, lo), hi))
 
     def duel(a: State, b: State, score: float) -> tuple[State, State]:
-        # Plackett-Luce for two teams of one, written out (the terms of wenglin._omega_delta)
+        # Plackett-Luce for two teams of one, written out (the terms of _wenglin_models.omega_delta)
         va, vb = a[1] * a[1] + tau2, b[1] * b[1] + tau2
         c = math.sqrt(va + vb + 2.0 * beta2)
         ea, eb = math.exp(a[0] / c), math.exp(b[0] / c)
