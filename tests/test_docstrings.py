@@ -15,6 +15,7 @@ MODULES = [
     "rankcraft.jsontext",
     "rankcraft.matchmaking",
     "rankcraft.model",
+    "rankcraft.census",
     "rankcraft.ruleset",
     "rankcraft.rulesets",
     "rankcraft.validators",
