@@ -17,6 +17,7 @@ MODULES = [
     "rankcraft.model",
     "rankcraft.census",
     "rankcraft.ruleset",
+    "rankcraft.rulesetschema",
     "rankcraft.rulesets",
     "rankcraft.validators",
     "rankcraft.store.postgres",
