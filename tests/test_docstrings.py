@@ -29,6 +29,7 @@ MODULES = [
     "rankcraft.plugins.wager",
     "rankcraft.plugins.regress",
     "rankcraft.evaluate",
+    "rankcraft.scores",
     "rankcraft.serve",
     "rankcraft.tokens",
     "rankcraft.web",
