@@ -55,6 +55,11 @@ class Steps:
             without a rank slot). skill_names, rank_names: their field names, in order.
         skill_form, rank_form: their :class:`~rankcraft.forms.Form` (tuple form and
             public form).
+        new_row, row_of, record_of: a new player's row, a record as a row and back
+            (:class:`~rankcraft.rows.Rows`).
+        prepare, commit_pending, decayed: a row as a match meets it, its pending results
+            rated, its skill decayed for a prediction
+            (:class:`~rankcraft.generalsteps.GeneralSteps`).
     """
 
     def __init__(self, ruleset: Ruleset, plugins: Plugins) -> None:
