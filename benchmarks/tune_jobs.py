@@ -56,7 +56,7 @@ def one(
         parse_param("update.home_advantage=0:150", ruleset),
     ]
     marks: list[float] = []
-    for name in ("_optimize", "_search_random"):  # (the search's start marked)
+    for name in ("optimize", "_search_random"):  # (the search's start marked)
         search = getattr(rankcraft.tune, name)
         search = getattr(search, "__wrapped__", search)
 

@@ -39,6 +39,8 @@ from .io import parse_match, parse_time
 from .jsontext import finite
 from .model import Match
 from .ruleset import Ruleset
+from .scores import outcome_of
+from .scratch import scratch_league
 
 SETTLED = 0.05
 """A fit whose values moved less than this (relative) from the ruleset's is not redone."""
@@ -105,36 +107,14 @@ def fit_draws(
 
     Reads ``matches`` only up to the first match at or after ``before``.
     """
-    from .evaluate import outcome_of, scratch_league
-
     slot = _slot(ruleset)
     if slot is None:
         return ruleset, None
     cutoff = before if isinstance(before, datetime) else parse_time(before, field="before")
-    warm: list[Match] = []
-    for position, item in enumerate(matches):
-        try:
-            match = item if isinstance(item, Match) else parse_match(item)
-        except MatchError as exc:
-            raise _at(exc, position) from None
-        if match.played_at >= cutoff:
-            break
-        warm.append(match)
+    warm = _warmup(matches, cutoff)
     current, report = ruleset, None
     for round_number in range(1, ROUNDS + 1):
-        league = scratch_league(current)
-        seen: list[tuple[float, float, float, int, Match | None]] = []
-        with league.batch():
-            for position, match in enumerate(warm):
-                if len(match.teams) == 2:
-                    forecast = league.forecast(match.teams, match=match)
-                    if forecast.win is not None and forecast.draw is not None:
-                        w, d, l_ = forecast.win[0], forecast.draw, forecast.win[1]
-                        seen.append((w, d, l_, outcome_of(match), match))
-                try:
-                    league.record(match)
-                except MatchError as exc:
-                    raise _at(exc, position) from None
+        seen = _forecasts(current, warm)
         if not seen:
             return ruleset, None
         spec = getattr(current, slot)
@@ -155,6 +135,41 @@ def fit_draws(
         ):
             break
     return current, report
+
+
+def _warmup(matches: Iterable[Match | Mapping[str, Any]], cutoff: datetime) -> list[Match]:
+    """The matches played before ``cutoff``, parsed (read up to the first one after)."""
+    warm: list[Match] = []
+    for position, item in enumerate(matches):
+        try:
+            match = item if isinstance(item, Match) else parse_match(item)
+        except MatchError as exc:
+            raise _at(exc, position) from None
+        if match.played_at >= cutoff:
+            break
+        warm.append(match)
+    return warm
+
+
+def _forecasts(
+    ruleset: Ruleset, warm: list[Match]
+) -> list[tuple[float, float, float, int, Match | None]]:
+    """The warm-up replayed in a league of ``ruleset``: each two-sided match's three-way
+    forecast, taken before it is recorded, with its outcome."""
+    league = scratch_league(ruleset)
+    seen: list[tuple[float, float, float, int, Match | None]] = []
+    with league.batch():
+        for position, match in enumerate(warm):
+            if len(match.teams) == 2:
+                forecast = league.forecast(match.teams, match=match)
+                if forecast.win is not None and forecast.draw is not None:
+                    w, d, l_ = forecast.win[0], forecast.draw, forecast.win[1]
+                    seen.append((w, d, l_, outcome_of(match), match))
+            try:
+                league.record(match)
+            except MatchError as exc:
+                raise _at(exc, position) from None
+    return seen
 
 
 def _values(params: Any, values: Mapping[str, float]) -> dict[str, float]:

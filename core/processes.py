@@ -121,53 +121,79 @@ def run_each(
             process.start()
             theirs.close()
             workers.append((process, mine))
-        busy: dict[Connection, int] = {}
-        for index, (_, conn) in enumerate(workers):
-            conn.send(index)
-            busy[conn] = index
-        following = len(workers)
-        processes_of = {conn: process for process, conn in workers}
-        while busy:
-            for ready in wait(list(busy), timeout=every):
-                assert isinstance(ready, Connection)
-                conn = ready
-                index = busy.pop(conn)
-                try:
-                    kind, value = pickle.loads(conn.recv_bytes())
-                except EOFError:  # ended without a word: killed, or crashed
-                    process = processes_of[conn]
-                    process.join(5)
-                    code = process.exitcode
-                    kind, value = "error", RuntimeError(f"a process ended (exit code {code})")
-                if kind == "result":
-                    results[index] = value
-                else:
-                    errors[index] = value
-                    continue
-                if not errors and following < count:
-                    conn.send(following)
-                    busy[conn] = following
-                    following += 1
-            if errors:  # the pieces after the first failed one are not needed
-                first = min(errors)
-                for conn in [c for c, i in busy.items() if i > first]:
-                    del busy[conn]
-                    processes_of[conn].kill()
-            if progress is not None:
-                progress(list(slots), len(results))
+        _hand_out(workers, count, slots, results, errors, progress, every)
     finally:
-        for _, conn in workers:
-            with contextlib.suppress(OSError):
-                conn.send(None)
-        for process, conn in workers:
-            process.join(1)
-            if process.is_alive():
-                process.kill()
-                process.join()
-            conn.close()
+        _stop(workers)
     if errors:
         raise errors[min(errors)]
     return [results[i] for i in range(count)]
+
+
+def _hand_out(
+    workers: list[tuple[Any, Connection]],
+    count: int,
+    slots: Any,
+    results: dict[int, Any],
+    errors: dict[int, BaseException],
+    progress: Callable[[Sequence[int], int], None] | None,
+    every: float,
+) -> None:
+    """Give each worker the next index when it is free, keeping each piece's result (or
+    error) by its index, until no piece is running; after an error, the pieces after the
+    first failed one are ended. ``progress`` is told about every ``every`` seconds (see
+    :func:`run_each`)."""
+    busy: dict[Connection, int] = {}
+    for index, (_, conn) in enumerate(workers):
+        conn.send(index)
+        busy[conn] = index
+    following = len(workers)
+    processes_of = {conn: process for process, conn in workers}
+    while busy:
+        for ready in wait(list(busy), timeout=every):
+            assert isinstance(ready, Connection)
+            conn = ready
+            index = busy.pop(conn)
+            kind, value = _receive(conn, processes_of[conn])
+            if kind == "result":
+                results[index] = value
+            else:
+                errors[index] = value
+                continue
+            if not errors and following < count:
+                conn.send(following)
+                busy[conn] = following
+                following += 1
+        if errors:  # the pieces after the first failed one are not needed
+            first = min(errors)
+            for conn in [c for c, i in busy.items() if i > first]:
+                del busy[conn]
+                processes_of[conn].kill()
+        if progress is not None:
+            progress(list(slots), len(results))
+
+
+def _receive(conn: Connection, process: Any) -> tuple[str, Any]:
+    """A worker's answer: ``("result", value)`` or ``("error", exception)``."""
+    try:
+        kind, value = pickle.loads(conn.recv_bytes())
+    except EOFError:  # ended without a word: killed, or crashed
+        process.join(5)
+        code = process.exitcode
+        kind, value = "error", RuntimeError(f"a process ended (exit code {code})")
+    return kind, value
+
+
+def _stop(workers: list[tuple[Any, Connection]]) -> None:
+    """Tell every worker to stop, and wait for it (ended when it does not)."""
+    for _, conn in workers:
+        with contextlib.suppress(OSError):
+            conn.send(None)
+    for process, conn in workers:
+        process.join(1)
+        if process.is_alive():
+            process.kill()
+            process.join()
+        conn.close()
 
 
 def _one_by_one(

@@ -18,74 +18,69 @@ Two searches (``method``):
 - ``"random"`` (the fallback without Optuna): a seeded random search over the given box,
   then a second, finer one around the best point; trials run in parallel processes and
   the result does not depend on their number.
+
+Here: :func:`tune`, the random search, and the result (:class:`TuneResult`, ``tune
+--json``). The parameters searched and one trial's replay are :mod:`rankcraft.tunetrial`'s,
+the Optuna study :mod:`rankcraft.tunestudy`'s; their public names are read from here too.
 """
 
 from __future__ import annotations
 
-import math
 import random
-import time
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 import tomli_w
 
-from .drawfit import fit_draws, fitted_names
+from .drawfit import fit_draws
 from .errors import InputError
-from .evaluate import (
-    SCORES,
-    Evaluation,
-    evaluate,
-    evaluate_ruleset,
-    field_at,
-    scratch_league,
-    with_home,
-)
-from .io import read_match_dicts
+from .evaluate import SCORES, Evaluation, evaluate_ruleset
 from .processes import run_each
-from .ruleset import Ruleset, dumps, from_dict, to_dict
-from .store import mask_url
-from .suggest import close_to
+from .ruleset import Ruleset, dumps, to_dict
+from .tunestudy import (
+    BATCH,
+    RACED,
+    STARTUP_TRIALS,
+    has_optuna,
+    optimize,
+    optuna_storage,
+    optuna_study,
+)
+from .tunetrial import (
+    CHECKPOINTS,
+    Base,
+    ParamRange,
+    Progress,
+    Trial,
+    apply,
+    figure,
+    matches_of,
+    parse_param,
+    run_trial,
+    trial_job,
+    value_at,
+    worker_pool,
+)
 
-
-@attrs.frozen(kw_only=True)
-class ParamRange:
-    """One parameter to search.
-
-    Attributes:
-        path: keys into the ruleset's TOML table, e.g. ``("update", "params", "k_factor")``.
-        low, high: the range searched (inclusive). integer: round to whole numbers.
-    """
-
-    path: tuple[str, ...]
-    low: float
-    high: float
-    integer: bool = False
-
-    @property
-    def name(self) -> str:
-        """The dotted path, e.g. ``update.params.k_factor``."""
-        return ".".join(self.path)
-
-
-@attrs.frozen(kw_only=True)
-class Trial:
-    """A point of the search and its validation score (the tuned score, lower is
-    better; pruned: the running score where the trial was stopped, and ``pruned`` true).
-    """
-
-    values: tuple[float, ...]
-    value: float
-    pruned: bool = False
-
-    @property
-    def log_loss(self) -> float:
-        """The score (named so when tuning scored log loss only)."""
-        return self.value
+__all__ = [
+    "BATCH",
+    "CHECKPOINTS",
+    "RACED",
+    "STARTUP_TRIALS",
+    "ParamRange",
+    "Progress",
+    "Trial",
+    "TuneResult",
+    "apply",
+    "has_optuna",
+    "optimize",
+    "optuna_storage",
+    "parse_param",
+    "tune",
+    "tuned_toml",
+]
 
 
 @attrs.frozen(kw_only=True)
@@ -168,407 +163,6 @@ class TuneResult:
         return tuned is not None and start is not None and tuned > start
 
 
-def _at(table: Any, keys: Sequence[str]) -> Any:
-    """The value at a path into nested tables and lists (a list takes an index, e.g.
-    ``update.params.context_rules.0.k_scale``), or None where it stops."""
-    value = table
-    for key in keys:
-        if isinstance(value, list) and key.isdigit() and int(key) < len(value):
-            value = value[int(key)]
-        elif isinstance(value, dict) and key in value:
-            value = value[key]
-        else:
-            return field_at(value, [key]) if isinstance(value, dict) else None
-    return value
-
-
-def parse_param(text: str, ruleset: Ruleset) -> ParamRange:
-    """``NAME=LOW:HIGH`` → :class:`ParamRange`. NAME is a dotted path into the ruleset
-    (``update.params.k_factor``); ``update.k_factor`` is read as the slot's params, and
-    a number in the path indexes a list (``update.context_rules.0.k_scale``)."""
-    name, sep, span = text.partition("=")
-    low_text, sep2, high_text = span.partition(":")
-    if not sep or not sep2:
-        raise InputError(f"--param must be NAME=LOW:HIGH: {text!r}")
-    try:
-        low, high = float(low_text), float(high_text)
-    except ValueError:
-        raise InputError(f"--param {name}: LOW and HIGH must be numbers: {span!r}") from None
-    if not (math.isfinite(low) and math.isfinite(high)) or low > high:
-        raise InputError(f"--param {name}: need finite LOW <= HIGH: {span!r}")
-    path = tuple(name.split("."))
-    table = to_dict(ruleset)
-    if len(path) >= 2 and path[0] in table and path[1] != "params":
-        path = (path[0], "params", *path[1:])
-    current = _at(table, path)
-    if isinstance(current, bool) or not isinstance(current, int | float):
-        raise InputError(
-            f"'--param' must name a number of the ruleset {ruleset.name!r}: {name!r}"
-            f"{_closest_numbers(name, table)}"
-        )
-    if path[-1] in fitted_names(ruleset):
-        raise InputError(
-            f"--param {name}: the ruleset fits {path[-1]!r} on the warm-up (draw_fit), so a "
-            'search of it would be undone; extend the ruleset with draw_fit = "none" to '
-            "search it"
-        )
-    integer = (
-        isinstance(current, int)
-        and low_text.strip().lstrip("-").isdigit()
-        and high_text.strip().lstrip("-").isdigit()
-    )
-    return ParamRange(path=path, low=low, high=high, integer=integer)
-
-
-def _numbers(value: Any, path: tuple[str, ...] = ()) -> Iterator[str]:
-    """The short names (``update.k_factor``: a slot's ``params`` left out) of every number
-    in a ruleset's table, as ``--param`` takes them."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            yield from _numbers(item, path if key == "params" and len(path) == 1 else (*path, key))
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            yield from _numbers(item, (*path, str(i)))
-    elif isinstance(value, int | float) and not isinstance(value, bool) and len(path) > 1:
-        yield ".".join(path)
-
-
-def _closest_numbers(name: str, table: dict[str, Any]) -> str:
-    """`` (did you mean 'update.k_factor'?)`` for a ``--param`` the ruleset has no number
-    at: the numbers whose last key is the name's, else the closest names, else the list."""
-    numbers = list(_numbers(table))
-    last = name.rsplit(".", 1)[-1]
-    same = [n for n in numbers if n.rsplit(".", 1)[-1] == last]
-    lasts = {n.rsplit(".", 1)[-1]: n for n in reversed(numbers)}
-    found = same[:3] or close_to(name, numbers) or [lasts[k] for k in close_to(last, lasts)]
-    if found:
-        return f" (did you mean {' or '.join(map(repr, found))}?)"
-    return f" (its numbers: {', '.join(numbers) or 'none'})"
-
-
-def apply(
-    ruleset: Ruleset, params: Sequence[ParamRange], values: Sequence[float], name: str | None = None
-) -> Ruleset:
-    """A copy of ``ruleset`` with the values set (validated like any ruleset)."""
-    table = to_dict(ruleset)
-    for param, value in zip(params, values, strict=True):
-        target: Any = table
-        for key in param.path[:-1]:
-            target = target[int(key)] if isinstance(target, list) else target.setdefault(key, {})
-        last = param.path[-1]
-        number = round(value) if param.integer else float(value)
-        if isinstance(target, list):
-            target[int(last)] = number
-        else:
-            target[last] = number
-    if name is not None:
-        table["name"] = name
-    return from_dict(table, source="<tuned ruleset>", plugins=ruleset.plugins)
-
-
-_CACHE: dict[tuple[str, str | None], list[dict[str, Any]]] = {}
-
-
-def _matches(path: str, home_from: str | None) -> list[dict[str, Any]]:
-    key = (path, home_from)
-    if key not in _CACHE:
-        dicts = [d for _, d in read_match_dicts(path)]
-        _CACHE[key] = list(with_home(dicts, home_from)) if home_from else dicts
-    return _CACHE[key]
-
-
-def _run_trial(
-    job: tuple[str, str | None, str, tuple[ParamRange, ...], tuple[float, ...], str, str, str],
-) -> float:
-    path, home_from, text, params, values, validation_from, test_from, score = job
-    from .ruleset import loads_ruleset
-
-    ruleset = apply(loads_ruleset(text), params, values)
-    result = evaluate_ruleset(
-        ruleset,
-        _matches(path, home_from),
-        test_from=test_from,
-        score_from=validation_from,
-        stop_at=test_from,
-    )
-    return _figure(result, score)
-
-
-def _figure(result: Evaluation, score: str) -> float:
-    """The evaluation's ``score``, refused when it has none (a three-way score of a
-    ruleset without a draw model)."""
-    value = result.figure(score)
-    if value is None:
-        raise InputError(
-            f"--score {score} needs three-way forecasts: the ruleset has no draw model "
-            '(rankcraft_outcomes; elo: draw = "davidson")'
-        )
-    return value
-
-
-def _weight(result: Evaluation, score: str) -> int:
-    """The items a score of ``result`` is the mean of."""
-    return len(result.outcomes) if score in ("three-way", "rps") else result.n
-
-
-CHECKPOINTS = 4
-"""Optuna trials report their running log loss this many times on the validation slice."""
-BATCH = 4
-"""Optuna trials drawn at a time (the sampler sees the earlier batches' results); at most
-this many run at once, whatever ``jobs`` is, so that ``jobs`` does not change the result."""
-STARTUP_TRIALS = 5
-"""Finished trials needed before any trial is pruned."""
-
-
-def _run_checked(
-    job: tuple[
-        str,
-        str | None,
-        str,
-        tuple[ParamRange, ...],
-        tuple[float, ...],
-        str,
-        str,
-        str,
-        tuple[float | None, ...],
-    ],
-) -> tuple[list[float], bool]:
-    """One Optuna trial: replay the warm-up in chunks (the draw parameters first fitted
-    before the validation slice, when the ruleset asks), report the running validation
-    score at each checkpoint, stop when it is worse than ``limits`` there.
-
-    :returns: (running score at each checkpoint reached, pruned).
-    """
-    path, home_from, text, params, values, validation_from, test_from, score, limits = job
-    from .ruleset import loads_ruleset
-
-    ruleset = apply(loads_ruleset(text), params, values)
-    matches = _matches(path, home_from)
-    if ruleset.period.mode == "batch":  # (a chunk's end would close a period): one piece
-        result = evaluate_ruleset(
-            ruleset,
-            matches,
-            test_from=test_from,
-            score_from=validation_from,
-            stop_at=test_from,
-        )
-        return [_figure(result, score)], False
-    ruleset, _ = fit_draws(ruleset, matches, before=validation_from)
-    first = next(i for i, d in enumerate(matches) if str(d.get("played_at", "")) >= validation_from)
-    end = next(
-        (i for i, d in enumerate(matches) if str(d.get("played_at", "")) >= test_from),
-        len(matches),
-    )
-    bounds = [first + (end - first) * (k + 1) // CHECKPOINTS for k in range(CHECKPOINTS)]
-    league = scratch_league(ruleset)
-    start, total, count, running = 0, 0.0, 0, []
-    for step, stop in enumerate(bounds):
-        if stop <= start:
-            continue
-        part = evaluate(
-            league,
-            matches[start:stop],
-            test_from=test_from,
-            score_from=validation_from,
-            stop_at=test_from,
-        )
-        weight = _weight(part, score)
-        if weight:
-            total += _figure(part, score) * weight
-            count += weight
-        start = stop
-        if not count:
-            continue
-        running.append(total / count)
-        limit_here = limits[step] if step < len(limits) else None
-        if limit_here is not None and running[-1] > limit_here and stop < end:
-            return running, True
-    if not running:
-        _figure(part, score)  # (refused: no three-way forecast in the validation slice)
-    return running, False
-
-
-def _medians(study: Any) -> tuple[float | None, ...]:
-    """Per checkpoint, the median running log loss of the study's finished trials (None
-    before ``STARTUP_TRIALS`` have finished): Optuna's median-pruning rule."""
-    import optuna
-
-    done = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
-    if len(done) < STARTUP_TRIALS:
-        return ()
-    out: list[float | None] = []
-    for step in range(CHECKPOINTS):
-        seen = sorted(t.intermediate_values[step] for t in done if step in t.intermediate_values)
-        out.append(seen[len(seen) // 2] if seen else None)
-    return tuple(out)
-
-
-class _Inline:
-    """A one-worker "pool" that runs jobs in this process (``jobs`` = 1)."""
-
-    def __enter__(self) -> _Inline:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-    def map(self, function: Callable[[Any], Any], items: Sequence[Any]) -> Any:
-        return map(function, items)
-
-
-def _pool(jobs: int) -> Any:
-    return _Inline() if jobs <= 1 else ProcessPoolExecutor(max_workers=jobs)
-
-
-def optuna_storage(url: str | None) -> str | None:
-    """The storage URL as SQLAlchemy reads it: ``postgresql://`` goes through psycopg 3
-    (the driver rankcraft's PostgreSQL store uses) when psycopg2 is absent."""
-    if url is None or not url.startswith(("postgresql://", "postgres://")):
-        return url
-    try:
-        import psycopg2  # type: ignore[import-not-found,import-untyped,unused-ignore]  # noqa: F401
-    except ImportError:
-        return "postgresql+psycopg://" + url.split("://", 1)[1]
-    return url
-
-
-def has_optuna() -> bool:
-    """Whether Optuna is installed (``pip install 'rankcraft[tune]'``)."""
-    try:
-        import optuna  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-Progress = Callable[[int, int, float, Trial], None]
-"""Called after each trial with (trials done, trials in all, best score so far, the
-trial)."""
-
-_Base = tuple[str, str | None, str, tuple[ParamRange, ...], str, str, str]
-"""What every trial of a search shares: (source, home_from, ruleset text, params,
-validation_from, test_from, score)."""
-
-
-def _job(base: _Base, values: tuple[float, ...]) -> tuple[Any, ...]:
-    """A trial's job for the worker pool: the shared part with the trial's values."""
-    source, home_from, text, params, validation_from, test_from, score = base
-    return (source, home_from, text, params, values, validation_from, test_from, score)
-
-
-@contextmanager
-def _optuna_study(
-    seed: int, storage: str | None, study_name: str | None
-) -> Iterator[tuple[Any, bool]]:
-    """A minimizing TPE study (seeded), in ``storage`` when given (joined if it exists),
-    and whether this call made it; the storage's pooled connections are closed when the
-    search ends."""
-    import optuna
-
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    url = optuna_storage(storage)
-    rdb = None
-    try:
-        rdb = None if url is None else _rdb_storage(url)
-        sampler = optuna.samplers.TPESampler(seed=seed)
-        try:
-            study = optuna.create_study(
-                direction="minimize", sampler=sampler, storage=rdb, study_name=study_name
-            )
-            made = True
-        except optuna.exceptions.DuplicatedStudyError:  # joined: another made it
-            assert rdb is not None  # (a study in memory is always new)
-            study = optuna.load_study(study_name=study_name, storage=rdb, sampler=sampler)
-            made = False
-    except Exception as exc:  # SQLAlchemy's: no such dialect, no URL, cannot connect
-        if rdb is not None:
-            rdb.engine.dispose()
-        if storage is None:
-            raise
-        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise InputError(
-            f"'--storage' {mask_url(storage)!r} cannot hold the study: {reason[:300]}"
-        ) from None
-    try:
-        yield study, made
-    finally:
-        if rdb is not None:
-            rdb.engine.dispose()
-
-
-RACED = ("already exists", "duplicate key", "UniqueViolation")
-"""What a database says when another process made Optuna's tables at the same moment."""
-
-
-def _rdb_storage(url: str, attempts: int = 5) -> Any:
-    """Optuna's storage at ``url``. Two processes that open a new database at once race
-    to make its tables; the one that loses tries again (the tables are there then)."""
-    import optuna
-
-    for attempt in range(attempts):
-        try:
-            return optuna.storages.RDBStorage(url)
-        except Exception as exc:
-            if attempt == attempts - 1 or not any(word in str(exc) for word in RACED):
-                raise
-            time.sleep(0.2 * (attempt + 1))
-    raise AssertionError("unreachable")  # pragma: no cover
-
-
-def _optimize(
-    study: Any,
-    base: _Base,
-    start: tuple[float, ...],
-    *,
-    trials: int,
-    jobs: int,
-    progress: Progress | None,
-    made: bool = True,
-) -> tuple[list[Trial], Trial]:
-    """The Optuna search: (this process's trials, the best finished trial of the study).
-    ``made``: this process made the study (it queues the start's values first)."""
-    import optuna
-
-    params = base[3]
-    names = [p.name for p in params]
-    if made and not study.get_trials(deepcopy=False):
-        # only the process that made the study queues the start: two processes that
-        # start one study at once may both find it empty, but only one makes it
-        study.enqueue_trial(dict(zip(names, start, strict=True)))
-    done: list[Trial] = []
-    with _pool(min(jobs, BATCH)) as pool:
-        while len(done) < trials:
-            batch = []
-            for _ in range(min(BATCH, trials - len(done))):
-                trial = study.ask()
-                values = tuple(
-                    float(trial.suggest_int(p.name, round(p.low), round(p.high)))
-                    if p.integer
-                    else trial.suggest_float(p.name, p.low, p.high)
-                    for p in params
-                )
-                batch.append((trial, values))
-            limits = _medians(study)
-            jobs_list = [(*_job(base, values), limits) for _, values in batch]
-            for (trial, values), (running, pruned) in zip(
-                batch, pool.map(_run_checked, jobs_list), strict=True
-            ):
-                for step, value in enumerate(running):
-                    trial.report(value, step)
-                if pruned:
-                    study.tell(trial, state=optuna.trial.TrialState.PRUNED)
-                else:
-                    study.tell(trial, running[-1])
-                done.append(Trial(values=values, value=running[-1], pruned=pruned))
-                if progress is not None:
-                    finished = [t.value for t in done if not t.pruned]
-                    progress(len(done), trials, min(finished) if finished else math.inf, done[-1])
-    best = study.best_trial
-    values = tuple(float(best.params[n]) for n in names)
-    assert best.value is not None
-    return done, Trial(values=values, value=float(best.value))
-
-
 def _sample(
     rng: random.Random, params: Sequence[ParamRange], box: Sequence[tuple[float, float]]
 ) -> tuple[float, ...]:
@@ -613,45 +207,48 @@ def tune(
         a storage URL with the random search, or a three-way score without a draw model.
     """
     method = _method(method, storage)
+    _check_settings(score, params, validation)
+    source = str(path)
+    validation_from = _validation_from(source, home_from, test_from, validation)
+    text = dumps(ruleset)
+    table = to_dict(ruleset)
+    current = tuple(min(max(float(value_at(table, p.path)), p.low), p.high) for p in params)
+    base: Base = (source, home_from, text, tuple(params), validation_from, test_from, score)
+    start = _scores(ruleset, source, home_from, test_from, validation_from, jobs)
+    figure(start[0], score)  # (a three-way score without a draw model: refused now)
+    if method == "optuna":
+        with optuna_study(seed, storage, study_name or ruleset.name) as (study, made):
+            found, chosen = optimize(
+                study, base, current, trials=max(trials, 1), jobs=jobs, progress=progress, made=made
+            )
+    else:
+        found = _search_random(base, params, current, trials, seed, jobs, progress)
+        chosen = min(found, key=lambda t: (t.value, found.index(t)))
+    return _finish(ruleset, params, chosen, found, base, start, method, jobs)
+
+
+def _check_settings(score: str, params: Sequence[ParamRange], validation: float) -> None:
+    """Refuse an unknown score, no parameter to search, or a validation share out of
+    (0, 1)."""
     if score not in SCORES:
         raise InputError(f"--score must be one of {', '.join(SCORES)}: {score!r}")
     if not params:
         raise InputError("tune needs at least one --param NAME=LOW:HIGH")
     if not 0 < validation < 1:
         raise InputError(f"--validation must be in (0, 1): {validation!r}")
-    source = str(path)
+
+
+def _validation_from(source: str, home_from: str | None, test_from: str, validation: float) -> str:
+    """The first date of the validation slice: the latest ``validation`` share of the
+    warm-up matches (at least 10 of them)."""
     warm = [
         str(d.get("played_at", ""))
-        for d in _matches(source, home_from)
+        for d in matches_of(source, home_from)
         if str(d.get("played_at", "")) < test_from
     ]
     if len(warm) < 10:
         raise InputError(f"too few warm-up matches before {test_from!r} to tune on: {len(warm)}")
-    validation_from = warm[min(int(len(warm) * (1 - validation)), len(warm) - 1)]
-    text = dumps(ruleset)
-    current = []
-    table = to_dict(ruleset)
-    for p in params:
-        value = _at(table, p.path)
-        current.append(min(max(float(value), p.low), p.high))
-    base: _Base = (source, home_from, text, tuple(params), validation_from, test_from, score)
-    start = _scores(ruleset, source, home_from, test_from, validation_from, jobs)
-    _figure(start[0], score)  # (a three-way score without a draw model: refused now)
-    if method == "optuna":
-        with _optuna_study(seed, storage, study_name or ruleset.name) as (study, made):
-            found, chosen = _optimize(
-                study,
-                base,
-                tuple(current),
-                trials=max(trials, 1),
-                jobs=jobs,
-                progress=progress,
-                made=made,
-            )
-    else:
-        found = _search_random(base, params, tuple(current), trials, seed, jobs, progress)
-        chosen = min(found, key=lambda t: (t.value, found.index(t)))
-    return _finish(ruleset, params, chosen, found, base, start, method, jobs)
+    return warm[min(int(len(warm) * (1 - validation)), len(warm) - 1)]
 
 
 def _scores(
@@ -665,7 +262,7 @@ def _scores(
     """The scores of ``ruleset`` on the validation slice and on the test part: two
     replays, in two forked processes at once when ``jobs`` > 1 (they are half the time
     of a short search: :func:`rankcraft.processes.run_each`)."""
-    matches = _matches(source, home_from)
+    matches = matches_of(source, home_from)
 
     def part(index: int, tick: Callable[[int], None]) -> Evaluation:
         if index == 0:
@@ -679,7 +276,7 @@ def _scores(
 
 
 def _search_random(
-    base: _Base,
+    base: Base,
     params: Sequence[ParamRange],
     current: tuple[float, ...],
     trials: int,
@@ -693,11 +290,11 @@ def _search_random(
     rounds = [[current] + [_sample(rng, params, box) for _ in range(max(trials - 1, 0))]]
     done: list[Trial] = []
     total = len(rounds[0]) + max(trials // 2, 1)
-    with _pool(jobs) as pool:
+    with worker_pool(jobs) as pool:
         for stage in range(2):
             points = rounds[stage]
-            jobs_list = [_job(base, values) for values in points]
-            for values, loss in zip(points, pool.map(_run_trial, jobs_list), strict=True):
+            jobs_list = [trial_job(base, values) for values in points]
+            for values, loss in zip(points, pool.map(run_trial, jobs_list), strict=True):
                 done.append(Trial(values=values, value=loss))
                 if progress is not None:
                     progress(len(done), total, min(t.value for t in done), done[-1])
@@ -729,7 +326,7 @@ def _finish(
     params: Sequence[ParamRange],
     best: Trial,
     done: Sequence[Trial],
-    base: _Base,
+    base: Base,
     start: tuple[Evaluation, Evaluation],
     method: str,
     jobs: int = 1,
@@ -740,11 +337,11 @@ def _finish(
     source, home_from, _, _, validation_from, test_from, score = base
     tuned = apply(ruleset, params, best.values, name=f"{ruleset.name}-tuned")
     chosen = _scores(tuned, source, home_from, test_from, validation_from, jobs)
-    kept = _figure(chosen[0], score) > _figure(start[0], score)
+    kept = figure(chosen[0], score) > figure(start[0], score)
     values = best.values
     if kept:
         table = to_dict(ruleset)
-        values = tuple(float(_at(table, p.path)) for p in params)
+        values = tuple(float(value_at(table, p.path)) for p in params)
         tuned, chosen = attrs.evolve(ruleset, name=f"{ruleset.name}-tuned"), start
     tuned = attrs.evolve(
         tuned,
@@ -757,11 +354,11 @@ def _finish(
     )
     # the ruleset written out carries the draw values its test score was made with
     # (fitted on the matches before the test part), so it replays the same
-    tuned, _ = fit_draws(tuned, _matches(source, home_from), before=test_from)
+    tuned, _ = fit_draws(tuned, matches_of(source, home_from), before=test_from)
     return TuneResult(
         params=tuple(params),
         best=values,
-        validation_log_loss=_figure(chosen[0], score),
+        validation_log_loss=figure(chosen[0], score),
         ruleset=tuned,
         test=chosen[1],
         trials=tuple(done),

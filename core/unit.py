@@ -205,48 +205,67 @@ class UnitOfWork:
         self.in_transaction = True
         self.undo, self.dirty, self.pending = {}, set(), []
         self.seen.clear()
-        store = self.store
         try:
-            if lock is None:
-                store.begin()
-                if store.generation() != self.generation:
-                    self.load()  # another process committed since this league looked
-                    schedule_before = self.schedule.snapshot()
-            else:
-                store.begin_shared()
-                self.adopt(store.lock_players(lock, match_id), lock)
+            schedule_before = self._begin(lock, match_id, schedule_before)
             yield
-            self.flush()
-            generation = store.bump_generation()
-            if lock is None:  # (after a one-match transaction other rows may be stale)
-                self.generation = generation
-            self.schedule.save(store)
-            store.commit()
+            self._commit(lock)
         except BaseException:
-            store.rollback()
-            self.schedule.restore(schedule_before)
-            if self.lazy:  # the store has what was committed: read it again when needed
-                self.rows = {}
-                self.complete = False
-            rows = self.rows
-            for pid, old in self.undo.items():
-                if old is None:
-                    rows.pop(pid, None)
-                else:
-                    rows[pid] = old
+            self._roll_back(schedule_before)
             raise
         finally:
-            if gc_was_enabled:
-                # What the batch made and keeps (a store in memory keeps every match) would
-                # otherwise be walked by the next young collection, all of it at once;
-                # moving it straight to the oldest generation (freeze, then unfreeze) keeps
-                # it for the collector's ordinary full passes.
-                gc.freeze()
-                gc.unfreeze()
-                gc.enable()
-            self.in_transaction = False
-            self.undo, self.dirty, self.pending = {}, set(), []
-            self.seen.clear()  # committed (the store has them) or rolled back
+            self._end(gc_was_enabled)
+
+    def _begin(self, lock: list[str] | None, match_id: str | None, schedule_before: Any) -> Any:
+        """Open the store's transaction (see :meth:`transaction`); returns the schedule
+        as the transaction starts (read again when another process committed)."""
+        store = self.store
+        if lock is None:
+            store.begin()
+            if store.generation() != self.generation:
+                self.load()  # another process committed since this league looked
+                schedule_before = self.schedule.snapshot()
+        else:
+            store.begin_shared()
+            self.adopt(store.lock_players(lock, match_id), lock)
+        return schedule_before
+
+    def _commit(self, lock: list[str] | None) -> None:
+        """Hand what is left to the store, and commit."""
+        store = self.store
+        self.flush()
+        generation = store.bump_generation()
+        if lock is None:  # (after a one-match transaction other rows may be stale)
+            self.generation = generation
+        self.schedule.save(store)
+        store.commit()
+
+    def _roll_back(self, schedule_before: Any) -> None:
+        """Roll the store back and put every row and the schedule back as they were."""
+        self.store.rollback()
+        self.schedule.restore(schedule_before)
+        if self.lazy:  # the store has what was committed: read it again when needed
+            self.rows = {}
+            self.complete = False
+        rows = self.rows
+        for pid, old in self.undo.items():
+            if old is None:
+                rows.pop(pid, None)
+            else:
+                rows[pid] = old
+
+    def _end(self, gc_was_enabled: bool) -> None:
+        """Close the transaction, kept or not (the collector resumes)."""
+        if gc_was_enabled:
+            # What the batch made and keeps (a store in memory keeps every match) would
+            # otherwise be walked by the next young collection, all of it at once;
+            # moving it straight to the oldest generation (freeze, then unfreeze) keeps
+            # it for the collector's ordinary full passes.
+            gc.freeze()
+            gc.unfreeze()
+            gc.enable()
+        self.in_transaction = False
+        self.undo, self.dirty, self.pending = {}, set(), []
+        self.seen.clear()  # committed (the store has them) or rolled back
 
     def adopt(self, stored: Mapping[str, PlayerRecord], players: Iterable[str]) -> None:
         """Take these players' records as the store has them (absent: not yet played)."""

@@ -268,7 +268,7 @@ def test_the_common_shape_is_parsed_as_the_general_steps_parse_it(
 
 
 def test_the_common_shape_takes_the_written_out_path() -> None:
-    from rankcraft.io import _duel
+    from rankcraft.matchparse import _duel
 
     data = {"id": "m1", "played_at": "2024-05-01", "teams": [["a"], ["b"]], "scores": [2, 1]}
     parse_match(data)  # (its time is now one seen before)

@@ -79,16 +79,16 @@ def test_random_method_and_errors(tmp_path: Path) -> None:
 
 
 def test_pruned_trials_stop_early() -> None:
-    from rankcraft.tune import _run_checked
+    from rankcraft.tunetrial import run_checked
 
     history = _history(Path(__import__("tempfile").mkdtemp()) / "h.jsonl")
     ruleset = _bad_start()
     params = (parse_param("update.k_factor=1:120", ruleset),)
     job = (str(history), None, rankcraft.dumps(ruleset), params, (2.0,), "2021-07-01", "2021-09-01")
     job = (*job, "log-loss")
-    running, pruned = _run_checked((*job, ()))
+    running, pruned = run_checked((*job, ()))
     assert not pruned and len(running) == 4
-    stopped, pruned = _run_checked((*job, (running[0] - 0.01,) * 4))
+    stopped, pruned = run_checked((*job, (running[0] - 0.01,) * 4))
     assert pruned and stopped == running[:1]
 
 
