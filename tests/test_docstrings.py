@@ -32,6 +32,7 @@ MODULES = [
     "rankcraft.plugins.wager",
     "rankcraft.plugins.regress",
     "rankcraft.evaluate",
+    "rankcraft.drawfit",
     "rankcraft.scores",
     "rankcraft.serve",
     "rankcraft.tokens",
