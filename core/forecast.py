@@ -29,7 +29,7 @@ k − 1 others beat x) dx, the inner probability a Poisson-binomial over the oth
 ([0.75, 0.25], [[0.75, 0.25], [0.25, 0.75]])
 >>> f = finishing([[0.0, 0.5, 0.9], [0.5, 0.0, 0.9], [0.1, 0.1, 0.0]])
 >>> [round(p, 4) for p in f.win], f.order
-([0.45, 0.45, 0.1], (0, 1, 2))
+([0.4737, 0.4737, 0.0526], (0, 1, 2))
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ standardized mean is ``x`` and a standardized draw margin ``t``:
 >>> round(v_win(0.0, 0.0), 12), round(w_win(0.0, 0.0), 12)
 (0.797884560803, 0.636619772368)
 >>> v_draw(0.0, 0.5), round(w_draw(0.0, 0.5), 12)
-(0.0, 0.920727717944)
+(0.0, 0.919410845399)
 """
 
 from __future__ import annotations
