@@ -43,8 +43,6 @@ MODULES = [
     "rankcraft.suggest",
     "rankcraft.terminal",
 ]
-
-
 """The public modules, each of which must have docstring examples."""
 
 
