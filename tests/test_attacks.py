@@ -768,6 +768,8 @@ def test_commit_every_failure_says_what_was_kept(tmp_path: Path) -> None:
 def test_kept_counts_only_this_replays_commits(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from rankcraft.unit import UnitOfWork
+
     from .conftest import committed
 
     db = tmp_path / "l.sqlite"
@@ -775,19 +777,21 @@ def test_kept_counts_only_this_replays_commits(
     rows[220] = {"id": "broken"}  # no played_at: a bad match in the third chunk
     src = tmp_path / "m.jsonl"
     src.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    real = rankcraft.League.batch
+    real = UnitOfWork.transaction
     calls = []
 
     @contextlib.contextmanager
-    def batch(self: rankcraft.League) -> Any:
-        with real(self):
+    def transaction(self: UnitOfWork, *args: Any, **kwargs: Any) -> Any:
+        outer = not self.in_transaction
+        with real(self, *args, **kwargs):
             yield
-        calls.append(1)
-        if len(calls) == 1:  # after the first chunk, another process commits 7 matches
+        # after the first chunk's commit, another process commits 7 matches
+        if outer and not calls and db.exists() and len(committed(str(db))) == 100:
+            calls.append(1)
             with rankcraft.League.open(db) as other:
                 other.record_many([one(f"o{i}", "c", "d", [1, 0], 2) for i in range(7)])
 
-    monkeypatch.setattr(rankcraft.League, "batch", batch)
+    monkeypatch.setattr(UnitOfWork, "transaction", transaction)
     code, _, err = run(
         "replay", str(src), "--ruleset", "elo", "--db", str(db), "--commit-every", "100"
     )
