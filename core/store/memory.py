@@ -116,9 +116,9 @@ class MemoryStore:
     turned into :class:`MatchRow` objects when read. Past the first ``pack_after``
     matches (default 10,000; None: never), the older ones go into compressed blocks of
     :data:`~rankcraft.store.blocks.BLOCK` (one ``marshal`` text of plain tuples each; see
-    :mod:`rankcraft.store.blocks`), about a ninth of the memory: a 1,000,000-match Elo replay peaks under 250 MB
-    (benchmarks/memory.py), for a few microseconds more per match. A replay that is
-    scored and not read back (``evaluate``, ``tune``) never packs.
+    :mod:`rankcraft.store.blocks`), about a ninth of the memory: a 1,000,000-match Elo
+    replay peaks under 250 MB (benchmarks/memory.py), for a few microseconds more per
+    match. A replay that is scored and not read back (``evaluate``, ``tune``) never packs.
     """
 
     def __init__(self, pack_after: int | None = 10_000) -> None:
