@@ -435,24 +435,15 @@ class ReportPacker:
                 and len(expected) == 2
                 and self._plain(before, after, before_2, after_2)
             ):
-                # (self._text, written out: equal factors in a row share a dict)
+                # (self._text's remembered text read here: equal factors in a row share
+                # a dict; another dict's text is made by self._text)
                 text = text_2 = b""
                 if factors:
                     known = self._factors
-                    if known is None or known[0] is not factors:
-                        known = self._factors = (
-                            factors,
-                            sized_json(compact_json(factors).encode()),
-                        )
-                    text = known[1]
+                    text = known[1] if known and known[0] is factors else self._text(factors)
                 if factors_2:
                     known = self._factors
-                    if known is None or known[0] is not factors_2:
-                        known = self._factors = (
-                            factors_2,
-                            sized_json(compact_json(factors_2).encode()),
-                        )
-                    text_2 = known[1]
+                    text_2 = known[1] if known and known[0] is factors_2 else self._text(factors_2)
                 sizes = (len(text), len(text_2))
                 duel = self._duels.get(sizes) or self._duel(sizes)
                 return duel(

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import rankcraft
 from rankcraft import Census, PlayerRecord
-from rankcraft.store.sql import COUNTED_KEYS, WALKED_ROWS
+from rankcraft.store.sql_census import COUNTED_KEYS, WALKED_ROWS
 
 START = datetime(2024, 1, 1, tzinfo=UTC)
 
@@ -91,8 +91,8 @@ def test_a_database_counts_as_the_records_do(
     along the key index for keys near the top (``WALKED_ROWS``), in SQL as it reads the
     total, or past ``COUNTED_KEYS`` keys by reading the keys; on SQLite reading along
     the time index or by a scan, as the window holds few players or many."""
-    monkeypatch.setattr(rankcraft.store.sql, "WALKED_ROWS", walked_rows)
-    monkeypatch.setattr(rankcraft.store.sql, "COUNTED_KEYS", counted_keys)
+    monkeypatch.setattr(rankcraft.store.sql_census, "WALKED_ROWS", walked_rows)
+    monkeypatch.setattr(rankcraft.store.sql_census, "COUNTED_KEYS", counted_keys)
     with rankcraft.League.open(db_url, "team-wager") as league:
         league.record_many(games(400, 60, 3))
     with rankcraft.League.open(db_url) as league:
@@ -134,7 +134,7 @@ def test_a_store_without_counts_has_its_players_read(
         league.record_many(games(300, 20, 7))
         everyone = league.standings()
     assert sum(label.startswith("percentile") for label in everyone.values()) > 10
-    monkeypatch.delattr(rankcraft.store.sql.SQLStore, "count_below")
+    monkeypatch.delattr(rankcraft.store.sql_census.SQLCensus, "count_below")
     with rankcraft.League.open(path) as league:
         some = sorted(everyone)[:5]
         assert league.standings(some) == {p: everyone[p] for p in some}

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import rankcraft
-from rankcraft.store import SCHEMA_VERSION, sql
+from rankcraft.store import SCHEMA_VERSION, sql_reads
 from rankcraft.store.migrations import STEPS
 
 from .conftest import age_to_version_5, age_to_version_6, snapshot, sql_rows, sql_run
@@ -246,7 +246,7 @@ def test_a_history_spread_over_buckets_reads_newest_first(
 ) -> None:
     """A player's matches are read with a seek per bucket; with buckets of 4 matches,
     30 matches fill 8 buckets and each history (whole or limited) is the in-memory one."""
-    monkeypatch.setattr(sql, "PARTICIPANT_BUCKET", 4)
+    monkeypatch.setattr(sql_reads, "PARTICIPANT_BUCKET", 4)
     reference = rankcraft.League("elo")
     reference.record_many(games(30))
     with rankcraft.League.open(db_url, "elo") as league:

@@ -112,7 +112,7 @@ def test_a_packed_memory_store_reads_back_what_it_kept(name: str) -> None:
     that kept them as objects."""
     import zlib
 
-    from rankcraft.store.memory import BLOCK
+    from rankcraft.store.blocks import BLOCK
 
     matches = mixed_history(2 * BLOCK + 120, 5)
     plain = rankcraft.League(name, store=MemoryStore(pack_after=None))
@@ -121,8 +121,8 @@ def test_a_packed_memory_store_reads_back_what_it_kept(name: str) -> None:
     packed.record_many(matches[:70])
     packed.record_many(matches[70:])
     store = packed.store
-    assert store._frozen == BLOCK and len(store._rows) == BLOCK + 120  # type: ignore[attr-defined]
-    assert zlib.decompress(store._blocks[0])[:1] == b"F"  # type: ignore[attr-defined]
+    assert store._matches.frozen == BLOCK and len(store._matches.rows) == BLOCK + 120  # type: ignore[attr-defined]
+    assert zlib.decompress(store._matches.blocks[0])[:1] == b"F"  # type: ignore[attr-defined]
     for m in matches:
         assert packed.report(m["id"]) == plain.report(m["id"])
     for player in ("p0", "p5", "p11"):
@@ -163,7 +163,7 @@ def test_a_packed_json_text_keeps_its_length_short_or_long(size: int) -> None:
 
 def test_a_scratch_league_never_packs_and_a_default_one_does_past_its_limit() -> None:
     from rankcraft.evaluate import scratch_league
-    from rankcraft.store.memory import BLOCK
+    from rankcraft.store.blocks import BLOCK
 
     matches = mixed_history(2 * BLOCK + 5, 2)
     blocks = {}
@@ -173,7 +173,7 @@ def test_a_scratch_league_never_packs_and_a_default_one_does_past_its_limit() ->
         ("at once", rankcraft.League("elo", store=MemoryStore(pack_after=0))),
     ):
         league.record_many(matches)
-        blocks[name] = len(league.store._blocks)  # type: ignore[attr-defined]
+        blocks[name] = len(league.store._matches.blocks)  # type: ignore[attr-defined]
     assert blocks == {"scratch": 0, "default": 0, "at once": 1}
     assert MemoryStore().pack_after == 10_000
 
@@ -289,7 +289,7 @@ def test_old_packed_matches_are_compressed_in_blocks_and_read_back() -> None:
     ``BLOCK``; every match reads back as a store keeping objects gives it, and a failed
     batch whose matches reached the blocks leaves the store as it was."""
     from rankcraft.engine import CHUNK
-    from rankcraft.store.memory import BLOCK
+    from rankcraft.store.blocks import BLOCK
 
     first = 2 * BLOCK + 5
     matches = mixed_history(first + CHUNK + 300, 3)
@@ -298,7 +298,7 @@ def test_old_packed_matches_are_compressed_in_blocks_and_read_back() -> None:
     league = rankcraft.League("glicko1", store=MemoryStore(pack_after=40))
     league.record_many(matches[:first])
     store = league.store
-    assert store._frozen == BLOCK and len(store._blocks) == 1  # type: ignore[attr-defined]
+    assert store._matches.frozen == BLOCK and len(store._matches.blocks) == 1  # type: ignore[attr-defined]
     before = league.export()
     # a repeated id after more than a chunk: the chunk before it was handed to the store
     # (and frozen into blocks) inside the batch
@@ -307,9 +307,9 @@ def test_old_packed_matches_are_compressed_in_blocks_and_read_back() -> None:
         league.record_many([*matches[first : first + CHUNK + 10], bad])
     assert league.export() == before and league.match_count == first
     # the blocks of the committed matches stay; the one the batch began in is reopened
-    assert (store._frozen, len(store._rows)) == (2 * BLOCK, 5)  # type: ignore[attr-defined]
+    assert (store._matches.frozen, len(store._matches.rows)) == (2 * BLOCK, 5)  # type: ignore[attr-defined]
     league.record_many(matches[first:])
-    assert store._frozen > 4 * BLOCK  # type: ignore[attr-defined]
+    assert store._matches.frozen > 4 * BLOCK  # type: ignore[attr-defined]
     assert league.export() == plain.export()
     for m in (matches[0], matches[BLOCK - 1], matches[BLOCK], matches[first + 1], matches[-1]):
         assert league.report(m["id"]) == plain.report(m["id"])
@@ -326,24 +326,24 @@ def test_a_block_of_matches_marshal_cannot_write_is_kept_packed(
     write) puts its block into the packed form; it reads back the same."""
     import zlib
 
-    from rankcraft.store import memory
-    from rankcraft.store.memory import BLOCK
+    from rankcraft.store import blocks
+    from rankcraft.store.blocks import BLOCK
 
-    flat = memory._flat
+    flat = blocks._flat
 
     def refusing(entry: Any, times: Any) -> Any:
         if entry[0].id == "m3":
-            raise memory._NotFlat
+            raise blocks._NotFlat
         return flat(entry, times)
 
-    monkeypatch.setattr(memory, "_flat", refusing)
+    monkeypatch.setattr(blocks, "_flat", refusing)
     matches = mixed_history(2 * BLOCK + 5, 4)
     plain = rankcraft.League("elo", store=MemoryStore(pack_after=None))
     plain.record_many(matches)
     league = rankcraft.League("elo", store=MemoryStore(pack_after=0))
     league.record_many(matches)
     store = league.store
-    assert zlib.decompress(store._blocks[0])[:1] == b"P"  # type: ignore[attr-defined]
+    assert zlib.decompress(store._matches.blocks[0])[:1] == b"P"  # type: ignore[attr-defined]
     for m in (matches[0], matches[3], matches[BLOCK + 1]):
         assert league.report(m["id"]) == plain.report(m["id"])
     assert league.export() == plain.export()
@@ -356,7 +356,7 @@ def test_a_time_in_another_zone_is_kept_flat_as_its_instant() -> None:
     from datetime import UTC, timedelta, timezone
 
     from rankcraft.io import parse_match
-    from rankcraft.store.memory import BLOCK
+    from rankcraft.store.blocks import BLOCK
 
     matches: list[Any] = [parse_match(m) for m in mixed_history(2 * BLOCK + 5, 4)]
     odd = matches[3]
@@ -366,7 +366,7 @@ def test_a_time_in_another_zone_is_kept_flat_as_its_instant() -> None:
     )
     league = rankcraft.League("elo", store=MemoryStore(pack_after=0))
     league.record_many(matches)
-    assert zlib.decompress(league.store._blocks[0])[:1] == b"F"  # type: ignore[attr-defined]
+    assert zlib.decompress(league.store._matches.blocks[0])[:1] == b"F"  # type: ignore[attr-defined]
     kept = league.report(odd.id).played_at
     assert kept == moment and kept.tzinfo is UTC
 

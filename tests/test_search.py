@@ -127,7 +127,7 @@ def test_a_store_without_search_is_searched_by_reading_its_players(
 ) -> None:
     with rankcraft.League.open(tmp_path / "l.sqlite", "elo") as league:
         league.record_many(games(IDS))
-        monkeypatch.delattr(rankcraft.store.sql.SQLStore, "search")
+        monkeypatch.delattr(rankcraft.store.sql_search.SQLSearch, "search")
         assert league.search("an") == ["Ann", "anna", "Dan", "JOANNA", "xander"]
         assert [r.id for r in league.leaderboard()] == IDS  # (and the board as before)
 

@@ -114,7 +114,7 @@ def test_the_written_out_match_rows_are_the_general_steps_rows(tmp_path: Path) -
     from rankcraft.rated import Rated
     from rankcraft.store.migrations import PARTICIPANT_BUCKET
     from rankcraft.store.sql import SQLStore
-    from rankcraft.store.sqlite import ROWS_PER_INSERT
+    from rankcraft.store.sql_writes import ROWS_PER_INSERT
 
     rng = random.Random(29)
     names = ["a", "Zoë", 'q"uote', "back\\slash", "日本", "emoji \U0001f600", "bell\x07", "é", "b"]

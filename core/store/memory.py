@@ -2,27 +2,14 @@
 
 from __future__ import annotations
 
-import marshal
-import struct
-import zlib
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from datetime import UTC, datetime, timedelta
-from types import MappingProxyType
+from datetime import datetime
 from typing import Any, TypeVar
 
 from ..errors import DuplicateMatchError
-from ..io import build_match, parse_match
-from ..model import (
-    Match,
-    PlayerRecord,
-    PlayerScope,
-    Report,
-    fold_ascii,
-    id_holds,
-    records_counter,
-)
-from ..rated import Rated, json_at, sized_json
+from ..model import PlayerRecord, PlayerScope, fold_ascii, id_holds, records_counter
 from .base import Codec, Entry, MatchRow
+from .blocks import KeptMatches
 
 T = TypeVar("T")
 
@@ -122,89 +109,16 @@ def in_scope(
     return chosen
 
 
-BLOCK = 256
-"""Matches per compressed block of a :class:`MemoryStore`."""
-_LENGTH = struct.Struct("<I")
-_FLAT, _PACKED = b"F", b"P"  # a block's first byte: flat tuples (marshal), packed bytes
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_MICROSECOND = timedelta(microseconds=1)
-_Flat = tuple[tuple[Any, ...], tuple[float, ...], tuple[tuple[Any, ...], ...]]
-
-
-class _NotFlat(Exception):
-    """A match a flat block cannot hold (a time without a zone, an entry of another kind)."""
-
-
-class _Times:
-    """Times as whole microseconds since 1970 and back, remembering the last few
-    thousand (a history's matches share their days' time objects)."""
-
-    def __init__(self) -> None:
-        self._memo: dict[int, tuple[datetime, int]] = {}
-
-    def count(self, moment: datetime) -> int:
-        known = self._memo.get(id(moment))
-        if known is not None and known[0] is moment:
-            return known[1]
-        if moment.tzinfo is None:  # (a naive time has no instant: kept packed)
-            raise _NotFlat
-        count = (moment - _EPOCH) // _MICROSECOND  # (read back in UTC: the same instant)
-        if len(self._memo) >= 4096:
-            self._memo.clear()
-        self._memo[id(moment)] = (moment, count)
-        return count
-
-
-def _flat(entry: Any, times: _Times) -> _Flat:
-    """A rated match as a tuple of plain values (``marshal`` writes it, keeping shared
-    objects shared: a change's ``skill_used`` stays its ``skill_before`` when it was)."""
-    if type(entry) is not Rated:
-        raise _NotFlat
-    match, expected, changes = entry[0], entry[1], entry[2]
-    meta = match.meta
-    fields = (
-        match.id,
-        times.count(match.played_at),
-        match.teams,
-        match.scores,
-        match.ranks,
-        match.places,
-        match.seconds_played,
-        match.quit,
-        match.home,
-        match.weight,
-        dict(meta) if meta else None,
-    )
-    return fields, expected, changes
-
-
-def _unflat(flat: _Flat, forms: Any) -> Rated:
-    """The rated match of a :func:`_flat` tuple."""
-    (match_id, at, teams, scores, ranks, places, seconds, quit, home, weight, meta) = flat[0]
-    match = build_match(
-        match_id,
-        _EPOCH + at * _MICROSECOND,
-        teams,
-        (scores, ranks, places),
-        seconds,
-        (quit, home, weight, _NO_META if meta is None else MappingProxyType(meta)),
-    )
-    return Rated((match, flat[1], flat[2], forms))
-
-
-_NO_META: Any = MappingProxyType({})
-
-
 class MemoryStore:
     """Players, matches and reports in dicts; ``rollback`` drops the pending batch.
 
     Matches are kept as the engine hands them over (compact entries stay compact) and
     turned into :class:`MatchRow` objects when read. Past the first ``pack_after``
     matches (default 10,000; None: never), the older ones go into compressed blocks of
-    :data:`BLOCK` (one ``marshal`` text of plain tuples each; see :meth:`_freeze`),
-    about a ninth of the memory: a 1,000,000-match Elo replay peaks under 250 MB
-    (benchmarks/memory.py), for a few microseconds more per match. A replay that is
-    scored and not read back (``evaluate``, ``tune``) never packs.
+    :data:`~rankcraft.store.blocks.BLOCK` (one ``marshal`` text of plain tuples each; see
+    :mod:`rankcraft.store.blocks`), about a ninth of the memory: a 1,000,000-match Elo
+    replay peaks under 250 MB (benchmarks/memory.py), for a few microseconds more per
+    match. A replay that is scored and not read back (``evaluate``, ``tune``) never packs.
     """
 
     def __init__(self, pack_after: int | None = 10_000) -> None:
@@ -212,12 +126,7 @@ class MemoryStore:
         self._ruleset: tuple[str, str] | None = None
         self._codec: Codec | None = None
         self._players: dict[str, PlayerRecord] = {}
-        self._rows: list[Any] = []  # the matches after the frozen ones (entries, mostly)
-        self._blocks: list[bytes] = []  # the oldest matches, BLOCK to a compressed block
-        self._frozen = 0  # how many matches the blocks hold
-        self._opened: tuple[int, list[Any]] = (-1, [])  # the block read last, opened
-        self._times = _Times()
-        self._forms: Any = None  # the forms of the entries (the league's), once seen
+        self._matches = KeptMatches()  # every match, the oldest packed in blocks
         self._by_id: dict[str, int] = {}
         self._ids: set[str] = set()  # committed ids and those of the pending batch
         self._by_player: dict[str, list[int]] = {}
@@ -229,7 +138,7 @@ class MemoryStore:
         self._tokens: dict[str, tuple[str, str, str, str]] = {}  # name: key, digest, scope, at
 
     def attach(self, ruleset_name: str, ruleset_toml: str, codec: Codec) -> tuple[str, str] | None:
-        self._codec = codec
+        self._codec = self._matches.codec = codec
         if self._ruleset is None:
             self._ruleset = (ruleset_name, ruleset_toml)
             return None
@@ -340,128 +249,40 @@ class MemoryStore:
     def begin(self) -> None:
         self._pending_players = []
         self._pending_meta = {}
-        self._drop_after(self._committed)
+        self._matches.drop_after(self._committed)
 
     def write(self, players: Iterable[PlayerRecord], matches: Iterable[Entry]) -> None:
         self._pending_players.extend(players)
-        rows = self._rows  # (the open batch's matches go straight in: no second list)
+        kept = self._matches
+        rows = kept.rows  # (the open batch's matches go straight in: no second list)
         entries = matches if isinstance(matches, list) else list(matches)
         self._ids.update([entry.id for entry in entries])
         rows.extend(entries)
-        if self._frozen + len(rows) > self.pack_after:
-            self._freeze()
+        if kept.frozen + len(rows) > self.pack_after:
+            kept.freeze()
 
     def commit(self) -> None:
         self._meta.update(self._pending_meta)
         for record in self._pending_players:
             self._players[record.id] = record
-        self._committed = self._frozen + len(self._rows)
+        kept = self._matches
+        self._committed = kept.frozen + len(kept.rows)
         self.begin()
 
-    def _freeze(self) -> None:
-        """Past ``pack_after`` matches, put the oldest ones into compressed blocks,
-        BLOCK at a time (the newest stay as they are): the block's matches as tuples of
-        plain values in one ``marshal`` text, or, where a match holds what marshal cannot
-        write, each packed as the stores on disk keep it; either compressed with zlib.
-        An Elo match then takes about 100 bytes. A read of an old match opens its block
-        (about 0.1 ms; the block read last stays open)."""
-        rows = self._rows
-        done = 0
-        while len(rows) - done >= 2 * BLOCK:
-            self._blocks.append(self._block(rows[done : done + BLOCK]))
-            done += BLOCK
-        if done:
-            del rows[:done]
-            self._frozen += done
-
-    def _block(self, kept: list[Any]) -> bytes:
-        """One compressed block of ``kept`` (entries, flat tuples or packed bytes)."""
-        try:
-            times = self._times
-            flats = [k if type(k) is tuple else _flat(k, times) for k in kept]
-            if self._forms is None:  # (every entry of a league has its forms)
-                self._forms = next(k[3] for k in kept if type(k) is Rated)
-            text = _FLAT + marshal.dumps(flats)
-        except (_NotFlat, ValueError):  # (ValueError: a value marshal cannot write)
-            parts = [self._pack(self._entry(k)) if type(k) is not bytes else k for k in kept]
-            text = _PACKED + b"".join(_LENGTH.pack(len(part)) + part for part in parts)
-        return zlib.compress(text, 1)
-
-    def _entry(self, kept: Any) -> Any:
-        """A kept match as an entry (a flat tuple rebuilt; entries and bytes as they are)."""
-        return _unflat(kept, self._forms) if type(kept) is tuple else kept
-
-    def _drop_after(self, count: int) -> None:
-        """Forget the matches after the first ``count`` (the open batch's, on rollback),
-        reopening the block that holds the last kept ones."""
-        if count >= self._frozen:
-            del self._rows[count - self._frozen :]
-            return
-        whole = count // BLOCK
-        head = [self._kept(seq) for seq in range(whole * BLOCK + 1, count + 1)]
-        del self._blocks[whole:]
-        self._frozen = whole * BLOCK
-        self._opened = (-1, [])
-        self._rows = head
-
-    def _kept(self, seq: int) -> Any:
-        """The match of ``seq`` as kept: an entry, or out of a block a flat tuple or its
-        packed bytes."""
-        at = seq - 1
-        if at >= self._frozen:
-            return self._rows[at - self._frozen]
-        index, parts = self._opened
-        if index != at // BLOCK:
-            index = at // BLOCK
-            data = zlib.decompress(self._blocks[index])
-            if data[:1] == _FLAT:
-                parts = marshal.loads(data[1:])
-            else:
-                parts, offset = [], 1
-                while offset < len(data):
-                    (length,) = _LENGTH.unpack_from(data, offset)
-                    parts.append(data[offset + 4 : offset + 4 + length])
-                    offset += 4 + length
-            self._opened = (index, parts)
-        return parts[at % BLOCK]
-
-    def _pack(self, entry: Entry) -> bytes:
-        assert self._codec is not None, "attach() first"
-        match_text, report = self._codec.entry_row(entry)
-        return sized_json(match_text.encode()) + report
-
-    def _unpack(self, kept: Any) -> tuple[Match, Report]:
-        if type(kept) is tuple:
-            kept = _unflat(kept, self._forms)
-        if not isinstance(kept, bytes):
-            return kept.match, kept.report
-        assert self._codec is not None, "attach() first"
-        data, end = json_at(kept, 0)
-        match = parse_match(data)
-        return match, self._codec.report_of(match, kept[end:])
-
-    @staticmethod
-    def _who(kept: Any) -> tuple[str, Any]:
-        """A kept match's id and teams (without building its report)."""
-        if type(kept) is tuple:
-            return kept[0][0], kept[0][2]
-        if not isinstance(kept, bytes):
-            return kept.id, kept.teams
-        data, _ = json_at(kept, 0)
-        return data["id"], data["teams"]
-
     def rollback(self) -> None:
-        total = self._frozen + len(self._rows)
-        pending = [self._kept(seq) for seq in range(self._committed + 1, total + 1)]
-        self._ids.difference_update([self._who(kept)[0] for kept in pending])
+        kept = self._matches
+        total = kept.frozen + len(kept.rows)
+        pending = [kept.kept(seq) for seq in range(self._committed + 1, total + 1)]
+        self._ids.difference_update([kept.who(match)[0] for match in pending])
         self.begin()
 
     def _index(self) -> None:
         """Index the matches committed since the last read (a replay never pays for it)."""
         by_id = self._by_id
         by_player = self._by_player
+        kept, who = self._matches.kept, self._matches.who
         for seq in range(self._indexed + 1, self._committed + 1):
-            match_id, teams = self._who(self._kept(seq))
+            match_id, teams = who(kept(seq))
             by_id[match_id] = seq
             for side in teams:
                 for player in side:
@@ -473,7 +294,8 @@ class MemoryStore:
         self._indexed = self._committed
 
     def _row(self, seq: int) -> MatchRow:
-        match, report = self._unpack(self._kept(seq))
+        kept = self._matches
+        match, report = kept.unpack(kept.kept(seq))
         return MatchRow(seq=seq, match=match, report=report)
 
     def player_matches(self, player: str, limit: int | None) -> list[MatchRow]:

@@ -29,7 +29,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from ..errors import DuplicateMatchError, InputError
 from ..model import PlayerRecord
 from .base import Entry
-from .sql import _PLAYER_COLUMNS, SQLStore
+from .sql import SQLStore
+from .sql_reads import PLAYER_COLUMNS
 
 URL_PREFIXES = ("postgresql://", "postgres://")
 _SCHEMA_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
@@ -226,7 +227,7 @@ class PostgresStore(SQLStore):
                 )
                 cursors.append(
                     self._db.execute(
-                        f"SELECT {_PLAYER_COLUMNS} FROM players WHERE id = %s FOR UPDATE", (pid,)
+                        f"SELECT {PLAYER_COLUMNS} FROM players WHERE id = %s FOR UPDATE", (pid,)
                     )
                 )
             if match_id is not None:

@@ -3,13 +3,13 @@
 The tables are those of :mod:`rankcraft.store.sql`. The file is in WAL mode and a writer
 waits up to 60 s for another's transaction, so several processes can record into one
 league; a transaction starts with ``BEGIN IMMEDIATE`` (the writer lock).
+A batch's matches are written many rows to a statement
+(:class:`~rankcraft.store.sql_writes.SQLiteWrites`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
-import json
 import os
 import sqlite3
 from collections.abc import Sequence
@@ -17,9 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, RankcraftError, StoreError
-from ..model import format_time
-from .base import Entry
 from .sql import SQLStore
+from .sql_writes import SQLiteWrites
 
 # SQLite's primary result codes (https://sqlite.org/rescode.html)
 _CORRUPT, _FULL, _CANTOPEN, _NOTADB = 11, 13, 14, 26
@@ -61,37 +60,12 @@ def sqlite_error(exc: sqlite3.Error, label: str) -> RankcraftError | None:
     return None
 
 
-ROWS_PER_INSERT = 50
-"""Rows a multi-row ``INSERT`` writes (a batch's matches, :meth:`SQLiteStore._insert_rows`):
-a statement's step per row (``executemany``) costs more than binding the row's values
-(about 1.5 us against 0.5 a row on this project's machine), so rows are written this
-many to a statement (10 and 200 cost more than 50)."""
-
-_MATCH_VALUES = "INSERT INTO matches (seq, id, played_at, match, report) VALUES "
-_MATCH_ROW = "(?, ?, ?, ?, ?)"
-_PARTICIPANTS_OF_IDS = (
-    "INSERT INTO participants (bucket, player, seq) "
-    "SELECT (?1 + key / ?2) / ?4, value, ?1 + key / ?2 FROM json_each(?3)"
-)
-"""The participants of matches with ``?2`` players each, numbered from ``?1``: their ids
-in match order, as one JSON array ``?3``; ``?4``: the bucket size."""
-
-_ids_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-"""A list of ids as JSON text (ids hold no lone surrogate, so the text is UTF-8)."""
-
-
-@functools.lru_cache(maxsize=4 * ROWS_PER_INSERT)
-def _statement(head: str, row: str, rows: int) -> str:
-    """An ``INSERT`` of ``rows`` rows: ``head``, then ``rows`` times ``row``."""
-    return head + ", ".join([row] * rows)
-
-
 MADE_AGAIN: set[str] = set()
 """The SQLite leagues (resolved paths) this process made again after another process
 removed them (:meth:`SQLiteStore._make_again`)."""
 
 
-class SQLiteStore(SQLStore):
+class SQLiteStore(SQLiteWrites, SQLStore):
     """Players, matches and reports in an SQLite database file.
 
     :param path: the database file.
@@ -253,55 +227,6 @@ class SQLiteStore(SQLStore):
 
     def _in_transaction(self) -> bool:
         return bool(self._db.in_transaction)
-
-    def _insert_rows(self, head: str, row: str, width: int, values: list[Any]) -> None:
-        """Insert the rows whose ``width`` values follow each other in ``values``,
-        :data:`ROWS_PER_INSERT` to a statement (:func:`_statement`)."""
-        step = ROWS_PER_INSERT * width
-        full = len(values) - len(values) % step
-        execute = self._execute
-        if full:
-            statement = _statement(head, row, ROWS_PER_INSERT)
-            for at in range(0, full, step):
-                execute(statement, values[at : at + step])
-        if full < len(values):
-            execute(_statement(head, row, (len(values) - full) // width), values[full:])
-
-    def _write_matches(self, entries: list[Entry]) -> None:
-        """The general steps' rows (:meth:`SQLStore._write_matches`) in fewer statements:
-        the matches :data:`ROWS_PER_INSERT` to an ``INSERT``, and, when every match has
-        the same number of players (the common case), all the participants in one
-        ``INSERT`` from a JSON array of their ids (their seqs and buckets computed from
-        the positions, SQLite numbering a batch's matches consecutively). Any other
-        batch's participants are written row by row, as the general steps write them.
-        The same rows either way (tests/test_sqlite.py compares the tables)."""
-        entry_row = self.codec.entry_row
-        first = self._next_seq
-        self._next_seq = first + len(entries)
-        values: list[Any] = []
-        players: list[str] = []
-        ends = []
-        seq = first
-        for entry in entries:
-            text, report = entry_row(entry)
-            match = entry.match
-            values += (seq, match.id, format_time(match.played_at), text, report)
-            for side in match.teams:
-                players += side
-            ends.append(len(players))
-            seq += 1
-        self._insert_rows(_MATCH_VALUES, _MATCH_ROW, 5, values)
-        width = ends[0]
-        size = self._bucket_size()
-        if ends == list(range(width, width * len(ends) + 1, width)):
-            self._execute(_PARTICIPANTS_OF_IDS, (first, width, _ids_json(players), size))
-            return
-        rows, start = [], 0
-        for seq, end in enumerate(ends, first):
-            bucket = seq // size
-            rows += [(bucket, player, seq) for player in players[start:end]]
-            start = end
-        self._insert_participants(rows)
 
     def begin(self) -> None:
         """Start a league-wide batch under the writer lock, with a page cache sized for
