@@ -39,6 +39,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import StateError
+from ..version import __version__
 from .base import Codec
 from .migrations import SCHEMA_VERSION, upgrade
 from .sql_census import SQLCensus
@@ -69,8 +70,6 @@ class SQLStore(SQLWrites, SQLSearch, SQLCensus):
         found = self._version()
         if found == SCHEMA_VERSION:
             return
-        from .. import __version__
-
         self._begin_write()
         try:
             found = self._version()  # another process may have migrated it meanwhile
@@ -119,8 +118,6 @@ class SQLStore(SQLWrites, SQLSearch, SQLCensus):
         self._codec = codec
         if self._new:
             self._prepare_new()
-            from .. import __version__
-
             self._begin_write()
             if self._has_meta():  # (another process made the league since this one looked)
                 self._execute("ROLLBACK")
