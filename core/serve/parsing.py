@@ -145,6 +145,14 @@ def _at(what: str, kinds: tuple[str, ...] = ("string", "null")) -> Field:
     )
 
 
+def _home(
+    kinds: str | tuple[str, ...] = ("integer", "null"),
+    description: str = "the index of the side at home (below the number of sides)",
+) -> Field:
+    """The side playing at home: an index of the sides (a body's, or a query's)."""
+    return Field("home", kinds, minimum=0, must="the index of a side", description=description)
+
+
 def request_bodies(settings: Settings) -> dict[str, Body]:
     """The request bodies, by their schema's name: each checks a body (``Body.check``)
     and describes it (``Body.schema``). ``Match`` only describes: :func:`parse_match`
@@ -208,13 +216,7 @@ def _prediction_body(settings: Settings) -> Body:
         (
             _sides("sides", settings),
             _at("predict for this time (decays idle players); default: now"),
-            Field(
-                "home",
-                ("integer", "null"),
-                minimum=0,
-                must="the index of a side",
-                description="the index of the side at home (below the number of sides)",
-            ),
+            _home(),
             Field(
                 "season",
                 ("string", "integer", "null"),
@@ -365,13 +367,7 @@ def matchmaking_bodies(settings: Settings) -> dict[str, Body]:
             (
                 _sides("sides", settings),
                 _at("as of this time (decays idle players); default: now"),
-                Field(
-                    "home",
-                    ("integer", "null"),
-                    minimum=0,
-                    must="the index of a side",
-                    description="the index of the side at home (below the number of sides)",
-                ),
+                _home(),
             ),
             description="proposed sides, whose match quality is asked",
             unknown_error=RequestError,
@@ -475,11 +471,5 @@ def _predict_parameters(settings: Settings) -> dict[str, Field]:
             f"sides and {settings.max_players} players in all",
         ),
         "at": _at("predict for this time (decays idle players); default: now", ("string",)),
-        "home": Field(
-            "home",
-            "integer",
-            minimum=0,
-            must="the index of a side",
-            description="the index of the side at home",
-        ),
+        "home": _home("integer", "the index of the side at home"),
     }
