@@ -174,20 +174,18 @@ class SQLiteWrites(SQLWrites):
         batch's participants are written row by row, as the general steps write them.
         The same rows either way (tests/test_sqlite.py compares the tables)."""
         entry_row = self.codec.entry_row
-        first = self._next_seq
-        self._next_seq = first + len(entries)
+        seqs = self._take_seqs(len(entries))
+        first = seqs[0]
         values: list[Any] = []
         players: list[str] = []
         ends = []
-        seq = first
-        for entry in entries:
+        for seq, entry in zip(seqs, entries, strict=True):
             text, report = entry_row(entry)
             match = entry.match
             values += (seq, match.id, format_time(match.played_at), text, report)
             for side in match.teams:
                 players += side
             ends.append(len(players))
-            seq += 1
         self._insert_rows(_MATCH_VALUES, _MATCH_ROW, 5, values)
         width = ends[0]
         size = self._bucket_size()
