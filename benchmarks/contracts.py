@@ -60,6 +60,7 @@ from compare import (
 )
 
 import rankcraft
+from rankcraft.loop import Loop
 from rankcraft.model import Match, PlayerContext
 from rankcraft.plugins import glicko2 as g2
 from rankcraft.plugins import wenglin as wl
@@ -116,15 +117,16 @@ def _time(text: str) -> datetime:
 
 
 def objects_lean(system: str) -> Callable[[Matches], Ratings]:
-    """The core's Steps.rate with nothing else around it (the object hooks when the study
-    was made; since hook contract 2, the core's tuple steps: this row of the study's table
-    was measured before that change)."""
+    """The core's rating loop (Loop.run, no history) with nothing else around it (the
+    object hooks when the study was made; since hook contract 2, the core's tuple steps:
+    this row of the study's table was measured before that change)."""
 
     def run(matches: Matches) -> Ratings:
         league = rankcraft.League(_ruleset(system))
         steps: Steps = league._steps  # (the study reaches inside; no product code does)
+        loop = Loop(steps)
         rows: dict[str, list[Any]] = {}
-        get = rows.get
+
         new_match = object.__new__
         setattr_ = object.__setattr__
         for m in matches:
@@ -145,9 +147,7 @@ def objects_lean(system: str) -> Callable[[Matches], Ratings]:
                 ("home", None),
             ):
                 setattr_(match, name, value)
-            out, _ = steps.rate(match, get)
-            for pid, row in out:
-                rows[pid] = row
+            loop.run((match,), rows.get, rows)
         fields = FIELDS[system]
         public = steps.skill_form.to_object_unchecked  # (rows keep tuples since contract 2)
         return {p: tuple(float(getattr(public(r[0]), f)) for f in fields) for p, r in rows.items()}

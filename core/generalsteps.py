@@ -354,3 +354,9 @@ def checked(expected: Sequence[float], sides: int) -> tuple[float, ...]:
             "(one probability per side, summing to 1)"
         )
     return out
+
+
+def duel_sum(first: float, second: float) -> bool:
+    """Whether two probabilities are each in [0, 1] and sum to 1 (what :func:`checked`
+    asks of a duel's expectation, for the answer it would keep as it is)."""
+    return 0.0 <= first <= 1.0 and 0.0 <= second <= 1.0 and abs(first + second - 1.0) <= 1e-9

@@ -1,14 +1,15 @@
 """The rating steps of one ruleset: pure functions built once from its plugins' hooks.
 
 :class:`Steps` resolves, when a league is built, the one implementation of each slot's
-hook that the ruleset names (a third party's plugin exactly like a bundled one) and rates
-a match with them, in the order of docs/design.md: load, decay, aggregate and expect,
-pair, update, project. Nothing here stores anything: :meth:`Steps.rate` takes the
-players' rows (:mod:`rankcraft.rows`) and returns their new rows and the match's
-:class:`~rankcraft.rated.Rated` entry; the league's unit of work keeps them.
+hook that the ruleset names (a third party's plugin exactly like a bundled one); the one
+rating loop (:mod:`rankcraft.loop`) rates matches with them, in the order of
+docs/design.md: load, decay, aggregate and expect, pair, update, project. Nothing here
+stores anything: :attr:`Steps.rate_general` takes the players' rows
+(:mod:`rankcraft.rows`) and returns their new rows and the match's
+:class:`~rankcraft.rated.Rated` entry.
 
 The commonest match (two sides of one player, rated match by match) is rated by the
-written-out :meth:`Steps._rate_duel`; every other shape by the general steps
+written-out duel of :class:`rankcraft.loop.Loop`; every other shape by the general steps
 (:class:`rankcraft.generalsteps.GeneralSteps`): the same hooks, in the same order, give
 the same numbers both ways.
 :meth:`Steps.row_of` and :meth:`Steps.record_of` turn records into rows and back
@@ -23,10 +24,9 @@ from typing import Any
 
 from .errors import PluginError
 from .forms import Form
-from .generalsteps import GeneralSteps, checked, late
+from .generalsteps import GeneralSteps, checked, duel_sum
 from .manager import OutcomesFn, Plugins, StandingsFn
 from .model import Match, PlayerScope, State
-from .rated import Rated
 from .rows import BASE, LAST, MATCHES, PENDING, PERIOD, PERIOD_MATCHES, RANK, SKILL, Row, Rows
 from .ruleset import Ruleset
 
@@ -102,13 +102,14 @@ class Steps:
             newcomer = self.aggregate([self._rows.initial])
             if self.outcomes([newcomer, newcomer], None, None) is None:
                 self.outcomes = None
-        # the common shape written out (:meth:`_rate_duel`): what it leaves out is absent
-        self._duel = self.mode == "match" and self.rank is None and not self.update_context
+        # the common shape written out (rankcraft.loop.Loop.duel): what it leaves out
+        # is absent
+        self.duel_ok = self.mode == "match" and self.rank is None and not self.update_context
         # every other shape, and a row as a match meets it: the general steps
         general = GeneralSteps(
-            self, not_a_tuple=self._not_a_tuple, explained=self._explained, shared=self._shared
+            self, not_a_tuple=self.not_a_tuple, explained=self.explained, shared=self.shared
         )
-        self._rate_general = general.rate
+        self.rate_general = general.rate
         self.prepare = general.prepare
         self.commit_pending = general.commit_pending
         self.decayed = general.decayed
@@ -141,7 +142,7 @@ class Steps:
         )
         self.skill_names = self.skill_form.names
         self.rank_names = () if self.rank_form is None else self.rank_form.names
-        self._fields = len(self.skill_names)  # (an update returns a tuple of this length)
+        self.fields = len(self.skill_names)  # (an update returns a tuple of this length)
         return self.skill_form, self.rank_form
 
     def _bind_decay(self, pl: Plugins) -> None:
@@ -194,114 +195,21 @@ class Steps:
         form = self.skill_form
         return lambda state, periods: form.to_object(decay(form.to_tuple(state), periods))
 
-    # -- one match --------------------------------------------------------------------
+    # -- one match: the loop (:mod:`rankcraft.loop`) rates it with these ------------
 
-    def rate(
-        self, match: Match, stored: Callable[[str], Row | None]
-    ) -> tuple[list[tuple[str, Row]], Rated]:
-        """Rate ``match`` against the players' stored rows (``stored(id)``: the row, or
-        None for a new player). Returns each participant's new row, in the order of
-        ``match.teams``, and the match's entry. Changes nothing.
-
-        :raises LateMatchError: the match is earlier than a participant's last match.
-        :raises PluginError: the expectation plugin broke its contract.
-        """
-        teams = match.teams
-        if (
-            self._duel
-            and len(teams) == 2
-            and len(teams[0]) == 1
-            and len(teams[1]) == 1
-            and not match.quit
-            and match.seconds_played is None
-        ):
-            return self._rate_duel(match, stored)
-        return self._rate_general(match, stored)
-
-    def _rate_duel(
-        self, match: Match, stored: Callable[[str], Row | None]
-    ) -> tuple[list[tuple[str, Row]], Rated]:
-        """:meth:`rate` for the common shape, written out: two sides of one player, no
-        quitter, no partial play, rated match by match without period or rank layer, by an
-        update that takes no context (the core pairs the two, or the team plugin does)."""
-        (first,), (second,) = match.teams
-        at = match.played_at
-        row_a = stored(first) or self.new_row()
-        row_b = stored(second) or self.new_row()
-        if row_a[PENDING] or row_b[PENDING]:  # (an imported deferred loss: the general
-            return self._rate_general(match, stored)  # steps rate it)
-        last_a, last_b = row_a[LAST], row_b[LAST]
-        if (last_a is not None and at < last_a) or (last_b is not None and at < last_b):
-            _late_duel(match, row_a, row_b)
-        before_a, before_b = a, b = row_a[SKILL], row_b[SKILL]
-        if self.decay is not None:  # (idle time, as the general steps' prepare decays it)
-            a, b = self._duel_decayed(row_a, row_b, at)
-        places = match.places
-        score = 1.0 if places[0] < places[1] else 0.0 if places[0] > places[1] else 0.5
-        lost, weight = 1.0 - score, match.weight
-        if self.plain_singles:  # (the core pairs the two)
-            expected = tuple(self.expect([a, b], match.home, match))
-            if len(expected) != 2 or not _duel_sum(*expected):
-                checked(expected, 2)  # (raises)
-            pairs_a: Any = ((b, score, weight),)
-            pairs_b: Any = ((a, lost, weight),)
-        else:  # (a joint team model: its own sides and pairings, as the general steps ask)
-            expected, pairs_a, pairs_b = self._joint_duel(a, b, match)
-        won_a, won_b = expected
-        update, explain, fields = self.update, self.explain, self._fields
-        games = row_a[MATCHES]
-        after_a = update(a, pairs_a, games, 0, match, won_a, score, "match", first, None)
-        if type(after_a) is not tuple or len(after_a) != fields:
-            raise self._not_a_tuple(after_a)
-        factors_a = None
-        if explain is not None:
-            said = explain(a, pairs_a, games, 0, match, won_a, score, "match", first, after_a)
-            factors_a = self._shared(self._explained(said))
-        new_a = row_a.copy()
-        new_a[SKILL] = after_a
-        new_a[MATCHES] = games + 1
-        new_a[LAST] = at
-        games = row_b[MATCHES]
-        after_b = update(b, pairs_b, games, 1, match, won_b, lost, "match", second, None)
-        if type(after_b) is not tuple or len(after_b) != fields:
-            raise self._not_a_tuple(after_b)
-        factors_b = None
-        if explain is not None:
-            said = explain(b, pairs_b, games, 1, match, won_b, lost, "match", second, after_b)
-            factors_b = self._shared(self._explained(said))
-        new_b = row_b.copy()
-        new_b[SKILL] = after_b
-        new_b[MATCHES] = games + 1
-        new_b[LAST] = at
-        changes = (
-            (first, 0, before_a, a, after_a, None, None, factors_a),
-            (second, 1, before_b, b, after_b, None, None, factors_b),
-        )
-        return [(first, new_a), (second, new_b)], Rated((match, expected, changes, self.forms))
-
-    def _duel_decayed(self, row_a: Row, row_b: Row, at: datetime) -> tuple[State, State]:
-        """The two skills as a 1-v-1 at ``at`` meets them: idle time decayed (as the
-        general steps' ``prepare`` decays it)."""
-        a, b = row_a[SKILL], row_b[SKILL]
-        if row_a[LAST] != at:
-            a = self.decayed(row_a, at)
-        if row_b[LAST] != at:
-            b = self.decayed(row_b, at)
-        return a, b
-
-    def _joint_duel(self, a: State, b: State, match: Match) -> tuple[tuple[float, ...], Any, Any]:
+    def joint_duel(self, a: State, b: State, match: Match) -> tuple[tuple[float, ...], Any, Any]:
         """A 1-v-1's expectation and the two sides' pairings by a joint team model (its
         own sides and pairings, as the general steps ask); refused as the general steps
         refuse an expectation that is not two probabilities summing to 1."""
         aggregate = self.aggregate
         shown = [aggregate([a]), aggregate([b])]
         expected = tuple(self.expect(shown, match.home, match))
-        if len(expected) != 2 or not _duel_sum(*expected):
+        if len(expected) != 2 or not duel_sum(*expected):
             checked(expected, 2)  # (raises)
         pairings = self.team([[a], [b]], match.places, match.weight, match)
         return expected, pairings[0][0], pairings[1][0]
 
-    def _explained(self, factors: Any) -> Mapping[str, float] | None:
+    def explained(self, factors: Any) -> Mapping[str, float] | None:
         """``rankcraft_explain``'s answer, refused unless a mapping or None."""
         if factors is None or isinstance(factors, dict | Mapping):
             return factors
@@ -311,7 +219,7 @@ class Steps:
             "not a mapping of factor names to numbers (or None)"
         )
 
-    def _not_a_tuple(self, state: Any, slot: str = "update") -> PluginError:
+    def not_a_tuple(self, state: Any, slot: str = "update") -> PluginError:
         """The error for a hook that returned something else than a state tuple."""
         spec = self.ruleset.slot(slot)
         name = spec.plugin if spec is not None else "?"
@@ -322,7 +230,7 @@ class Steps:
             "contract 2, docs/plugins.md#migrating-to-hook-contract-2)"
         )
 
-    def _shared(self, factors: Mapping[str, float] | None) -> dict[str, float] | None:
+    def shared(self, factors: Mapping[str, float] | None) -> dict[str, float] | None:
         """The report factors as kept: None when empty, and one dict for equal factors
         in a row (Elo's ``{"k": 32.0}`` every match; the kept dicts are never changed)."""
         if not factors:
@@ -331,19 +239,3 @@ class Steps:
             return self._factors
         self._factors = dict(factors)
         return self._factors
-
-
-def _duel_sum(first: float, second: float) -> bool:
-    """Whether two probabilities are each in [0, 1] and sum to 1 (what :func:`_checked`
-    asks of a duel's expectation, for the answer it would keep as it is)."""
-    return 0.0 <= first <= 1.0 and 0.0 <= second <= 1.0 and abs(first + second - 1.0) <= 1e-9
-
-
-def _late_duel(match: Match, row_a: Row, row_b: Row) -> None:
-    """Refuse a 1-v-1 earlier than the last match of one of its players (the first
-    side's player named first, as the general steps name them)."""
-    (first,), (second,) = match.teams
-    for pid, row in ((first, row_a), (second, row_b)):
-        last = row[LAST]
-        if last is not None and match.played_at < last:
-            late(match, pid, row)

@@ -11,17 +11,20 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from datetime import datetime
 from typing import Any
 
 import attrs
 
-from .errors import DuplicateMatchError, MatchError, PluginError, RankcraftError
+from .errors import DuplicateMatchError, MatchError, RankcraftError
 from .io import parse_match
+from .loop import Loop, Observe
 from .model import Match, Report
 from .rated import Rated
+from .rows import PENDING, Row
 from .ruleset import Ruleset
 from .seasons import Run, Seasons
-from .steps import PENDING, Steps
+from .steps import Steps
 from .store import Store
 from .unit import FLUSH_EVERY, UnitOfWork
 
@@ -73,6 +76,7 @@ class Writer:
         self.steps = steps
         self.seasons = seasons
         self.run_reset = run_reset
+        self.loop = Loop(steps)
 
     def record(self, match: Match | Mapping[str, Any]) -> Report:
         """Rate one match and store it with its report (one transaction).
@@ -117,47 +121,51 @@ class Writer:
         skip_seen: bool = False,
         progress: Callable[[int], None] | None = None,
         position: int | None = None,
+        *,
+        keep: bool = True,
+        observe: Observe | None = None,
+        expected: list[tuple[float, ...]] | None = None,
     ) -> tuple[Rated | None, int, int]:
         """Run due season events, rate each match and keep the result in the open
-        transaction: what ``record`` and ``record_many`` do for every match.
+        transaction: what ``record`` and ``record_many`` do for every match, through the
+        one rating loop (:meth:`rankcraft.loop.Loop.run`, whose docstring says the
+        arguments). The loop's scratch rows go to the unit of work when it ends, and
+        before a season event runs; with ``keep`` False no history is made (a scored
+        replay, the streaming rater).
 
-        A match whose id is in ``seen`` is passed over with ``skip_seen``, else refused
-        (:class:`DuplicateMatchError`). ``progress`` is called with ``position`` plus the
-        matches handled, at each multiple of 1000; ``position`` (the first match's place
-        in the caller's sequence) also goes into a :class:`MatchError`'s ``item``.
         Returns the last entry, and how many matches were rated and passed over."""
-        seasons = self.seasons
         unit = self.unit
-        rate, stored = self.steps.rate, unit.rows.get
-        put_all, add = unit.put_all, unit.add
-        rated = skipped = 0
-        match = entry = None
-        try:
-            for match in matches:
-                if seen is not None and match.id in seen:
-                    if not skip_seen:
-                        raise DuplicateMatchError(
-                            f"match id {match.id!r} is already recorded", match_id=match.id
-                        )
-                    skipped += 1
-                else:
-                    if seasons.events:
-                        seasons.run_due(match, self.run_reset)
-                    changes, entry = rate(match, stored)
-                    put_all(changes)
-                    add(entry)
-                    rated += 1
-                if progress is not None and ((position or 0) + rated + skipped) % 1000 == 0:
-                    progress((position or 0) + rated + skipped)
-        except PluginError as exc:  # (a plugin broke its contract: say on which match)
-            if match is None:
-                raise
-            raise PluginError(f"{exc} (rating match {match.id!r})") from exc
-        except MatchError as exc:
-            if position is not None and exc.item is None:
-                exc.item = position + rated + skipped
-            raise
+        scratch: dict[str, Row] = {}
+        run_due = None
+        if self.seasons.events:
+            run_due = self._events(scratch)
+        entry, rated, skipped = self.loop.run(
+            matches,
+            unit.rows.get,
+            scratch,
+            keep=unit.add if keep else None,
+            seen=seen,
+            skip_seen=skip_seen,
+            run_due=run_due,
+            observe=observe,
+            expected=expected,
+            progress=progress,
+            position=position,
+        )
+        unit.put_all(scratch.items())
         return entry, rated, skipped
+
+    def _events(self, scratch: dict[str, Row]) -> Callable[[Match], None]:
+        """The loop's ``run_due``: the season events due before a match, run over every
+        player's row once the scratch is handed to the unit of work."""
+        unit, seasons, run_reset = self.unit, self.seasons, self.run_reset
+
+        def run(kind: str, moment: datetime, since: datetime | None, every: float | None) -> int:
+            unit.put_all(scratch.items())
+            scratch.clear()
+            return run_reset(kind, moment, since, every)
+
+        return lambda match: seasons.run_due(match, run)
 
     def record_many(
         self,

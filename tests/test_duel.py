@@ -1,4 +1,4 @@
-"""The written-out 1-v-1 (``Steps._rate_duel``) gives the general steps' numbers, bit for
+"""The written-out 1-v-1 (``Loop.duel``, rankcraft.loop) gives the general steps' numbers, bit for
 bit: every bundled ruleset it serves, over random histories of duels and other shapes."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from rankcraft.store.memory import MemoryStore
 def _duel_rulesets() -> list[str]:
     names = []
     for name in bundled_names():
-        if rankcraft.League(name)._steps._duel:  # type: ignore[attr-defined]
+        if rankcraft.League(name)._steps.duel_ok:  # type: ignore[attr-defined]
             names.append(name)
     return names
 
@@ -59,7 +59,7 @@ def test_the_written_out_duel_rates_as_the_general_steps(name: str, seed: int) -
     fast = rankcraft.League(name, store=MemoryStore(pack_after=None))
     fast.record_many(matches)
     general = rankcraft.League(name, store=MemoryStore(pack_after=None))
-    general._steps._duel = False  # type: ignore[attr-defined]
+    general._writer.loop.duels = False  # type: ignore[attr-defined]
     general.record_many(matches)
     assert fast.export() == general.export()
     for m in matches[::7]:
