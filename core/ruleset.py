@@ -29,7 +29,7 @@ import attrs
 import tomli_w
 
 from .errors import PluginError, RulesetError
-from .manager import SLOTS, Plugins
+from .manager import SLOTS, Plugins, installed_plugins
 from .model import field_of_role
 from .rulesetschema import (
     DEFAULT_TEAM_PLUGIN,
@@ -288,7 +288,7 @@ def from_dict(
         of slots whose plugin takes none are dropped, each said in this list, instead of
         refused.
     """
-    plugins = plugins if plugins is not None else Plugins()
+    plugins = plugins if plugins is not None else installed_plugins()
     data = _resolve_extends(_named(raw, source, base_path), source, base_path, ())
     name, description = _header(data, source)
     period = structure(data.get("period", {}), PeriodSpec, path="ruleset.period", source=source)

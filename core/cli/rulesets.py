@@ -6,7 +6,7 @@ import argparse
 from typing import TextIO
 
 from ..errors import RankcraftError
-from ..manager import Plugins
+from ..manager import installed_plugins
 from ..ruleset import bundled_names, load_ruleset, to_dict
 from ..terminal import print_table
 from .options import Commands
@@ -14,7 +14,7 @@ from .output import emit_json
 
 
 def cmd_rulesets(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    plugins = Plugins()
+    plugins = installed_plugins()
     rows = []
     for name in bundled_names():
         try:
@@ -41,7 +41,7 @@ def cmd_rulesets(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_plugins(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    infos = Plugins().info()
+    infos = installed_plugins().info()
     if args.json:
         emit_json(
             [
