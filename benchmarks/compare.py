@@ -162,15 +162,7 @@ LIKE_FOR_LIKE = {
 
 
 def league(name: str, sqlite: bool) -> Callable[[list[dict[str, Any]]], None]:
-    ruleset: Any = name
-    if name in LIKE_FOR_LIKE:
-        from rankcraft.ruleset import loads_ruleset
-
-        plugins = None
-        if name in ("hooks-elo", "streak"):
-            pm = rankcraft.get_plugin_manager(plugin_dirs=[EXAMPLES])
-            plugins = rankcraft.Plugins(pm)
-        ruleset = loads_ruleset(LIKE_FOR_LIKE[name], plugins=plugins)
+    ruleset = _loaded(name)
 
     def run(matches: list[dict[str, Any]]) -> None:
         if sqlite:
@@ -184,10 +176,39 @@ def league(name: str, sqlite: bool) -> Callable[[list[dict[str, Any]]], None]:
     return run
 
 
+def _loaded(name: str) -> Any:
+    """A bundled ruleset's name, or one of LIKE_FOR_LIKE loaded (with the example plugins)."""
+    if name not in LIKE_FOR_LIKE:
+        return name
+    from rankcraft.ruleset import loads_ruleset
+
+    plugins = None
+    if name in ("hooks-elo", "streak"):
+        plugins = rankcraft.Plugins(rankcraft.get_plugin_manager(plugin_dirs=[EXAMPLES]))
+    return loads_ruleset(LIKE_FOR_LIKE[name], plugins=plugins)
+
+
+PARSED: list[Any] = []
+"""The workload validated once (rankcraft.parse_match), before any clock runs: what the
+streaming rows rate (decoded matches, as a peer library is handed them)."""
+
+
+def stream(name: str) -> Callable[[list[dict[str, Any]]], None]:
+    """rankcraft.Rater, the streaming entry point, over the decoded matches (no history
+    kept, each match's forecast asked for, as a peer gives it)."""
+    ruleset = _loaded(name)
+
+    def run(matches: list[dict[str, Any]]) -> None:
+        rankcraft.Rater(ruleset).rate(PARSED, forecasts=True)
+
+    return run
+
+
 def both(name: str, label: str | None = None) -> list[tuple[str, Callable[..., None]]]:
-    """The rows of a rankcraft ruleset: in memory, then into SQLite."""
+    """The rows of a rankcraft ruleset: streamed, in memory, then into SQLite."""
     label = label or name
     return [
+        (f"rankcraft {label}, stream", stream(name)),
         (f"rankcraft {label}, memory", league(name, False)),
         (f"rankcraft {label}, SQLite", league(name, True)),
     ]
@@ -279,6 +300,7 @@ def main() -> None:
     parser.add_argument("--only", default="", help="families to run, e.g. Elo,Glicko-1")
     args = parser.parse_args()
     data = workload(args.players, args.matches)
+    PARSED[:] = [rankcraft.parse_match(m) for m in data]
     have = {
         name: importlib.util.find_spec(name) is not None
         for name in ("elote", "glicko2", "openskill", "trueskill")
@@ -299,6 +321,7 @@ def main() -> None:
             ("plain loop", plain_glicko2),
             *both("inversus"),
             *both("glicko2-bounded", "glicko2 bounded"),
+            ("rankcraft glicko2, stream", stream("glicko2")),
         ],
         "Bayesian (no plain loop)": [*both("openskill"), *both("trueskill")],
     }
@@ -339,11 +362,39 @@ def main() -> None:
             print(f"| {family:<24} | {name:<44} | {rate:>10,.0f} | {ratio:>12} |", flush=True)
         if family == "Elo":
             versus_bundled(samples)
+        versus_peers(samples)
+
+
+PEERS = {
+    "rankcraft elo, stream": "elote EloCompetitor",
+    "rankcraft elo, memory": "elote EloCompetitor",
+    "rankcraft glicko1, stream": "elote GlickoCompetitor",
+    "rankcraft glicko2, stream": "glicko2 (PyPI)",
+    "rankcraft glicko2 bounded, stream": "glicko2 (PyPI)",
+    "rankcraft openskill, stream": "openskill PlackettLuce",
+    "rankcraft trueskill, stream": "trueskill rate_1vs1",
+}
+"""Issue 38's pairs: a rankcraft row and the peer library it is measured against."""
+
+
+def versus_peers(samples: dict[str, list[float]]) -> None:
+    """Each rankcraft row of PEERS as a multiple of its peer's speed (same process, same
+    rounds), and SQLite as a fraction of memory."""
+    for mine, peer in PEERS.items():
+        if mine in samples and peer in samples:
+            ratio = statistics.median(samples[peer]) / statistics.median(samples[mine])
+            print(f"|   {mine} = {ratio:.2f} x {peer}", flush=True)
+    for name in samples:
+        if name.endswith(", memory") and name.replace("memory", "SQLite") in samples:
+            ratio = statistics.median(samples[name]) / statistics.median(
+                samples[name.replace("memory", "SQLite")]
+            )
+            print(f"|   {name.replace(', memory', '')}: SQLite = {ratio:.2f} x memory", flush=True)
 
 
 def versus_bundled(samples: dict[str, list[float]]) -> None:
     """The hooks-only plugins' speed as a fraction of the bundled elo's, per store."""
-    for store in ("memory", "SQLite"):
+    for store in ("stream", "memory", "SQLite"):
         bundled = statistics.median(samples[f"rankcraft elo, {store}"])
         for name in samples:
             if name.startswith("rankcraft hooks-only") and name.endswith(store):

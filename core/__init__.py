@@ -48,6 +48,7 @@ from .model import (
     pair_score,
     state_field,
 )
+from .rater import Rater, Ratings, rate
 from .ruleset import (
     Display,
     DisplaySpec,
@@ -87,6 +88,8 @@ __all__ = [
     "PluginInfo",
     "Plugins",
     "RankcraftError",
+    "Rater",
+    "Ratings",
     "RecordSummary",
     "Report",
     "ResetContext",
@@ -107,6 +110,7 @@ __all__ = [
     "loads_ruleset",
     "pair_score",
     "parse_match",
+    "rate",
     "read_matches",
     "state_field",
 ]

@@ -120,8 +120,8 @@ class League:
     Attributes:
         ruleset: the league's ruleset. plugins: the plugin facade. store: its store.
         skill_class, rank_class: the plugins' state classes (``rank_class`` None without
-        a rank slot). codec: turns records and reports into dicts and back.
-    (Each method hands its work to one collaborator, whose docstring says the details.)
+        a rank slot). codec: turns records and reports into dicts and back. (Each method
+        hands its work to one collaborator, whose docstring says the details.)
     """
 
     def __init__(
@@ -135,8 +135,7 @@ class League:
             ruleset = load_ruleset(ruleset, plugins=plugins)
         self.ruleset = ruleset
         self.plugins = plugins if plugins is not None else ruleset.plugins
-        self.store: Store = store if store is not None else MemoryStore()
-        store = self.store
+        self.store: Store = (store := store if store is not None else MemoryStore())
         self._steps = steps = Steps(ruleset, self.plugins)
         self._display = display = Display(ruleset.display, steps.skill_class, steps.rank_class)
         self.skill_class: type = steps.skill_class
@@ -175,11 +174,9 @@ class League:
 
     @contextmanager
     def batch(self) -> Iterator[None]:
-        """Group recordings into one transaction: all of them are kept, or none.
-
-        Nested uses join the outer batch. On a database the batch holds the league's
-        writer lock alone (other writers wait), and starts from what they committed.
-        """
+        """Group recordings into one transaction: all of them are kept, or none. Nested
+        uses join the outer batch. On a database the batch holds the league's writer lock
+        alone (other writers wait), and starts from what they committed."""
         with self._unit.transaction():
             yield
 
@@ -198,6 +195,11 @@ class League:
     ) -> RecordSummary:
         """Rate matches in order (:meth:`.writing.Writer.record_many`)."""
         return self._writer.record_many(matches, skip_seen, progress, close, commit_every)
+
+    def stream(self, matches: Iterable[Match | Mapping[str, Any]], **how: Any) -> int:
+        """Rate matches keeping no history (:meth:`.writing.Writer.stream`: ``expected``,
+        ``observe``, ``close``)."""
+        return self._writer.stream(matches, **how)
 
     def close_period(self) -> int:
         """Rate every pending result now (:meth:`.writing.Writer.close_period`)."""

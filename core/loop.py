@@ -86,32 +86,21 @@ class Loop:
         progress: Callable[[int], None] | None = None,
         position: int | None = None,
     ) -> tuple[Rated | None, int, int]:
-        """Rate ``matches`` in order into ``scratch``.
-
-        :param stored: the committed rows (never changed).
-        :param scratch: the batch's rows: a player's row is copied here from ``stored``
-            (or made new) when the batch first meets them, then changed in place.
-        :param keep: called with each match's :class:`Rated` entry (None: no history).
-        :param seen: ids already recorded: passed over with ``skip_seen``, else refused
-            (:class:`DuplicateMatchError`); the ids rated are not added (``keep`` does).
-        :param run_due: runs the season events due before a match (it must take the
-            scratch first when an event runs: see the module's docstring).
-        :param observe: called before each match is rated (:data:`Observe`).
-        :param expected: each rated match's pre-match probabilities are appended here.
-        :param progress: called with ``position`` plus the matches handled, at each
-            multiple of 1000; ``position`` also goes into a :class:`MatchError`'s ``item``.
-        :returns: the last entry kept (None without ``keep``), how many matches were rated
-            and how many passed over.
-        :raises MatchError: a match refused by the league (late, repeated); the scratch
-            is then incomplete and must be dropped.
-        :raises PluginError: a plugin broke its contract (the match is named).
-        """
+        """Rate ``matches`` in order into ``scratch`` (a player's row is copied there
+        from ``stored``, the committed rows, when the batch first meets them; never
+        changed in ``stored``). ``keep``: called with each match's :class:`Rated` entry
+        (None: no history). ``seen``: ids already recorded, passed over with
+        ``skip_seen``, else refused. ``run_due``: runs the season events due before a
+        match (taking the scratch first). ``observe``: :data:`Observe`. ``expected``:
+        each match's probabilities are appended. ``progress``: called with ``position``
+        plus the matches handled at each multiple of 1000 (``position`` also goes into
+        a :class:`MatchError`'s ``item``). Returns the last entry kept, how many matches
+        were rated and how many passed over. On :class:`MatchError` (late, repeated) or
+        :class:`PluginError` (naming the match) the scratch must be dropped."""
         get = scratch.get
-        new_row = self.new_row
-        duels, duel, general = self.duels, self.duel, self.rate_general
+        one = self.one
         rated = skipped = 0
-        base = position or 0
-        entry = match = None
+        base, entry, match = position or 0, None, None
 
         def view(pid: str) -> Row | None:
             return get(pid) or stored(pid)
@@ -129,28 +118,7 @@ class Loop:
                         run_due(match)
                     if observe is not None:
                         observe(match, view)
-                    teams = match.teams
-                    if (
-                        duels
-                        and len(teams) == 2
-                        and len(teams[0]) == 1
-                        and len(teams[1]) == 1
-                        and not match.quit
-                        and match.seconds_played is None
-                    ):
-                        (first,), (second,) = teams
-                        row_a = get(first)
-                        if row_a is None:
-                            row_a = scratch[first] = _copy(stored(first)) or new_row()
-                        row_b = get(second)
-                        if row_b is None:
-                            row_b = scratch[second] = _copy(stored(second)) or new_row()
-                        if row_a[PENDING] or row_b[PENDING]:  # (an imported deferred loss)
-                            said, entry = _general(general, match, view, scratch)
-                        else:
-                            said, entry = duel(match, row_a, row_b, keep is not None)
-                    else:
-                        said, entry = _general(general, match, view, scratch)
+                    said, entry = one(match, stored, scratch, view, keep is not None)
                     if keep is not None:
                         keep(entry)
                     if expected is not None:
@@ -158,15 +126,38 @@ class Loop:
                     rated += 1
                 if progress is not None and (base + rated + skipped) % 1000 == 0:
                     progress(base + rated + skipped)
-        except PluginError as exc:  # (a plugin broke its contract: say on which match)
-            if match is None:
-                raise
-            raise PluginError(f"{exc} (rating match {match.id!r})") from exc
-        except MatchError as exc:
-            if position is not None and exc.item is None:
-                exc.item = position + rated + skipped
-            raise
+        except (PluginError, MatchError) as exc:
+            raise _placed(exc, match, position, rated + skipped)  # noqa: B904 (chained there)
         return (entry if keep is not None else None), rated, skipped
+
+    def one(
+        self, match: Match, stored: Stored, scratch: dict[str, Row], view: Stored, keep: bool
+    ) -> tuple[tuple[float, ...], Rated | None]:
+        """One match into the scratch, by the written-out duel when its shape allows,
+        else by the general steps: its pre-match probabilities and (with ``keep``, or
+        from the general steps) its entry."""
+        teams = match.teams
+        if (
+            self.duels
+            and len(teams) == 2
+            and len(teams[0]) == 1
+            and len(teams[1]) == 1
+            and not match.quit
+            and match.seconds_played is None
+        ):
+            (first,), (second,) = teams
+            row_a = scratch.get(first)
+            if row_a is None:
+                row_a = scratch[first] = _copy(stored(first)) or self.new_row()
+            row_b = scratch.get(second)
+            if row_b is None:
+                row_b = scratch[second] = _copy(stored(second)) or self.new_row()
+            if not (row_a[PENDING] or row_b[PENDING]):  # (else an imported deferred loss)
+                return self.duel(match, row_a, row_b, keep)
+        changes, entry = self.rate_general(match, view)
+        for pid, row in changes:
+            scratch[pid] = row
+        return entry[1], entry
 
     def duel(
         self, match: Match, row_a: Row, row_b: Row, keep: bool
@@ -224,23 +215,26 @@ class Loop:
         return expected, Rated((match, expected, changes, self.forms))
 
 
+def _placed(
+    exc: PluginError | MatchError, match: Match | None, position: int | None, done: int
+) -> Exception:
+    """The error to raise for ``exc``, raised while rating ``match``: a plugin's broken
+    contract names the match (a new :class:`PluginError` chained to it); a refused
+    match takes its place in the caller's sequence as ``item`` (``position`` + ``done``)."""
+    if isinstance(exc, PluginError):
+        if match is None:
+            return exc
+        said = PluginError(f"{exc} (rating match {match.id!r})")
+        said.__cause__ = exc
+        return said
+    if position is not None and exc.item is None:
+        exc.item = position + done
+    return exc
+
+
 def _copy(row: Row | None) -> Row | None:
     """A committed row's copy for the scratch (None stays None)."""
     return None if row is None else row.copy()
-
-
-def _general(
-    general: Callable[[Match, Stored], tuple[list[tuple[str, Row]], Rated]],
-    match: Match,
-    view: Stored,
-    scratch: dict[str, Row],
-) -> tuple[tuple[float, ...], Rated]:
-    """A match of any shape by the general steps (which return new rows), into the
-    scratch."""
-    changes, entry = general(match, view)
-    for pid, row in changes:
-        scratch[pid] = row
-    return entry[1], entry
 
 
 def _late_duel(match: Match, row_a: Row, row_b: Row) -> None:

@@ -47,6 +47,19 @@ class RecordSummary:
     last: Report | None = None
 
 
+def _parsed(item: Match | Mapping[str, Any], position: int) -> Match:
+    """A match dict validated (a :class:`Match` is already), a refusal naming its 0-based
+    position."""
+    if isinstance(item, Match):
+        return item
+    try:
+        return parse_match(item)
+    except MatchError as exc:
+        if exc.item is None:
+            exc.item = position
+        raise
+
+
 def _id_of(item: Any) -> str | None:
     """The id of a match or match dict handed to record_many, when it has a valid one."""
     mid = item.get("id") if type(item) is dict else getattr(item, "id", None)
@@ -166,6 +179,46 @@ class Writer:
             return run_reset(kind, moment, since, every)
 
         return lambda match: seasons.run_due(match, run)
+
+    def stream(
+        self,
+        matches: Iterable[Match | Mapping[str, Any]],
+        *,
+        expected: list[tuple[float, ...]] | None = None,
+        observe: Observe | None = None,
+        close: bool = True,
+    ) -> int:
+        """Rate matches in order, in one transaction, keeping no history: no match, no
+        report and no id is kept, so a repeated id is not refused (the players' records,
+        the season events and the periods are the league's as ever).
+
+        :param matches: :class:`Match` objects (validated once: a history parsed once is
+            rated many times without parsing again) or match dicts, in time order.
+        :param expected: each match's pre-match probabilities are appended here.
+        :param observe: called before each match is rated (:data:`rankcraft.loop.Observe`).
+        :param close: in ``batch`` mode, close the open rating period at the end.
+        :returns: the number of matches rated.
+        :raises MatchError: the first bad match (its 0-based position as ``item``);
+            nothing is changed.
+        """
+        unit = self.unit
+        rated = 0
+        with unit.transaction():
+            iterator = iter(matches)
+            # over a database, a chunk at a time (its players read in one query); in
+            # memory, every player is here: one pass, each player's row copied once
+            size = CHUNK if unit.lazy else None
+            while chunk := list(itertools.islice(iterator, size)):
+                parsed = [_parsed(m, rated + i) for i, m in enumerate(chunk)]
+                if unit.lazy:
+                    unit.fetch({p for m in parsed for side in m.teams for p in side})
+                _, done, _ = self.rate_all(
+                    parsed, position=rated, keep=False, observe=observe, expected=expected
+                )
+                rated += done
+            if close and self.ruleset.period.mode == "batch":
+                self.close_period()
+        return rated
 
     def record_many(
         self,
