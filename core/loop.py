@@ -98,7 +98,7 @@ class Loop:
         were rated and how many passed over. On :class:`MatchError` (late, repeated) or
         :class:`PluginError` (naming the match) the scratch must be dropped."""
         get = scratch.get
-        one = self.one
+        one = self.one(keep is not None)
         rated = skipped = 0
         base, entry, match = position or 0, None, None
 
@@ -118,7 +118,7 @@ class Loop:
                         run_due(match)
                     if observe is not None:
                         observe(match, view)
-                    said, entry = one(match, stored, scratch, view, keep is not None)
+                    said, entry = one(match, stored, scratch, view)
                     if keep is not None:
                         keep(entry)
                     if expected is not None:
@@ -130,89 +130,95 @@ class Loop:
             raise _placed(exc, match, position, rated + skipped)  # noqa: B904 (chained there)
         return (entry if keep is not None else None), rated, skipped
 
-    def one(
-        self, match: Match, stored: Stored, scratch: dict[str, Row], view: Stored, keep: bool
-    ) -> tuple[tuple[float, ...], Rated | None]:
-        """One match into the scratch, by the written-out duel when its shape allows,
-        else by the general steps: its pre-match probabilities and (with ``keep``, or
-        from the general steps) its entry."""
-        teams = match.teams
-        if (
-            self.duels
-            and len(teams) == 2
-            and len(teams[0]) == 1
-            and len(teams[1]) == 1
-            and not match.quit
-            and match.seconds_played is None
-        ):
-            (first,), (second,) = teams
-            row_a = scratch.get(first)
-            if row_a is None:
-                row_a = scratch[first] = _copy(stored(first)) or self.new_row()
-            row_b = scratch.get(second)
-            if row_b is None:
-                row_b = scratch[second] = _copy(stored(second)) or self.new_row()
-            if not (row_a[PENDING] or row_b[PENDING]):  # (else an imported deferred loss)
-                return self.duel(match, row_a, row_b, keep)
-        changes, entry = self.rate_general(match, view)
-        for pid, row in changes:
-            scratch[pid] = row
-        return entry[1], entry
+    def one(self, keep: bool) -> Callable[[Match, Stored, dict[str, Row], Stored], Any]:
+        """The function that rates one match into a batch's scratch:
+        ``(match, stored, scratch, view) -> (probabilities, entry)``, by the written-out
+        duel when the match's shape allows (two sides of one player, no quitter, no
+        partial play, no pending result), else by the general steps; the entry is None
+        for a duel without ``keep``. (A closure: the hooks it calls are its free
+        variables, read faster than attributes in the per-match path.)"""
+        duel = self.duel(keep)
+        general, new_row, duels = self.rate_general, self.new_row, self.duels
 
-    def duel(
-        self, match: Match, row_a: Row, row_b: Row, keep: bool
-    ) -> tuple[tuple[float, ...], Rated | None]:
-        """A 1-v-1 rated in place: two sides of one player, no quitter, no partial play,
-        no pending result (the caller has checked). Changes both scratch rows; returns the
-        pre-match probabilities and, with ``keep``, the match's entry."""
-        at = match.played_at
-        last_a, last_b = row_a[LAST], row_b[LAST]
-        if (last_a is not None and at < last_a) or (last_b is not None and at < last_b):
-            _late_duel(match, row_a, row_b)
-        before_a, before_b = a, b = row_a[SKILL], row_b[SKILL]
-        if self.decay is not None:  # (idle time, as the general steps' prepare decays it)
-            if last_a != at:
-                a = self.decayed(row_a, at)
-            if last_b != at:
-                b = self.decayed(row_b, at)
-        places = match.places
-        score = 1.0 if places[0] < places[1] else 0.0 if places[0] > places[1] else 0.5
-        lost, weight = 1.0 - score, match.weight
-        if self.plain_singles:  # (the core pairs the two)
-            expected = tuple(self.expect([a, b], match.home, match))
-            if len(expected) != 2 or not duel_sum(*expected):
-                checked(expected, 2)  # (raises)
-            pairs_a: Any = ((b, score, weight),)
-            pairs_b: Any = ((a, lost, weight),)
-        else:  # (a joint team model: its own sides and pairings, as the general steps ask)
-            expected, pairs_a, pairs_b = self.steps.joint_duel(a, b, match)
-        won_a, won_b = expected
-        update, fields = self.update, self.fields
-        (first,), (second,) = match.teams
-        games_a, games_b = row_a[MATCHES], row_b[MATCHES]
-        after_a = update(a, pairs_a, games_a, 0, match, won_a, score, "match", first, None)
-        if type(after_a) is not tuple or len(after_a) != fields:
-            raise self.steps.not_a_tuple(after_a)
-        after_b = update(b, pairs_b, games_b, 1, match, won_b, lost, "match", second, None)
-        if type(after_b) is not tuple or len(after_b) != fields:
-            raise self.steps.not_a_tuple(after_b)
-        row_a[SKILL], row_a[MATCHES], row_a[LAST] = after_a, games_a + 1, at
-        row_b[SKILL], row_b[MATCHES], row_b[LAST] = after_b, games_b + 1, at
-        if not keep:
-            return expected, None
-        factors_a = factors_b = None
-        explain = self.explain
-        if explain is not None:
-            steps = self.steps
-            said = explain(a, pairs_a, games_a, 0, match, won_a, score, "match", first, after_a)
-            factors_a = steps.shared(steps.explained(said))
-            said = explain(b, pairs_b, games_b, 1, match, won_b, lost, "match", second, after_b)
-            factors_b = steps.shared(steps.explained(said))
-        changes = (
-            (first, 0, before_a, a, after_a, None, None, factors_a),
-            (second, 1, before_b, b, after_b, None, None, factors_b),
-        )
-        return expected, Rated((match, expected, changes, self.forms))
+        def one(
+            match: Match, stored: Stored, scratch: dict[str, Row], view: Stored
+        ) -> tuple[tuple[float, ...], Rated | None]:
+            teams = match.teams
+            if duels and len(teams) == 2 and not match.quit and match.seconds_played is None:
+                side_a, side_b = teams
+                if len(side_a) == 1 and len(side_b) == 1:
+                    row_a = scratch.get(side_a[0])
+                    if row_a is None:
+                        row_a = scratch[side_a[0]] = _copy(stored(side_a[0])) or new_row()
+                    row_b = scratch.get(side_b[0])
+                    if row_b is None:
+                        row_b = scratch[side_b[0]] = _copy(stored(side_b[0])) or new_row()
+                    if not (row_a[PENDING] or row_b[PENDING]):  # (else a deferred loss)
+                        return duel(match, row_a, row_b)
+            changes, entry = general(match, view)
+            for pid, row in changes:
+                scratch[pid] = row
+            return entry[1], entry
+
+        return one
+
+    def duel(self, keep: bool) -> Callable[[Match, Row, Row], Any]:
+        """The written-out 1-v-1: ``(match, row_a, row_b) -> (probabilities, entry)``,
+        both scratch rows changed in place (:meth:`one` has checked the shape); with
+        ``keep``, the match's entry with the factors ``rankcraft_explain`` gives."""
+        decay, decayed, expect, update = self.decay, self.decayed, self.expect, self.update
+        fields, steps, forms, explain = self.fields, self.steps, self.forms, self.explain
+        singles = self.plain_singles
+
+        def duel(match: Match, row_a: Row, row_b: Row) -> tuple[tuple[float, ...], Any]:
+            at = match.played_at
+            last_a, last_b = row_a[LAST], row_b[LAST]
+            if (last_a is not None and at < last_a) or (last_b is not None and at < last_b):
+                _late_duel(match, row_a, row_b)
+            before_a = a = row_a[SKILL]
+            before_b = b = row_b[SKILL]
+            if decay is not None:  # (idle time, as the general steps' prepare decays it)
+                if last_a != at:
+                    a = decayed(row_a, at)
+                if last_b != at:
+                    b = decayed(row_b, at)
+            places = match.places
+            score = 1.0 if places[0] < places[1] else 0.0 if places[0] > places[1] else 0.5
+            lost, weight = 1.0 - score, match.weight
+            if singles:  # (the core pairs the two)
+                expected = tuple(expect([a, b], match.home, match))
+                if len(expected) != 2 or not duel_sum(*expected):
+                    checked(expected, 2)  # (raises)
+                pairs_a: Any = ((b, score, weight),)
+                pairs_b: Any = ((a, lost, weight),)
+            else:  # (a joint team model: its own sides and pairings)
+                expected, pairs_a, pairs_b = steps.joint_duel(a, b, match)
+            (first,), (second,) = match.teams
+            games_a, games_b = row_a[MATCHES], row_b[MATCHES]
+            won_a, won_b = expected
+            after_a = update(a, pairs_a, games_a, 0, match, won_a, score, "match", first, None)
+            if type(after_a) is not tuple or len(after_a) != fields:
+                raise steps.not_a_tuple(after_a)
+            after_b = update(b, pairs_b, games_b, 1, match, won_b, lost, "match", second, None)
+            if type(after_b) is not tuple or len(after_b) != fields:
+                raise steps.not_a_tuple(after_b)
+            row_a[SKILL], row_a[MATCHES], row_a[LAST] = after_a, games_a + 1, at
+            row_b[SKILL], row_b[MATCHES], row_b[LAST] = after_b, games_b + 1, at
+            if not keep:
+                return expected, None
+            factors_a = factors_b = None
+            if explain is not None:
+                said = explain(a, pairs_a, games_a, 0, match, won_a, score, "match", first, after_a)
+                factors_a = steps.shared(steps.explained(said))
+                said = explain(b, pairs_b, games_b, 1, match, won_b, lost, "match", second, after_b)
+                factors_b = steps.shared(steps.explained(said))
+            changes = (
+                (first, 0, before_a, a, after_a, None, None, factors_a),
+                (second, 1, before_b, b, after_b, None, None, factors_b),
+            )
+            return expected, Rated((match, expected, changes, forms))
+
+        return duel
 
 
 def _placed(
