@@ -116,6 +116,22 @@ def _time(text: str) -> datetime:
     return moment
 
 
+class _Batch:
+    """The loop's batch over a plain dict of rows: nothing to roll back."""
+
+    def __init__(self, rows: dict[str, Any], new_row: Callable[[], Any]) -> None:
+        self.rows = rows
+        self.touched = rows
+        self.new_row = new_row
+
+    def take(self, player: str) -> Any:
+        row = self.rows[player] = self.new_row()
+        return row
+
+    def put_all(self, changes: Any) -> None:
+        self.rows.update(changes)
+
+
 def objects_lean(system: str) -> Callable[[Matches], Ratings]:
     """The core's rating loop (Loop.run, no history) with nothing else around it (the
     object hooks when the study was made; since hook contract 2, the core's tuple steps:
@@ -126,6 +142,7 @@ def objects_lean(system: str) -> Callable[[Matches], Ratings]:
         steps: Steps = league._steps  # (the study reaches inside; no product code does)
         loop = Loop(steps)
         rows: dict[str, list[Any]] = {}
+        batch = _Batch(rows, steps.new_row)
 
         new_match = object.__new__
         setattr_ = object.__setattr__
@@ -147,7 +164,7 @@ def objects_lean(system: str) -> Callable[[Matches], Ratings]:
                 ("home", None),
             ):
                 setattr_(match, name, value)
-            loop.run((match,), rows.get, rows)
+            loop.run((match,), batch)
         fields = FIELDS[system]
         public = steps.skill_form.to_object_unchecked  # (rows keep tuples since contract 2)
         return {p: tuple(float(getattr(public(r[0]), f)) for f in fields) for p, r in rows.items()}

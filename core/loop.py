@@ -10,13 +10,12 @@ on the players' rows (:mod:`rankcraft.rows`):
   in the same order as the general steps, so the same numbers;
 - every other shape goes to the general steps (:class:`rankcraft.generalsteps.GeneralSteps`).
 
-**Scratch rows instead of an undo log.** The loop never changes a row it was given: the
-first time a batch meets a player, the player's row is copied into the batch's *scratch*
-(a dict of rows by id), and every later match of the batch changes that copy in place.
-The caller takes the scratch when the batch succeeds (the league hands it to its unit of
-work, one row per player) and drops it when the batch fails: that is the transaction. A
-season event due inside the batch first takes the scratch (``flush``), since it reads
-every player.
+**Copies taken once per batch instead of an undo log per match.** The loop never changes
+a committed row: the first time a transaction meets a player, the unit of work copies the
+player's row (:meth:`rankcraft.unit.UnitOfWork.take`: the committed row goes into its undo
+log, the copy into the league's rows), and every later match of the transaction changes
+that copy in place. Readers in the transaction see each change at once; a failed
+transaction puts the committed rows back.
 
 **History is optional.** With ``keep`` the loop builds each match's
 :class:`~rankcraft.rated.Rated` entry (the report: states before, used and after, and
@@ -28,7 +27,7 @@ than its hooks.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .errors import DuplicateMatchError, MatchError, PluginError
 from .generalsteps import checked, duel_sum, late
@@ -40,12 +39,31 @@ if TYPE_CHECKING:
     from .steps import Steps
 
 Stored = Callable[[str], Row | None]
-"""A player's committed row by id, or None for a player the league has not seen."""
+"""A player's row by id, or None for a player the league has not seen."""
 Observe = Callable[[Match, Stored], None]
 """Called before each match is rated (its season events run), with the rows as the match
 meets them: what a scored replay forecasts from."""
 
-__all__ = ["Loop", "Observe", "Stored"]
+__all__ = ["Batch", "Loop", "Observe", "Stored"]
+
+
+class Batch(Protocol):
+    """What the loop rates in: the open transaction's rows (the league's unit of work,
+    :class:`rankcraft.unit.UnitOfWork`)."""
+
+    rows: dict[str, Row | None]
+    """Every row the league holds, the transaction's changes included (None: a player a
+    database does not have)."""
+    touched: dict[str, Row]
+    """The rows the transaction has taken (its copies, changed in place)."""
+
+    def take(self, player: str) -> Row:
+        """The player's row to change in place (copied on the transaction's first take)."""
+        ...
+
+    def put_all(self, changes: Iterable[tuple[str, Row]]) -> None:
+        """Replace rows with new ones (the general steps return new rows)."""
+        ...
 
 
 class Loop:
@@ -74,8 +92,7 @@ class Loop:
     def run(
         self,
         matches: Iterable[Match],
-        stored: Stored,
-        scratch: dict[str, Row],
+        batch: Batch,
         *,
         keep: Callable[[Rated], None] | None = None,
         seen: set[str] | None = None,
@@ -86,25 +103,21 @@ class Loop:
         progress: Callable[[int], None] | None = None,
         position: int | None = None,
     ) -> tuple[Rated | None, int, int]:
-        """Rate ``matches`` in order into ``scratch`` (a player's row is copied there
-        from ``stored``, the committed rows, when the batch first meets them; never
-        changed in ``stored``). ``keep``: called with each match's :class:`Rated` entry
-        (None: no history). ``seen``: ids already recorded, passed over with
-        ``skip_seen``, else refused. ``run_due``: runs the season events due before a
-        match (taking the scratch first). ``observe``: :data:`Observe`. ``expected``:
-        each match's probabilities are appended. ``progress``: called with ``position``
-        plus the matches handled at each multiple of 1000 (``position`` also goes into
-        a :class:`MatchError`'s ``item``). Returns the last entry kept, how many matches
-        were rated and how many passed over. On :class:`MatchError` (late, repeated) or
-        :class:`PluginError` (naming the match) the scratch must be dropped."""
-        get = scratch.get
-        one = self.one(keep is not None)
+        """Rate ``matches`` in order into ``batch`` (the open transaction).
+
+        ``keep``: called with each match's :class:`Rated` entry (None: no history).
+        ``seen``: ids already recorded, passed over with ``skip_seen``, else refused.
+        ``run_due``: runs the season events due before a match. ``observe``:
+        :data:`Observe`. ``expected``: each match's probabilities are appended.
+        ``progress``: called with ``position`` plus the matches handled at each multiple
+        of 1000 (``position`` also goes into a :class:`MatchError`'s ``item``). Returns
+        the last entry kept, how many matches were rated and how many passed over. On
+        :class:`MatchError` (late, repeated) or :class:`PluginError` (naming the match)
+        the transaction must be rolled back."""
+        one = self.one(batch, keep is not None)
+        view = batch.rows.get
         rated = skipped = 0
         base, entry, match = position or 0, None, None
-
-        def view(pid: str) -> Row | None:
-            return get(pid) or stored(pid)
-
         try:
             for match in matches:
                 if seen is not None and match.id in seen:
@@ -118,7 +131,7 @@ class Loop:
                         run_due(match)
                     if observe is not None:
                         observe(match, view)
-                    said, entry = one(match, stored, scratch, view)
+                    said, entry = one(match)
                     if keep is not None:
                         keep(entry)
                     if expected is not None:
@@ -130,41 +143,34 @@ class Loop:
             raise _placed(exc, match, position, rated + skipped)  # noqa: B904 (chained there)
         return (entry if keep is not None else None), rated, skipped
 
-    def one(self, keep: bool) -> Callable[[Match, Stored, dict[str, Row], Stored], Any]:
-        """The function that rates one match into a batch's scratch:
-        ``(match, stored, scratch, view) -> (probabilities, entry)``, by the written-out
-        duel when the match's shape allows (two sides of one player, no quitter, no
-        partial play, no pending result), else by the general steps; the entry is None
-        for a duel without ``keep``. (A closure: the hooks it calls are its free
-        variables, read faster than attributes in the per-match path.)"""
+    def one(self, batch: Batch, keep: bool) -> Callable[[Match], Any]:
+        """The function that rates one match in ``batch``: ``match -> (probabilities,
+        entry)``, by the written-out duel when the match's shape allows (two sides of one
+        player, no quitter, no partial play, no pending result), else by the general
+        steps; the entry is None for a duel without ``keep``. (A closure: what it calls
+        are its free variables, read faster than attributes in the per-match path.)"""
         duel = self.duel(keep)
-        general, new_row, duels = self.rate_general, self.new_row, self.duels
+        general, duels = self.rate_general, self.duels
+        touched, take, put_all, view = batch.touched, batch.take, batch.put_all, batch.rows.get
 
-        def one(
-            match: Match, stored: Stored, scratch: dict[str, Row], view: Stored
-        ) -> tuple[tuple[float, ...], Rated | None]:
+        def one(match: Match) -> tuple[tuple[float, ...], Rated | None]:
             teams = match.teams
             if duels and len(teams) == 2 and not match.quit and match.seconds_played is None:
                 side_a, side_b = teams
                 if len(side_a) == 1 and len(side_b) == 1:
-                    row_a = scratch.get(side_a[0])
-                    if row_a is None:
-                        row_a = scratch[side_a[0]] = _copy(stored(side_a[0])) or new_row()
-                    row_b = scratch.get(side_b[0])
-                    if row_b is None:
-                        row_b = scratch[side_b[0]] = _copy(stored(side_b[0])) or new_row()
+                    row_a = touched.get(side_a[0]) or take(side_a[0])
+                    row_b = touched.get(side_b[0]) or take(side_b[0])
                     if not (row_a[PENDING] or row_b[PENDING]):  # (else a deferred loss)
                         return duel(match, row_a, row_b)
             changes, entry = general(match, view)
-            for pid, row in changes:
-                scratch[pid] = row
+            put_all(changes)
             return entry[1], entry
 
         return one
 
     def duel(self, keep: bool) -> Callable[[Match, Row, Row], Any]:
         """The written-out 1-v-1: ``(match, row_a, row_b) -> (probabilities, entry)``,
-        both scratch rows changed in place (:meth:`one` has checked the shape); with
+        both taken rows changed in place (:meth:`one` has checked the shape); with
         ``keep``, the match's entry with the factors ``rankcraft_explain`` gives."""
         decay, decayed, expect, update = self.decay, self.decayed, self.expect, self.update
         fields, steps, forms, explain = self.fields, self.steps, self.forms, self.explain
@@ -236,11 +242,6 @@ def _placed(
     if position is not None and exc.item is None:
         exc.item = position + done
     return exc
-
-
-def _copy(row: Row | None) -> Row | None:
-    """A committed row's copy for the scratch (None stays None)."""
-    return None if row is None else row.copy()
 
 
 def _late_duel(match: Match, row_a: Row, row_b: Row) -> None:

@@ -65,6 +65,10 @@ class UnitOfWork:
         self.in_transaction = False
         self.undo: dict[str, Row | None] = {}
         self.dirty: set[str] = set()
+        # rows the open transaction has taken (:meth:`take`): its own copies, which the
+        # rating loop changes in place
+        self.touched: dict[str, Row] = {}
+        self.new_row = steps.new_row
         self.pending: list[Rated] = []
         # ids rated in the open transaction and not yet handed to the store, plus those of
         # the chunk being read that the store already has: the league never holds every
@@ -77,6 +81,7 @@ class UnitOfWork:
         """Start again from the store: the schedule and the generation (and, in memory,
         every player; over a database the cache of rows is emptied)."""
         self.complete = not self.lazy  # whether every stored player's row is cached
+        self.touched = {}  # (the rows are read again)
         if self.lazy:
             self.rows = {}
         else:
@@ -145,11 +150,12 @@ class UnitOfWork:
     def put_all(self, changes: Iterable[tuple[str, Row]]) -> None:
         """Replace each ``(player, row)``'s row in the open transaction: undo-logged in
         memory; over a database the store is the undo log."""
-        rows, dirty = self.rows, self.dirty
+        rows, dirty, touched = self.rows, self.dirty, self.touched
         if self.lazy:
             for player, row in changes:
                 rows[player] = row
                 dirty.add(player)
+                touched.pop(player, None)  # (the new row is not the transaction's copy)
             return
         undo = self.undo
         for player, row in changes:
@@ -157,6 +163,22 @@ class UnitOfWork:
                 undo[player] = rows.get(player)
             rows[player] = row
             dirty.add(player)
+            touched.pop(player, None)
+
+    def take(self, player: str) -> Row:
+        """The player's row to change in place in the open transaction: on the first
+        call of a transaction a copy of the committed row (a new player's row, for one
+        the league has not seen) replaces it, undo-logged and marked changed; later calls
+        give that copy (:attr:`touched`). Readers of :attr:`rows` see every change at
+        once; a rollback puts the committed rows back. (The rating loop takes each player
+        once per transaction, not once per match.)"""
+        old = self.rows.get(player)
+        row = self.touched[player] = self.new_row() if old is None else old.copy()
+        if not self.lazy and player not in self.undo:
+            self.undo[player] = old
+        self.rows[player] = row
+        self.dirty.add(player)
+        return row
 
     def put_record(self, record: PlayerRecord) -> None:
         """Replace a player's record in the open transaction."""
@@ -203,7 +225,7 @@ class UnitOfWork:
         gc.disable()
         schedule_before = self.schedule.snapshot()
         self.in_transaction = True
-        self.undo, self.dirty, self.pending = {}, set(), []
+        self.undo, self.dirty, self.pending, self.touched = {}, set(), [], {}
         self.seen.clear()
         try:
             schedule_before = self._begin(lock, match_id, schedule_before)
@@ -243,6 +265,7 @@ class UnitOfWork:
         """Roll the store back and put every row and the schedule back as they were."""
         self.store.rollback()
         self.schedule.restore(schedule_before)
+        self.touched = {}
         if self.lazy:  # the store has what was committed: read it again when needed
             self.rows = {}
             self.complete = False
@@ -264,7 +287,7 @@ class UnitOfWork:
             gc.unfreeze()
             gc.enable()
         self.in_transaction = False
-        self.undo, self.dirty, self.pending = {}, set(), []
+        self.undo, self.dirty, self.pending, self.touched = {}, set(), [], {}
         self.seen.clear()  # committed (the store has them) or rolled back
 
     def adopt(self, stored: Mapping[str, PlayerRecord], players: Iterable[str]) -> None:
@@ -272,6 +295,7 @@ class UnitOfWork:
         rows = self.rows
         lazy = self.lazy
         for pid in players:
+            self.touched.pop(pid, None)
             record = stored.get(pid)
             if record is not None:
                 rows[pid] = self.row_of(record)

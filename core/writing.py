@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from datetime import datetime
 from typing import Any
 
 import attrs
@@ -21,7 +20,7 @@ from .io import parse_match
 from .loop import Loop, Observe
 from .model import Match, Report
 from .rated import Rated
-from .rows import PENDING, Row
+from .rows import PENDING
 from .ruleset import Ruleset
 from .seasons import Run, Seasons
 from .steps import Steps
@@ -142,43 +141,23 @@ class Writer:
         """Run due season events, rate each match and keep the result in the open
         transaction: what ``record`` and ``record_many`` do for every match, through the
         one rating loop (:meth:`rankcraft.loop.Loop.run`, whose docstring says the
-        arguments). The loop's scratch rows go to the unit of work when it ends, and
-        before a season event runs; with ``keep`` False no history is made (a scored
-        replay, the streaming rater).
+        arguments), in the unit of work's open transaction; with ``keep`` False no
+        history is made (a scored replay, the streaming rater).
 
         Returns the last entry, and how many matches were rated and passed over."""
-        unit = self.unit
-        scratch: dict[str, Row] = {}
-        run_due = None
-        if self.seasons.events:
-            run_due = self._events(scratch)
-        entry, rated, skipped = self.loop.run(
+        seasons, run_reset = self.seasons, self.run_reset
+        return self.loop.run(
             matches,
-            unit.rows.get,
-            scratch,
-            keep=unit.add if keep else None,
+            self.unit,
+            keep=self.unit.add if keep else None,
             seen=seen,
             skip_seen=skip_seen,
-            run_due=run_due,
+            run_due=(lambda m: seasons.run_due(m, run_reset)) if seasons.events else None,
             observe=observe,
             expected=expected,
             progress=progress,
             position=position,
         )
-        unit.put_all(scratch.items())
-        return entry, rated, skipped
-
-    def _events(self, scratch: dict[str, Row]) -> Callable[[Match], None]:
-        """The loop's ``run_due``: the season events due before a match, run over every
-        player's row once the scratch is handed to the unit of work."""
-        unit, seasons, run_reset = self.unit, self.seasons, self.run_reset
-
-        def run(kind: str, moment: datetime, since: datetime | None, every: float | None) -> int:
-            unit.put_all(scratch.items())
-            scratch.clear()
-            return run_reset(kind, moment, since, every)
-
-        return lambda match: seasons.run_due(match, run)
 
     def stream(
         self,
@@ -213,7 +192,11 @@ class Writer:
                 if unit.lazy:
                     unit.fetch({p for m in parsed for side in m.teams for p in side})
                 _, done, _ = self.rate_all(
-                    parsed, position=rated, keep=False, observe=observe, expected=expected
+                    parsed,
+                    position=rated,
+                    keep=False,
+                    observe=observe,
+                    expected=expected,
                 )
                 rated += done
             if close and self.ruleset.period.mode == "batch":
