@@ -123,6 +123,7 @@ class _Batch:
         self.rows = rows
         self.touched = rows
         self.new_row = new_row
+        self.runs = 0
 
     def take(self, player: str) -> Any:
         row = self.rows[player] = self.new_row()

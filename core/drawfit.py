@@ -28,7 +28,7 @@ fitted ruleset, written out (``tune --out``), replays the same.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -157,18 +157,17 @@ def _forecasts(
     """The warm-up replayed in a league of ``ruleset``: each two-sided match's three-way
     forecast, taken before it is recorded, with its outcome."""
     league = scratch_league(ruleset)
+    model = league.skill_model
     seen: list[tuple[float, float, float, int, Match | None]] = []
-    with league.batch():
-        for position, match in enumerate(warm):
-            if len(match.teams) == 2:
-                forecast = league.forecast(match.teams, match=match)
-                if forecast.win is not None and forecast.draw is not None:
-                    w, d, l_ = forecast.win[0], forecast.draw, forecast.win[1]
-                    seen.append((w, d, l_, outcome_of(match), match))
-            try:
-                league.record(match)
-            except MatchError as exc:
-                raise _at(exc, position) from None
+
+    def observe(match: Match, rows: Callable[[str], Any]) -> None:
+        if len(match.teams) == 2:
+            forecast = model.meeting(match, rows)
+            if forecast.win is not None and forecast.draw is not None:
+                w, d, l_ = forecast.win[0], forecast.draw, forecast.win[1]
+                seen.append((w, d, l_, outcome_of(match), match))
+
+    league.stream(warm, observe=observe)
     return seen
 
 

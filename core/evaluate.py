@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import zlib
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -32,9 +32,10 @@ import attrs
 from .comparison import BLOCK_DAYS, MAX_SAMPLES, SAMPLES, Difference, compare, differences
 from .drawfit import fit_draws, wants_fit
 from .engine import League
-from .errors import InputError
+from .errors import DuplicateMatchError, InputError
 from .io import parse_match, parse_time
 from .model import Match, pair_score
+from .predictions import Predictions
 from .scores import (
     BINS,
     SCORES,
@@ -137,41 +138,82 @@ def evaluate(
     first = _moment(test_from, "test_from")
     start = first if score_from is None else _moment(score_from, "score_from")
     stop = None if stop_at is None else _moment(stop_at, "stop_at")
-    draw_model = league.has_draw_model
-    warmup = tests = 0
-    items: list[tuple[float, float]] = []
-    days: list[str] = []
-    three: list[tuple[float, float, float, int]] = []
-    three_days: list[str] = []
-    with league.batch():
-        for item in matches:
-            match = item if isinstance(item, Match) else parse_match(item)
-            at = match.played_at
-            if stop is not None and at >= stop:
-                break
-            scored = at >= start
-            day = at.date().isoformat() if scored else ""
-            if scored and len(match.teams) > 2:
-                pairs = _pairs(league, match)
-                items.extend(pairs)
-                days.extend([day] * len(pairs))
-            elif scored and draw_model:
-                forecast = league.forecast(match.teams, match=match)
-                if forecast.win is not None and forecast.draw is not None:
-                    outcome = outcome_of(match)
-                    three.append((forecast.win[0], forecast.draw, forecast.win[1], outcome))
-                    three_days.append(day)
-            report = league.record(match)
-            if not scored:
-                warmup += 1
-                continue
-            tests += 1
-            if len(match.teams) == 2:
-                items.append((report.expected[0], 1.0 - 0.5 * outcome_of(match)))
-                days.append(day)
-        if league.ruleset.period.mode == "batch":
-            league.close_period()
-    return _summary(items, days, three, three_days, tests=tests, warmup=warmup, start=start)
+    scored = _Scored(league, start)
+    expected: list[tuple[float, ...]] = []
+    league.stream(_until(matches, stop), expected=expected, observe=scored.observe)
+    return scored.summary(expected)
+
+
+def _until(matches: Iterable[Match | Mapping[str, Any]], stop: datetime | None) -> Iterator[Match]:
+    """The matches, validated, up to the first one at or after ``stop``."""
+    for item in matches:
+        match = item if isinstance(item, Match) else parse_match(item)
+        if stop is not None and match.played_at >= stop:
+            return
+        yield match
+
+
+class _Scored:
+    """What :func:`evaluate` scores, gathered by the rating loop's observer (before each
+    match is rated, its season events run): the pairs of a free-for-all and the
+    three-way forecast of a two-sided match, from the rows the match meets; a two-sided
+    match's expected score is the one the loop gives (its report's)."""
+
+    def __init__(self, league: League, start: datetime) -> None:
+        self.model = league.skill_model
+        self.draw_model = league.has_draw_model
+        self.start = start
+        self.warmup = self.tests = 0
+        self.items: list[tuple[float, float]] = []
+        self.days: list[str] = []
+        self.three: list[tuple[float, float, float, int]] = []
+        self.three_days: list[str] = []
+        self.slots: list[tuple[int, int]] = []  # (an item to fill, its match's position)
+        self.ids: set[str] = set()
+
+    def observe(self, match: Match, rows: Callable[[str], Any]) -> None:
+        """The rating loop's observer (:data:`rankcraft.loop.Observe`)."""
+        if match.id in self.ids:  # (the loop keeps no id: a scored replay refuses them)
+            raise DuplicateMatchError(
+                f"match id {match.id!r} is already recorded", match_id=match.id
+            )
+        self.ids.add(match.id)
+        position = self.warmup + self.tests
+        at = match.played_at
+        if at < self.start:
+            self.warmup += 1
+            return
+        self.tests += 1
+        day = at.date().isoformat()
+        if len(match.teams) > 2:
+            pairs = _pairs(self.model, match, rows)
+            self.items.extend(pairs)
+            self.days.extend([day] * len(pairs))
+            return
+        if self.draw_model:
+            forecast = self.model.meeting(match, rows)
+            if forecast.win is not None and forecast.draw is not None:
+                outcome = outcome_of(match)
+                self.three.append((forecast.win[0], forecast.draw, forecast.win[1], outcome))
+                self.three_days.append(day)
+        self.slots.append((len(self.items), position))
+        self.items.append((math.nan, 1.0 - 0.5 * outcome_of(match)))
+        self.days.append(day)
+
+    def summary(self, expected: list[tuple[float, ...]]) -> Evaluation:
+        """The scores, each two-sided match's item given the loop's expected score."""
+        items = self.items
+        for item, position in self.slots:
+            items[item] = (expected[position][0], items[item][1])
+        return _summary(
+            items,
+            self.days,
+            self.three,
+            self.three_days,
+            tests=self.tests,
+            warmup=self.warmup,
+            start=self.start,
+        )
 
 
 def _summary(
@@ -317,14 +359,18 @@ def _probabilities(values: list[Any], match_id: str, path: str) -> list[float]:
     return [v / total for v in values]
 
 
-def _pairs(league: League, match: Match) -> list[tuple[float, float]]:
-    """Every pair of sides of a free-for-all, predicted before the match, each pair in
-    its outcome-blind orientation (:func:`_orientation`)."""
+def _pairs(
+    model: Predictions, match: Match, rows: Callable[[str], Any]
+) -> list[tuple[float, float]]:
+    """Every pair of sides of a free-for-all, predicted before the match from the rows it
+    meets (each player's skill decayed to its time), each pair in its outcome-blind
+    orientation (:func:`_orientation`)."""
     out = []
-    teams = match.teams
+    teams, at = match.teams, match.played_at
     for i in range(len(teams)):
         for j in range(i + 1, len(teams)):
             a, b = _orientation(teams, i, j)
-            p = league.predict([teams[a], teams[b]], at=match.played_at)[0]
+            states = model.states_in([teams[a], teams[b]], rows, at)
+            p = float(model.expectation(states, None)[0])
             out.append((p, pair_score(match.places, a, b)))
     return out

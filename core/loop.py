@@ -56,6 +56,8 @@ class Batch(Protocol):
     database does not have)."""
     touched: dict[str, Row]
     """The rows the transaction has taken (its copies, changed in place)."""
+    runs: int
+    """How many times a loop has run on these rows (:meth:`Loop.run` adds one)."""
 
     def take(self, player: str) -> Row:
         """The player's row to change in place (copied on the transaction's first take)."""
@@ -114,6 +116,7 @@ class Loop:
         the last entry kept, how many matches were rated and how many passed over. On
         :class:`MatchError` (late, repeated) or :class:`PluginError` (naming the match)
         the transaction must be rolled back."""
+        batch.runs += 1  # (rows change in place: caches keyed on rows compare this)
         one = self.one(batch, keep is not None)
         view = batch.rows.get
         rated = skipped = 0

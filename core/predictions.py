@@ -125,8 +125,12 @@ class Predictions:
                 )
             at, home, season = match.played_at, match.home, self._season_of(match)
         states = self.side_states(sides, at, home, season)
+        return self._forecast(states, home, match if len(states) == 2 else None)
+
+    def _forecast(self, states: list[Any], home: int | None, given: Match | None) -> Forecast:
+        """The forecast of sides standing as ``states`` (the two-sided ``given`` match
+        handed to the hooks)."""
         steps = self.steps
-        given = match if len(states) == 2 else None
         outcomes = steps.outcomes
         return forecast_states(
             states,
@@ -155,18 +159,32 @@ class Predictions:
         """The state standing for each side at ``at`` (checked sides; new players at the
         initial state, idle players decayed)."""
         when = _checked(sides, at, home, season)
-        flat = [p for side in sides for p in side]
-        steps = self.steps
-        self.unit.fetch(flat)
+        self.unit.fetch([p for side in sides for p in side])
         rows = self.project(when, season) if when is not None else self.unit.rows
+        return self.states_in(sides, rows.get, when)
+
+    def states_in(
+        self, sides: Sequence[Sequence[str]], rows: Callable[[str], Any], when: datetime | None
+    ) -> list[Any]:
+        """The state standing for each side in ``rows`` (a player's row by id, None for
+        a new player), decayed to ``when`` when given."""
+        steps = self.steps
+        new_row, decayed, aggregate = steps.new_row, steps.decayed, steps.aggregate
         states = []
         for side in sides:
             members = []
             for pid in side:
-                row = rows.get(pid) or steps.new_row()
-                members.append(row[SKILL] if when is None else steps.decayed(row, when))
-            states.append(steps.aggregate(members))
+                row = rows(pid) or new_row()
+                members.append(row[SKILL] if when is None else decayed(row, when))
+            states.append(aggregate(members))
         return states
+
+    def meeting(self, match: Match, rows: Callable[[str], Any]) -> Forecast:
+        """The forecast of ``match`` from the rows it meets (its season events run: what
+        the rating loop's observer sees, :data:`rankcraft.loop.Observe`): what
+        :meth:`forecast` with ``match`` gives before the match is recorded."""
+        states = self.states_in(match.teams, rows, match.played_at)
+        return self._forecast(states, match.home, match if len(states) == 2 else None)
 
     def skill(self, player: str, at: datetime | None) -> State:
         """A known player's skill state (tuple form), decayed to ``at`` when given: what

@@ -131,7 +131,7 @@ class Resets:
         # (a free-for-all's evaluation predicts every pair at one time: project once while
         # no row and no schedule moment has changed)
         cached = self._projection
-        key = (when, season, tuple(seasons.moments), seasons.latest, len(rows))
+        key = (when, season, tuple(seasons.moments), seasons.latest, len(rows), self.unit.runs)
         if (
             cached is not None
             and cached[0] == key

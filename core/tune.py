@@ -58,6 +58,7 @@ from .tunetrial import (
     figure,
     matches_of,
     parse_param,
+    parsed_of,
     run_trial,
     trial_job,
     value_at,
@@ -262,7 +263,7 @@ def _scores(
     """The scores of ``ruleset`` on the validation slice and on the test part: two
     replays, in two forked processes at once when ``jobs`` > 1 (they are half the time
     of a short search: :func:`rankcraft.processes.run_each`)."""
-    matches = matches_of(source, home_from)
+    matches = parsed_of(source, home_from)
 
     def part(index: int, tick: Callable[[int], None]) -> Evaluation:
         if index == 0:
@@ -354,7 +355,7 @@ def _finish(
     )
     # the ruleset written out carries the draw values its test score was made with
     # (fitted on the matches before the test part), so it replays the same
-    tuned, _ = fit_draws(tuned, matches_of(source, home_from), before=test_from)
+    tuned, _ = fit_draws(tuned, parsed_of(source, home_from), before=test_from)
     return TuneResult(
         params=tuple(params),
         best=values,

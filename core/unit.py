@@ -69,6 +69,9 @@ class UnitOfWork:
         # rating loop changes in place
         self.touched: dict[str, Row] = {}
         self.new_row = steps.new_row
+        # rating loops run on these rows (the loop counts itself here: rows it changes in
+        # place keep their identity, so a cache keyed on rows compares this count too)
+        self.runs = 0
         self.pending: list[Rated] = []
         # ids rated in the open transaction and not yet handed to the store, plus those of
         # the chunk being read that the store already has: the league never holds every
