@@ -6,6 +6,7 @@ read from :mod:`rankcraft.evaluate` too.
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 from collections.abc import Mapping, Sequence
@@ -172,14 +173,14 @@ def _interval(
     totals = [v[0] for v in sums.values()]
     counts = [v[1] for v in sums.values()]
     k = len(totals)
-    rng = random.Random(seed)
-    picks = range(k)
+    draw, floor, fsum = random.Random(seed).random, math.floor, math.fsum
+    total_of, count_of = totals.__getitem__, counts.__getitem__
+    width = float(k)
     resampled = []
     for _ in range(samples):
-        chosen = rng.choices(picks, k=k)
-        resampled.append(
-            math.fsum(totals[c] for c in chosen) / math.fsum(counts[c] for c in chosen)
-        )
+        # (``rng.choices(range(k), k=k)`` written out: the same draws, a third the time)
+        chosen = [floor(draw() * width) for _ in itertools.repeat(None, k)]
+        resampled.append(fsum(map(total_of, chosen)) / fsum(map(count_of, chosen)))
     resampled.sort()
     return _quantile(resampled, 0.025), _quantile(resampled, 0.975), k
 
