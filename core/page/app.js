@@ -555,106 +555,21 @@ async function checkToml(box) {
   return false;
 }
 
-const EXAMPLE = '{"id": "m1", "played_at": "2024-05-01", "teams": [["ann"], ["bo"]], "scores": [1, 0]}';
-
-// A file in neither format: say what the lab reads, and where the formats are written.
-function formatError(file, number, line) {
-  const csv = number === 1 && !line.trim().startsWith("{") && line.includes(",");
-  const node = el("span", {}, csv
-    ? `${file.name} looks like CSV (its first line is “${line.slice(0, 60)}”), but its header is not a row of match keys. `
-    : `${file.name} line ${number} is not a JSON match. `,
-    "The lab reads a history of matches as JSON Lines (.jsonl, or .jsonl.gz): one match a line, such as ",
-    el("code", { text: EXAMPLE }),
-    " (or a JSON array of them); or as CSV (.csv, or .csv.gz) with a header row of match keys (id, played_at, teams, scores …), as the command line does. The formats are written in docs/matches.md of rankcraft's documentation, and in the API's ",
+// A history the lab could not read: the service's reason (naming the file, line and
+// column), what the lab reads, and where the formats are written.
+function formatError(message) {
+  const node = el("span", {}, `${message} `,
+    "The lab reads a match file as the command line does: JSON Lines (.jsonl, or .jsonl.gz), one match a line, or CSV (.csv, or .csv.gz) with a header row of match keys (id, played_at, teams, scores …). The formats are written in docs/matches.md of rankcraft's documentation, and in the API's ",
     el("a", { href: "/docs", text: "Match schema" }), ".");
-  const err = new Error(node.textContent);
-  err.node = node;
-  return err;
+  return node;
 }
 
-// [line, cells] for each row of CSV text (RFC 4180: quoted cells may hold commas, quotes
-// doubled and line breaks; spaces after a comma skipped, as Python's csv module does
-// for the command line)
-function csvRows(text, name) {
-  const rows = [];
-  let row = [], cell = "", quoted = false, fresh = true, line = 1, first = 1;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') { cell += '"'; i++; }
-      else if (c === '"') quoted = false;
-      else { if (c === "\n") line++; cell += c; }
-    } else if (c === '"' && fresh) { quoted = true; fresh = false; }
-    else if (c === ",") { row.push(cell); cell = ""; fresh = true; }
-    else if (c === "\n" || c === "\r") {
-      if (c === "\r" && text[i + 1] === "\n") i++;
-      row.push(cell); rows.push([first, row]);
-      row = []; cell = ""; fresh = true; first = ++line;
-    } else if (!(fresh && c === " ")) { cell += c; fresh = false; }
-  }
-  if (quoted) throw new Error(`${name} line ${first}: not readable as CSV: a quoted cell is not closed`);
-  if (cell || row.length) { row.push(cell); rows.push([first, row]); }
-  return rows.filter(([, cells]) => cells.some((x) => x.trim()));
-}
-
-// Matches of a CSV file with a header row of match keys (docs/matches.md#csv): id and
-// played_at as written, every other cell JSON text, an empty cell left out; the
-// service then checks each match as it checks a JSON line
-function csvMatches(text, name) {
-  const keys = state.meta.match_keys, rows = csvRows(text, name);
-  if (!rows.length) return [];
-  const [headerLine, header] = rows[0];
-  const columns = header.map((c) => c.trim());
-  const wrong = columns.find((c) => !keys.includes(c)) ?? (columns.includes("id") ? null : "id");
-  if (wrong !== null) {
-    throw new Error(`${name} line ${headerLine}: ` + (keys.includes(wrong)
-      ? "the CSV header has no 'id' column"
-      : `the CSV header names an unknown column '${wrong}' (the columns are match keys: ${keys.join(", ")}; docs/matches.md#csv)`));
-  }
-  const twice = columns.find((c, i) => columns.indexOf(c) !== i);
-  if (twice) throw new Error(`${name} line ${headerLine}: the CSV header names '${twice}' twice`);
-  return rows.slice(1).map(([line, cells]) => {
-    if (cells.length !== columns.length) {
-      throw new Error(`${name} line ${line}: a CSV row has ${cells.length} cells, the header ${columns.length}`);
-    }
-    const match = {};
-    columns.forEach((column, i) => {
-      if (cells[i] === "") return;
-      if (column === "id" || column === "played_at") { match[column] = cells[i]; return; }
-      try { match[column] = JSON.parse(cells[i]); } catch (e) {
-        throw new Error(`${name} line ${line}: '${column}' must be JSON text in a CSV cell (e.g. [["alice"], ["bob"]] or [1, 0]): ${cells[i].slice(0, 60)}`);
-      }
-    });
-    return match;
-  });
-}
-
-// A CSV file: named so, or opening with a header of match keys that names id
-function isCsv(name, text) {
-  if (/\.csv(\.gz)?$/i.test(name)) return true;
-  const first = text.split("\n").find((line) => line.trim()) || "";
-  if (/^\s*[{[]/.test(first)) return false;
-  const header = (csvRows(first, name)[0] || [0, []])[1].map((c) => c.trim());
-  return header.includes("id") && header.every((c) => state.meta.match_keys.includes(c));
-}
-
+// The file's text, as uploaded: the service reads it with the command line's reader
+// (one reader: rankcraft.io.read_match_text); a .gz file is unpacked here first.
 async function readHistory(file) {
   let stream = file.stream();
   if (file.name.endsWith(".gz")) stream = stream.pipeThrough(new DecompressionStream("gzip"));
-  const text = await new Response(stream).text();
-  if (isCsv(file.name, text)) return csvMatches(text, file.name);
-  if (text.trimStart().startsWith("[")) {
-    try { const all = JSON.parse(text); if (Array.isArray(all)) return all; } catch (e) { /* told below */ }
-  }
-  const out = [];
-  text.split("\n").forEach((line, i) => {
-    if (!line.trim()) return;
-    let match;
-    try { match = JSON.parse(line); } catch (e) { throw formatError(file, i + 1, line); }
-    if (match === null || typeof match !== "object" || Array.isArray(match)) throw formatError(file, i + 1, line);
-    out.push(match);
-  });
-  return out;
+  return await new Response(stream).text();
 }
 
 function labError(content) {
@@ -676,22 +591,54 @@ async function runLab() {
   const body = { rulesets };
   const testFrom = $("#lab-test-from").value.trim();
   if (testFrom) body.test_from = testFrom;
+  const homeFrom = $("#lab-home-from").value.trim();
+  if (homeFrom) body.home_from = homeFrom;
+  $("#lab-run").disabled = true;
+  $("#lab-job").hidden = false;
+  const bar = $("#lab-progress"), said = $("#lab-progress-text");
   if (document.querySelector("input[name=lab-source]:checked").value === "file") {
     const file = $("#lab-file").files[0];
-    if (!file) { labError("choose a match file"); return; }
-    try { body.matches = await readHistory(file); } catch (e) { labError(e.node || e.message); return; }
+    if (!file) { endJob(); labError("choose a match file"); return; }
+    bar.removeAttribute("value");
+    said.textContent = `reading ${file.name} (${megabytes(file.size)})…`;
+    try { body.history = await readHistory(file); } catch (e) { endJob(); labError(`${file.name}: ${e.message}`); return; }
+    body.history_name = file.name;
   }
-  $("#lab-run").disabled = true;
   let job;
   try {
-    job = await api("/web/lab/jobs", { method: "POST", body });
+    job = await send("/web/lab/jobs", body, (sent, total) => {
+      bar.max = total; bar.value = sent;
+      said.textContent = `sending the request: ${megabytes(sent)} of ${megabytes(total)} (${Math.floor(100 * sent / Math.max(1, total))} %)`;
+    });
   } catch (e) {
-    $("#lab-run").disabled = false;
+    endJob();
     labError(e.message);
     return;
   }
   sessionStorage.setItem("rankcraft-lab-job", job.id);
   watchJob(job);
+}
+
+function megabytes(n) { return n < 1e6 ? `${count(Math.ceil(n / 1000))} kB` : `${(n / 1e6).toFixed(1)} MB`; }
+
+// POST a JSON body, telling `progress(sent, total)` as its bytes go (fetch cannot)
+function send(path, body, progress) {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open("POST", path);
+    xhr.setRequestHeader("Content-Type", "application/json");
+    const t = token();
+    if (t) xhr.setRequestHeader("Authorization", `Bearer ${t}`);
+    xhr.upload.onprogress = (e) => { if (e.lengthComputable) progress(e.loaded, e.total); };
+    xhr.onerror = () => reject(new Error("the service did not answer"));
+    xhr.onload = () => {
+      let data = null;
+      try { data = JSON.parse(xhr.responseText); } catch (e) { /* said below */ }
+      if (xhr.status >= 200 && xhr.status < 300 && data) resolve(data);
+      else reject(new Error(data && data.error ? data.error.message : `${xhr.status} ${xhr.statusText}`));
+    };
+    xhr.send(JSON.stringify(body));
+  });
 }
 
 // A lab job runs on the service; the page asks how far it is twice a second: a
@@ -721,6 +668,7 @@ function watchJob(job) {
     endJob();
     if (j.state === "done") renderLab(j.result);
     else if (j.state === "cancelled") labError("the comparison was cancelled");
+    else if (j.error && j.error.field === "history") labError(formatError(j.error.message));
     else labError(j.error ? j.error.message : "the comparison failed");
   };
   setTimeout(poll, 300);
