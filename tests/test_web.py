@@ -128,8 +128,13 @@ def test_the_lab_compares_rulesets_on_the_leagues_matches() -> None:
         rankcraft.League("elo"), history(40), test_from="2024-01-21"
     )
     assert elo["evaluation"]["log_loss"] == pytest.approx(direct.log_loss)
-    low, high = elo["log_loss_interval"]
-    assert low < direct.log_loss < high
+    # and its differences are evaluate's: skyweaver against elo, the first (the baseline)
+    other = rankcraft.evaluate.evaluate(
+        rankcraft.League("skyweaver"), history(40), test_from="2024-01-21"
+    )
+    paired = rankcraft.evaluate.differences({"elo": direct, "skyweaver": other}, "elo")
+    assert data["differences"] == [d.to_dict() for d in paired]
+    assert [d["score"] for d in data["differences"]] == ["log-loss", "brier"]
     assert sum(sky["tiers"].values()) == 4 and elo["tiers"] == {}
     # Skyweaver's seasons are its four-weekly hard resets' (from Jan 1 12:00: 28 matches,
     # then 12); elo has no [[resets]]: its season is the calendar year

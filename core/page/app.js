@@ -702,16 +702,41 @@ function renderLab(data) {
   const rs = data.results;
   const color = (i) => COLORS[i % COLORS.length];
   $("#lab-summary").textContent = `${count(data.matches)} matches, scored from ${data.test_from.slice(0, 10)}; baseline ${data.baseline}`;
+  $("#lab-warnings").replaceChildren(...(data.warnings || []).map((w) => el("p", { class: "warning", text: w })));
   $("#lab-scores thead").replaceChildren(el("tr", {}, el("th", { text: "" }),
-    ...rs.map((r) => el("th", { text: r.name }))));
+    ...rs.map((r) => el("th", { text: r.label || r.name }))));
   const best = Math.min(...rs.map((r) => r.evaluation.log_loss));
   const row = (label, f) => el("tr", {}, el("th", { text: label }), ...rs.map((r) => el("td", { class: "num", text: f(r) })));
-  $("#lab-scores tbody").replaceChildren(
-    row("log loss (95 % interval)", (r) => `${fmt(r.evaluation.log_loss, 4)} [${fmt(r.log_loss_interval[0], 4)}, ${fmt(r.log_loss_interval[1], 4)}]` + (r.evaluation.log_loss === best ? " best" : "")),
+  const rows = [
+    row("log loss", (r) => fmt(r.evaluation.log_loss, 4) + (r.evaluation.log_loss === best ? " best" : "")),
     row("Brier", (r) => fmt(r.evaluation.brier, 4)),
     row("accuracy", (r) => fmt(r.evaluation.accuracy, 3)),
-    row("scored items", (r) => count(r.evaluation.n)),
-    row(`players in another tier than ${data.baseline}`, (r) => r.tier_changes === null ? "-" : count(r.tier_changes)));
+    row("scored items", (r) => count(r.evaluation.n))];
+  // a ruleset with a draw model is scored three ways too (win, draw, loss), as evaluate does
+  if (rs.some((r) => r.evaluation.three_way)) {
+    const three = (r, k) => (r.evaluation.three_way ? fmt(r.evaluation.three_way[k], 4) : "-");
+    rows.push(row("3-way log loss", (r) => three(r, "log_loss")), row("RPS", (r) => three(r, "rps")));
+  }
+  if (rs.some((r) => r.evaluation.draw_fit)) {
+    rows.push(row("draw parameters fitted", (r) => (r.evaluation.draw_fit
+      ? Object.entries(r.evaluation.draw_fit.values).map(([k, v]) => `${k} ${Number(v).toPrecision(4)}`).join(", ") : "-")));
+  }
+  rows.push(row(`players in another tier than ${data.baseline}`, (r) => r.tier_changes === null ? "-" : count(r.tier_changes)));
+  $("#lab-scores tbody").replaceChildren(...rows);
+  // evaluate's paired differences against the baseline (the first ruleset), with the
+  // 95 % interval of a block bootstrap: an interval that holds 0 is no difference shown
+  const diffs = data.differences || [];
+  $("#lab-paired").hidden = !diffs.length;
+  if (diffs.length) {
+    const d0 = diffs[0];
+    $("#lab-paired-note").textContent = `each ruleset's score less ${data.baseline}'s on the same items (negative: better); 95 % interval of ${count(d0.samples)} bootstrap resamples of ${d0.block_days}-day blocks, seed ${d0.seed}`;
+    const signed = (v) => (v === null ? "-" : (v >= 0 ? "+" : "") + v.toFixed(4));
+    $("#lab-differences tbody").replaceChildren(...diffs.map((d) => el("tr", { "data-ruleset": d.ruleset, "data-score": d.score },
+      el("td", { text: d.ruleset }), el("td", { text: d.score }),
+      el("td", { class: "num", text: signed(d.difference) }),
+      el("td", { class: "num nowrap", text: `[${signed(d.low)}, ${signed(d.high)}]` }),
+      el("td", { class: "num", text: count(d.blocks) }))));
+  }
   const calibration = [
     { label: "ideal", color: "#bbb", points: [[0, 0], [1, 1]] },
     ...rs.map((r, i) => ({ label: r.name, color: color(i), dots: true,
@@ -723,17 +748,27 @@ function renderLab(data) {
   $("#lab-ratings").replaceChildren(...rs.map((r, i) => el("div", { class: "card" },
     el("strong", { text: r.name }), el("p", { class: "muted", text: `${r.location}: ${fmt(r.ratings.low)} to ${fmt(r.ratings.high)}` }),
     bars(r.ratings.counts, color(i)))));
-  // tiers best first (each ruleset's ladder, the baseline's first); a ruleset without
-  // tiers has none to count
-  const tiers = [...new Set(rs.flatMap((r) => r.tier_order))];
-  const tiered = rs.filter((r) => r.tier_order.length);
-  $("#lab-tiers").hidden = !tiers.length;
-  $("#lab-no-tiers").textContent = tiers.length
-    ? (tiered.length < rs.length ? `without tiers: ${rs.filter((r) => !r.tier_order.length).map((r) => r.name).join(", ")}` : "")
+  // one table per tier system (the rank plugin the tiers come from), its rulesets side
+  // by side, tiers best first; a ruleset without tiers has none to count
+  const systems = new Map();
+  for (const r of rs) {
+    if (!r.tier_order.length) continue;
+    if (!systems.has(r.tier_system)) systems.set(r.tier_system, []);
+    systems.get(r.tier_system).push(r);
+  }
+  $("#lab-tiers").hidden = !systems.size;
+  const untiered = rs.filter((r) => !r.tier_order.length).map((r) => r.label || r.name);
+  $("#lab-no-tiers").textContent = systems.size
+    ? (untiered.length ? `without tiers: ${untiered.join(", ")}` : "")
     : "none of these rulesets has tiers";
-  $("#lab-tiers thead").replaceChildren(el("tr", {}, el("th", { text: "tier" }), ...tiered.map((r) => el("th", { text: r.name }))));
-  $("#lab-tiers tbody").replaceChildren(...tiers.map((t) =>
-    el("tr", {}, el("td", { text: t }), ...tiered.map((r) => el("td", { class: "num", text: count(r.tiers[t] || 0) })))));
+  $("#lab-tiers").replaceChildren(...[...systems].map(([system, members]) => {
+    const tiers = [...new Set(members.flatMap((r) => r.tier_order))];
+    return el("table", { class: "lab-tier-table", "data-system": system },
+      el("caption", { text: `tiers of ${system}` }),
+      el("thead", {}, el("tr", {}, el("th", { text: "tier" }), ...members.map((r) => el("th", { text: r.label || r.name })))),
+      el("tbody", {}, ...tiers.map((t) => el("tr", {}, el("td", { text: t }),
+        ...members.map((r) => el("td", { class: "num", text: count(r.tiers[t] || 0) }))))));
+  }));
   // each season at its end: the ratings of its players (bins shared by a ruleset's
   // seasons) and the tiers of the league then; the last dozen, the others on request
   $("#lab-seasons").replaceChildren(...rs.map((r, k) => {
@@ -794,6 +829,45 @@ async function recordMatch(event) {
   };
   const out = $("#record-result");
   out.className = "";
+  out.textContent = "";
+  $("#record-confirm").hidden = true;
+  // a time far past the league's latest match (a historical league, "now" by default):
+  // say which season events would run first, and record only when asked again
+  let check = null;
+  try {
+    check = await api(`/web/played-at?at=${encodeURIComponent(match.played_at)}`);
+  } catch (e) { out.className = "error"; out.textContent = e.message; return; }
+  if (check.far) { askToRecord(match, check); return; }
+  await recordNow(match);
+}
+
+function eventText(e) {
+  const when = e.runs === 1 ? `on ${e.first.slice(0, 10)}` : `${count(e.runs)} times, ${e.first.slice(0, 10)} to ${e.last.slice(0, 10)}`;
+  return `${e.kind} reset ${when}` + (e.every_days === null ? " (a long gap in play)" : ` (every ${fmt(e.every_days)} days)`);
+}
+
+function askToRecord(match, check) {
+  const box = $("#record-confirm");
+  const days = Math.round(check.days_after_latest);
+  const events = check.events.length
+    ? el("ul", { class: "events" }, ...check.events.map((e) => el("li", { text: eventText(e) })))
+    : el("p", { text: "No scheduled season event would run first." });
+  const yes = el("button", { type: "button", class: "confirm", text: "Record it anyway" });
+  const no = el("button", { type: "button", class: "cancel", text: "Cancel" });
+  box.replaceChildren(
+    el("p", { text: `“${match.played_at}” is ${count(days)} days after the league's latest match (${check.latest.slice(0, 10)}).` +
+      (check.events.length ? " Recording it first runs these season events, which cannot be undone:" : "") }),
+    events, el("p", { class: "row" }, yes, no));
+  box.hidden = false;
+  yes.addEventListener("click", () => { box.hidden = true; recordNow(match); });
+  no.addEventListener("click", () => {
+    box.hidden = true;
+    $("#record-result").textContent = "not recorded: set “Played at” to when the match was played";
+  });
+}
+
+async function recordNow(match) {
+  const out = $("#record-result");
   try {
     const data = await api("/matches", { method: "POST", body: match });
     const changes = data.report.changes.map((c) => {
