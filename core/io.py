@@ -162,7 +162,7 @@ def read_match_text(text: str, name: str) -> Iterator[tuple[int, Any]]:
     """:func:`read_match_dicts` of a file's ``text`` (already decoded) named ``name``: the
     lab's uploaded history, read as the command line reads a file.
 
-    >>> list(read_match_text('\ufeff{"id": "m1"}\n', "upload.jsonl"))  # (a BOM skipped)
+    >>> list(read_match_text('\\ufeff{"id": "m1"}\\n', "upload.jsonl"))  # (a BOM skipped)
     [(1, {'id': 'm1'})]
     """
     return _match_dicts(_lines(io.StringIO(text, newline=None), name, [0]), name)
