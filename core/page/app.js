@@ -128,7 +128,51 @@ function shownWidth(svg, fallback, most) {
 
 const CHAR = 6.3;  // about the width of a character of 11 px text
 
-// series: {points: [[x, y]], band: [[x, lo, hi]], color, step, label}; marks: [x] (dashed)
+// A time axis that skips idle spans: the times are cut where no point falls for longer
+// than a fifth of the whole span (and a month at least); each stretch of play gets a
+// width by its length (12 px at least) and each span skipped a break of BREAK px.
+// Returns [{t0, t1, p0, p1}] (a stretch's times and pixels), one when nothing is skipped.
+const BREAK = 26;
+function timeStretches(xs, x0, x1, left, right) {
+  const times = [...new Set(xs)].sort((a, b) => a - b);
+  const idle = Math.max(30 * DAY, (x1 - x0) / 5);
+  const cuts = [];
+  for (let i = 1; i < times.length; i++) if (times[i] - times[i - 1] > idle) cuts.push(i);
+  if (!cuts.length) return [{ t0: x0, t1: x1, p0: left, p1: right }];
+  const spans = [];
+  let start = 0;
+  for (const cut of [...cuts, times.length]) { spans.push([times[start], times[cut - 1]]); start = cut; }
+  spans[0][0] = Math.min(spans[0][0], x0);
+  spans[spans.length - 1][1] = Math.max(spans[spans.length - 1][1], x1);
+  const least = 12, room = right - left - BREAK * (spans.length - 1) - least * spans.length;
+  const played = spans.reduce((sum, [a, b]) => sum + (b - a), 0);
+  const out = [];
+  let at = left;
+  for (const [a, b] of spans) {
+    const w = least + room * (played ? (b - a) / played : 1 / spans.length);
+    out.push({ t0: a, t1: b, p0: at, p1: at + w });
+    at += w + BREAK;
+  }
+  return out;
+}
+
+function stretchX(stretches) {
+  return (x) => {
+    let s = stretches[0];
+    for (const c of stretches) if (x >= c.t0) s = c;
+    if (x > s.t1) x = s.t1;
+    return s.t1 === s.t0 ? (s.p0 + s.p1) / 2 : s.p0 + (x - s.t0) / (s.t1 - s.t0) * (s.p1 - s.p0);
+  };
+}
+
+// How long a span skipped is, in words (the break's title)
+function spanText(ms) {
+  const days = ms / DAY;
+  return days >= 730 ? `${Math.round(days / 365.25)} years` : days >= 60 ? `${Math.round(days / 30.4)} months` : `${Math.round(days)} days`;
+}
+
+// series: {points: [[x, y]], band: [[x, lo, hi]], color, step, label}; marks: [x] (dashed);
+// labels: [[x, y, text]] (a tier where it changes), set in a lane above the plot
 function lineChart(svg, series, { marks = [], time = true, width: wanted = 900, height = 300,
                                   xmin, xmax, ymin, ymax, labels = [], square = false } = {}) {
   const width = shownWidth(svg, wanted, square ? 420 : 900);
@@ -137,7 +181,8 @@ function lineChart(svg, series, { marks = [], time = true, width: wanted = 900, 
   svg.setAttribute("width", width);
   svg.setAttribute("height", height);
   svg.replaceChildren();
-  const pad = { l: 52, r: 14, t: 12, b: 28 };
+  const LANE = 14;
+  const pad = { l: 52, r: 14, t: labels.length ? 12 + 2 * LANE : 12, b: 28 };
   const xs = [], ys = [];
   for (const s of series) {
     for (const p of s.points) { xs.push(p[0]); ys.push(p[1]); }
@@ -154,7 +199,9 @@ function lineChart(svg, series, { marks = [], time = true, width: wanted = 900, 
   if (ymax === undefined) y1 = Math.ceil(y1 / step - 1e-9) * step;
   const yTicks = [];
   for (let v = Math.ceil(y0 / step - 1e-9) * step; v <= y1 + step * 1e-9; v += step) yTicks.push(v);
-  const X = (x) => pad.l + (x - x0) / (x1 - x0) * (width - pad.l - pad.r);
+  const stretches = time ? timeStretches(xs, x0, x1, pad.l, width - pad.r)
+    : [{ t0: x0, t1: x1, p0: pad.l, p1: width - pad.r }];
+  const X = stretchX(stretches);
   const Y = (v) => height - pad.b - (v - y0) / (y1 - y0) * (height - pad.t - pad.b);
   for (const v of yTicks) {
     svg.append(svgEl("line", { x1: pad.l, x2: width - pad.r, y1: Y(v), y2: Y(v), stroke: "#eee" }));
@@ -162,16 +209,37 @@ function lineChart(svg, series, { marks = [], time = true, width: wanted = 900, 
     t.textContent = tickText(v);
     svg.append(t);
   }
-  const columns = Math.max(2, Math.floor((width - pad.l - pad.r) / (time ? 70 : 60)));
-  const xTicks = time ? timeTicks(x0, x1, columns)
-    : niceTicks(x0, x1, columns).ticks.map((v) => [v, tickText(v)]);
-  for (const [v, text] of xTicks) {
-    const half = text.length * CHAR / 2;
-    const at = X(v);
-    const anchor = at + half > width - 2 ? "end" : at - half < 2 ? "start" : "middle";
-    const t = svgEl("text", { x: at, y: height - 8, "text-anchor": anchor, "font-size": 11, class: "tick x" });
-    t.textContent = text;
-    svg.append(t);
+  // the spans skipped: a shaded break across the plot, its length in its title
+  stretches.slice(1).forEach((s, i) => {
+    const before = stretches[i];
+    const brk = svgEl("rect", { x: before.p1 + 3, y: pad.t, width: BREAK - 6, height: height - pad.t - pad.b,
+      fill: "#f1f3f7", class: "axis-break", "data-from": new Date(before.t1).toISOString(), "data-to": new Date(s.t0).toISOString() });
+    const title = svgEl("title");
+    title.textContent = `no matches for ${spanText(s.t0 - before.t1)} (${new Date(before.t1).toISOString().slice(0, 10)} to ${new Date(s.t0).toISOString().slice(0, 10)}): skipped`;
+    brk.append(title);
+    svg.append(brk);
+    for (const dx of [BREAK / 2 - 3, BREAK / 2 + 3]) {
+      svg.append(svgEl("line", { x1: before.p1 + dx - 3, x2: before.p1 + dx + 3, y1: height - pad.b + 5, y2: height - pad.b - 5,
+        stroke: "#889", class: "break-mark" }));
+    }
+  });
+  let shownTo = -Infinity;  // x labels left to right, none over another
+  for (const s of stretches) {
+    const columns = Math.max(1, Math.floor((s.p1 - s.p0) / (time ? 70 : 60)));
+    const ticks = time ? timeTicks(s.t0, s.t1, Math.max(columns, stretches.length > 1 ? 1 : 2))
+      : niceTicks(s.t0, s.t1, Math.max(2, columns)).ticks.map((v) => [v, tickText(v)]);
+    if (time && !ticks.length && stretches.length > 1) ticks.push([s.t0, new Date(s.t0).toISOString().slice(0, stretches.length > 1 ? 7 : 10)]);
+    for (const [v, text] of ticks) {
+      const half = text.length * CHAR / 2;
+      const at = X(v);
+      const anchor = at + half > width - 2 ? "end" : at - half < 2 ? "start" : "middle";
+      const from = anchor === "end" ? at - 2 * half : anchor === "start" ? at : at - half;
+      if (from < shownTo + 6) continue;
+      shownTo = from + 2 * half;
+      const t = svgEl("text", { x: at, y: height - 8, "text-anchor": anchor, "font-size": 11, class: "tick x" });
+      t.textContent = text;
+      svg.append(t);
+    }
   }
   for (const m of marks) {
     svg.append(svgEl("line", { x1: X(m), x2: X(m), y1: pad.t, y2: height - pad.b,
@@ -196,18 +264,20 @@ function lineChart(svg, series, { marks = [], time = true, width: wanted = 900, 
       for (const p of s.points) svg.append(svgEl("circle", { cx: X(p[0]), cy: Y(p[1]), r: 3, fill: s.color }));
     }
   }
-  // labels (a tier where it changes): none drawn over another; the latest always kept
+  // labels (a tier where it changes): in two lanes above the plot, off the line; none
+  // drawn over another (the latest always kept), each tied to its point by a thin tick
   const placed = [];
   for (const [x, v, text] of labels.slice().reverse()) {
     const w = text.length * CHAR + 6;
-    let left = X(x) + 3;
+    let left = X(x) - 2;
     if (left + w > width - pad.r) left = width - pad.r - w;
-    const top = Y(v) - 5;
-    const free = (dy) => placed.every((p) => left + w < p.left || left > p.left + p.w || Math.abs(top + dy - p.top) >= 13);
-    const dy = [0, 14, -14].find(free);
-    if (dy === undefined) continue;
-    placed.push({ left, top: top + dy, w });
-    const t = svgEl("text", { x: left, y: top + dy, "font-size": 11, fill: "#333", class: "chart-label" });
+    if (left < 2) left = 2;
+    const lane = [0, 1].find((k) => placed.every((p) => p.lane !== k || left + w <= p.left || left >= p.left + p.w));
+    if (lane === undefined) continue;
+    placed.push({ left, w, lane });
+    const y = 12 + lane * LANE;
+    svg.append(svgEl("line", { x1: X(x), x2: X(x), y1: y + 3, y2: Y(v), stroke: "#bbb", "stroke-dasharray": "1 2", class: "label-tick" }));
+    const t = svgEl("text", { x: left, y, "font-size": 11, fill: "#333", class: "chart-label" });
     t.textContent = text;
     svg.append(t);
   }
@@ -464,7 +534,7 @@ function renderPlayerMatches() {
     if (m.reset_before) date.append(" ", el("span", { class: "reset", title: "after a season reset", text: "reset" }));
     const cells = [date, el("td", { text: m.id }),
       el("td", { text: m.result, class: m.result === "won" ? "up" : m.result === "lost" ? "down" : "" }),
-      el("td", { text: (mine.length ? `with ${mine.join(", ")} vs ` : "") + vs }),
+      vsCell((mine.length ? `with ${mine.join(", ")} vs ` : "") + vs),
       el("td", { class: "num", text: fmt(m.expected, 3) }),
       el("td", { class: "nowrap num", text: delta(m.skill_before, m.skill_after) })];
     if (ranked) cells.push(el("td", { class: "nowrap", text: delta(m.rank_before, m.rank_after) + (m.tier_after ? ` ${m.tier_after}` : "") }));
@@ -479,7 +549,23 @@ function renderPlayerMatches() {
     : "no matches";
   $("#player-prev").hidden = first === 0;
   $("#player-next").hidden = first + MATCH_PAGE >= ms.length;
+  scrollCue();
 }
+
+// Who the player met: on one line, cut with an ellipsis past its width (the whole text
+// in its title): a long line-up no longer makes each row a column of names
+function vsCell(text) { return el("td", { class: "vs", title: text, text }); }
+
+// A table wider than the window scrolls in its own box; the cue under it names the
+// columns out of sight, until they are scrolled into view
+function scrollCue() {
+  const table = $("#player-matches"), cue = $("#player-scroll-cue");
+  const seen = table.scrollLeft + table.clientWidth;
+  const hidden = [...table.querySelectorAll("thead th")].filter((th) => th.offsetLeft + th.offsetWidth > seen + 1);
+  cue.hidden = !hidden.length || table.scrollWidth <= table.clientWidth + 1;
+  cue.textContent = `scroll the table sideways for ${hidden.map((th) => th.textContent).join(", ")} →`;
+}
+window.addEventListener("resize", () => { if (state.player) scrollCue(); });
 
 function turnMatches(step) {
   state.playerPage = Math.max(0, state.playerPage + step);
@@ -555,13 +641,11 @@ async function checkToml(box) {
   return false;
 }
 
-// A history the lab could not read: the service's reason (naming the file, line and
-// column), what the lab reads, and where the formats are written.
+// A history the lab could not read: the service's reason (naming the file, its line and
+// column, and the formats it reads, as the command line says them), and a link to them.
 function formatError(message) {
-  const node = el("span", {}, `${message} `,
-    "The lab reads a match file as the command line does: JSON Lines (.jsonl, or .jsonl.gz), one match a line, or CSV (.csv, or .csv.gz) with a header row of match keys (id, played_at, teams, scores …). The formats are written in docs/matches.md of rankcraft's documentation, and in the API's ",
+  return el("span", {}, `${message} `, "The match formats are written in docs/matches.md and in the API's ",
     el("a", { href: "/docs", text: "Match schema" }), ".");
-  return node;
 }
 
 // The file's text, as uploaded: the service reads it with the command line's reader
@@ -975,6 +1059,7 @@ async function start() {
   $("#lab-cancel").addEventListener("click", cancelJob);
   $("#player-prev").addEventListener("click", () => turnMatches(-1));
   $("#player-next").addEventListener("click", () => turnMatches(1));
+  $("#player-matches").addEventListener("scroll", scrollCue);
   $("#record-form").addEventListener("submit", recordMatch);
   $("#predict-form").addEventListener("submit", predict);
   labBundled();
