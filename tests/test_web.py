@@ -1143,3 +1143,86 @@ def parsed(games: list[dict[str, Any]]) -> list[Any]:
 def shot(page: Any, name: str) -> None:
     if SHOTS:
         page.screenshot(path=os.path.join(SHOTS, f"{name}.png"), full_page=True)
+
+
+def test_what_a_match_played_at_a_later_time_would_set_off() -> None:
+    """``GET /web/played-at``: the season events a match then would run first (each
+    with its runs), and ``far`` past the league's latest match (2024-02-20 here); asking
+    changes nothing."""
+    league = skyweaver_league()
+    schedule = league.store.get_meta("next_resets")
+    with TestClient(create_app(league)) as client:
+        late = client.get("/web/played-at", params={"at": "2026-11-28T00:00:00Z"}).json()
+        near = client.get("/web/played-at", params={"at": "2024-03-01"}).json()
+        bad = client.get("/web/played-at", params={"at": "soon"})
+    assert late == {
+        "at": "2026-11-28T00:00:00Z",
+        "latest": "2024-02-20T12:00:00Z",
+        "days_after_latest": 1011.5,
+        "far": True,
+        "events": [
+            # weekly soft resets from the first match's week (Jan 1, 12:00), four-weekly hard
+            {
+                "kind": "soft",
+                "runs": 144,
+                "first": "2024-02-26T12:00:00Z",
+                "last": "2026-11-23T12:00:00Z",
+                "every_days": 7.0,
+            },
+            {
+                "kind": "hard",
+                "runs": 36,
+                "first": "2024-02-26T12:00:00Z",
+                "last": "2026-11-02T12:00:00Z",
+                "every_days": 28.0,
+            },
+        ],
+    }
+    assert near["far"] is False and [e["runs"] for e in near["events"]] == [1, 1]
+    assert bad.status_code == 400 and bad.json()["error"]["field"] == "at"
+    assert league.store.get_meta("next_resets") == schedule and league.match_count == 48
+
+
+def test_the_form_asks_before_recording_a_match_far_past_the_league_s_latest(
+    browser: Any,
+) -> None:
+    """'Played at' left empty is now: on this league of early 2024, the form says which
+    season events would run and records only when asked again."""
+    from playwright.sync_api import expect
+
+    league = skyweaver_league()
+    _, token = create_token(league.store, scope="record")
+    page = browser.new_page(viewport={"width": 400, "height": 900})
+    with serving(league) as base:
+        page.goto(f"{base}/#matches")
+        page.wait_for_selector("body[data-ready='1']")
+        page.fill("#token", token)
+        page.fill("#rec-id", "now-1")
+        page.fill("#rec-teams", "ann\nbo")
+        page.fill("#rec-scores", "1,0")
+        page.click("#record-form button")
+        box = page.locator("#record-confirm")
+        expect(box).to_be_visible()
+        text = box.inner_text()
+        assert "days after the league's latest match (2024-02-20)" in text
+        assert "first runs these season events, which cannot be undone" in text
+        events = box.locator("li").all_inner_texts()
+        assert events[0].startswith("soft reset ") and events[0].endswith("(every 7 days)")
+        assert events[1].startswith("hard reset ") and events[1].endswith("(every 28 days)")
+        assert " times, 2024-02-26 to " in events[0]
+        shot(page, "confirm-400")
+        box.locator("button.cancel").click()
+        expect(page.locator("#record-result")).to_contain_text("not recorded")
+        assert league.match_count == 48
+        # asked again and confirmed: recorded
+        page.click("#record-form button")
+        box.locator("button.confirm").click()
+        expect(page.locator("#record-result")).to_contain_text("recorded now-1", timeout=30_000)
+        assert league.match_count == 49
+        # now is no longer far past the latest match: recorded at once
+        page.wait_for_timeout(1100)
+        page.fill("#rec-id", "now-2")
+        page.click("#record-form button")
+        expect(page.locator("#record-result")).to_contain_text("recorded now-2", timeout=30_000)
+        assert box.is_hidden() and league.match_count == 50
+    page.close()
