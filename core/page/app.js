@@ -679,6 +679,10 @@ async function runLab() {
   if (homeFrom) body.home_from = homeFrom;
   $("#lab-run").disabled = true;
   $("#lab-job").hidden = false;
+  // Cancel works from the click on: while the file is read, while it is sent (the
+  // request is dropped), and once the job is queued (the job is cancelled)
+  const asking = state.asking = { cancelled: false, xhr: null, sent: false };
+  const cancelled = () => { endJob(); labError("the comparison was cancelled"); };
   const bar = $("#lab-progress"), said = $("#lab-progress-text");
   if (document.querySelector("input[name=lab-source]:checked").value === "file") {
     const file = $("#lab-file").files[0];
@@ -687,34 +691,39 @@ async function runLab() {
     said.textContent = `reading ${file.name} (${megabytes(file.size)})…`;
     try { body.history = await readHistory(file); } catch (e) { endJob(); labError(`${file.name}: ${e.message}`); return; }
     body.history_name = file.name;
+    if (asking.cancelled) { cancelled(); return; }
   }
   let job;
   try {
-    job = await send("/web/lab/jobs", body, (sent, total) => {
+    job = await send("/web/lab/jobs", body, asking, (sent, total) => {
       bar.max = total; bar.value = sent;
       said.textContent = `sending the request: ${megabytes(sent)} of ${megabytes(total)} (${Math.floor(100 * sent / Math.max(1, total))} %)`;
     });
   } catch (e) {
+    if (asking.cancelled) { cancelled(); return; }
     endJob();
     labError(e.message);
     return;
   }
   sessionStorage.setItem("rankcraft-lab-job", job.id);
   watchJob(job);
+  if (asking.cancelled) cancelJob();
 }
 
 function megabytes(n) { return n < 1e6 ? `${count(Math.ceil(n / 1000))} kB` : `${(n / 1e6).toFixed(1)} MB`; }
 
 // POST a JSON body, telling `progress(sent, total)` as its bytes go (fetch cannot)
-function send(path, body, progress) {
+function send(path, body, asking, progress) {
   return new Promise((resolve, reject) => {
-    const xhr = new XMLHttpRequest();
+    const xhr = asking.xhr = new XMLHttpRequest();
     xhr.open("POST", path);
     xhr.setRequestHeader("Content-Type", "application/json");
     const t = token();
     if (t) xhr.setRequestHeader("Authorization", `Bearer ${t}`);
     xhr.upload.onprogress = (e) => { if (e.lengthComputable) progress(e.loaded, e.total); };
+    xhr.upload.onload = () => { asking.sent = true; };
     xhr.onerror = () => reject(new Error("the service did not answer"));
+    xhr.onabort = () => reject(new Error("the comparison was cancelled"));
     xhr.onload = () => {
       let data = null;
       try { data = JSON.parse(xhr.responseText); } catch (e) { /* said below */ }
@@ -760,6 +769,7 @@ function watchJob(job) {
 
 function endJob() {
   state.job = null;
+  state.asking = null;
   sessionStorage.removeItem("rankcraft-lab-job");
   $("#lab-run").disabled = false;
   $("#lab-job").hidden = true;
@@ -767,7 +777,14 @@ function endJob() {
 
 async function cancelJob() {
   const id = state.job;
-  if (!id) return;
+  if (!id) {  // not queued yet: dropped while it is read or sent, else cancelled once queued
+    const asking = state.asking;
+    if (asking) {
+      asking.cancelled = true;
+      if (asking.xhr && !asking.sent) asking.xhr.abort();
+    }
+    return;
+  }
   try { await api(`/web/lab/jobs/${encodeURIComponent(id)}/cancel`, { method: "POST", body: {} }); }
   catch (e) { labError(e.message); }
 }
