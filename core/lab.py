@@ -71,6 +71,36 @@ class LabLimits:
     max_replays: int
 
 
+UPLOAD_FIELDS = (
+    Field(
+        "history",
+        ("string", "null"),
+        must="a match file's text",
+        description="the history as a match file's text (uploaded by the page), read "
+        "as the command line reads a file: JSON Lines, or CSV with a header row of "
+        "match keys (docs/matches.md); instead of 'matches'",
+    ),
+    Field(
+        "history_name",
+        ("string", "null"),
+        max_length=300,
+        must="a file name",
+        description="the uploaded file's name (a name ending in .csv is read as CSV); "
+        "errors name it",
+    ),
+    Field(
+        "home_from",
+        ("string", "null"),
+        max_length=300,
+        must="a dotted field path such as meta.home_team_index",
+        description="take each uploaded match's home side from this field, as the "
+        "command line's --home-from does (a missing or null field: a neutral venue)",
+    ),
+)
+"""The fields of a lab request that upload a match file (its text, its name) and say
+where its home side is (``home_from``, as ``--home-from``)."""
+
+
 def lab_body(limits: LabLimits) -> Body:
     """The body of ``POST /web/lab/jobs`` (and ``/web/lab/compare``)."""
     return Body(
@@ -101,30 +131,7 @@ def lab_body(limits: LabLimits) -> Body:
                 f"{limits.max_sides} sides and {limits.max_players} players a match); "
                 "absent: the league's own matches",
             ),
-            Field(
-                "history",
-                ("string", "null"),
-                must="a match file's text",
-                description="the history as a match file's text (uploaded by the page), read "
-                "as the command line reads a file: JSON Lines, or CSV with a header row of "
-                "match keys (docs/matches.md); instead of 'matches'",
-            ),
-            Field(
-                "history_name",
-                ("string", "null"),
-                max_length=300,
-                must="a file name",
-                description="the uploaded file's name (a name ending in .csv is read as CSV); "
-                "errors name it",
-            ),
-            Field(
-                "home_from",
-                ("string", "null"),
-                max_length=300,
-                must="a dotted field path such as meta.home_team_index",
-                description="take each uploaded match's home side from this field, as the "
-                "command line's --home-from does (a missing or null field: a neutral venue)",
-            ),
+            *UPLOAD_FIELDS,
             Field(
                 "test_from",
                 ("string", "null"),
@@ -182,14 +189,27 @@ def lab_schemas() -> dict[str, dict[str, Any]]:
         "LabResult": {
             "type": "object",
             "description": "the comparison (docs/web.md): the history's size, where scoring "
-            "started, the baseline, and per ruleset its scores, distributions, tiers "
-            "(best first), seasons and top 20",
+            "started, the baseline, per ruleset its scores (evaluate's report), "
+            "distributions, tiers (best first, with their tier system), seasons and top "
+            "20, the paired differences against the baseline, and warnings",
             "required": ["matches", "test_from", "baseline", "results"],
             "properties": {
                 "matches": count,
                 "test_from": {"type": "string"},
                 "baseline": {"type": "string"},
                 "results": {"type": "array", "items": {"type": "object"}},
+                "differences": {
+                    "type": "array",
+                    "items": {"type": "object"},
+                    "description": "each other ruleset's paired difference from the "
+                    "baseline, score by score, with its 95 % interval (as evaluate --json)",
+                },
+                "warnings": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "a ruleset's home advantage unused (no match names a "
+                    "home side), as the command line warns",
+                },
             },
         },
     }
