@@ -1078,7 +1078,7 @@ def test_the_lab_and_the_player_page_at_a_phone_s_and_a_desktop_s_width(
         expect(page.locator("#lab-job")).to_be_visible()
         assert page.locator("#lab-run").is_disabled()  # not a dead button while it goes
         expect(page.locator("#lab-progress-text")).to_contain_text(
-            re.compile(r"reading draws\.jsonl|sending the request")
+            re.compile(r"reading draws\.jsonl|sending the request|the service is queueing")
         )
         page.wait_for_timeout(100)
         for route in held:

@@ -697,7 +697,8 @@ async function runLab() {
   try {
     job = await send("/web/lab/jobs", body, asking, (sent, total) => {
       bar.max = total; bar.value = sent;
-      said.textContent = `sending the request: ${megabytes(sent)} of ${megabytes(total)} (${Math.floor(100 * sent / Math.max(1, total))} %)`;
+      said.textContent = sent >= total ? `sent ${megabytes(total)}; the service is queueing the job…`
+        : `sending the request: ${megabytes(sent)} of ${megabytes(total)} (${Math.floor(100 * sent / Math.max(1, total))} %)`;
     });
   } catch (e) {
     if (asking.cancelled) { cancelled(); return; }
