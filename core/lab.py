@@ -144,6 +144,35 @@ def lab_body(limits: LabLimits) -> Body:
     )
 
 
+LAB_RESULT: dict[str, Any] = {
+    "type": "object",
+    "description": "the comparison (docs/web.md): the history's size, where scoring "
+    "started, the baseline, per ruleset its scores (evaluate's report), "
+    "distributions, tiers (best first, with their tier system), seasons and top "
+    "20, the paired differences against the baseline, and warnings",
+    "required": ["matches", "test_from", "baseline", "results"],
+    "properties": {
+        "matches": {"type": "integer", "minimum": 0},
+        "test_from": {"type": "string"},
+        "baseline": {"type": "string"},
+        "results": {"type": "array", "items": {"type": "object"}},
+        "differences": {
+            "type": "array",
+            "items": {"type": "object"},
+            "description": "each other ruleset's paired difference from the "
+            "baseline, score by score, with its 95 % interval (as evaluate --json)",
+        },
+        "warnings": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "a ruleset's home advantage unused (no match names a "
+            "home side), as the command line warns",
+        },
+    },
+}
+"""The schema of a lab comparison's result (``LabResult``)."""
+
+
 def lab_schemas() -> dict[str, dict[str, Any]]:
     """The schemas of the lab's answers (the OpenAPI document's components)."""
     count = {"type": "integer", "minimum": 0}
@@ -186,32 +215,7 @@ def lab_schemas() -> dict[str, dict[str, Any]]:
             },
             "additionalProperties": False,
         },
-        "LabResult": {
-            "type": "object",
-            "description": "the comparison (docs/web.md): the history's size, where scoring "
-            "started, the baseline, per ruleset its scores (evaluate's report), "
-            "distributions, tiers (best first, with their tier system), seasons and top "
-            "20, the paired differences against the baseline, and warnings",
-            "required": ["matches", "test_from", "baseline", "results"],
-            "properties": {
-                "matches": count,
-                "test_from": {"type": "string"},
-                "baseline": {"type": "string"},
-                "results": {"type": "array", "items": {"type": "object"}},
-                "differences": {
-                    "type": "array",
-                    "items": {"type": "object"},
-                    "description": "each other ruleset's paired difference from the "
-                    "baseline, score by score, with its 95 % interval (as evaluate --json)",
-                },
-                "warnings": {
-                    "type": "array",
-                    "items": {"type": "string"},
-                    "description": "a ruleset's home advantage unused (no match names a "
-                    "home side), as the command line warns",
-                },
-            },
-        },
+        "LabResult": LAB_RESULT,
     }
 
 
