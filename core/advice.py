@@ -74,15 +74,18 @@ class HomeSeen:
             yield item
 
 
-def home_warning(ruleset: Ruleset, seen: HomeSeen, source: str) -> str | None:
+def home_warning(
+    ruleset: Ruleset, seen: HomeSeen, source: str, option: str = "--home-from"
+) -> str | None:
     """The warning when ``ruleset`` has a home advantage and none of the matches that
-    went through ``seen`` named a home side; None otherwise."""
+    went through ``seen`` named a home side; None otherwise. ``option``: how the reader
+    of ``source`` is told to take the home side from a field (the lab's ``home_from``)."""
     uses = home_advantage_of(ruleset)
     if not uses or seen.with_home or not seen.matches:
         return None
     return (
         f"ruleset {ruleset.name!r} has a home advantage ({'; '.join(uses)}) but no match of "
         f'{source} names a home side, so it was not used: give each match a "home" side '
-        "index, or take it from a field with --home-from (e.g. --home-from "
+        f"index, or take it from a field with {option} (e.g. {option} "
         "meta.home_team_index)"
     )

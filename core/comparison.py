@@ -1,7 +1,8 @@
 """Is one ruleset better than another, really? The paired difference of two evaluations'
 scores on the same items, with a 95% interval by a block bootstrap over days
-(:func:`compare`), and every such difference against a baseline (:func:`differences`);
-read from :mod:`rankcraft.evaluate` too.
+(:func:`compare`), every such difference against a baseline (:func:`differences`), and
+the report of them that ``rankcraft evaluate --json`` prints and the ruleset lab shows
+(:func:`report`); read from :mod:`rankcraft.evaluate` too.
 """
 
 from __future__ import annotations
@@ -218,3 +219,26 @@ def differences(
                 )
             )
     return out
+
+
+def report(
+    results: Mapping[str, Evaluation],
+    baseline: str,
+    paired: Sequence[Difference],
+    *,
+    test_from: str,
+) -> dict[str, Any]:
+    """The report of an evaluation (JSON-ready): ``test_from``, each result's figures by
+    its label (:meth:`Evaluation.to_dict`: log loss, Brier, accuracy, calibration, the
+    three-way log loss and RPS where the ruleset forecasts draws), and, when there are
+    differences (``paired``, from :func:`differences`), the ``baseline`` and each
+    difference with its interval. ``rankcraft evaluate --json`` prints it; the ruleset
+    lab shows it (:func:`rankcraft.web.compare`)."""
+    document: dict[str, Any] = {
+        "test_from": test_from,
+        "results": {label: result.to_dict() for label, result in results.items()},
+    }
+    if paired:
+        document["baseline"] = baseline
+        document["differences"] = [d.to_dict() for d in paired]
+    return document

@@ -28,6 +28,10 @@ FORMAT_HINT = (
 )
 """Said after an error on a file's first line that is not in either format."""
 
+MAX_CELL = 128 * 1024
+"""The most bytes (UTF-8) a CSV cell may hold: the csv module's own limit (131,072
+characters), counted in bytes and named with its line and column."""
+
 TEXT_COLUMNS = ("id", "played_at")
 """Columns whose cells are taken as written (every other cell is JSON text)."""
 
@@ -67,6 +71,8 @@ def _header(row: list[str], line: int, keys: Iterable[str]) -> list[str]:
 
 
 def _cell(column: str, text: str, line: int) -> Any:
+    if len(text) * 4 > MAX_CELL and len(text.encode("utf-8", "surrogatepass")) > MAX_CELL:
+        raise _too_long(column, line)
     if column in TEXT_COLUMNS:
         return text
     try:
@@ -89,21 +95,21 @@ def csv_match_dicts(
 
     :raises MatchError: a bad header, a row of the wrong length, a cell that is not JSON.
     """
-    taken: list[int] = []
+    taken: list[tuple[int, str]] = []  # the lines of the row being read
 
     def text() -> Iterator[str]:
         for number, line in lines:
-            taken.append(number)
+            taken.append((number, line))
             yield line
 
     reader = csv.reader(text(), skipinitialspace=True)
-    columns: list[str] | None = None
-    for row in _rows(reader, taken):
-        line, taken[:] = (taken[0] if taken else 0), []
+    columns: list[str] = []  # (the header's, once read)
+    for row in _rows(reader, taken, columns):
+        line, taken[:] = (taken[0][0] if taken else 0), []
         if not any(cell.strip() for cell in row):
             continue
-        if columns is None:
-            columns = _header(row, line, keys)
+        if not columns:
+            columns[:] = _header(row, line, keys)
             continue
         if len(row) != len(columns):
             raise MatchError(
@@ -115,14 +121,56 @@ def csv_match_dicts(
         )
 
 
-def _rows(reader: Iterator[list[str]], taken: list[int]) -> Iterator[list[str]]:
+def _rows(
+    reader: Iterator[list[str]],
+    taken: list[tuple[int, str]],
+    columns: list[str],
+) -> Iterator[list[str]]:
     """The reader's rows; a row the csv module refuses (a cell past its size limit, a
-    quote left open) is a :class:`MatchError` at its line, not an internal error."""
+    quote left open) is a :class:`MatchError` at its line (and a cell too long, at its
+    column), not an internal error."""
     while True:
         try:
             row = next(reader)
         except StopIteration:
             return
         except csv.Error as exc:
-            raise MatchError(f"not readable as CSV: {exc}", line=taken[0] if taken else 0) from None
+            line = taken[0][0] if taken else 0
+            if "field larger than field limit" in str(exc):
+                index = _long_cell("".join(text for _, text in taken))
+                column = columns[index] if index < len(columns) else f"column {index + 1}"
+                raise _too_long(column, line) from None
+            raise MatchError(f"not readable as CSV: {exc}", line=line) from None
         yield row
+
+
+def _too_long(column: str, line: int) -> MatchError:
+    return MatchError(
+        f"a CSV cell in column {column!r} holds more than {MAX_CELL // 1024} KiB",
+        line=line,
+        field=column,
+    )
+
+
+def _long_cell(text: str) -> int:
+    """The index of the first cell of a row's ``text`` longer than :data:`MAX_CELL`
+    (characters: the csv module's count), found where the csv module stopped at it."""
+    index = size = position = 0
+    quoted, fresh = False, True  # (in quotes; at a cell's start, spaces skipped)
+    while position < len(text) and size <= MAX_CELL:
+        char = text[position]
+        position += 1
+        if quoted:
+            if char == '"' and text[position : position + 1] == '"':
+                size, position = size + 1, position + 1
+            elif char == '"':
+                quoted = False
+            else:
+                size += 1
+        elif char == '"' and fresh:
+            quoted, fresh = True, False
+        elif char == ",":
+            index, size, fresh = index + 1, 0, True
+        elif not (fresh and char == " "):
+            size, fresh = size + 1, False
+    return index

@@ -44,9 +44,13 @@ __all__ = [
     "parse_time",
     "past_the_clock",
     "read_match_dicts",
+    "read_match_text",
     "read_matches",
 ]
 
+
+BOM = "\ufeff"
+"""The byte order mark some programs (Excel) write before UTF-8 text: skipped."""
 
 MAX_FUTURE = 86_400.0
 """How many seconds past the clock a time may be, by default, where rankcraft takes
@@ -127,8 +131,10 @@ def read_match_dicts(path: str | Path) -> Iterator[tuple[int, Any]]:
 
     Reads ``.jsonl`` and ``.jsonl.gz`` (gzip is detected by its magic bytes), ``.csv``
     and ``.csv.gz``, and ``-`` for standard input, streaming: the file is never loaded
-    whole. A JSON array, or a first line in neither format, is refused with a hint that
-    names both formats and docs/matches.md.
+    whole. A UTF-8 byte order mark before the first line (as Excel writes CSV) is
+    skipped. A JSON array, or a first line in neither format, is refused with a hint
+    that names both formats and docs/matches.md. The lab reads an uploaded file's text
+    the same way (:func:`read_match_text`).
 
     :raises MatchError: a line that is not JSON (with its line number).
     :raises InputError: an unreadable, corrupt or truncated gzip file.
@@ -140,25 +146,7 @@ def read_match_dicts(path: str | Path) -> Iterator[tuple[int, Any]]:
     text = io.TextIOWrapper(cast(BinaryIO, handle), encoding="utf-8", errors="surrogateescape")
     read = [0]  # the last line read
     try:
-        lines = _lines(text, str(path), read)
-        first = next(lines, None)
-        if first is None:
-            return
-        if looks_like_csv(str(path), first[1], MATCH_KEYS):
-            yield from csv_match_dicts(itertools.chain([first], lines), str(path), MATCH_KEYS)
-            return
-        if first[1].lstrip().startswith("["):
-            raise MatchError(f"a JSON array, not JSON Lines: {FORMAT_HINT}", line=first[0])
-        for number, line in itertools.chain([first], lines):
-            try:  # (strict: no NaN, no duplicate keys, no runaway nesting or numbers)
-                yield number, loads_strict(line, what="line")
-            except JSONTextError as exc:
-                reason = str(exc).split(": ", 1)[1].replace("(line 1, column", "(column")
-                if not reason.startswith("not JSON"):
-                    reason = f"refused JSON: {reason}"
-                elif number == first[0]:  # the file is not JSON Lines at all
-                    reason = f"{reason}; {FORMAT_HINT}"
-                raise MatchError(reason, line=number, field=exc.field) from None
+        yield from _match_dicts(_lines(text, str(path), read), str(path))
     except EOFError:
         raise InputError(
             f"{str(path)!r}: truncated gzip file (it ends after line {read[0]})"
@@ -170,11 +158,45 @@ def read_match_dicts(path: str | Path) -> Iterator[tuple[int, Any]]:
             text.close()
 
 
+def read_match_text(text: str, name: str) -> Iterator[tuple[int, Any]]:
+    """:func:`read_match_dicts` of a file's ``text`` (already decoded) named ``name``: the
+    lab's uploaded history, read as the command line reads a file.
+
+    >>> list(read_match_text('\\ufeff{"id": "m1"}\\n', "upload.jsonl"))  # (a BOM skipped)
+    [(1, {'id': 'm1'})]
+    """
+    return _match_dicts(_lines(io.StringIO(text, newline=None), name, [0]), name)
+
+
+def _match_dicts(lines: Iterator[tuple[int, str]], name: str) -> Iterator[tuple[int, Any]]:
+    """The match dicts of a file's numbered non-blank ``lines``: CSV rows or JSON lines."""
+    first = next(lines, None)
+    if first is None:
+        return
+    if looks_like_csv(name, first[1], MATCH_KEYS):
+        yield from csv_match_dicts(itertools.chain([first], lines), name, MATCH_KEYS)
+        return
+    if first[1].lstrip().startswith("["):
+        raise MatchError(f"a JSON array, not JSON Lines: {FORMAT_HINT}", line=first[0])
+    for number, line in itertools.chain([first], lines):
+        try:  # (strict: no NaN, no duplicate keys, no runaway nesting or numbers)
+            yield number, loads_strict(line, what="line")
+        except JSONTextError as exc:
+            reason = str(exc).split(": ", 1)[1].replace("(line 1, column", "(column")
+            if not reason.startswith("not JSON"):
+                reason = f"refused JSON: {reason}"
+            elif number == first[0]:  # the file is not JSON Lines at all
+                reason = f"{reason}; {FORMAT_HINT}"
+            raise MatchError(reason, line=number, field=exc.field) from None
+
+
 def _lines(text: IO[str], name: str, read: list[int]) -> Iterator[tuple[int, str]]:
     """The non-blank lines of ``text`` with their 1-based numbers, each checked to be UTF-8
     text; ``read[0]`` follows the last line read."""
     for number, line in enumerate(text, 1):
         read[0] = number
+        if number == 1 and line.startswith(BOM):  # (Excel's CSV: a byte order mark first)
+            line = line[1:]
         if not line.isascii():
             try:
                 line.encode("utf-8")

@@ -40,17 +40,19 @@ from typing import Any
 
 import attrs
 
+from .advice import HomeSeen, home_warning
 from .engine import League
-from .errors import InputError, RulesetError
+from .errors import InputError, MatchError, RulesetError
+from .evaluate import with_home
 from .fields import Body, Field, FieldError
-from .io import parse_match, parse_time
+from .io import parse_match, parse_time, read_match_text
 from .jobs import Job, JobPool
 from .model import Match
 from .openapi import Operation
 from .ruleset import Ruleset, bundled_names, load_ruleset, loads_ruleset
 from .web import LAB_MAX_MATCHES, LAB_MAX_RULESETS, compare, league_matches, ruleset_error
 
-__all__ = ["OPERATIONS", "LabHandlers", "lab_body", "lab_schemas", "run_lab"]
+__all__ = ["OPERATIONS", "LabHandlers", "LabHistory", "lab_body", "lab_schemas", "run_lab"]
 
 try:
     from starlette.requests import Request
@@ -67,6 +69,36 @@ class LabLimits:
     max_sides: int
     max_players: int
     max_replays: int
+
+
+UPLOAD_FIELDS = (
+    Field(
+        "history",
+        ("string", "null"),
+        must="a match file's text",
+        description="the history as a match file's text (uploaded by the page), read "
+        "as the command line reads a file: JSON Lines, or CSV with a header row of "
+        "match keys (docs/matches.md); instead of 'matches'",
+    ),
+    Field(
+        "history_name",
+        ("string", "null"),
+        max_length=300,
+        must="a file name",
+        description="the uploaded file's name (a name ending in .csv is read as CSV); "
+        "errors name it",
+    ),
+    Field(
+        "home_from",
+        ("string", "null"),
+        max_length=300,
+        must="a dotted field path such as meta.home_team_index",
+        description="take each uploaded match's home side from this field, as the "
+        "command line's --home-from does (a missing or null field: a neutral venue)",
+    ),
+)
+"""The fields of a lab request that upload a match file (its text, its name) and say
+where its home side is (``home_from``, as ``--home-from``)."""
 
 
 def lab_body(limits: LabLimits) -> Body:
@@ -99,6 +131,7 @@ def lab_body(limits: LabLimits) -> Body:
                 f"{limits.max_sides} sides and {limits.max_players} players a match); "
                 "absent: the league's own matches",
             ),
+            *UPLOAD_FIELDS,
             Field(
                 "test_from",
                 ("string", "null"),
@@ -109,6 +142,35 @@ def lab_body(limits: LabLimits) -> Body:
         description="rulesets to compare on a history: at most "
         f"{limits.max_replays:,} matches x rulesets (--lab-max-replays)",
     )
+
+
+LAB_RESULT: dict[str, Any] = {
+    "type": "object",
+    "description": "the comparison (docs/web.md): the history's size, where scoring "
+    "started, the baseline, per ruleset its scores (evaluate's report), "
+    "distributions, tiers (best first, with their tier system), seasons and top "
+    "20, the paired differences against the baseline, and warnings",
+    "required": ["matches", "test_from", "baseline", "results"],
+    "properties": {
+        "matches": {"type": "integer", "minimum": 0},
+        "test_from": {"type": "string"},
+        "baseline": {"type": "string"},
+        "results": {"type": "array", "items": {"type": "object"}},
+        "differences": {
+            "type": "array",
+            "items": {"type": "object"},
+            "description": "each other ruleset's paired difference from the "
+            "baseline, score by score, with its 95 % interval (as evaluate --json)",
+        },
+        "warnings": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "a ruleset's home advantage unused (no match names a "
+            "home side), as the command line warns",
+        },
+    },
+}
+"""The schema of a lab comparison's result (``LabResult``)."""
 
 
 def lab_schemas() -> dict[str, dict[str, Any]]:
@@ -153,19 +215,7 @@ def lab_schemas() -> dict[str, dict[str, Any]]:
             },
             "additionalProperties": False,
         },
-        "LabResult": {
-            "type": "object",
-            "description": "the comparison (docs/web.md): the history's size, where scoring "
-            "started, the baseline, and per ruleset its scores, distributions, tiers "
-            "(best first), seasons and top 20",
-            "required": ["matches", "test_from", "baseline", "results"],
-            "properties": {
-                "matches": count,
-                "test_from": {"type": "string"},
-                "baseline": {"type": "string"},
-                "results": {"type": "array", "items": {"type": "object"}},
-            },
-        },
+        "LabResult": LAB_RESULT,
     }
 
 
@@ -264,10 +314,23 @@ def _replays(matches: int, rulesets: int, limits: LabLimits) -> None:
         raise FieldError(f"the lab needs at least 2 matches: {matches}", field="matches")
 
 
+@attrs.frozen
+class LabHistory:
+    """Where a lab job's matches come from: match ``documents`` (checked when the job
+    was submitted), else an uploaded file's ``text`` (named ``name``), else the league's
+    database ``db``; ``home_from``: the field an uploaded match's home side is taken
+    from (``--home-from``)."""
+
+    documents: list[dict[str, Any]] | None = None
+    text: str | None = None
+    name: str = "the history"
+    db: str | None = None
+    home_from: str | None = None
+
+
 def run_lab(
     specs: list[dict[str, str]],
-    documents: list[dict[str, Any]] | None,
-    db: str | None,
+    history: LabHistory,
     test_from: str | None,
     limits: LabLimits,
     check_sides: Callable[[Any, str], None],
@@ -275,18 +338,23 @@ def run_lab(
     progress: Callable[[int, int, str], None],
 ) -> dict[str, Any]:
     """A lab job (in its own process): the rulesets loaded from ``specs``, the history
-    (match ``documents``, checked when the job was submitted; else the league's at
-    ``db``, read here and held to ``limits``), replayed with each
-    (:func:`rankcraft.web.compare`), in up to ``processes`` processes at once, children
-    of this one (forked: the history is not copied again)."""
+    (:class:`LabHistory`: matches checked when the job was submitted; else an uploaded
+    file's text or the league's matches, read here and held to ``limits``), replayed
+    with each (:func:`rankcraft.web.compare`), in up to ``processes`` processes at once,
+    children of this one (forked: the history is not copied again). The result warns
+    where a ruleset has a home advantage and no match names a home side."""
     rulesets = [_load(spec, i) for i, spec in enumerate(specs)]
-    if documents is not None:
-        matches = [parse_match(d) for d in documents]
+    if history.documents is not None:
+        matches = [parse_match(d) for d in history.documents]
+    elif history.text is not None:
+        progress(0, 0, f"reading {history.name}")
+        matches = _read_upload(history, check_sides)
+        _replays(len(matches), len(rulesets), limits)
     else:
-        if db is None:
+        if history.db is None:
             raise InputError("the lab job has no history")
         progress(0, 0, "reading the league's matches")
-        with League.open(db, create=False) as league:
+        with League.open(history.db, create=False) as league:
             matches = league_matches(league)
         for match in matches:
             try:
@@ -294,7 +362,44 @@ def run_lab(
             except InputError as exc:
                 raise FieldError(f"the league's match {match.id!r}: {exc}", field="teams") from None
         _replays(len(matches), len(rulesets), limits)
-    return compare(rulesets, matches, test_from, progress, processes=processes)
+    result = compare(rulesets, matches, test_from, progress, processes=processes)
+    result["warnings"] = _home_warnings(rulesets, matches, history)
+    return result
+
+
+def _read_upload(history: LabHistory, check_sides: Callable[[Any, str], None]) -> list[Match]:
+    """An uploaded file's matches, read as the command line reads a file
+    (:func:`rankcraft.io.read_match_text`, ``home`` from ``home_from``), each held to the
+    service's limits; an error names the file and its line."""
+    assert history.text is not None
+    matches = []
+    try:
+        for line, data in read_match_text(history.text, history.name):
+            if history.home_from and isinstance(data, dict):
+                (data,) = with_home([data], history.home_from)
+            try:
+                if isinstance(data, dict):
+                    check_sides(data.get("teams"), "teams")
+                matches.append(parse_match(data, line=line))
+            except MatchError:
+                raise
+            except InputError as exc:
+                raise MatchError(str(exc), line=line) from None
+    except MatchError as exc:
+        raise FieldError(f"{history.name} {exc}", field="history") from None
+    except InputError as exc:
+        raise FieldError(f"{history.name}: {exc}", field="history") from None
+    return matches
+
+
+def _home_warnings(rulesets: list[Ruleset], matches: list[Match], history: LabHistory) -> list[str]:
+    """The lab's warning for each ruleset with a home advantage when no match names a
+    home side (:func:`rankcraft.advice.home_warning`, as the command line warns)."""
+    seen = HomeSeen(matches)
+    for _ in seen:
+        pass
+    found = (home_warning(r, seen, history.name, option="home_from") for r in rulesets)
+    return [w for w in found if w is not None]
 
 
 @attrs.define(eq=False)
@@ -343,21 +448,32 @@ class LabHandlers:
         if test_from:
             test_from = parse_time(test_from, field="test_from").isoformat()
         raw = body.get("matches")
-        documents: list[dict[str, Any]] | None = None
+        if raw is not None and body.get("history") is not None:
+            raise FieldError("give 'matches' or 'history', not both", field="history")
+        home_from = body.get("home_from") or None
+        history = LabHistory(home_from=home_from)
         if raw is not None:
             _replays(len(raw), len(specs), self.limits)
+            if home_from:
+                raw = [next(with_home([m], home_from)) if isinstance(m, dict) else m for m in raw]
             documents = [m.to_dict() for m in _checked(raw, self.check_sides)]
+            history = attrs.evolve(history, documents=documents, name="the uploaded matches")
+        elif body.get("history") is not None:
+            name = body.get("history_name") or "the uploaded file"
+            history = attrs.evolve(history, text=body["history"], name=name)
         else:
             self.league.refresh()
             _replays(self.league.match_count, len(specs), self.limits)
             if self.db is None:
                 documents = [m.to_dict() for m in league_matches(self.league)]
+                history = LabHistory(documents=documents, name="the league")
+            else:
+                history = LabHistory(db=self.db, name="the league")
         return self.pool.submit(
             self._client(request),
             run_lab,
             specs,
-            documents,
-            self.db if documents is None else None,
+            history,
             test_from or None,
             self.limits,
             self.check_sides,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import attrs
@@ -352,6 +352,113 @@ class Seasons:
             elif i in ran:  # (an entry's first run may close a period with play in it: only
                 quiet.add(i)  # a run over a period nobody played in proves the league at rest)
             ran.add(i)
+
+
+@attrs.frozen
+class Coming:
+    """The runs of one ``[[resets]]`` entry that a match at a later time would set off
+    (:func:`coming`).
+
+    Attributes:
+        kind: the event's kind (``soft``, ``hard`` ...). runs: how many times it runs.
+        first, last: the moments of its first and last run.
+        every_days: its period (None: an event a long gap in play sets off).
+    """
+
+    kind: str
+    runs: int
+    first: datetime
+    last: datetime
+    every_days: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "runs": self.runs,
+            "first": format_time(self.first),
+            "last": format_time(self.last),
+            "every_days": self.every_days,
+        }
+
+
+def coming(seasons: Seasons, at: datetime) -> list[Coming]:
+    """The season events a match at ``at`` would run first, as the schedule stands (read
+    it with :meth:`Seasons.load`): each dated entry due by then, with how many times it
+    runs (a catch-up runs every one, in time order), and each entry a gap longer than its
+    ``gap_days`` since the league's latest match sets off. Entries a season field sets
+    off are not known before the match's ``meta`` is; nothing is run or changed.
+
+    >>> from rankcraft.ruleset import load_ruleset
+    >>> from rankcraft.store import MemoryStore
+    >>> from datetime import UTC
+    >>> weekly = Seasons(load_ruleset("skyweaver"))
+    >>> weekly.load(MemoryStore())
+    >>> weekly.moments = [datetime(2024, 1, 8, tzinfo=UTC), datetime(2024, 1, 29, tzinfo=UTC)]
+    >>> [(c.kind, c.runs, c.last.date().isoformat())
+    ...  for c in coming(weekly, datetime(2024, 3, 1, tzinfo=UTC))]
+    [('soft', 8, '2024-02-26'), ('hard', 2, '2024-02-26')]
+    """
+    out = []
+    for event, moment in zip(seasons.events, seasons.moments, strict=True):
+        if isinstance(moment, datetime) and event.every_days is not None and moment <= at:
+            step = timedelta(days=event.every_days)
+            runs = (at - moment) // step + 1
+            last = moment + step * (runs - 1)
+            out.append(Coming(event.kind, runs, moment, last, event.every_days))
+        elif isinstance(moment, Mark) and event.trigger == "gap" and seasons._gap(event, at):
+            out.append(Coming(event.kind, 1, at, at, None))
+    return out
+
+
+def season_of(ruleset: Ruleset, first: datetime) -> Callable[[datetime], tuple[datetime, datetime]]:
+    """The season a time falls in, as ``time -> (start, end)`` (end excluded). Seasons
+    are the periods between the runs of the ruleset's least frequent ``[[resets]]`` event
+    (the largest ``every_days``: Skyweaver's four-weekly hard reset), counted as the
+    league counts them: from the event's ``start``, else from the first match
+    (``first``). Without dated ``[[resets]]`` (none, or only events a season field or
+    a gap in the data triggers): calendar years (UTC).
+
+    >>> from rankcraft.ruleset import load_ruleset, loads_ruleset
+    >>> two_weeks = loads_ruleset(
+    ...     'name = "x"\\n[update]\\nplugin = "elo"\\n[reset]\\nplugin = "regress"\\n'
+    ...     '[[resets]]\\nkind = "soft"\\nevery_days = 14.0\\n')
+    >>> season = season_of(two_weeks, datetime(2024, 1, 1, 12, tzinfo=UTC))
+    >>> [t.isoformat() for t in season(datetime(2024, 1, 20, tzinfo=UTC))]
+    ['2024-01-15T12:00:00+00:00', '2024-01-29T12:00:00+00:00']
+    >>> first = datetime(2024, 5, 1, tzinfo=UTC)
+    >>> [t.year for t in season_of(load_ruleset("elo"), first)(first)]
+    [2024, 2025]
+    >>> by_field = loads_ruleset(
+    ...     'name = "y"\\n[update]\\nplugin = "elo"\\n[reset]\\nplugin = "regress"\\n'
+    ...     '[[resets]]\\nkind = "soft"\\nseason_field = "meta.season"\\n')
+    >>> [t.year for t in season_of(by_field, first)(first)]
+    [2024, 2025]
+    """
+    dated = [(r.every_days, r) for r in ruleset.resets if r.every_days is not None]
+    if not dated:
+
+        def year(at: datetime) -> tuple[datetime, datetime]:
+            start = datetime(at.year, 1, 1, tzinfo=UTC)
+            return start, _clamped(start, lambda: datetime(at.year + 1, 1, 1, tzinfo=UTC))
+
+        return year
+    days, longest = max(dated, key=lambda item: item[0])
+    origin = longest.start_time or first
+    step = timedelta(days=days)
+
+    def period(at: datetime) -> tuple[datetime, datetime]:
+        start = _clamped(origin, lambda: origin + step * ((at - origin) // step))
+        return start, _clamped(start, lambda: start + step)
+
+    return period
+
+
+def _clamped(moment: datetime, later: Callable[[], datetime]) -> datetime:
+    """``later()``, or the last time a date holds where it would pass year 9999."""
+    try:
+        return later()
+    except (OverflowError, ValueError):
+        return datetime.max.replace(tzinfo=UTC)
 
 
 def _season(event: ResetSchedule, match: Match, index: int) -> str | int:

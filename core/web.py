@@ -17,6 +17,10 @@ GET      ``/web/search?q=TEXT``       up to 10 player ids holding TEXT (suggesti
 GET      ``/web/players/{id}``        the player and every match of theirs, oldest first,
                                       with resets between matches marked
 GET      ``/web/seasons``             each ended season's tiers, as the rank keeps them
+GET      ``/web/played-at?at=TIME``   what recording a match played then would set off:
+                                      the season events that would run first, and
+                                      whether it is far past the latest match
+                                      (:func:`played_at_check`; the page asks first)
 POST     ``/web/lab/check``           ``{"toml"}``: the ruleset, or its error with the
                                       field and the TOML line
 POST     ``/web/lab/jobs``            ``{"rulesets", "matches"?, "test_from"?}``: replay a
@@ -46,21 +50,30 @@ import heapq
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 import attrs
 
+from .comparison import report
+from .drawfit import fit_draws, wants_fit
 from .engine import League
 from .errors import RulesetError
-from .evaluate import evaluate, scratch_league
+from .evaluate import Evaluation, differences, evaluate, scratch_league
 from .fields import FieldError
 from .io import MATCH_KEYS
 from .jsontext import finite
 from .model import Match, PlayerRecord, field_of_role, format_time
 from .processes import can_fork, run_each
-from .ruleset import Ruleset, bundled_names, load_ruleset, loads_ruleset  # noqa: F401 (examples)
+from .ruleset import (  # noqa: F401 (load_ruleset, loads_ruleset: the examples')
+    Ruleset,
+    bundled_names,
+    load_ruleset,
+    loads_ruleset,
+    to_dict,
+)
+from .seasons import Seasons, coming, season_of
 
 LAB_MAX_MATCHES = 200_000
 """The most matches the lab replays (each ruleset replays them all)."""
@@ -269,6 +282,29 @@ def meta(league: League) -> dict[str, Any]:
     }
 
 
+FAR_DAYS = 30.0
+"""How many days after the league's latest match a match recorded from the page may be
+played before the page asks to confirm (:func:`played_at_check`)."""
+
+
+def played_at_check(league: League, at: datetime) -> dict[str, Any]:
+    """What recording a match played at ``at`` would set off, for the page to ask before
+    it records one: the league's latest match, the days from it, ``far`` (more than
+    :data:`FAR_DAYS`: the page asks to confirm), and the season events that would run
+    first (:func:`rankcraft.seasons.coming`: each with its runs, first and last)."""
+    schedule = Seasons(league.ruleset)
+    schedule.load(league.store)
+    latest = league.latest_played()
+    days = None if latest is None else (at - latest).total_seconds() / 86400.0
+    return {
+        "at": format_time(at),
+        "latest": None if latest is None else format_time(latest),
+        "days_after_latest": days,
+        "far": days is not None and days > FAR_DAYS,
+        "events": [c.to_dict() for c in coming(schedule, at)],
+    }
+
+
 # -- the ruleset lab ---------------------------------------------------------------------
 
 
@@ -280,25 +316,6 @@ def league_matches(league: League) -> list[Match]:
         for row in league.history(record.id, None):
             seen.setdefault(row.seq, row.match)
     return [seen[s] for s in sorted(seen)]
-
-
-def _losses(items: Iterable[tuple[float, float]]) -> list[float]:
-    out = []
-    for p, s in items:
-        p = min(max(p, 1e-12), 1 - 1e-12)
-        out.append(-(s * math.log(p) + (1 - s) * math.log(1 - p)))
-    return out
-
-
-def _interval(values: list[float]) -> tuple[float, float]:
-    """A 95 % normal-approximation interval of the mean of ``values``."""
-    n = len(values)
-    mean = math.fsum(values) / n
-    if n < 2:
-        return mean, mean
-    var = math.fsum((v - mean) ** 2 for v in values) / (n - 1)
-    half = 1.959964 * math.sqrt(var / n)
-    return mean - half, mean + half
 
 
 def _histogram(
@@ -316,56 +333,6 @@ def _histogram(
     for v in values:
         counts[min(int((v - low) / width), bins - 1)] += 1
     return {"low": low, "high": high, "counts": counts}
-
-
-def season_of(ruleset: Ruleset, first: datetime) -> Callable[[datetime], tuple[datetime, datetime]]:
-    """The season a time falls in, as ``time -> (start, end)`` (end excluded). Seasons
-    are the periods between the runs of the ruleset's least frequent ``[[resets]]`` event
-    (the largest ``every_days``: Skyweaver's four-weekly hard reset), counted as the
-    league counts them: from the event's ``start``, else from the first match
-    (``first``). Without dated ``[[resets]]`` (none, or only events a season field or
-    a gap in the data triggers): calendar years (UTC).
-
-    >>> two_weeks = loads_ruleset(
-    ...     'name = "x"\\n[update]\\nplugin = "elo"\\n[reset]\\nplugin = "regress"\\n'
-    ...     '[[resets]]\\nkind = "soft"\\nevery_days = 14.0\\n')
-    >>> season = season_of(two_weeks, datetime(2024, 1, 1, 12, tzinfo=UTC))
-    >>> [t.isoformat() for t in season(datetime(2024, 1, 20, tzinfo=UTC))]
-    ['2024-01-15T12:00:00+00:00', '2024-01-29T12:00:00+00:00']
-    >>> first = datetime(2024, 5, 1, tzinfo=UTC)
-    >>> [t.year for t in season_of(load_ruleset("elo"), first)(first)]
-    [2024, 2025]
-    >>> by_field = loads_ruleset(
-    ...     'name = "y"\\n[update]\\nplugin = "elo"\\n[reset]\\nplugin = "regress"\\n'
-    ...     '[[resets]]\\nkind = "soft"\\nseason_field = "meta.season"\\n')
-    >>> [t.year for t in season_of(by_field, first)(first)]
-    [2024, 2025]
-    """
-    dated = [(r.every_days, r) for r in ruleset.resets if r.every_days is not None]
-    if not dated:
-
-        def year(at: datetime) -> tuple[datetime, datetime]:
-            start = datetime(at.year, 1, 1, tzinfo=UTC)
-            return start, _later(start, lambda: datetime(at.year + 1, 1, 1, tzinfo=UTC))
-
-        return year
-    days, longest = max(dated, key=lambda item: item[0])
-    origin = longest.start_time or first
-    step = timedelta(days=days)
-
-    def period(at: datetime) -> tuple[datetime, datetime]:
-        start = _later(origin, lambda: origin + step * ((at - origin) // step))
-        return start, _later(start, lambda: start + step)
-
-    return period
-
-
-def _later(moment: datetime, later: Callable[[], datetime]) -> datetime:
-    """``later()``, or the last time a date holds where it would pass year 9999."""
-    try:
-        return later()
-    except (OverflowError, ValueError):
-        return datetime.max.replace(tzinfo=UTC)
 
 
 def _replay(
@@ -427,8 +394,10 @@ def compare(
     progress: Callable[[int, int, str], None] | None = None,
     processes: int = 1,
 ) -> dict[str, Any]:
-    """Replay ``matches`` with each ruleset and compare: one-step-ahead log loss (with a
-    95 % interval), Brier, accuracy, calibration, the rating and tier distributions at
+    """Replay ``matches`` with each ruleset and compare: ``rankcraft evaluate``'s report
+    (:func:`rankcraft.comparison.report`: each ruleset's one-step-ahead scores, three-way
+    ones where it forecasts draws, and the paired differences against the first ruleset,
+    with their 95 % intervals), the rating and tier distributions at
     the end and at the end of each season (:func:`season_of`; the ratings of a season's
     players, in bins the seasons of a ruleset share), the top 20 (by the value the
     leaderboard sorts by: rank points where the ruleset has them), and how many players
@@ -449,15 +418,34 @@ def compare(
     told = _teller(rulesets, len(ordered) * len(rulesets), parallel, progress)
     one = functools.partial(_replayed_one, rulesets, ordered, test_from)
     pieces = run_each(one, len(rulesets), processes=parallel, progress=told)
-    results = _with_tier_changes(pieces)
+    results = _with_tier_changes([(result, tiers) for result, tiers, _ in pieces])
+    labels = _labels([r["name"] for r in results])
+    evaluations = {label: e for label, (_, _, e) in zip(labels, pieces, strict=True)}
+    paired = differences(evaluations, labels[0])
+    evaluated = report(evaluations, labels[0], paired, test_from=test_from)
+    for label, result in zip(labels, results, strict=True):
+        result["label"] = label
+        result["evaluation"] = evaluated["results"][label]
     out: dict[str, Any] = finite(
         {
             "matches": len(ordered),
             "test_from": test_from,
-            "baseline": results[0]["name"],
+            "baseline": labels[0],
             "results": results,
+            "differences": evaluated.get("differences", []),
         }
     )
+    return out
+
+
+def _labels(names: list[str]) -> list[str]:
+    """Each ruleset's label in the report: its name, numbered where names repeat
+    (``glicko1``, ``glicko1 (2)``)."""
+    seen: Counter[str] = Counter()
+    out = []
+    for name in names:
+        seen[name] += 1
+        out.append(name if seen[name] == 1 else f"{name} ({seen[name]})")
     return out
 
 
@@ -492,7 +480,7 @@ def _replayed_one(
     test_from: str,
     index: int,
     tick: Callable[[int], None],
-) -> tuple[dict[str, Any], dict[str, str]]:
+) -> tuple[dict[str, Any], dict[str, str], Evaluation]:
     """The replay of ``rulesets[index]`` (:func:`_compared`), ``tick(count)`` told of
     the matches it has replayed."""
     count = [0]
@@ -522,12 +510,18 @@ def _with_tier_changes(
 
 def _compared(
     ruleset: Ruleset, ordered: list[Match], test_from: str, replayed: Callable[[], None]
-) -> tuple[dict[str, Any], dict[str, str]]:
-    """One ruleset's part of :func:`compare`: its result, and each player's tier (for
-    the tier changes against the baseline)."""
+) -> tuple[dict[str, Any], dict[str, str], Evaluation]:
+    """One ruleset's part of :func:`compare`: its result, each player's tier (for the
+    tier changes against the baseline), and its evaluation (for the report). Draw
+    parameters are fitted on the warm-up first where the ruleset asks, as ``evaluate``
+    fits them (:func:`rankcraft.drawfit.fit_draws`)."""
+    fit = None
+    if wants_fit(ruleset):
+        ruleset, fit = fit_draws(ruleset, ordered, before=test_from)
     league = scratch_league(ruleset)
     evaluation, seasons = _replay(league, ordered, test_from, replayed)
-    low, high = _interval(_losses(evaluation.predictions))
+    if fit is not None:
+        evaluation = attrs.evolve(evaluation, draw_fit=fit)
     location = field_of_role(league.skill_class, "location")
     records = league.leaderboard()
     standings = league.standings()
@@ -537,17 +531,24 @@ def _compared(
     order += [t for t, _ in counts.most_common() if t not in order]
     result = {
         "name": ruleset.name,
-        "evaluation": evaluation.to_dict(),
-        "log_loss_interval": [low, high],
         "location": location,
         "value": _shown_name(league),
         "ratings": _histogram([float(_value(r.skill, location) or 0.0) for r in records]),
         "tiers": {t: counts[t] for t in order},
         "tier_order": order,
+        "tier_system": _tier_system(ruleset) if order else None,
         "top": [_top_row(league, r, standings, location) for r in records[:20]],
         "seasons": seasons,
     }
-    return result, tiers
+    return result, tiers, evaluation
+
+
+def _tier_system(ruleset: Ruleset) -> str:
+    """What a ruleset's tiers come from: its rank plugin (``skyweaver-rp``), else the
+    plugin that gives its standings (``wager``); the lab shows one tier table for each."""
+    table = to_dict(ruleset)
+    slot = table.get("rank") or table["update"]
+    return str(slot["plugin"])
 
 
 def _tier_group(standing: str) -> str:
@@ -582,6 +583,7 @@ __all__ = [
     "compare",
     "league_matches",
     "meta",
+    "played_at_check",
     "player_history",
     "ruleset_error",
     "season_archive",

@@ -275,3 +275,94 @@ def test_the_common_shape_takes_the_written_out_path() -> None:
     match = _duel(data)
     assert match is not None and match.scores == (2.0, 1.0) and match.places == (1, 2)
     assert _duel({**data, "teams": [["a"], ["a"]]}) is None
+
+
+# -- one reader for the command line and the lab (issue 43, item 12) -----------------------
+
+
+def _csv(*rows: str, bom: bool = False) -> str:
+    head = "\ufeff" if bom else ""
+    return head + "id,played_at,teams,scores,meta\n" + "".join(r + "\n" for r in rows)
+
+
+CSV_ROW = 'm{i},2024-05-0{d},"[[""ann""], [""bo""]]","[1, 0]",{meta}'
+"""A CSV row of the documented form (docs/matches.md#csv)."""
+
+
+def _rows(meta: str = "") -> list[str]:
+    return [CSV_ROW.format(i=i, d=i + 1, meta=meta if i == 1 else "") for i in range(3)]
+
+
+def _lab(text: str, name: str) -> Any:
+    """The lab's answer to ``text`` uploaded as a file named ``name``."""
+    from starlette.testclient import TestClient
+
+    from rankcraft.serve import create_app
+
+    with TestClient(create_app(rankcraft.League("elo"))) as client:
+        return client.post(
+            "/web/lab/compare",
+            json={"rulesets": ["elo", "glicko1"], "history": text, "history_name": name},
+        )
+
+
+def test_a_csv_with_excel_s_byte_order_mark_is_read_by_the_command_line_and_the_lab(
+    tmp_path: Path,
+) -> None:
+    text = _csv(*_rows(), bom=True)
+    path = tmp_path / "excel.csv"
+    path.write_text(text, encoding="utf-8")  # (the BOM written as Excel writes it)
+    assert path.read_bytes().startswith(b"\xef\xbb\xbfid,played_at")
+    read = [m.id for m in read_matches(path)]
+    assert read == ["m0", "m1", "m2"]
+    answer = _lab(text, "excel.csv")
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["matches"] == 3
+    # JSON Lines with a BOM too: the same reader
+    lines = "\ufeff" + "".join(
+        json.dumps(
+            {"id": f"j{i}", "played_at": "2024-05-01", "teams": [["a"], ["b"]], "scores": [1, 0]}
+        )
+        + "\n"
+        for i in range(2)
+    )
+    (tmp_path / "bom.jsonl").write_text(lines, encoding="utf-8")
+    assert [m.id for m in read_matches(tmp_path / "bom.jsonl")] == ["j0", "j1"]
+
+
+@pytest.mark.parametrize(
+    ("meta", "message"),
+    [
+        (
+            '"{""x"": 1, ""x"": 2}"',
+            'line 3: \'meta\' must be JSON text in a CSV cell (e.g. [["alice"], ["bob"]] or '
+            "[1, 0]): '{\"x\": 1, \"x\": 2}' (the key 'x' appears twice in one object)",
+        ),
+        (
+            '"{""note"": ""' + "x" * 140_000 + '""}"',
+            "line 3: a CSV cell in column 'meta' holds more than 128 KiB",
+        ),
+        # 128 KiB in bytes: 70,000 two-byte letters are fewer characters than the csv
+        # module's own limit
+        (
+            '"{""note"": ""' + "é" * 70_000 + '""}"',
+            "line 3: a CSV cell in column 'meta' holds more than 128 KiB",
+        ),
+    ],
+    ids=["duplicate-key", "past-131072-characters", "past-128-KiB-of-UTF-8"],
+)
+def test_a_csv_cell_is_refused_alike_by_the_command_line_and_the_lab(
+    tmp_path: Path, meta: str, message: str
+) -> None:
+    text = _csv(*_rows(meta))
+    path = tmp_path / "cells.csv"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(rankcraft.errors.MatchError) as refused:
+        list(read_match_dicts(path))
+    assert str(refused.value) == message
+    assert refused.value.line == 3 and refused.value.field == "meta"
+    answer = _lab(text, "cells.csv")
+    assert answer.status_code == 400, answer.text
+    error = answer.json()["error"]
+    assert error["message"] == f"cells.csv {message}"
+    assert error["field"] == "history"

@@ -24,6 +24,7 @@ from rankcraft.jobs import Busy, JobPool, Shelf, UnknownJob, waiting
 from rankcraft.serve import Settings, create_app
 from rankcraft.web import compare
 
+from .test_cli import run
 from .test_robustness import JSON
 from .test_serve import Server, conforms
 
@@ -150,7 +151,8 @@ def test_a_lab_job_answers_what_compare_does() -> None:
         [rankcraft.load_ruleset("skyweaver"), rankcraft.load_ruleset("elo")],
         [rankcraft.parse_match(m) for m in games(300, players=12)],
     )
-    assert state["result"] == again.json() == json.loads(json.dumps(direct))
+    # (a job adds its warnings: none here, neither ruleset has a home advantage)
+    assert state["result"] == again.json() == {**json.loads(json.dumps(direct)), "warnings": []}
     sky = state["result"]["results"][0]
     # the tiers best first (the league's ladder), the top 20 by rank points
     league_tiers = list(dict.fromkeys(t.rsplit(" ", 1)[0] for t in league.tiers()))
@@ -489,3 +491,91 @@ def test_the_lab_s_answers_fit_the_openapi_document() -> None:
         fits(
             client.post("/web/lab/compare", json={"rulesets": ["elo"]}), "/web/lab/compare", "post"
         )
+
+
+# -- the home side (issue 39, item 6) ------------------------------------------------------
+
+
+def test_the_bundled_football_history_names_its_home_side_as_the_match_format_does() -> None:
+    """``home`` where the source names a home team (``neutral`` false), absent at a
+    neutral venue; ``meta.home_team_index`` stays, so ``--home-from`` reads the same."""
+    import gzip
+
+    from rankcraft.data import demo_matches_path
+
+    homes = {0: 0, None: 0}
+    with gzip.open(demo_matches_path(), "rt", encoding="utf-8") as f:
+        for line in f:
+            match = json.loads(line)
+            meta = match["meta"]
+            assert match.get("home") == meta["home_team_index"], match["id"]
+            assert (meta["home_team_index"] is None) == meta["neutral"], match["id"]
+            assert rankcraft.parse_match(match).home == meta["home_team_index"]
+            homes[match.get("home")] += 1
+    assert homes == {0: 36_364, None: 13_156}
+
+
+def _homeless(n: int) -> list[dict[str, Any]]:
+    """``n`` games whose home side is only in ``meta`` (as the shared histories keep it);
+    the home side wins three games in four."""
+    out = []
+    for i, m in enumerate(games(n, players=12)):
+        m["meta"] = {"home_team_index": i % 2}
+        m["scores"] = [1, 0] if (i % 4 != 3) == (i % 2 == 0) else [0, 1]
+        out.append(m)
+    return out
+
+
+def test_the_lab_reads_a_home_field_as_the_command_line_does_and_warns_without_one(
+    tmp_path: Path,
+) -> None:
+    matches = _homeless(400)
+    text = "".join(json.dumps(m) + "\n" for m in matches)
+    path = tmp_path / "homes.jsonl"
+    path.write_text(text)
+    asked = {"rulesets": ["elo", "elo-538"], "test_from": "2000-08-01"}
+    with TestClient(create_app(rankcraft.League("elo"))) as client:
+        plain = client.post(
+            "/web/lab/compare", json={**asked, "history": text, "history_name": "homes.jsonl"}
+        ).json()
+        homed = client.post(
+            "/web/lab/compare",
+            json={
+                **asked,
+                "history": text,
+                "history_name": "homes.jsonl",
+                "home_from": "meta.home_team_index",
+            },
+        ).json()
+        listed = client.post(
+            "/web/lab/compare",
+            json={**asked, "matches": matches, "home_from": "meta.home_team_index"},
+        ).json()
+    # elo-538 has a home advantage (65 points): without the field, the lab says it was
+    # not used, as the command line does; elo has none and is not named
+    (warning,) = plain["warnings"]
+    assert warning.startswith("ruleset 'elo-538' has a home advantage")
+    assert "no match of homes.jsonl names a home side" in warning
+    assert "with home_from (e.g. home_from meta.home_team_index)" in warning
+    assert homed["warnings"] == [] and listed["warnings"] == []
+    # with it, the lab's scores are evaluate's with --home-from, to the digit
+    code, out, err = run(
+        "evaluate",
+        str(path),
+        "--ruleset",
+        "elo",
+        "--ruleset",
+        "elo-538",
+        "--test-from",
+        "2000-08-01",
+        "--home-from",
+        "meta.home_team_index",
+        "--json",
+    )
+    assert code == 0, err
+    cli = json.loads(out)["results"]
+    for result in homed["results"] + listed["results"]:
+        assert result["evaluation"]["log_loss"] == cli[result["name"]]["log_loss"]
+    plain_538 = plain["results"][1]["evaluation"]["log_loss"]
+    assert plain_538 != cli["elo-538"]["log_loss"]
+    assert plain["results"][0]["evaluation"] == homed["results"][0]["evaluation"]

@@ -12,6 +12,7 @@ import itertools
 import math
 import os
 import random
+import re
 import shutil
 import threading
 import time
@@ -128,8 +129,13 @@ def test_the_lab_compares_rulesets_on_the_leagues_matches() -> None:
         rankcraft.League("elo"), history(40), test_from="2024-01-21"
     )
     assert elo["evaluation"]["log_loss"] == pytest.approx(direct.log_loss)
-    low, high = elo["log_loss_interval"]
-    assert low < direct.log_loss < high
+    # and its differences are evaluate's: skyweaver against elo, the first (the baseline)
+    other = rankcraft.evaluate.evaluate(
+        rankcraft.League("skyweaver"), history(40), test_from="2024-01-21"
+    )
+    paired = rankcraft.evaluate.differences({"elo": direct, "skyweaver": other}, "elo")
+    assert data["differences"] == [d.to_dict() for d in paired]
+    assert [d["score"] for d in data["differences"]] == ["log-loss", "brier"]
     assert sum(sky["tiers"].values()) == 4 and elo["tiers"] == {}
     # Skyweaver's seasons are its four-weekly hard resets' (from Jan 1 12:00: 28 matches,
     # then 12); elo has no [[resets]]: its season is the calendar year
@@ -745,12 +751,14 @@ def test_a_csv_file_in_the_lab_is_told_its_format(
     text = error.inner_text()
     assert "'team_a'" in text and "played_at, quit, ranks, scores" in text
     assert "docs/matches.md#csv" in text
-    # the same under another name: neither format, both said, and where they are written
+    # the same under another name: neither format, both said (the command line's words:
+    # one reader), and where they are written
     upload(page, "matches.txt", header)
     page.click("#lab-run")
-    expect(error).to_contain_text("matches.txt looks like CSV")
+    expect(error).to_contain_text("matches.txt line 1: not JSON")
     text = error.inner_text()
-    assert "JSON Lines (.jsonl, or .jsonl.gz)" in text and "CSV (.csv, or .csv.gz)" in text
+    assert "rankcraft reads JSON Lines (one match object per line, .jsonl or .jsonl.gz)" in text
+    assert "or CSV with a header row of match keys" in text
     assert "docs/matches.md" in text and error.locator("a").get_attribute("href") == "/docs"
     assert "Unexpected token" not in text  # (the browser's own JSON error, no more)
     page.close()
@@ -930,3 +938,291 @@ def test_a_ruleset_with_a_draw_model_predicts_a_draw_on_the_page(browser: Any) -
         ["draw", f"{forecast.draw:.4f}"],
     ]
     assert forecast.win[0] + forecast.win[1] + forecast.draw == pytest.approx(1.0)
+
+
+# -- issue 39, items 3, 7 and 8: the form, the lab and the player page ---------------------
+
+
+def after_a_gap() -> list[dict[str, Any]]:
+    """Eight games in June 2025, over a year after :func:`history`'s (Jan-Feb 2024), one
+    of three against four: ann's history has a long idle span."""
+    out = []
+    for i in range(8):
+        teams = [["ann"], ["bo" if i % 2 else "cy"]]
+        if i == 3:
+            teams = [["ann", "bo", "cy"], ["di", "eve-long-name", "fay-long-name", "gus"]]
+        out.append(
+            {
+                "id": f"late{i}",
+                "played_at": f"2025-06-{2 + 2 * i:02d}T12:00:00Z",
+                "teams": teams,
+                "scores": [i % 3 != 1, i % 3 == 1],
+            }
+        )
+    for m in out:
+        m["scores"] = [int(s) for s in m["scores"]]
+    return out
+
+
+def with_draws(n: int = 240) -> list[dict[str, Any]]:
+    """``n`` games of eight players every third day from 2023, a quarter of them drawn."""
+    rng = random.Random(7)
+    start = datetime(2023, 1, 1, 12, tzinfo=UTC)
+    out = []
+    for i in range(n):
+        a, b = rng.sample(range(8), 2)
+        draw = rng.random() < 0.25
+        won = rng.random() < 0.5 + 0.05 * (b - a)
+        out.append(
+            {
+                "id": f"d{i}",
+                "played_at": (start + timedelta(days=3 * i)).isoformat().replace("+00:00", "Z"),
+                "teams": [[f"t{a}"], [f"t{b}"]],
+                "scores": [1, 1] if draw else [int(won), int(not won)],
+            }
+        )
+    return out
+
+
+SHOTS = os.environ.get("RANKCRAFT_SCREENSHOTS")
+"""A folder to write the pages' screenshots into (to look at them), when set."""
+
+
+@pytest.mark.slow(seconds=40)
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_lab_and_the_player_page_at_a_phone_s_and_a_desktop_s_width(
+    browser: Any, width: int
+) -> None:
+    """Item 7: the lab shows evaluate's report (paired differences against the first
+    ruleset, three-way scores for a ruleset with a draw model, one tier table per tier
+    system, the upload's progress, the home warning). Item 8: tier labels off the line
+    and apart, the matches table one line a row with a cue to its hidden columns, and
+    the time axis skipping a year without play."""
+    import json
+
+    from playwright.sync_api import expect
+
+    league = skyweaver_league()
+    league.record_many(after_a_gap())
+    games = with_draws()
+    text = "".join(json.dumps(m) + "\n" for m in games)
+    names = ["football", "skyweaver", "ladder"]
+    direct = compare([rankcraft.load_ruleset(n) for n in names], parsed(games))
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    with serving(league) as base:
+        # -- the player page (item 8)
+        page.goto(f"{base}/#player/ann")
+        page.wait_for_selector("#player-matches tbody tr")
+        page.wait_for_timeout(200)
+        shot(page, f"player-{width}")
+        chart = page.locator("#rank-chart").bounding_box()
+        grid = page.locator("#rank-chart line[stroke='#eee']").evaluate_all(
+            "lines => Math.min(...lines.map((l) => Number(l.getAttribute('y1'))))"
+        )
+        labels = [b.bounding_box() for b in page.locator("#rank-chart text.chart-label").all()]
+        assert len(labels) >= 2
+        for box in labels:  # in the lane above the plot: never on the line
+            assert box["y"] + box["height"] <= chart["y"] + grid + 0.5, (box, grid)
+        for a, b in itertools.combinations(labels, 2):
+            assert (
+                a["x"] + a["width"] <= b["x"]
+                or b["x"] + b["width"] <= a["x"]
+                or (a["y"] + a["height"] <= b["y"] or b["y"] + b["height"] <= a["y"])
+            ), (a, b)
+        # a year and more without play is one break, not most of the width
+        assert page.locator("#rating-chart rect.axis-break").count() == 1
+        xs = [
+            float(p.split(",")[0])
+            for p in page.locator("#rating-chart path.series").get_attribute("d")[1:].split("L")
+        ]
+        plot = float(page.locator("#rating-chart").get_attribute("width")) - 66
+        assert max(b - a for a, b in itertools.pairwise(xs)) < 0.1 * plot
+        assert (
+            "no matches for 15 months (2024-02-19 to 2025-06-02)"
+            in page.locator("#rating-chart rect.axis-break title").text_content()
+        )
+        # every row one line high at both widths; the vs cell cut, not wrapped
+        rows = page.locator("#player-matches tbody tr")
+        heights = rows.evaluate_all("rs => rs.map((r) => r.getBoundingClientRect().height)")
+        assert len(heights) == 32 and max(heights) - min(heights) < 1, sorted(set(heights))
+        assert max(heights) < 40
+        team = page.locator("#player-matches tr[data-match='late3'] td.vs")
+        assert team.get_attribute("title") == "with bo, cy vs di, eve-long-name, fay-long-name, gus"
+        # the table scrolls in its box where it is wider than the window (at 400 px, and
+        # at 1400 px too with Skyweaver's factors): a line under it names the columns out
+        # of sight until they are scrolled into view
+        table = page.locator("#player-matches")
+        wide = table.evaluate("t => t.scrollWidth > t.clientWidth + 1")
+        cue = page.locator("#player-scroll-cue")
+        assert wide or width == 1400
+        assert cue.is_visible() == wide
+        if wide:
+            assert cue.inner_text().startswith("scroll the table sideways for ")
+            assert cue.inner_text().endswith("why (factors) →")
+            table.evaluate("t => { t.scrollLeft = t.scrollWidth; }")
+            expect(cue).to_be_hidden()
+        assert overflow(page)[0] <= width
+
+        # -- the lab (item 7): an uploaded history, its progress while it goes
+        page.goto(f"{base}/#lab")
+        page.wait_for_selector("body[data-ready='1']")
+        page.check("input[name=lab-source][value=file]")
+        upload(page, "draws.jsonl", text.encode())
+        held: list[Any] = []
+        page.route("**/web/lab/jobs", lambda route: held.append(route))
+        for name in names:
+            page.check(f".lab-bundled[value='{name}']")
+        page.click("#lab-run")
+        expect(page.locator("#lab-job")).to_be_visible()
+        assert page.locator("#lab-run").is_disabled()  # not a dead button while it goes
+        expect(page.locator("#lab-progress-text")).to_contain_text(
+            re.compile(r"reading draws\.jsonl|sending the request|the service is queueing")
+        )
+        page.wait_for_timeout(100)
+        for route in held:
+            route.continue_()
+        page.unroute("**/web/lab/jobs")
+        page.wait_for_selector("#lab-results:not([hidden]) #lab-scores tbody tr", timeout=120_000)
+        page.wait_for_timeout(200)
+        shot(page, f"lab-{width}")
+        # the paired differences, as evaluate computes them, against football (the first)
+        shown = page.locator("#lab-differences tbody tr").evaluate_all(
+            "rows => rows.map((r) => [...r.cells].map((c) => c.textContent))"
+        )
+        want = [
+            [
+                d["ruleset"],
+                d["score"],
+                f"{d['difference']:+.4f}",
+                f"[{d['low']:+.4f}, {d['high']:+.4f}]",
+                str(d["blocks"]),
+            ]
+            for d in direct["differences"]
+        ]
+        assert shown == want and len(want) == 4
+        assert (
+            "each ruleset's score less football's" in page.locator("#lab-paired-note").inner_text()
+        )
+        # three-way scores where a ruleset forecasts draws (football), a dash elsewhere
+        scores = dict(
+            (row[0], row[1:])
+            for row in page.locator("#lab-scores tbody tr").evaluate_all(
+                "rows => rows.map((r) => [...r.cells].map((c) => c.textContent))"
+            )
+        )
+        three = direct["results"][0]["evaluation"]["three_way"]
+        assert scores["3-way log loss"] == [f"{three['log_loss']:.4f}", "-", "-"]
+        assert scores["RPS"] == [f"{three['rps']:.4f}", "-", "-"]
+        assert scores["log loss"][0].startswith(
+            f"{direct['results'][0]['evaluation']['log_loss']:.4f}"
+        )
+        # one tier table per tier system, each ruleset's own tiers
+        tables = page.locator("#lab-tiers table.lab-tier-table")
+        assert tables.count() == 2
+        systems = [r["tier_system"] for r in direct["results"][1:]]
+        assert tables.evaluate_all("ts => ts.map((t) => t.dataset.system)") == systems
+        for table, result in zip(tables.all(), direct["results"][1:], strict=True):
+            assert table.locator("thead th").all_inner_texts() == ["tier", result["name"]]
+            tiers = table.locator("tbody td:first-child").all_inner_texts()
+            assert tiers == result["tier_order"]
+        # football has a home advantage and the file names no home side: said
+        warning = page.locator("#lab-warnings .warning")
+        expect(warning).to_have_count(1)
+        assert warning.inner_text().startswith("ruleset 'football' has a home advantage")
+        assert overflow(page)[0] <= width
+    assert errors == []
+    page.close()
+
+
+def parsed(games: list[dict[str, Any]]) -> list[Any]:
+    return [rankcraft.parse_match(m) for m in games]
+
+
+def shot(page: Any, name: str) -> None:
+    if SHOTS:
+        page.screenshot(path=os.path.join(SHOTS, f"{name}.png"), full_page=True)
+
+
+def test_what_a_match_played_at_a_later_time_would_set_off() -> None:
+    """``GET /web/played-at``: the season events a match then would run first (each
+    with its runs), and ``far`` past the league's latest match (2024-02-20 here); asking
+    changes nothing."""
+    league = skyweaver_league()
+    schedule = league.store.get_meta("next_resets")
+    with TestClient(create_app(league)) as client:
+        late = client.get("/web/played-at", params={"at": "2026-11-28T00:00:00Z"}).json()
+        near = client.get("/web/played-at", params={"at": "2024-03-01"}).json()
+        bad = client.get("/web/played-at", params={"at": "soon"})
+    assert late == {
+        "at": "2026-11-28T00:00:00Z",
+        "latest": "2024-02-20T12:00:00Z",
+        "days_after_latest": 1011.5,
+        "far": True,
+        "events": [
+            # weekly soft resets from the first match's week (Jan 1, 12:00), four-weekly hard
+            {
+                "kind": "soft",
+                "runs": 144,
+                "first": "2024-02-26T12:00:00Z",
+                "last": "2026-11-23T12:00:00Z",
+                "every_days": 7.0,
+            },
+            {
+                "kind": "hard",
+                "runs": 36,
+                "first": "2024-02-26T12:00:00Z",
+                "last": "2026-11-02T12:00:00Z",
+                "every_days": 28.0,
+            },
+        ],
+    }
+    assert near["far"] is False and [e["runs"] for e in near["events"]] == [1, 1]
+    assert bad.status_code == 400 and bad.json()["error"]["field"] == "at"
+    assert league.store.get_meta("next_resets") == schedule and league.match_count == 48
+
+
+def test_the_form_asks_before_recording_a_match_far_past_the_league_s_latest(
+    browser: Any,
+) -> None:
+    """'Played at' left empty is now: on this league of early 2024, the form says which
+    season events would run and records only when asked again."""
+    from playwright.sync_api import expect
+
+    league = skyweaver_league()
+    _, token = create_token(league.store, scope="record")
+    page = browser.new_page(viewport={"width": 400, "height": 900})
+    with serving(league) as base:
+        page.goto(f"{base}/#matches")
+        page.wait_for_selector("body[data-ready='1']")
+        page.fill("#token", token)
+        page.fill("#rec-id", "now-1")
+        page.fill("#rec-teams", "ann\nbo")
+        page.fill("#rec-scores", "1,0")
+        page.click("#record-form button")
+        box = page.locator("#record-confirm")
+        expect(box).to_be_visible()
+        text = box.inner_text()
+        assert "days after the league's latest match (2024-02-20)" in text
+        assert "first runs these season events, which cannot be undone" in text
+        events = box.locator("li").all_inner_texts()
+        assert events[0].startswith("soft reset ") and events[0].endswith("(every 7 days)")
+        assert events[1].startswith("hard reset ") and events[1].endswith("(every 28 days)")
+        assert " times, 2024-02-26 to " in events[0]
+        shot(page, "confirm-400")
+        box.locator("button.cancel").click()
+        expect(page.locator("#record-result")).to_contain_text("not recorded")
+        assert league.match_count == 48
+        # asked again and confirmed: recorded
+        page.click("#record-form button")
+        box.locator("button.confirm").click()
+        expect(page.locator("#record-result")).to_contain_text("recorded now-1", timeout=30_000)
+        assert league.match_count == 49
+        # now is no longer far past the latest match: recorded at once
+        page.wait_for_timeout(1100)
+        page.fill("#rec-id", "now-2")
+        page.click("#record-form button")
+        expect(page.locator("#record-result")).to_contain_text("recorded now-2", timeout=30_000)
+        assert box.is_hidden() and league.match_count == 50
+    page.close()

@@ -32,6 +32,7 @@ def _counted(items: Iterable[Any], bar: Callable[[int], None], every: int = 500)
 
 
 def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from ..comparison import report
     from ..evaluate import differences, evaluate_field
 
     test_from = parse_time(args.test_from, field="--test-from")
@@ -56,14 +57,7 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
         plot_calibration(results, args.plot)
     if args.json:
-        document: dict[str, Any] = {
-            "test_from": args.test_from,
-            "results": {k: v.to_dict() for k, v in results.items()},
-        }
-        if paired:
-            document["baseline"] = baseline
-            document["differences"] = [d.to_dict() for d in paired]
-        emit_json(document, out)
+        emit_json(report(results, baseline, paired, test_from=args.test_from), out)
         return 0
     out.write(f"{args.matches}: one step ahead from {args.test_from}\n\n")
     _evaluation_tables(results, baseline, paired, out)

@@ -128,7 +128,51 @@ function shownWidth(svg, fallback, most) {
 
 const CHAR = 6.3;  // about the width of a character of 11 px text
 
-// series: {points: [[x, y]], band: [[x, lo, hi]], color, step, label}; marks: [x] (dashed)
+// A time axis that skips idle spans: the times are cut where no point falls for longer
+// than a fifth of the whole span (and a month at least); each stretch of play gets a
+// width by its length (12 px at least) and each span skipped a break of BREAK px.
+// Returns [{t0, t1, p0, p1}] (a stretch's times and pixels), one when nothing is skipped.
+const BREAK = 26;
+function timeStretches(xs, x0, x1, left, right) {
+  const times = [...new Set(xs)].sort((a, b) => a - b);
+  const idle = Math.max(30 * DAY, (x1 - x0) / 5);
+  const cuts = [];
+  for (let i = 1; i < times.length; i++) if (times[i] - times[i - 1] > idle) cuts.push(i);
+  if (!cuts.length) return [{ t0: x0, t1: x1, p0: left, p1: right }];
+  const spans = [];
+  let start = 0;
+  for (const cut of [...cuts, times.length]) { spans.push([times[start], times[cut - 1]]); start = cut; }
+  spans[0][0] = Math.min(spans[0][0], x0);
+  spans[spans.length - 1][1] = Math.max(spans[spans.length - 1][1], x1);
+  const least = 12, room = right - left - BREAK * (spans.length - 1) - least * spans.length;
+  const played = spans.reduce((sum, [a, b]) => sum + (b - a), 0);
+  const out = [];
+  let at = left;
+  for (const [a, b] of spans) {
+    const w = least + room * (played ? (b - a) / played : 1 / spans.length);
+    out.push({ t0: a, t1: b, p0: at, p1: at + w });
+    at += w + BREAK;
+  }
+  return out;
+}
+
+function stretchX(stretches) {
+  return (x) => {
+    let s = stretches[0];
+    for (const c of stretches) if (x >= c.t0) s = c;
+    if (x > s.t1) x = s.t1;
+    return s.t1 === s.t0 ? (s.p0 + s.p1) / 2 : s.p0 + (x - s.t0) / (s.t1 - s.t0) * (s.p1 - s.p0);
+  };
+}
+
+// How long a span skipped is, in words (the break's title)
+function spanText(ms) {
+  const days = ms / DAY;
+  return days >= 730 ? `${Math.round(days / 365.25)} years` : days >= 60 ? `${Math.round(days / 30.4)} months` : `${Math.round(days)} days`;
+}
+
+// series: {points: [[x, y]], band: [[x, lo, hi]], color, step, label}; marks: [x] (dashed);
+// labels: [[x, y, text]] (a tier where it changes), set in a lane above the plot
 function lineChart(svg, series, { marks = [], time = true, width: wanted = 900, height = 300,
                                   xmin, xmax, ymin, ymax, labels = [], square = false } = {}) {
   const width = shownWidth(svg, wanted, square ? 420 : 900);
@@ -137,7 +181,8 @@ function lineChart(svg, series, { marks = [], time = true, width: wanted = 900, 
   svg.setAttribute("width", width);
   svg.setAttribute("height", height);
   svg.replaceChildren();
-  const pad = { l: 52, r: 14, t: 12, b: 28 };
+  const LANE = 14;
+  const pad = { l: 52, r: 14, t: labels.length ? 12 + 2 * LANE : 12, b: 28 };
   const xs = [], ys = [];
   for (const s of series) {
     for (const p of s.points) { xs.push(p[0]); ys.push(p[1]); }
@@ -154,7 +199,9 @@ function lineChart(svg, series, { marks = [], time = true, width: wanted = 900, 
   if (ymax === undefined) y1 = Math.ceil(y1 / step - 1e-9) * step;
   const yTicks = [];
   for (let v = Math.ceil(y0 / step - 1e-9) * step; v <= y1 + step * 1e-9; v += step) yTicks.push(v);
-  const X = (x) => pad.l + (x - x0) / (x1 - x0) * (width - pad.l - pad.r);
+  const stretches = time ? timeStretches(xs, x0, x1, pad.l, width - pad.r)
+    : [{ t0: x0, t1: x1, p0: pad.l, p1: width - pad.r }];
+  const X = stretchX(stretches);
   const Y = (v) => height - pad.b - (v - y0) / (y1 - y0) * (height - pad.t - pad.b);
   for (const v of yTicks) {
     svg.append(svgEl("line", { x1: pad.l, x2: width - pad.r, y1: Y(v), y2: Y(v), stroke: "#eee" }));
@@ -162,16 +209,37 @@ function lineChart(svg, series, { marks = [], time = true, width: wanted = 900, 
     t.textContent = tickText(v);
     svg.append(t);
   }
-  const columns = Math.max(2, Math.floor((width - pad.l - pad.r) / (time ? 70 : 60)));
-  const xTicks = time ? timeTicks(x0, x1, columns)
-    : niceTicks(x0, x1, columns).ticks.map((v) => [v, tickText(v)]);
-  for (const [v, text] of xTicks) {
-    const half = text.length * CHAR / 2;
-    const at = X(v);
-    const anchor = at + half > width - 2 ? "end" : at - half < 2 ? "start" : "middle";
-    const t = svgEl("text", { x: at, y: height - 8, "text-anchor": anchor, "font-size": 11, class: "tick x" });
-    t.textContent = text;
-    svg.append(t);
+  // the spans skipped: a shaded break across the plot, its length in its title
+  stretches.slice(1).forEach((s, i) => {
+    const before = stretches[i];
+    const brk = svgEl("rect", { x: before.p1 + 3, y: pad.t, width: BREAK - 6, height: height - pad.t - pad.b,
+      fill: "#f1f3f7", class: "axis-break", "data-from": new Date(before.t1).toISOString(), "data-to": new Date(s.t0).toISOString() });
+    const title = svgEl("title");
+    title.textContent = `no matches for ${spanText(s.t0 - before.t1)} (${new Date(before.t1).toISOString().slice(0, 10)} to ${new Date(s.t0).toISOString().slice(0, 10)}): skipped`;
+    brk.append(title);
+    svg.append(brk);
+    for (const dx of [BREAK / 2 - 3, BREAK / 2 + 3]) {
+      svg.append(svgEl("line", { x1: before.p1 + dx - 3, x2: before.p1 + dx + 3, y1: height - pad.b + 5, y2: height - pad.b - 5,
+        stroke: "#889", class: "break-mark" }));
+    }
+  });
+  let shownTo = -Infinity;  // x labels left to right, none over another
+  for (const s of stretches) {
+    const columns = Math.max(1, Math.floor((s.p1 - s.p0) / (time ? 70 : 60)));
+    const ticks = time ? timeTicks(s.t0, s.t1, Math.max(columns, stretches.length > 1 ? 1 : 2))
+      : niceTicks(s.t0, s.t1, Math.max(2, columns)).ticks.map((v) => [v, tickText(v)]);
+    if (time && !ticks.length && stretches.length > 1) ticks.push([s.t0, new Date(s.t0).toISOString().slice(0, stretches.length > 1 ? 7 : 10)]);
+    for (const [v, text] of ticks) {
+      const half = text.length * CHAR / 2;
+      const at = X(v);
+      const anchor = at + half > width - 2 ? "end" : at - half < 2 ? "start" : "middle";
+      const from = anchor === "end" ? at - 2 * half : anchor === "start" ? at : at - half;
+      if (from < shownTo + 6) continue;
+      shownTo = from + 2 * half;
+      const t = svgEl("text", { x: at, y: height - 8, "text-anchor": anchor, "font-size": 11, class: "tick x" });
+      t.textContent = text;
+      svg.append(t);
+    }
   }
   for (const m of marks) {
     svg.append(svgEl("line", { x1: X(m), x2: X(m), y1: pad.t, y2: height - pad.b,
@@ -196,18 +264,20 @@ function lineChart(svg, series, { marks = [], time = true, width: wanted = 900, 
       for (const p of s.points) svg.append(svgEl("circle", { cx: X(p[0]), cy: Y(p[1]), r: 3, fill: s.color }));
     }
   }
-  // labels (a tier where it changes): none drawn over another; the latest always kept
+  // labels (a tier where it changes): in two lanes above the plot, off the line; none
+  // drawn over another (the latest always kept), each tied to its point by a thin tick
   const placed = [];
   for (const [x, v, text] of labels.slice().reverse()) {
     const w = text.length * CHAR + 6;
-    let left = X(x) + 3;
+    let left = X(x) - 2;
     if (left + w > width - pad.r) left = width - pad.r - w;
-    const top = Y(v) - 5;
-    const free = (dy) => placed.every((p) => left + w < p.left || left > p.left + p.w || Math.abs(top + dy - p.top) >= 13);
-    const dy = [0, 14, -14].find(free);
-    if (dy === undefined) continue;
-    placed.push({ left, top: top + dy, w });
-    const t = svgEl("text", { x: left, y: top + dy, "font-size": 11, fill: "#333", class: "chart-label" });
+    if (left < 2) left = 2;
+    const lane = [0, 1].find((k) => placed.every((p) => p.lane !== k || left + w <= p.left || left >= p.left + p.w));
+    if (lane === undefined) continue;
+    placed.push({ left, w, lane });
+    const y = 12 + lane * LANE;
+    svg.append(svgEl("line", { x1: X(x), x2: X(x), y1: y + 3, y2: Y(v), stroke: "#bbb", "stroke-dasharray": "1 2", class: "label-tick" }));
+    const t = svgEl("text", { x: left, y, "font-size": 11, fill: "#333", class: "chart-label" });
     t.textContent = text;
     svg.append(t);
   }
@@ -464,7 +534,7 @@ function renderPlayerMatches() {
     if (m.reset_before) date.append(" ", el("span", { class: "reset", title: "after a season reset", text: "reset" }));
     const cells = [date, el("td", { text: m.id }),
       el("td", { text: m.result, class: m.result === "won" ? "up" : m.result === "lost" ? "down" : "" }),
-      el("td", { text: (mine.length ? `with ${mine.join(", ")} vs ` : "") + vs }),
+      vsCell((mine.length ? `with ${mine.join(", ")} vs ` : "") + vs),
       el("td", { class: "num", text: fmt(m.expected, 3) }),
       el("td", { class: "nowrap num", text: delta(m.skill_before, m.skill_after) })];
     if (ranked) cells.push(el("td", { class: "nowrap", text: delta(m.rank_before, m.rank_after) + (m.tier_after ? ` ${m.tier_after}` : "") }));
@@ -479,7 +549,23 @@ function renderPlayerMatches() {
     : "no matches";
   $("#player-prev").hidden = first === 0;
   $("#player-next").hidden = first + MATCH_PAGE >= ms.length;
+  scrollCue();
 }
+
+// Who the player met: on one line, cut with an ellipsis past its width (the whole text
+// in its title): a long line-up no longer makes each row a column of names
+function vsCell(text) { return el("td", { class: "vs", title: text, text }); }
+
+// A table wider than the window scrolls in its own box; the cue under it names the
+// columns out of sight, until they are scrolled into view
+function scrollCue() {
+  const table = $("#player-matches"), cue = $("#player-scroll-cue");
+  const seen = table.scrollLeft + table.clientWidth;
+  const hidden = [...table.querySelectorAll("thead th")].filter((th) => th.offsetLeft + th.offsetWidth > seen + 1);
+  cue.hidden = !hidden.length || table.scrollWidth <= table.clientWidth + 1;
+  cue.textContent = `scroll the table sideways for ${hidden.map((th) => th.textContent).join(", ")} →`;
+}
+window.addEventListener("resize", () => { if (state.player) scrollCue(); });
 
 function turnMatches(step) {
   state.playerPage = Math.max(0, state.playerPage + step);
@@ -555,106 +641,19 @@ async function checkToml(box) {
   return false;
 }
 
-const EXAMPLE = '{"id": "m1", "played_at": "2024-05-01", "teams": [["ann"], ["bo"]], "scores": [1, 0]}';
-
-// A file in neither format: say what the lab reads, and where the formats are written.
-function formatError(file, number, line) {
-  const csv = number === 1 && !line.trim().startsWith("{") && line.includes(",");
-  const node = el("span", {}, csv
-    ? `${file.name} looks like CSV (its first line is “${line.slice(0, 60)}”), but its header is not a row of match keys. `
-    : `${file.name} line ${number} is not a JSON match. `,
-    "The lab reads a history of matches as JSON Lines (.jsonl, or .jsonl.gz): one match a line, such as ",
-    el("code", { text: EXAMPLE }),
-    " (or a JSON array of them); or as CSV (.csv, or .csv.gz) with a header row of match keys (id, played_at, teams, scores …), as the command line does. The formats are written in docs/matches.md of rankcraft's documentation, and in the API's ",
+// A history the lab could not read: the service's reason (naming the file, its line and
+// column, and the formats it reads, as the command line says them), and a link to them.
+function formatError(message) {
+  return el("span", {}, `${message} `, "The match formats are written in docs/matches.md and in the API's ",
     el("a", { href: "/docs", text: "Match schema" }), ".");
-  const err = new Error(node.textContent);
-  err.node = node;
-  return err;
 }
 
-// [line, cells] for each row of CSV text (RFC 4180: quoted cells may hold commas, quotes
-// doubled and line breaks; spaces after a comma skipped, as Python's csv module does
-// for the command line)
-function csvRows(text, name) {
-  const rows = [];
-  let row = [], cell = "", quoted = false, fresh = true, line = 1, first = 1;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') { cell += '"'; i++; }
-      else if (c === '"') quoted = false;
-      else { if (c === "\n") line++; cell += c; }
-    } else if (c === '"' && fresh) { quoted = true; fresh = false; }
-    else if (c === ",") { row.push(cell); cell = ""; fresh = true; }
-    else if (c === "\n" || c === "\r") {
-      if (c === "\r" && text[i + 1] === "\n") i++;
-      row.push(cell); rows.push([first, row]);
-      row = []; cell = ""; fresh = true; first = ++line;
-    } else if (!(fresh && c === " ")) { cell += c; fresh = false; }
-  }
-  if (quoted) throw new Error(`${name} line ${first}: not readable as CSV: a quoted cell is not closed`);
-  if (cell || row.length) { row.push(cell); rows.push([first, row]); }
-  return rows.filter(([, cells]) => cells.some((x) => x.trim()));
-}
-
-// Matches of a CSV file with a header row of match keys (docs/matches.md#csv): id and
-// played_at as written, every other cell JSON text, an empty cell left out; the
-// service then checks each match as it checks a JSON line
-function csvMatches(text, name) {
-  const keys = state.meta.match_keys, rows = csvRows(text, name);
-  if (!rows.length) return [];
-  const [headerLine, header] = rows[0];
-  const columns = header.map((c) => c.trim());
-  const wrong = columns.find((c) => !keys.includes(c)) ?? (columns.includes("id") ? null : "id");
-  if (wrong !== null) {
-    throw new Error(`${name} line ${headerLine}: ` + (keys.includes(wrong)
-      ? "the CSV header has no 'id' column"
-      : `the CSV header names an unknown column '${wrong}' (the columns are match keys: ${keys.join(", ")}; docs/matches.md#csv)`));
-  }
-  const twice = columns.find((c, i) => columns.indexOf(c) !== i);
-  if (twice) throw new Error(`${name} line ${headerLine}: the CSV header names '${twice}' twice`);
-  return rows.slice(1).map(([line, cells]) => {
-    if (cells.length !== columns.length) {
-      throw new Error(`${name} line ${line}: a CSV row has ${cells.length} cells, the header ${columns.length}`);
-    }
-    const match = {};
-    columns.forEach((column, i) => {
-      if (cells[i] === "") return;
-      if (column === "id" || column === "played_at") { match[column] = cells[i]; return; }
-      try { match[column] = JSON.parse(cells[i]); } catch (e) {
-        throw new Error(`${name} line ${line}: '${column}' must be JSON text in a CSV cell (e.g. [["alice"], ["bob"]] or [1, 0]): ${cells[i].slice(0, 60)}`);
-      }
-    });
-    return match;
-  });
-}
-
-// A CSV file: named so, or opening with a header of match keys that names id
-function isCsv(name, text) {
-  if (/\.csv(\.gz)?$/i.test(name)) return true;
-  const first = text.split("\n").find((line) => line.trim()) || "";
-  if (/^\s*[{[]/.test(first)) return false;
-  const header = (csvRows(first, name)[0] || [0, []])[1].map((c) => c.trim());
-  return header.includes("id") && header.every((c) => state.meta.match_keys.includes(c));
-}
-
+// The file's text, as uploaded: the service reads it with the command line's reader
+// (one reader: rankcraft.io.read_match_text); a .gz file is unpacked here first.
 async function readHistory(file) {
   let stream = file.stream();
   if (file.name.endsWith(".gz")) stream = stream.pipeThrough(new DecompressionStream("gzip"));
-  const text = await new Response(stream).text();
-  if (isCsv(file.name, text)) return csvMatches(text, file.name);
-  if (text.trimStart().startsWith("[")) {
-    try { const all = JSON.parse(text); if (Array.isArray(all)) return all; } catch (e) { /* told below */ }
-  }
-  const out = [];
-  text.split("\n").forEach((line, i) => {
-    if (!line.trim()) return;
-    let match;
-    try { match = JSON.parse(line); } catch (e) { throw formatError(file, i + 1, line); }
-    if (match === null || typeof match !== "object" || Array.isArray(match)) throw formatError(file, i + 1, line);
-    out.push(match);
-  });
-  return out;
+  return await new Response(stream).text();
 }
 
 function labError(content) {
@@ -676,22 +675,64 @@ async function runLab() {
   const body = { rulesets };
   const testFrom = $("#lab-test-from").value.trim();
   if (testFrom) body.test_from = testFrom;
+  const homeFrom = $("#lab-home-from").value.trim();
+  if (homeFrom) body.home_from = homeFrom;
+  $("#lab-run").disabled = true;
+  $("#lab-job").hidden = false;
+  // Cancel works from the click on: while the file is read, while it is sent (the
+  // request is dropped), and once the job is queued (the job is cancelled)
+  const asking = state.asking = { cancelled: false, xhr: null, sent: false };
+  const cancelled = () => { endJob(); labError("the comparison was cancelled"); };
+  const bar = $("#lab-progress"), said = $("#lab-progress-text");
   if (document.querySelector("input[name=lab-source]:checked").value === "file") {
     const file = $("#lab-file").files[0];
-    if (!file) { labError("choose a match file"); return; }
-    try { body.matches = await readHistory(file); } catch (e) { labError(e.node || e.message); return; }
+    if (!file) { endJob(); labError("choose a match file"); return; }
+    bar.removeAttribute("value");
+    said.textContent = `reading ${file.name} (${megabytes(file.size)})…`;
+    try { body.history = await readHistory(file); } catch (e) { endJob(); labError(`${file.name}: ${e.message}`); return; }
+    body.history_name = file.name;
+    if (asking.cancelled) { cancelled(); return; }
   }
-  $("#lab-run").disabled = true;
   let job;
   try {
-    job = await api("/web/lab/jobs", { method: "POST", body });
+    job = await send("/web/lab/jobs", body, asking, (sent, total) => {
+      bar.max = total; bar.value = sent;
+      said.textContent = sent >= total ? `sent ${megabytes(total)}; the service is queueing the job…`
+        : `sending the request: ${megabytes(sent)} of ${megabytes(total)} (${Math.floor(100 * sent / Math.max(1, total))} %)`;
+    });
   } catch (e) {
-    $("#lab-run").disabled = false;
+    if (asking.cancelled) { cancelled(); return; }
+    endJob();
     labError(e.message);
     return;
   }
   sessionStorage.setItem("rankcraft-lab-job", job.id);
   watchJob(job);
+  if (asking.cancelled) cancelJob();
+}
+
+function megabytes(n) { return n < 1e6 ? `${count(Math.ceil(n / 1000))} kB` : `${(n / 1e6).toFixed(1)} MB`; }
+
+// POST a JSON body, telling `progress(sent, total)` as its bytes go (fetch cannot)
+function send(path, body, asking, progress) {
+  return new Promise((resolve, reject) => {
+    const xhr = asking.xhr = new XMLHttpRequest();
+    xhr.open("POST", path);
+    xhr.setRequestHeader("Content-Type", "application/json");
+    const t = token();
+    if (t) xhr.setRequestHeader("Authorization", `Bearer ${t}`);
+    xhr.upload.onprogress = (e) => { if (e.lengthComputable) progress(e.loaded, e.total); };
+    xhr.upload.onload = () => { asking.sent = true; };
+    xhr.onerror = () => reject(new Error("the service did not answer"));
+    xhr.onabort = () => reject(new Error("the comparison was cancelled"));
+    xhr.onload = () => {
+      let data = null;
+      try { data = JSON.parse(xhr.responseText); } catch (e) { /* said below */ }
+      if (xhr.status >= 200 && xhr.status < 300 && data) resolve(data);
+      else reject(new Error(data && data.error ? data.error.message : `${xhr.status} ${xhr.statusText}`));
+    };
+    xhr.send(JSON.stringify(body));
+  });
 }
 
 // A lab job runs on the service; the page asks how far it is twice a second: a
@@ -721,6 +762,7 @@ function watchJob(job) {
     endJob();
     if (j.state === "done") renderLab(j.result);
     else if (j.state === "cancelled") labError("the comparison was cancelled");
+    else if (j.error && j.error.field === "history") labError(formatError(j.error.message));
     else labError(j.error ? j.error.message : "the comparison failed");
   };
   setTimeout(poll, 300);
@@ -728,6 +770,7 @@ function watchJob(job) {
 
 function endJob() {
   state.job = null;
+  state.asking = null;
   sessionStorage.removeItem("rankcraft-lab-job");
   $("#lab-run").disabled = false;
   $("#lab-job").hidden = true;
@@ -735,7 +778,14 @@ function endJob() {
 
 async function cancelJob() {
   const id = state.job;
-  if (!id) return;
+  if (!id) {  // not queued yet: dropped while it is read or sent, else cancelled once queued
+    const asking = state.asking;
+    if (asking) {
+      asking.cancelled = true;
+      if (asking.xhr && !asking.sent) asking.xhr.abort();
+    }
+    return;
+  }
   try { await api(`/web/lab/jobs/${encodeURIComponent(id)}/cancel`, { method: "POST", body: {} }); }
   catch (e) { labError(e.message); }
 }
@@ -754,16 +804,41 @@ function renderLab(data) {
   const rs = data.results;
   const color = (i) => COLORS[i % COLORS.length];
   $("#lab-summary").textContent = `${count(data.matches)} matches, scored from ${data.test_from.slice(0, 10)}; baseline ${data.baseline}`;
+  $("#lab-warnings").replaceChildren(...(data.warnings || []).map((w) => el("p", { class: "warning", text: w })));
   $("#lab-scores thead").replaceChildren(el("tr", {}, el("th", { text: "" }),
-    ...rs.map((r) => el("th", { text: r.name }))));
+    ...rs.map((r) => el("th", { text: r.label || r.name }))));
   const best = Math.min(...rs.map((r) => r.evaluation.log_loss));
   const row = (label, f) => el("tr", {}, el("th", { text: label }), ...rs.map((r) => el("td", { class: "num", text: f(r) })));
-  $("#lab-scores tbody").replaceChildren(
-    row("log loss (95 % interval)", (r) => `${fmt(r.evaluation.log_loss, 4)} [${fmt(r.log_loss_interval[0], 4)}, ${fmt(r.log_loss_interval[1], 4)}]` + (r.evaluation.log_loss === best ? " best" : "")),
+  const rows = [
+    row("log loss", (r) => fmt(r.evaluation.log_loss, 4) + (r.evaluation.log_loss === best ? " best" : "")),
     row("Brier", (r) => fmt(r.evaluation.brier, 4)),
     row("accuracy", (r) => fmt(r.evaluation.accuracy, 3)),
-    row("scored items", (r) => count(r.evaluation.n)),
-    row(`players in another tier than ${data.baseline}`, (r) => r.tier_changes === null ? "-" : count(r.tier_changes)));
+    row("scored items", (r) => count(r.evaluation.n))];
+  // a ruleset with a draw model is scored three ways too (win, draw, loss), as evaluate does
+  if (rs.some((r) => r.evaluation.three_way)) {
+    const three = (r, k) => (r.evaluation.three_way ? fmt(r.evaluation.three_way[k], 4) : "-");
+    rows.push(row("3-way log loss", (r) => three(r, "log_loss")), row("RPS", (r) => three(r, "rps")));
+  }
+  if (rs.some((r) => r.evaluation.draw_fit)) {
+    rows.push(row("draw parameters fitted", (r) => (r.evaluation.draw_fit
+      ? Object.entries(r.evaluation.draw_fit.values).map(([k, v]) => `${k} ${Number(v).toPrecision(4)}`).join(", ") : "-")));
+  }
+  rows.push(row(`players in another tier than ${data.baseline}`, (r) => r.tier_changes === null ? "-" : count(r.tier_changes)));
+  $("#lab-scores tbody").replaceChildren(...rows);
+  // evaluate's paired differences against the baseline (the first ruleset), with the
+  // 95 % interval of a block bootstrap: an interval that holds 0 is no difference shown
+  const diffs = data.differences || [];
+  $("#lab-paired").hidden = !diffs.length;
+  if (diffs.length) {
+    const d0 = diffs[0];
+    $("#lab-paired-note").textContent = `each ruleset's score less ${data.baseline}'s on the same items (negative: better); 95 % interval of ${count(d0.samples)} bootstrap resamples of ${d0.block_days}-day blocks, seed ${d0.seed}`;
+    const signed = (v) => (v === null ? "-" : (v >= 0 ? "+" : "") + v.toFixed(4));
+    $("#lab-differences tbody").replaceChildren(...diffs.map((d) => el("tr", { "data-ruleset": d.ruleset, "data-score": d.score },
+      el("td", { text: d.ruleset }), el("td", { text: d.score }),
+      el("td", { class: "num", text: signed(d.difference) }),
+      el("td", { class: "num nowrap", text: `[${signed(d.low)}, ${signed(d.high)}]` }),
+      el("td", { class: "num", text: count(d.blocks) }))));
+  }
   const calibration = [
     { label: "ideal", color: "#bbb", points: [[0, 0], [1, 1]] },
     ...rs.map((r, i) => ({ label: r.name, color: color(i), dots: true,
@@ -775,17 +850,27 @@ function renderLab(data) {
   $("#lab-ratings").replaceChildren(...rs.map((r, i) => el("div", { class: "card" },
     el("strong", { text: r.name }), el("p", { class: "muted", text: `${r.location}: ${fmt(r.ratings.low)} to ${fmt(r.ratings.high)}` }),
     bars(r.ratings.counts, color(i)))));
-  // tiers best first (each ruleset's ladder, the baseline's first); a ruleset without
-  // tiers has none to count
-  const tiers = [...new Set(rs.flatMap((r) => r.tier_order))];
-  const tiered = rs.filter((r) => r.tier_order.length);
-  $("#lab-tiers").hidden = !tiers.length;
-  $("#lab-no-tiers").textContent = tiers.length
-    ? (tiered.length < rs.length ? `without tiers: ${rs.filter((r) => !r.tier_order.length).map((r) => r.name).join(", ")}` : "")
+  // one table per tier system (the rank plugin the tiers come from), its rulesets side
+  // by side, tiers best first; a ruleset without tiers has none to count
+  const systems = new Map();
+  for (const r of rs) {
+    if (!r.tier_order.length) continue;
+    if (!systems.has(r.tier_system)) systems.set(r.tier_system, []);
+    systems.get(r.tier_system).push(r);
+  }
+  $("#lab-tiers").hidden = !systems.size;
+  const untiered = rs.filter((r) => !r.tier_order.length).map((r) => r.label || r.name);
+  $("#lab-no-tiers").textContent = systems.size
+    ? (untiered.length ? `without tiers: ${untiered.join(", ")}` : "")
     : "none of these rulesets has tiers";
-  $("#lab-tiers thead").replaceChildren(el("tr", {}, el("th", { text: "tier" }), ...tiered.map((r) => el("th", { text: r.name }))));
-  $("#lab-tiers tbody").replaceChildren(...tiers.map((t) =>
-    el("tr", {}, el("td", { text: t }), ...tiered.map((r) => el("td", { class: "num", text: count(r.tiers[t] || 0) })))));
+  $("#lab-tiers").replaceChildren(...[...systems].map(([system, members]) => {
+    const tiers = [...new Set(members.flatMap((r) => r.tier_order))];
+    return el("table", { class: "lab-tier-table", "data-system": system },
+      el("caption", { text: `tiers of ${system}` }),
+      el("thead", {}, el("tr", {}, el("th", { text: "tier" }), ...members.map((r) => el("th", { text: r.label || r.name })))),
+      el("tbody", {}, ...tiers.map((t) => el("tr", {}, el("td", { text: t }),
+        ...members.map((r) => el("td", { class: "num", text: count(r.tiers[t] || 0) }))))));
+  }));
   // each season at its end: the ratings of its players (bins shared by a ruleset's
   // seasons) and the tiers of the league then; the last dozen, the others on request
   $("#lab-seasons").replaceChildren(...rs.map((r, k) => {
@@ -846,6 +931,45 @@ async function recordMatch(event) {
   };
   const out = $("#record-result");
   out.className = "";
+  out.textContent = "";
+  $("#record-confirm").hidden = true;
+  // a time far past the league's latest match (a historical league, "now" by default):
+  // say which season events would run first, and record only when asked again
+  let check = null;
+  try {
+    check = await api(`/web/played-at?at=${encodeURIComponent(match.played_at)}`);
+  } catch (e) { out.className = "error"; out.textContent = e.message; return; }
+  if (check.far) { askToRecord(match, check); return; }
+  await recordNow(match);
+}
+
+function eventText(e) {
+  const when = e.runs === 1 ? `on ${e.first.slice(0, 10)}` : `${count(e.runs)} times, ${e.first.slice(0, 10)} to ${e.last.slice(0, 10)}`;
+  return `${e.kind} reset ${when}` + (e.every_days === null ? " (a long gap in play)" : ` (every ${fmt(e.every_days)} days)`);
+}
+
+function askToRecord(match, check) {
+  const box = $("#record-confirm");
+  const days = Math.round(check.days_after_latest);
+  const events = check.events.length
+    ? el("ul", { class: "events" }, ...check.events.map((e) => el("li", { text: eventText(e) })))
+    : el("p", { text: "No scheduled season event would run first." });
+  const yes = el("button", { type: "button", class: "confirm", text: "Record it anyway" });
+  const no = el("button", { type: "button", class: "cancel", text: "Cancel" });
+  box.replaceChildren(
+    el("p", { text: `“${match.played_at}” is ${count(days)} days after the league's latest match (${check.latest.slice(0, 10)}).` +
+      (check.events.length ? " Recording it first runs these season events, which cannot be undone:" : "") }),
+    events, el("p", { class: "row" }, yes, no));
+  box.hidden = false;
+  yes.addEventListener("click", () => { box.hidden = true; recordNow(match); });
+  no.addEventListener("click", () => {
+    box.hidden = true;
+    $("#record-result").textContent = "not recorded: set “Played at” to when the match was played";
+  });
+}
+
+async function recordNow(match) {
+  const out = $("#record-result");
   try {
     const data = await api("/matches", { method: "POST", body: match });
     const changes = data.report.changes.map((c) => {
@@ -953,6 +1077,7 @@ async function start() {
   $("#lab-cancel").addEventListener("click", cancelJob);
   $("#player-prev").addEventListener("click", () => turnMatches(-1));
   $("#player-next").addEventListener("click", () => turnMatches(1));
+  $("#player-matches").addEventListener("scroll", scrollCue);
   $("#record-form").addEventListener("submit", recordMatch);
   $("#predict-form").addEventListener("submit", predict);
   labBundled();

@@ -19,10 +19,11 @@ from .. import lab
 from ..engine import League
 from ..errors import InputError, RulesetError
 from ..fields import FieldError
+from ..io import parse_time
 from ..jobs import JobPool, Shelf
 from ..processes import default_processes
 from ..ruleset import loads_ruleset
-from ..web import meta, player_history, ruleset_error, season_archive
+from ..web import meta, played_at_check, player_history, ruleset_error, season_archive
 from .parsing import check_sides
 from .settings import Settings
 
@@ -94,6 +95,11 @@ def routes(
         league.refresh()
         return JSONResponse(season_archive(league))
 
+    async def get_played_at(request: Request) -> JSONResponse:
+        at = parse_time(request.query_params.get("at"), field="at")
+        league.refresh()
+        return JSONResponse(played_at_check(league, at))
+
     async def post_check(request: Request) -> JSONResponse:
         body = await json_body(request, False)
         text = body.get("toml") if isinstance(body, dict) else None
@@ -112,6 +118,7 @@ def routes(
         Route("/web/search", guard(get_search, "read"), methods=["GET"]),
         Route("/web/players/{player_id:path}", guard(get_player, "read"), methods=["GET"]),
         Route("/web/seasons", guard(get_seasons, "read"), methods=["GET"]),
+        Route("/web/played-at", guard(get_played_at, "read"), methods=["GET"]),
         Route("/web/lab/check", guard(post_check, "read"), methods=["POST"]),
     ]
 
