@@ -43,9 +43,12 @@ from .model import (
     PlayerScope,
     Report,
     ResetContext,
+    Scale,
     State,
     field_of_role,
     pair_score,
+    scale_of,
+    shown_state,
     state_field,
 )
 from .ruleset import (
@@ -92,6 +95,7 @@ __all__ = [
     "ResetContext",
     "Ruleset",
     "RulesetError",
+    "Scale",
     "Shown",
     "SlotSpec",
     "State",
@@ -108,5 +112,7 @@ __all__ = [
     "pair_score",
     "parse_match",
     "read_matches",
+    "scale_of",
+    "shown_state",
     "state_field",
 ]

@@ -41,8 +41,14 @@ def test_interval_is_location_plus_minus_1_96_spreads() -> None:
     assert high == pytest.approx(1850.0 + 1.959964 * 300.0)
     elo = rankcraft.League("elo")
     elo.import_state({"players": [{"id": "a", "skill": {"rating": 1600.0, "peak": 1600.0}}]})
-    assert elo.shown("a") == rankcraft.Shown(value=1600.0, interval=None)
-    assert elo.shown("a").to_dict() == {"value": 1600.0, "interval": None}
+    assert elo.shown("a") == rankcraft.Shown(
+        value=1600.0, interval=None, skill={"rating": 1600.0}
+    )
+    assert elo.shown("a").to_dict() == {
+        "value": 1600.0,
+        "interval": None,
+        "skill": {"rating": 1600.0},
+    }
 
 
 def test_rank_layer_orders_by_rank_points() -> None:
@@ -144,7 +150,9 @@ def test_command_line_shows_and_sorts_by_the_display_value(tmp_path: Path) -> No
     lines = text.splitlines()
     assert lines[0].split() == ["#", "player", "conservative", "rating", "deviation", "matches",
                                 "last", "played"]  # fmt: skip
-    assert lines[1].split()[:5] == ["1", "veteran", "1700.0", "1800.0", "50.000"]
+    # one format per column (issue 39, item 5): whole numbers stay whole, 50 beside 300
+    assert lines[1].split()[:5] == ["1", "veteran", "1700", "1800", "50"]
+    assert [line.split()[4] for line in lines[1:4]] == ["50", "60", "300"]
     code, text = run("leaderboard", "--db", db, "--json")
     board = json.loads(text)
     assert [(r["id"], r["display"]["value"]) for r in board] == [
