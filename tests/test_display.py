@@ -41,9 +41,7 @@ def test_interval_is_location_plus_minus_1_96_spreads() -> None:
     assert high == pytest.approx(1850.0 + 1.959964 * 300.0)
     elo = rankcraft.League("elo")
     elo.import_state({"players": [{"id": "a", "skill": {"rating": 1600.0, "peak": 1600.0}}]})
-    assert elo.shown("a") == rankcraft.Shown(
-        value=1600.0, interval=None, skill={"rating": 1600.0}
-    )
+    assert elo.shown("a") == rankcraft.Shown(value=1600.0, interval=None, skill={"rating": 1600.0})
     assert elo.shown("a").to_dict() == {
         "value": 1600.0,
         "interval": None,
