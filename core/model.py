@@ -74,7 +74,8 @@ class Scale:
         """How the value is computed from ``field`` (``field`` itself on its own scale)."""
         if self.plain:
             return field
-        return f"({self.offset!r}+{self.factor!r}*{field})"
+        term = f"{self.factor!r}*{field}"
+        return f"({self.offset!r}+{term})" if self.offset else f"({term})"
 
 
 def state_field(
