@@ -290,12 +290,9 @@ class League:
         """How a player is shown: their display value (what leaderboards sort by) and
         their skill's 95% interval (:class:`Shown`; :class:`UnknownPlayerError`)."""
         record = self.player(player) if isinstance(player, str) else player
-        shown = self.display
-        return Shown(
-            value=shown.value(record.skill, record.rank),
-            interval=shown.interval(record.skill),
-            skill=shown.skill(record.skill),
-        )
+        skill, shown = record.skill, self.display
+        value = shown.value(skill, record.rank)
+        return Shown(value=value, interval=shown.interval(skill), skill=shown.skill(skill))
 
     def predict(
         self, sides: Sides, at: When = None, home: int | None = None, *, season: Season = None
