@@ -204,15 +204,18 @@ def test_the_command_line_shows_glicko2_on_the_glicko_scale(tmp_path: Path) -> N
     _glicko2(db).close()
     code, text = run("leaderboard", "--db", str(db))
     lines = text.splitlines()
+    assert code == 0
     assert lines[0].split()[:5] == ["#", "player", "conservative", "rating", "RD"]
     ann = lines[1].split()
     rating, rd = 1500.0 + GLICKO * 1.206, GLICKO * 0.456
     assert ann[:5] == ["1", "ann", f"{rating - 2 * rd:.1f}", f"{rating:.1f}", f"{rd:.1f}"]
     assert "mu" not in text and "phi" not in text
     code, text = run("player", "ann", "--db", str(db))
+    assert code == 0
     assert f"  skill: rating {rating:.2f}, RD {rd:.2f}, sigma 0.06\n" in text
     assert f"  shown: {rating - 2 * rd:.1f}; skill's 95% interval " in text
     code, text = run("leaderboard", "--db", str(db), "--json")
+    assert code == 0
     first = json.loads(text)[0]  # both, named: the state as kept, and as players see it
     assert first["skill"] == {"mu": 1.206, "phi": 0.456, "sigma": 0.06}
     assert first["display"]["skill"] == pytest.approx({"rating": rating, "RD": rd})
@@ -247,7 +250,8 @@ def test_every_bundled_ruleset_shows_its_documented_scale(name: str) -> None:
     shown = league.shown("a").skill
     if league.ruleset.slot("update").plugin == "glicko2":  # Glickman's rating and RD
         assert (location, spread) == ("rating", "RD")
-        assert shown == pytest.approx({"rating": 1500 + GLICKO * skill.mu, "RD": GLICKO * skill.phi})
+        rating, rd = 1500 + GLICKO * skill.mu, GLICKO * skill.phi
+        assert shown == pytest.approx({"rating": rating, "RD": rd})
     else:  # every other bundled skill plugin shows its state's own fields
         names = {f.name for f in attrs.fields(type(skill))}
         assert set(shown) <= names and location in names

@@ -502,7 +502,8 @@ def test_glicko2_on_the_page_in_a_browser(browser: Any) -> None:
     )
     assert cells == [list(row) for row in expected]
     ann = league.shown("ann").skill
-    assert f"rating {ann['rating']:.1f} ± " in summary and "mu" not in summary
+    assert f"rating {ann['rating']:.1f} ± {ann['RD']:.1f} " in summary  # (written alike)
+    assert "mu" not in summary
     assert f" → {ann['rating']:.1f} (" in changes[0]  # the newest match first
     assert len(set().union(*map(_decimals, changes))) == 1  # one format in the column
 

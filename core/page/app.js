@@ -431,10 +431,11 @@ async function showPlayer(id) {
   state.playerPage = 0;
   const p = data.player, f = data.fields, ms = data.matches;
   const resets = ms.filter((m) => m.reset_before);
+  const shown = data.display.skill, both = columnFormat([shown[f.location], shown[f.spread]]);
   $("#player-summary").textContent =
     `${count(p.matches)} ${p.matches === 1 ? "match" : "matches"}` +
-    (f.location ? `, ${f.location} ${fmt(data.display.skill[f.location])}` : "") +
-    (f.spread ? ` ± ${fmt(data.display.skill[f.spread])}` : "") +
+    (f.location ? `, ${f.location} ${both(shown[f.location])}` : "") +
+    (f.spread ? ` ± ${both(shown[f.spread])}` : "") +
     (data.standing ? `, ${data.standing}` : "") +
     (resets.length ? `; ${count(resets.length)} season ${resets.length === 1 ? "reset" : "resets"} marked` : "") +
     ` (${data.ruleset})`;
