@@ -224,17 +224,24 @@ def _pmf(lam: float, top: int) -> list[float]:
     return out
 
 
-def _corrections(lambda_a: float, lambda_b: float, rho: float) -> dict[tuple[int, int], float]:
-    """What τ adds to the independent Poisson probability of each of the four low
-    scores: P(x; λ_A) · P(y; λ_B) · (τ(x, y) − 1), from the probabilities of exactly
-    ``x`` and ``y`` goals (zero in sum before τ is cut at 0). Added to a matrix cell
-    that holds "1 or more" goals, it corrects the exact score within it and nothing else."""
-    p = (math.exp(-lambda_a), lambda_a * math.exp(-lambda_a))
-    q = (math.exp(-lambda_b), lambda_b * math.exp(-lambda_b))
-    return {
-        (x, y): p[x] * q[y] * (tau(x, y, lambda_a, lambda_b, rho) - 1.0)
-        for x, y in ((0, 0), (0, 1), (1, 0), (1, 1))
-    }
+LOW_SCORES = ((0, 0), (0, 1), (1, 0), (1, 1))
+"""The scores τ corrects, in the order of :func:`_corrections`."""
+
+
+def _corrections(
+    p: Sequence[float], q: Sequence[float], lambda_a: float, lambda_b: float, rho: float
+) -> tuple[float, float, float, float]:
+    """What τ adds to the independent Poisson probability of each of ``LOW_SCORES``:
+    P(x; λ_A) · P(y; λ_B) · (τ(x, y) − 1), with ``p`` and ``q`` the probabilities of
+    exactly 0 and exactly 1 goal of each side (zero in sum before τ is cut at 0). Added to
+    a matrix cell that holds "1 or more" goals, it corrects the exact score within it and
+    nothing else."""
+    return (
+        p[0] * q[0] * (tau(0, 0, lambda_a, lambda_b, rho) - 1.0),
+        p[0] * q[1] * (tau(0, 1, lambda_a, lambda_b, rho) - 1.0),
+        p[1] * q[0] * (tau(1, 0, lambda_a, lambda_b, rho) - 1.0),
+        p[1] * q[1] * (tau(1, 1, lambda_a, lambda_b, rho) - 1.0),
+    )
 
 
 def _top(max_goals: int, lam: float) -> int:
@@ -261,7 +268,10 @@ def score_matrix(
         )
     p, q = _pmf(lambda_a, max_goals), _pmf(lambda_b, max_goals)
     grid = [[pi * qj for qj in q] for pi in p]
-    for (x, y), change in _corrections(lambda_a, lambda_b, rho).items():
+    exact_a = (math.exp(-lambda_a), lambda_a * math.exp(-lambda_a))  # P(0), P(1) exactly
+    exact_b = (math.exp(-lambda_b), lambda_b * math.exp(-lambda_b))
+    changes = _corrections(exact_a, exact_b, lambda_a, lambda_b, rho)
+    for (x, y), change in zip(LOW_SCORES, changes, strict=True):
         grid[x][y] += change  # (with max_goals 1, to the "1 or more" cells holding x, y)
     total = math.fsum(math.fsum(row) for row in grid)
     return [[v / total for v in row] for row in grid]
@@ -298,10 +308,11 @@ def outcome_probabilities(
         win += p[i] * below
         below += q[i]
     loss = 1.0 - win - draw
-    change = _corrections(lambda_a, lambda_b, rho)
-    win += change[1, 0]
-    draw += change[0, 0] + change[1, 1]
-    loss += change[0, 1]
+    # τ's corrections (p[0], p[1] are exact here: top >= 10 > 1)
+    d00, d01, d10, d11 = _corrections(p, q, lambda_a, lambda_b, rho)
+    win += d10
+    draw += d00 + d11
+    loss += d01
     total = win + draw + loss
     win, draw = limit(win / total, 0.0, 1.0), limit(draw / total, 0.0, 1.0)
     return win, draw, limit(1.0 - win - draw, 0.0, 1.0)
