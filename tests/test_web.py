@@ -475,10 +475,15 @@ def _decimals(text: str) -> set[int]:
 def test_glicko2_on_the_page_in_a_browser(browser: Any) -> None:
     """issue 39, items 4 and 5: glicko2's board and player page show Glickman's rating and
     RD (not mu and phi), each column's numbers written one way, a whole factor whole."""
+    from playwright.sync_api import expect
+
     from rankcraft.cli.output import column
 
     league = rankcraft.League("glicko2")
     league.record_many(history(8))
+    _, token = create_token(league.store, scope="record")
+    shown = [league.shown(r) for r in league.leaderboard()]
+    ann = league.shown("ann").skill
     page = browser.new_page()
     with serving(league) as base:
         page.goto(f"{base}/#league")
@@ -491,9 +496,20 @@ def test_glicko2_on_the_page_in_a_browser(browser: Any) -> None:
         page.wait_for_selector("#player-matches tbody tr")
         summary = page.locator("#player-summary").inner_text()
         changes = page.locator("#player-matches tbody td:nth-child(6)").all_inner_texts()
+        page.goto(f"{base}/#matches")  # a match recorded on the page: ann's change, shown
+        page.fill("#token", token)
+        page.fill("#rec-id", "web-1")
+        page.fill("#rec-at", "2024-03-01T12:00:00Z")
+        page.fill("#rec-teams", "ann\nbo")
+        page.fill("#rec-scores", "1,0")
+        page.click("#record-form button")
+        told = page.locator("#record-result")
+        expect(told).to_contain_text("recorded web-1", timeout=30_000)
+        recorded = told.inner_text()
     page.close()
+    after = league.player("ann").skill
+    assert f"ann {ann['rating']:.1f} → {1500 + GLICKO * after.mu:.1f}" in recorded
     assert head[2:5] == ["conservative", "rating", "± RD"]
-    shown = [league.shown(r) for r in league.leaderboard()]
     expected = zip(
         column(s.value for s in shown),
         column(s.skill["rating"] for s in shown),
@@ -501,7 +517,6 @@ def test_glicko2_on_the_page_in_a_browser(browser: Any) -> None:
         strict=True,
     )
     assert cells == [list(row) for row in expected]
-    ann = league.shown("ann").skill
     assert f"rating {ann['rating']:.1f} ± {ann['RD']:.1f} " in summary  # (written alike)
     assert "mu" not in summary
     assert f" → {ann['rating']:.1f} (" in changes[0]  # the newest match first
