@@ -103,12 +103,6 @@ def column(values: Iterable[float]) -> list[str]:
     return [f"{v:.{digits}f}" for v in seen]
 
 
-def num(value: float) -> str:
-    """A state value on its own (not in a column): 1 decimal for rating points, 3 for
-    small scales."""
-    return column([value])[0]
-
-
 def figure(value: float | None, digits: int = 4) -> str:
     """A figure for a table: ``-`` where it has no value."""
     return "-" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
