@@ -275,10 +275,11 @@ class Display:
             return float(getattr(rank, self.rank_location))
         if self.location is None:
             return None
-        value = self.location_scale(float(getattr(skill, self.location)))
+        scale = self.location_scale  # (written out: the sort key of every row written)
+        value = scale.offset + scale.factor * float(getattr(skill, self.location))
         if self.k:
             spread = float(getattr(skill, self.spread))  # type: ignore[arg-type]
-            value -= self.k * self.spread_scale(spread)
+            value -= self.k * (self.spread_scale.factor * spread)
         return value
 
     def interval(self, skill: Any) -> tuple[float, float] | None:
