@@ -43,9 +43,12 @@ from .model import (
     PlayerScope,
     Report,
     ResetContext,
+    Scale,
     State,
     field_of_role,
     pair_score,
+    scale_of,
+    shown_state,
     state_field,
 )
 from .rater import Rater, Ratings, rate
@@ -95,6 +98,7 @@ __all__ = [
     "ResetContext",
     "Ruleset",
     "RulesetError",
+    "Scale",
     "Shown",
     "SlotSpec",
     "State",
@@ -112,5 +116,7 @@ __all__ = [
     "parse_match",
     "rate",
     "read_matches",
+    "scale_of",
+    "shown_state",
     "state_field",
 ]

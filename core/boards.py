@@ -57,9 +57,9 @@ def state_key(display: Display) -> tuple[str, Callable[[Any, Any], float]]:
             return value(skill, rank)  # type: ignore[return-value]
 
         return name, rank_key
-    name = f"skill.{display.location}"
+    name = f"skill.{display.location_scale.of(str(display.location))}"  # (the key's formula)
     if display.k:
-        name += f"-{display.k!r}*{display.spread}"
+        name += f"-{display.k!r}*{display.spread_scale.of(str(display.spread))}"
     return name, lambda skill, rank: value(skill, None)  # type: ignore[return-value]
 
 

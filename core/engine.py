@@ -86,18 +86,24 @@ class Shown:
         value: the number leaderboards sort by: rank points with a rank layer, else the
             skill's location − k * spread (``conservative`` k, 0 by default), in the
             skill's units; None when the states have no location field.
-        interval: the skill's 95% interval, location ± 1.96 * spread (skill units), or
-            None when the skill has no spread.
+        interval: the skill's 95% interval, location ± 1.96 * spread, or None when the
+            skill has no spread.
+        skill: the skill's location and spread by the names players see them as
+            (:meth:`Display.skill`: Glicko-2's ``rating`` and ``RD``, not its μ and φ).
+
+    All three are on the scale players see (the fields' :class:`rankcraft.Scale`).
     """
 
     value: float | None
     interval: tuple[float, float] | None
+    skill: dict[str, float] = attrs.field(factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"value": ..., "interval": [low, high] or null}``."""
+        """``{"value": ..., "interval": [low, high] or null, "skill": {name: value}}``."""
         return {
             "value": self.value,
             "interval": None if self.interval is None else list(self.interval),
+            "skill": dict(self.skill),
         }
 
 
@@ -120,8 +126,9 @@ class League:
     Attributes:
         ruleset: the league's ruleset. plugins: the plugin facade. store: its store.
         skill_class, rank_class: the plugins' state classes (``rank_class`` None without
-        a rank slot). codec: turns records and reports into dicts and back. (Each method
-        hands its work to one collaborator, whose docstring says the details.)
+        a rank slot). codec: turns records and reports into dicts and back. display:
+        what leaderboards sort by and how players see the skill (:class:`Display`). (Each
+        method hands its work to one collaborator, whose docstring says the details.)
     """
 
     def __init__(
@@ -137,7 +144,7 @@ class League:
         self.plugins = plugins if plugins is not None else ruleset.plugins
         self.store: Store = (store := store if store is not None else MemoryStore())
         self._steps = steps = Steps(ruleset, self.plugins)
-        self._display = display = Display(ruleset.display, steps.skill_class, steps.rank_class)
+        self.display = display = Display(ruleset.display, steps.skill_class, steps.rank_class)
         self.skill_class: type = steps.skill_class
         self.rank_class: type | None = steps.rank_class
         self.codec = codec = league_codec(steps, display, ruleset.period.mode)
@@ -197,8 +204,7 @@ class League:
         return self._writer.record_many(matches, skip_seen, progress, close, commit_every)
 
     def stream(self, matches: Iterable[Match | Mapping[str, Any]], **how: Any) -> int:
-        """Rate matches keeping no history (:meth:`.writing.Writer.stream`: ``expected``,
-        ``observe``, ``close``)."""
+        """Rate matches keeping no history (:meth:`.writing.Writer.stream`)."""
         return self._writer.stream(matches, **how)
 
     def close_period(self) -> int:
@@ -285,8 +291,9 @@ class League:
         """How a player is shown: their display value (what leaderboards sort by) and
         their skill's 95% interval (:class:`Shown`; :class:`UnknownPlayerError`)."""
         record = self.player(player) if isinstance(player, str) else player
-        value, interval = self._display.value, self._display.interval
-        return Shown(value=value(record.skill, record.rank), interval=interval(record.skill))
+        skill, shown = record.skill, self.display
+        value = shown.value(skill, record.rank)
+        return Shown(value=value, interval=shown.interval(skill), skill=shown.skill(skill))
 
     def predict(
         self, sides: Sides, at: When = None, home: int | None = None, *, season: Season = None

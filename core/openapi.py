@@ -262,10 +262,13 @@ def _player_answers() -> dict[str, dict[str, Any]]:
         "Shown": _closed(
             "the value leaderboards sort by (rank points, else skill location less the "
             "ruleset's [display] conservative times spread; null without a location) and "
-            "the skill's 95% interval, location ± 1.96 spread (null without a spread)",
-            ["value", "interval"],
+            "the skill's 95% interval, location ± 1.96 spread (null without a spread), and "
+            "the skill's location and spread by the names players see them as; all on the "
+            "scale players see (Glicko-2's rating and RD, not its mu and phi)",
+            ["value", "interval", "skill"],
             {
                 "value": {"type": ["number", "null"]},
+                "skill": {"type": "object", "additionalProperties": {"type": "number"}},
                 "interval": {
                     "oneOf": [
                         {

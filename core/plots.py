@@ -77,8 +77,8 @@ def plot_player(league: League, player: str, path: str | Path) -> Path:
     plt = _pyplot()
     record = league.player(player)
     rows = list(reversed(league.history(player, limit=None)))
-    location = field_of_role(league.skill_class, "location")
-    spread = field_of_role(league.skill_class, "spread")
+    location, spread = league.display.names  # (on the scale players see: Glicko-2's rating)
+    shown = league.display.skill
     if location is None:
         raise InputError(
             f"the skill of ruleset {league.ruleset.name!r} has no location field to plot"
@@ -92,9 +92,10 @@ def plot_player(league: League, player: str, path: str | Path) -> Path:
     for row in rows:
         change = row.report.change(player)
         times.append(row.match.played_at)
-        value = getattr(change.skill_after, location)
+        skill = shown(change.skill_after)
+        value = skill[location]
         values.append(value)
-        width = 2 * getattr(change.skill_after, spread) if spread else 0.0
+        width = 2 * skill[spread] if spread else 0.0
         lows.append(value - width)
         highs.append(value + width)
         if rank_field is not None and change.rank_after is not None:

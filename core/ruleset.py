@@ -29,6 +29,7 @@ import attrs
 import tomli_w
 
 from .errors import PluginError, RulesetError
+from .fits import missing, what_fits
 from .manager import SLOTS, Plugins, installed_plugins
 from .model import field_of_role
 from .rulesetschema import (
@@ -421,13 +422,13 @@ def _check_fit(ruleset: Ruleset, source: str) -> None:
                 f"whole: it needs [period] mode 'match' and [quits] quitter 'result', not "
                 f"{ruleset.period.mode!r} and {ruleset.quits.quitter!r} @ ruleset.period.mode"
             )
-        missing = [f for f in needs.fields if f not in names]
-        missing += [f"a {r} field" for r in needs.roles if field_of_role(state_class, r) is None]
-        if missing:
+        lacking = missing(needs, state_class)
+        if lacking:
             raise RulesetError(
                 f"{source}: plugin {spec.plugin!r} in slot {slot!r} does not fit skill plugin "
-                f"{initial.plugin!r}: it needs {', '.join(missing)}, but {initial.plugin!r} "
-                f"keeps {', '.join(sorted(names))}"
+                f"{initial.plugin!r}: it needs {', '.join(lacking)}, but {initial.plugin!r} "
+                f"keeps {', '.join(sorted(names))}. "
+                f"{what_fits(plugins, slot, spec.plugin, initial.plugin)}"
             )
 
 

@@ -19,7 +19,7 @@ from cattrs.preconf.tomllib import make_converter
 
 from .errors import RulesetError
 from .manager import Plugins
-from .model import field_of_role
+from .model import Scale, field_of_role, scale_of
 from .suggest import did_you_mean
 from .validators import within
 
@@ -202,7 +202,9 @@ class Display:
 
     :meth:`value` is the one sort key of every leaderboard (the library's, the command
     line's, the HTTP service's): a store that keeps it in an indexed column computes it
-    with this method.
+    with this method. Every figure here is on the scale players see (the fields'
+    :class:`Scale`: Glicko-2's μ and φ as Glickman's rating and RD); :meth:`skill` gives
+    the skill's location and spread on it, under the names players see.
     """
 
     def __init__(self, spec: DisplaySpec, skill_class: type, rank_class: type | None) -> None:
@@ -213,11 +215,50 @@ class Display:
         self.rank_location = (
             field_of_role(rank_class, "location") if rank_class is not None else None
         )
+        self.location_scale = _scale(skill_class, self.location)
+        self.spread_scale = _scale(skill_class, self.spread)
+
+    @property
+    def names(self) -> tuple[str | None, str | None]:
+        """The names players see the skill's location and spread as (None: no such field)."""
+        return (
+            None if self.location is None else self.location_scale.name,
+            None if self.spread is None else self.spread_scale.name,
+        )
+
+    def skill(self, skill: Any) -> dict[str, float]:
+        """The skill's location and spread as players see them, by the names they see.
+
+        >>> from rankcraft.plugins.glicko2 import Glicko2Skill
+        >>> shown = Display(DisplaySpec(), Glicko2Skill, None)
+        >>> {k: round(v, 2) for k, v in shown.skill(Glicko2Skill(1.0, 0.5, 0.06)).items()}
+        {'rating': 1673.72, 'RD': 86.86}
+        """
+        out = {}
+        for field, scale in (
+            (self.location, self.location_scale),
+            (self.spread, self.spread_scale),
+        ):
+            if field is not None:
+                out[scale.name] = scale(float(getattr(skill, field)))
+        return out
 
     @property
     def orders(self) -> bool:
         """Whether players have a display value (False: leaderboards order by id)."""
         return self.rank_location is not None or self.location is not None
+
+    def scales(self) -> dict[str, dict[str, Any]]:
+        """Per role (``location``, ``spread``), the skill field as kept and its scale,
+        ``{"field", "factor", "offset"}``: how a client (the web page) shows a state
+        as a match report keeps it."""
+        kept = {"location": (self.location, self.location_scale)}
+        kept["spread"] = (self.spread, self.spread_scale)
+        return {
+            role: {"field": field, "factor": scale.factor, "offset": scale.offset}
+            for role, (field, scale) in kept.items()
+            if field is not None
+        }
 
     def value(self, skill: Any, rank: Any) -> float | None:
         """The display value of a player: their rank points (the rank state's location)
@@ -234,18 +275,20 @@ class Display:
             return float(getattr(rank, self.rank_location))
         if self.location is None:
             return None
-        value = float(getattr(skill, self.location))
+        scale = self.location_scale  # (written out: the sort key of every row written)
+        value = scale.offset + scale.factor * float(getattr(skill, self.location))
         if self.k:
-            value -= self.k * float(getattr(skill, self.spread))  # type: ignore[arg-type]
+            spread = float(getattr(skill, self.spread))  # type: ignore[arg-type]
+            value -= self.k * (self.spread_scale.factor * spread)
         return value
 
     def interval(self, skill: Any) -> tuple[float, float] | None:
-        """The skill's 95% interval, location ± 1.96 * spread (skill units), or None
-        when the skill has no spread field."""
+        """The skill's 95% interval, location ± 1.96 * spread (on the scale players see
+        them), or None when the skill has no spread field."""
         if self.location is None or self.spread is None:
             return None
-        centre = float(getattr(skill, self.location))
-        half = INTERVAL_Z * float(getattr(skill, self.spread))
+        centre = self.location_scale(float(getattr(skill, self.location)))
+        half = INTERVAL_Z * self.spread_scale(float(getattr(skill, self.spread)))
         return (centre - half, centre + half)
 
     def active(self, last_played: datetime | None, latest: datetime | None) -> bool:
@@ -257,6 +300,11 @@ class Display:
         if last_played is None or latest is None:
             return False
         return (latest - last_played).total_seconds() <= days * 86400.0
+
+
+def _scale(state_class: type, field: str | None) -> Scale:
+    """The scale players see ``field`` of ``state_class`` on (any, without the field)."""
+    return Scale("") if field is None else scale_of(state_class, field)
 
 
 @attrs.frozen(kw_only=True)

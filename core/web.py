@@ -149,12 +149,16 @@ def _line_of(text: str, field: str) -> int | None:
 
 
 def _fields(league: League) -> dict[str, str | None]:
+    """The names players see the skill's location and spread as, and the rank's field."""
     rank = field_of_role(league.rank_class, "location") if league.rank_class else None
-    return {
-        "location": field_of_role(league.skill_class, "location"),
-        "spread": field_of_role(league.skill_class, "spread"),
-        "rank": rank,
-    }
+    location, spread = league.display.names
+    return {"location": location, "spread": spread, "rank": rank}
+
+
+def _shown(league: League, skill: Any, name: str | None) -> float | None:
+    """The skill's location or spread (``name`` as :func:`_fields` gives it) on the scale
+    players see, or None."""
+    return None if skill is None or name is None else league.display.skill(skill).get(name)
 
 
 def _value(state: Any, name: str | None) -> Any:
@@ -198,9 +202,9 @@ def player_history(league: League, player: str, limit: int = HISTORY_LIMIT) -> d
                 "places": list(match.places),
                 "result": _result(match, change.side),
                 "expected": row.report.expected[change.side],
-                "skill_before": _value(change.skill_used, location),
-                "skill_after": _value(change.skill_after, location),
-                "spread_after": _value(change.skill_after, spread),
+                "skill_before": _shown(league, change.skill_used, location),
+                "skill_after": _shown(league, change.skill_after, location),
+                "spread_after": _shown(league, change.skill_after, spread),
                 "rank_before": _value(change.rank_before, rank),
                 "rank_after": _value(change.rank_after, rank),
                 "tier_after": _tier(change.rank_after),
@@ -210,6 +214,7 @@ def player_history(league: League, player: str, limit: int = HISTORY_LIMIT) -> d
         )
     return {
         "player": league.codec.record_to_dict(record),
+        "display": league.shown(record).to_dict(),
         "standing": league.standings([player]).get(player),
         "fields": fields,
         "ruleset": league.ruleset.name,
@@ -272,6 +277,7 @@ def meta(league: League) -> dict[str, Any]:
         "ruleset": league.ruleset.name,
         "description": league.ruleset.description,
         "fields": _fields(league),
+        "scales": league.display.scales(),
         "standings": league.has_standings,
         "matches": league.match_count,
         "players": len(league),
@@ -374,7 +380,7 @@ def _season_end(league: League, bounds: tuple[datetime, datetime], matches: int)
     count of matches, the rating (skill location) of each player who played in it, and
     the tiers of the league's players then."""
     start, end = bounds
-    location = field_of_role(league.skill_class, "location")
+    location = _fields(league)["location"]
     active = [r for r in league.players() if r.last_played is not None and r.last_played >= start]
     standings = league.standings()
     return {
@@ -382,7 +388,7 @@ def _season_end(league: League, bounds: tuple[datetime, datetime], matches: int)
         "end": format_time(end),
         "matches": matches,
         "players": len(active),
-        "ratings": sorted(float(_value(r.skill, location) or 0.0) for r in active),
+        "ratings": sorted(float(_shown(league, r.skill, location) or 0.0) for r in active),
         "tiers": dict(Counter(_tier_group(s) for s in standings.values()).most_common()),
     }
 
@@ -522,7 +528,7 @@ def _compared(
     evaluation, seasons = _replay(league, ordered, test_from, replayed)
     if fit is not None:
         evaluation = attrs.evolve(evaluation, draw_fit=fit)
-    location = field_of_role(league.skill_class, "location")
+    location = _fields(league)["location"]
     records = league.leaderboard()
     standings = league.standings()
     tiers = {pid: _tier_group(s) for pid, s in standings.items()}
@@ -533,7 +539,7 @@ def _compared(
         "name": ruleset.name,
         "location": location,
         "value": _shown_name(league),
-        "ratings": _histogram([float(_value(r.skill, location) or 0.0) for r in records]),
+        "ratings": _histogram([float(_shown(league, r.skill, location) or 0.0) for r in records]),
         "tiers": {t: counts[t] for t in order},
         "tier_order": order,
         "tier_system": _tier_system(ruleset) if order else None,
@@ -573,7 +579,7 @@ def _top_row(
     return {
         "id": record.id,
         "standing": standings.get(record.id),
-        "rating": _value(record.skill, location),
+        "rating": _shown(league, record.skill, location),
         "value": league.shown(record).value,
         "matches": record.matches,
     }

@@ -184,19 +184,17 @@ class Writer:
         rated = 0
         with unit.transaction():
             iterator = iter(matches)
-            # over a database, a chunk at a time (its players read in one query); in
-            # memory, every player is here: one pass, each player's row copied once
-            size = CHUNK if unit.lazy else None
-            while chunk := list(itertools.islice(iterator, size)):
+            if not unit.lazy:  # in memory every player is here: the matches read as rated
+                each = (_parsed(m, i) for i, m in enumerate(iterator))
+                _, rated, _ = self.rate_all(
+                    each, position=0, keep=False, observe=observe, expected=expected
+                )
+            # over a database a chunk at a time, its players read in one query
+            while chunk := list(itertools.islice(iterator, CHUNK)):
                 parsed = [_parsed(m, rated + i) for i, m in enumerate(chunk)]
-                if unit.lazy:
-                    unit.fetch({p for m in parsed for side in m.teams for p in side})
+                unit.fetch({p for m in parsed for side in m.teams for p in side})
                 _, done, _ = self.rate_all(
-                    parsed,
-                    position=rated,
-                    keep=False,
-                    observe=observe,
-                    expected=expected,
+                    parsed, position=rated, keep=False, observe=observe, expected=expected
                 )
                 rated += done
             if close and self.ruleset.period.mode == "batch":

@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 import attrs
 
-from rankcraft import Match, Pairing, State, hookimpl, state_field
+from rankcraft import Match, Pairing, Scale, State, hookimpl, state_field
 from rankcraft.matchmaking import gaussian_quality
 from rankcraft.validators import RATING_LIMIT, interval, limit, pair, state_within, within
 
@@ -290,17 +290,26 @@ class Glicko2Params:
 
 @attrs.frozen(slots=True)
 class Glicko2Skill:
-    """A Glicko-2 player, on the Glicko-2 scale.
+    """A Glicko-2 player, kept on the Glicko-2 scale and shown to players on Glickman's
+    Glicko scale (leaderboards, player views, the page and the lab: ``rating`` and
+    ``RD``; exports keep μ and φ).
 
     Attributes:
-        mu: rating μ, |μ| ≤ ``MU_LIMIT`` (role ``location``); Glicko rating = 1500 +
-            SCALE·μ.
-        phi: deviation φ in ``PHI_RANGE`` (role ``spread``); Glicko RD = SCALE·φ.
-        sigma: volatility σ in ``SIGMA_RANGE``.
+        mu: rating μ, |μ| ≤ ``MU_LIMIT`` (role ``location``); shown as the Glicko
+            ``rating`` = 1500 + SCALE·μ.
+        phi: deviation φ in ``PHI_RANGE`` (role ``spread``); shown as the Glicko
+            ``RD`` = SCALE·φ.
+        sigma: volatility σ in ``SIGMA_RANGE`` (shown as it is, as Glickman prints it).
     """
 
-    mu: float = state_field(role="location", validator=state_within(-MU_LIMIT, MU_LIMIT))
-    phi: float = state_field(role="spread", validator=state_within(*PHI_RANGE))
+    mu: float = state_field(
+        role="location",
+        shown=Scale("rating", SCALE, 1500.0),
+        validator=state_within(-MU_LIMIT, MU_LIMIT),
+    )
+    phi: float = state_field(
+        role="spread", shown=Scale("RD", SCALE), validator=state_within(*PHI_RANGE)
+    )
     sigma: float = state_field(validator=state_within(*SIGMA_RANGE))
 
 

@@ -224,6 +224,26 @@ def _pmf(lam: float, top: int) -> list[float]:
     return out
 
 
+LOW_SCORES = ((0, 0), (0, 1), (1, 0), (1, 1))
+"""The scores τ corrects, in the order of :func:`_corrections`."""
+
+
+def _corrections(
+    p: Sequence[float], q: Sequence[float], lambda_a: float, lambda_b: float, rho: float
+) -> tuple[float, float, float, float]:
+    """What τ adds to the independent Poisson probability of each of ``LOW_SCORES``:
+    P(x; λ_A) · P(y; λ_B) · (τ(x, y) − 1), with ``p`` and ``q`` the probabilities of
+    exactly 0 and exactly 1 goal of each side (zero in sum before τ is cut at 0). Added to
+    a matrix cell that holds "1 or more" goals, it corrects the exact score within it and
+    nothing else."""
+    return (
+        p[0] * q[0] * (tau(0, 0, lambda_a, lambda_b, rho) - 1.0),
+        p[0] * q[1] * (tau(0, 1, lambda_a, lambda_b, rho) - 1.0),
+        p[1] * q[0] * (tau(1, 0, lambda_a, lambda_b, rho) - 1.0),
+        p[1] * q[1] * (tau(1, 1, lambda_a, lambda_b, rho) - 1.0),
+    )
+
+
 def _top(max_goals: int, lam: float) -> int:
     return max(max_goals, math.ceil(lam + TAIL_SDS * math.sqrt(lam) + TAIL_SDS))
 
@@ -234,7 +254,8 @@ def score_matrix(
     """P(side A scores ``i``, side B scores ``j``) for i, j in 0 … ``max_goals``: the
     Poisson probabilities times τ, the last row and column holding ``max_goals`` *or
     more* goals, normalised to sum to 1 (they do before normalising unless a τ was cut
-    at 0).
+    at 0). τ corrects the exact low scores only: with ``max_goals`` 1, the cell "1 or
+    more to 0" is P(1–0) · τ(1, 0) plus the uncorrected P(2–0), P(3–0), …
 
     >>> m = score_matrix(1.0, 1.0, 0.0, 3)
     >>> round(m[1][2], 6) == round(math.exp(-2) / 2, 6), round(sum(map(sum, m)), 12)
@@ -247,9 +268,11 @@ def score_matrix(
         )
     p, q = _pmf(lambda_a, max_goals), _pmf(lambda_b, max_goals)
     grid = [[pi * qj for qj in q] for pi in p]
-    for x, y in ((0, 0), (0, 1), (1, 0), (1, 1)):
-        if x <= max_goals and y <= max_goals:
-            grid[x][y] *= tau(x, y, lambda_a, lambda_b, rho)
+    exact_a = (math.exp(-lambda_a), lambda_a * math.exp(-lambda_a))  # P(0), P(1) exactly
+    exact_b = (math.exp(-lambda_b), lambda_b * math.exp(-lambda_b))
+    changes = _corrections(exact_a, exact_b, lambda_a, lambda_b, rho)
+    for (x, y), change in zip(LOW_SCORES, changes, strict=True):
+        grid[x][y] += change  # (with max_goals 1, to the "1 or more" cells holding x, y)
     total = math.fsum(math.fsum(row) for row in grid)
     return [[v / total for v in row] for row in grid]
 
@@ -285,11 +308,8 @@ def outcome_probabilities(
         win += p[i] * below
         below += q[i]
     loss = 1.0 - win - draw
-    # the τ corrections of the four low scores (zero in sum before τ is cut at 0)
-    d00 = p[0] * q[0] * (tau(0, 0, lambda_a, lambda_b, rho) - 1.0)
-    d01 = p[0] * q[1] * (tau(0, 1, lambda_a, lambda_b, rho) - 1.0)
-    d10 = p[1] * q[0] * (tau(1, 0, lambda_a, lambda_b, rho) - 1.0)
-    d11 = p[1] * q[1] * (tau(1, 1, lambda_a, lambda_b, rho) - 1.0)
+    # τ's corrections (p[0], p[1] are exact here: top >= 10 > 1)
+    d00, d01, d10, d11 = _corrections(p, q, lambda_a, lambda_b, rho)
     win += d10
     draw += d00 + d11
     loss += d01

@@ -25,10 +25,10 @@ from typing import Any
 
 import attrs
 
-from rankcraft import Needs, Pairing, PlayerContext, State, hookimpl, state_field
+from rankcraft import Needs, Pairing, PlayerContext, Scale, State, hookimpl, state_field
 from rankcraft.validators import fraction, interval, pair, state_within, within
 
-from .glicko2 import MU_LIMIT, PHI_RANGE
+from .glicko2 import MU_LIMIT, PHI_RANGE, SCALE
 
 RANKCRAFT_CONTRACT = 2
 """The hook contract: the rank state is a tuple ``(points, best_phi)`` in the rank hook,
@@ -111,11 +111,13 @@ class InversusRp:
         points: RP in [0, 10000] (``max_points``; at most 1e6), a real number (role
             ``location``).
         best_phi: the tightest φ reached so far (kept for ``tightest_deviation``), or None;
-            a φ in glicko2's ``PHI_RANGE``.
+            a φ in glicko2's ``PHI_RANGE`` (shown as ``best_RD``, SCALE·φ).
     """
 
     points: float = state_field(role="location", validator=state_within(0.0, POINTS_LIMIT))
-    best_phi: float | None = state_field(default=None, validator=state_within(*PHI_RANGE))
+    best_phi: float | None = state_field(
+        default=None, shown=Scale("best_RD", SCALE), validator=state_within(*PHI_RANGE)
+    )
 
 
 @hookimpl

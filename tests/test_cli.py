@@ -256,7 +256,8 @@ def test_replay_leaderboard_player_export_import(tmp_path: Path, league_db: Path
     code, out, _ = run("player", "b", "--db", str(league_db))
     assert code == 0
     assert "b: 2 matches" in out
-    assert "m2: won vs c; expected 0.477; rating 1484.0 -> 1500.7 (+16.736); why: k 32" in out
+    assert "m2: won vs c; expected 0.477; rating 1484.0 -> 1500.7 (+16.7); why: k 32" in out
+    assert "m1: lost vs a; expected 0.500; rating 1500 -> 1484 (-16); why: k 32" in out
     code, out, _ = run("player", "b", "--db", str(league_db), "--json")
     data = json.loads(out)
     assert [h["match"]["id"] for h in data["history"]] == ["m2", "m1"]

@@ -78,6 +78,40 @@ def test_outcomes_and_margins_are_the_matrix_sums(lam: float, mu: float, rho: fl
     assert math.fsum(v for m, v in margins.items() if m > 0) == pytest.approx(win, abs=1e-12)
 
 
+def collapsed(grid: Any, k: int) -> Any:
+    """The exact-score matrix ``grid`` summed to ``k`` goals a side, the last row and
+    column holding ``k`` or more."""
+    rows = np.vstack([grid[:k], grid[k:].sum(axis=0)])
+    return np.hstack([rows[:, :k], rows[:, k:].sum(axis=1, keepdims=True)])
+
+
+@pytest.mark.parametrize("max_goals", [1, 2, 3])
+@pytest.mark.parametrize(
+    ("lam", "mu", "rho"),
+    [(1.35, 1.35, -0.1), (2.6, 0.4, -0.13), (0.7, 1.9, 0.3), (0.3, 0.2, -0.9), (2.0, 2.0, 0.9)],
+)
+def test_a_small_max_goals_collapses_the_exact_scores(
+    lam: float, mu: float, rho: float, max_goals: int
+) -> None:
+    # issue 39, item 2: the cell "1 or more" is the sum of the exact scores it holds, τ
+    # applied to each exact low score (Dixon and Coles' τ is for exact scores only)
+    exact = np.clip(scipy_matrix(lam, mu, rho, 60), 0.0, None)  # a τ below 0 counts as 0
+    exact = exact / exact.sum()  # (and the rest is renormalised)
+    ours = np.array(goals.score_matrix(lam, mu, rho, max_goals))
+    assert ours == pytest.approx(collapsed(exact, max_goals), abs=1e-12)
+    draws = goals.margin_probabilities(lam, mu, rho, max_goals)[0]
+    assert draws == pytest.approx(np.trace(collapsed(exact, max_goals)), abs=1e-12)
+
+
+def test_the_draw_margin_of_max_goals_1_is_the_models() -> None:
+    # the issue's case: 0.673 before (τ(1, 1) applied to the whole "1 or more" cell)
+    p0, p1 = math.exp(-1.35), 1.35 * math.exp(-1.35)
+    both_score = (1 - p0) ** 2 + p1 * p1 * 0.1  # τ(1, 1) − 1 = -rho on the exact 1–1 only
+    model = p0 * p0 * (1 + 1.35 * 1.35 * 0.1) + both_score
+    assert model == pytest.approx(0.640, abs=5e-4)
+    assert goals.margin_probabilities(1.35, 1.35, -0.1, 1)[0] == pytest.approx(model, abs=1e-12)
+
+
 def test_a_cut_tau_still_gives_probabilities_that_sum_to_one() -> None:
     # rho = 0.9 with λμ = 4: τ(0,0) = 1 - 3.6 < 0 counts as 0 and the rest is renormalised
     grid = goals.score_matrix(2.0, 2.0, 0.9, 10)

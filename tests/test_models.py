@@ -8,6 +8,7 @@ import io
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -292,3 +293,21 @@ def test_off_season_found_from_a_long_gap() -> None:
     )
     assert report.change("a").skill_used.rating == pytest.approx(1500 + (rating - 1500) / 2)
     assert list(report.expected) == pytest.approx(ahead)
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: rankcraft.Scale("rating", 0.0), "'factor' must be a finite number > 0: 0.0"),
+        (lambda: rankcraft.Scale("rating", -1.0), "'factor' must be a finite number > 0: -1.0"),
+        (lambda: rankcraft.Scale("rating", 1.0, math.inf), "'offset' must be a finite number: inf"),
+        (
+            lambda: rankcraft.state_field(role="spread", shown=rankcraft.Scale("RD", 2.0, 5.0)),
+            "a spread field's scale has no offset: 5.0",
+        ),
+    ],
+)
+def test_a_scale_that_would_reorder_or_shift_a_spread_is_refused(make: Any, message: str) -> None:
+    with pytest.raises(ValueError) as caught:
+        make()
+    assert str(caught.value) == message

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -199,6 +200,56 @@ def test_plugins_that_do_not_fit_are_refused(installed_pm) -> None:
             'name = "x"\n[update]\nplugin = "elo"\n[rank]\nplugin = "needs-mu"\n',
             plugins=rankcraft.Plugins(installed_pm),
         )
+
+
+@pytest.mark.parametrize(
+    ("skill", "lacks", "keeps", "instead"),
+    [
+        ("elo", "deviation", "peak, rating", "ladder"),
+        ("glicko2", "rating, deviation", "mu, phi, sigma", "inversus-rp, ladder"),
+    ],
+)
+def test_a_rank_plugin_that_does_not_fit_says_what_would(
+    skill: str, lacks: str, keeps: str, instead: str
+) -> None:
+    # issue 39, item 14: which skill plugins skyweaver-rp fits, and which rank plugins
+    # run over the skill plugin the ruleset names
+    text = f'extends = "skyweaver"\nname = "x"\n[update]\nplugin = "{skill}"\n[update.params]\n'
+    with pytest.raises(rankcraft.RulesetError) as caught:
+        rankcraft.loads_ruleset(text)
+    assert str(caught.value) == (
+        f"<string>: plugin 'skyweaver-rp' in slot 'rank' does not fit skill plugin "
+        f"'{skill}': it needs {lacks}, but '{skill}' keeps {keeps}. 'skyweaver-rp' fits the "
+        f"skill plugins glicko1; the rank plugins that fit '{skill}': {instead}"
+    )
+    for other in instead.split(", "):  # and what it offers does load
+        fits = f'name = "y"\n[update]\nplugin = "{skill}"\n[rank]\nplugin = "{other}"\n'
+        assert rankcraft.loads_ruleset(fits).slot("rank").plugin == other
+
+
+def test_a_plugin_that_fits_no_skill_plugin_says_so(installed_pm: Any) -> None:
+    class NeedsNothingKept:
+        @rankcraft.hookimpl
+        def rankcraft_needs(self, slot: str) -> rankcraft.Needs:
+            return rankcraft.Needs(fields=("elo_and_glicko",))
+
+        @rankcraft.hookimpl
+        def rankcraft_rank(self, rank_state: object) -> object:
+            return rank_state
+
+        @rankcraft.hookimpl
+        def rankcraft_initial(self, slot: str) -> object:
+            return None
+
+    installed_pm.register(NeedsNothingKept(), name="needs-more")
+    with pytest.raises(rankcraft.RulesetError) as caught:
+        rankcraft.loads_ruleset(
+            'name = "x"\n[update]\nplugin = "trueskill"\n[rank]\nplugin = "needs-more"\n',
+            plugins=rankcraft.Plugins(installed_pm),
+        )
+    assert str(caught.value).endswith(
+        "no installed skill plugin fits 'needs-more'; the rank plugins that fit 'trueskill': ladder"
+    )
 
 
 def test_rulesets_never_import_code(tmp_path: Path, monkeypatch) -> None:

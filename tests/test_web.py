@@ -94,6 +94,40 @@ def test_player_history_marks_resets_and_explains_changes() -> None:
     assert later.tiers() == ["Trainee I", "Wanderer"]
 
 
+GLICKO = 400.0 / math.log(10.0)
+"""Glickman's conversion: rating = 1500 + GLICKO * mu, RD = GLICKO * phi."""
+
+
+def test_the_page_and_the_lab_show_glicko2_on_the_glicko_scale() -> None:
+    # issue 39, item 4: glicko2's docs promise "rating - 2 RD", not mu and phi
+    league = rankcraft.League("glicko2")
+    league.record_many(history(40))
+    ann = league.player("ann").skill
+    rating, rd = 1500.0 + GLICKO * ann.mu, GLICKO * ann.phi
+    with TestClient(create_app(league)) as client:
+        data = client.get("/web/players/ann").json()
+        meta = client.get("/web/meta").json()
+        lab = client.post("/web/lab/compare", json={"rulesets": ["glicko2", "glicko1"]}).json()
+    assert data["fields"] == meta["fields"] == {"location": "rating", "spread": "RD", "rank": None}
+    assert data["display"]["skill"] == pytest.approx({"rating": rating, "RD": rd})
+    last = data["matches"][-1]
+    assert (last["skill_after"], last["spread_after"]) == pytest.approx((rating, rd))
+    assert data["player"]["skill"]["mu"] == ann.mu  # (the state as kept, named as kept)
+    assert meta["scales"] == {
+        "location": {"field": "mu", "factor": GLICKO, "offset": 1500.0},
+        "spread": {"field": "phi", "factor": GLICKO, "offset": 0.0},
+    }
+    glicko2, glicko1 = lab["results"]
+    assert (glicko2["location"], glicko2["value"]) == ("rating", "conservative")
+    top = glicko2["top"][0]
+    best = league.player(top["id"]).skill
+    assert top["rating"] == pytest.approx(1500.0 + GLICKO * best.mu)
+    assert top["value"] == pytest.approx(1500.0 + GLICKO * (best.mu - 2 * best.phi))
+    # both on one scale: the two Glicko rulesets' ratings are comparable in the lab
+    assert 1000 < glicko2["ratings"]["low"] < 1500 < glicko2["ratings"]["high"] < 2000
+    assert 1000 < glicko1["ratings"]["low"] < 1500 < glicko1["ratings"]["high"] < 2000
+
+
 def test_ruleset_errors_name_their_field_and_line() -> None:
     text = 'name = "x"\nextends = "elo"\n\n[update.params]\nk_factor = 20.0\nkk = 3\n'
     with TestClient(create_app(rankcraft.League("elo"))) as client:
@@ -435,6 +469,83 @@ def test_the_conservative_column_in_a_browser(browser: Any) -> None:
     # lower than di's: cy passes di, whose rating is higher)
     assert [float(c[1]) for c in cells] == sorted((float(c[1]) for c in cells), reverse=True)
     assert [float(c[2]) for c in cells] != sorted((float(c[2]) for c in cells), reverse=True)
+
+
+def _decimals(text: str) -> set[int]:
+    """The numbers of decimals of the numbers in ``text``."""
+    import re
+
+    return {len(m.group(1) or "") for m in re.finditer(r"\d+(?:\.(\d+))?", text)}
+
+
+def test_glicko2_on_the_page_in_a_browser(browser: Any) -> None:
+    """issue 39, items 4 and 5: glicko2's board and player page show Glickman's rating and
+    RD (not mu and phi), each column's numbers written one way, a whole factor whole."""
+    from playwright.sync_api import expect
+
+    from rankcraft.cli.output import column
+
+    league = rankcraft.League("glicko2")
+    league.record_many(history(8))
+    _, token = create_token(league.store, scope="record")
+    shown = [league.shown(r) for r in league.leaderboard()]
+    ann = league.shown("ann").skill
+    page = browser.new_page()
+    with serving(league) as base:
+        page.goto(f"{base}/#league")
+        page.wait_for_selector("body[data-ready='1'] #leaderboard tbody tr")
+        head = page.locator("#leaderboard thead th").all_inner_texts()
+        cells = page.locator("#leaderboard tbody tr").evaluate_all(
+            "rows => rows.map((r) => [...r.cells].slice(2, 5).map((c) => c.textContent))"
+        )
+        page.goto(f"{base}/#player/ann")
+        page.wait_for_selector("#player-matches tbody tr")
+        summary = page.locator("#player-summary").inner_text()
+        changes = page.locator("#player-matches tbody td:nth-child(6)").all_inner_texts()
+        # a match recorded on the page: ann's change, shown (within 30 days of the
+        # league's latest match: the page asks for no confirmation)
+        page.goto(f"{base}/#matches")
+        page.fill("#token", token)
+        page.fill("#rec-id", "web-1")
+        page.fill("#rec-at", "2024-01-20T12:00:00Z")
+        page.fill("#rec-teams", "ann\nbo")
+        page.fill("#rec-scores", "1,0")
+        page.click("#record-form button")
+        told = page.locator("#record-result")
+        expect(told).to_contain_text("recorded web-1", timeout=30_000)
+        recorded = told.inner_text()
+    page.close()
+    after = league.player("ann").skill
+    assert f"ann {ann['rating']:.1f} → {1500 + GLICKO * after.mu:.1f}" in recorded
+    assert head[2:5] == ["conservative", "rating", "± RD"]
+    expected = zip(
+        column(s.value for s in shown),
+        column(s.skill["rating"] for s in shown),
+        column(s.skill["RD"] for s in shown),
+        strict=True,
+    )
+    assert cells == [list(row) for row in expected]
+    assert f"rating {ann['rating']:.1f} ± {ann['RD']:.1f} " in summary  # (written alike)
+    assert "mu" not in summary
+    assert f" → {ann['rating']:.1f} (" in changes[0]  # the newest match first
+    assert len(set().union(*map(_decimals, changes))) == 1  # one format in the column
+
+
+def test_a_whole_factor_and_whole_ratings_in_a_browser(browser: Any) -> None:
+    """Elo's first match leaves whole ratings (1500 -> 1484) beside fractional ones, and
+    its factor ``k`` is a whole 32: the column is written one way, the factor as 32."""
+    league = rankcraft.League("elo")
+    league.record_many(history(8))
+    page = browser.new_page()
+    with serving(league) as base:
+        page.goto(f"{base}/#player/ann")
+        page.wait_for_selector("#player-matches tbody tr")
+        changes = page.locator("#player-matches tbody td:nth-child(6)").all_inner_texts()
+        factors = page.locator("#player-matches tbody td.factors").all_inner_texts()
+    page.close()
+    assert changes[-1] == "1500.0 → 1484.0 (-16.0)"  # (the oldest: whole, beside x.y)
+    assert _decimals(" ".join(changes)) == {1}
+    assert set(factors) == {"k 32"}
 
 
 def test_the_board_pages_through_the_service(browser: Any) -> None:

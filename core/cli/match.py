@@ -8,7 +8,7 @@ from typing import TextIO
 from ..errors import InputError
 from ..terminal import print_table
 from .options import Commands, open_existing
-from .output import emit_json
+from .output import column, emit_json
 
 OPPONENTS_WIDTH = 2.0
 """``match opponents``' width in percentiles when ``--width`` is not given (at least one
@@ -65,7 +65,9 @@ def cmd_match(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 f"{found.found} of {found.active} active players within {found.width:.3g} "
                 f"percentiles: [{found.low:.2f}, {found.high:.2f}]{mark}\n"
             )
-            rows = [[c.id, f"{c.value:.2f}", f"{c.percentile:.2f}"] for c in found.candidates]
+            picked = found.candidates  # (the value as the leaderboard writes it)
+            values = column(c.value for c in picked)
+            rows = [[c.id, v, f"{c.percentile:.2f}"] for c, v in zip(picked, values, strict=True)]
             print_table(rows, ["player", "value", "percentile"], out)
         elif args.match_command == "quality":
             from ..matchmaking import quality

@@ -10,7 +10,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TextIO
 
 from ..contract1 import FirstContractWarning
@@ -27,15 +27,9 @@ from .options import DB_ENV
 
 
 def skill_columns(league: League) -> list[str]:
-    """The skill state's columns of a table: its location and spread fields."""
-    from ..model import field_of_role
-
-    cols = []
-    for role in ("location", "spread"):
-        name = field_of_role(league.skill_class, role)
-        if name:
-            cols.append(name)
-    return cols
+    """The skill state's columns of a table: its location and spread, by the names
+    players see them as (:meth:`rankcraft.Display.skill`)."""
+    return [name for name in league.display.names if name]
 
 
 def rank_columns(league: League) -> list[str]:
@@ -56,45 +50,57 @@ def record_json(league: League, record: PlayerRecord) -> dict[str, Any]:
 def leaderboard_rows(
     league: League, placed: Sequence[tuple[int, PlayerRecord]]
 ) -> tuple[list[str], list[list[str]]]:
-    """The headers and rows of a leaderboard's table of ``placed`` (place, record) pairs."""
+    """The headers and rows of a leaderboard's table of ``placed`` (place, record) pairs;
+    each column's numbers written alike (:func:`column`)."""
     skill_cols = skill_columns(league)
     rank_cols = rank_columns(league)
     standings = league.standings(r.id for _, r in placed)
     extra = ["standing"] if league.has_standings else []
     # [display] conservative: the value the table is sorted by, beside the skill
     conservative = ["conservative"] if league.ruleset.display.conservative else []
-    headers = [
-        "#",
-        "player",
-        *extra,
-        *rank_cols,
-        *conservative,
-        *skill_cols,
-        "matches",
-        "last played",
+    records = [r for _, r in placed]
+    shown = [league.shown(r) for r in records]
+    numbers = [
+        *(column(getattr(r.rank, c) for r in records) for c in rank_cols),
+        *([column(s.value or 0.0 for s in shown)] if conservative else []),
+        *(column(s.skill[c] for s in shown) for c in skill_cols),
     ]
+    headers = ["#", "player", *extra, *rank_cols, *conservative, *skill_cols]
     rows = []
-    for place, r in placed:
+    for i, (place, r) in enumerate(placed):
         rows.append(
             [
                 str(place),
                 r.id,
                 *([standings.get(r.id, "-")] if extra else []),
-                *(num(getattr(r.rank, c)) for c in rank_cols),
-                *([num(league.shown(r).value or 0.0)] if conservative else []),
-                *(num(getattr(r.skill, c)) for c in skill_cols),
+                *(cells[i] for cells in numbers),
                 str(r.matches),
                 r.last_played.date().isoformat() if r.last_played else "-",
             ]
         )
-    return headers, rows
+    return [*headers, "matches", "last played"], rows
 
 
-def num(value: float) -> str:
-    """A state value for a table: 1 decimal for rating points, 3 for small scales."""
-    if isinstance(value, int):
-        return str(value)
-    return f"{value:.3f}" if abs(value) < 100 else f"{value:.1f}"
+def digits_for(values: Iterable[float]) -> int:
+    """The decimals one column of numbers is written with: none when every value is a
+    whole number (rank points, counts), 1 when the column's largest value reaches 100
+    (rating points), else 3 (small scales). The page's ``columnFormat`` is the same rule."""
+    finite = [v for v in values if math.isfinite(v)]
+    if all(float(v).is_integer() for v in finite):
+        return 0
+    return 1 if max(abs(v) for v in finite) >= 100 else 3
+
+
+def column(values: Iterable[float]) -> list[str]:
+    """A column of numbers, each written with the column's decimals (:func:`digits_for`):
+    ``2250.0`` beside ``2207.7``, never ``2250``.
+
+    >>> column([2250.0, 2207.74, 98.25]), column([463, 405.0])
+    (['2250.0', '2207.7', '98.2'], ['463', '405'])
+    """
+    seen = list(values)
+    digits = digits_for(seen)
+    return [f"{v:.{digits}f}" for v in seen]
 
 
 def figure(value: float | None, digits: int = 4) -> str:

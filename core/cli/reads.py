@@ -13,12 +13,19 @@ from typing import Any, TextIO
 
 from ..engine import League, UnknownPlayerError
 from ..errors import InputError
-from ..model import Match, PlayerRecord, format_time
+from ..model import Match, PlayerRecord, format_time, shown_state
 from ..store import mask_url
 from ..suggest import did_you_mean, player_candidates
 from ..terminal import plural, print_table
 from .options import Commands, check_at, check_top, database_exists, db_path, open_existing
-from .output import emit_json, leaderboard_rows, num, rank_columns, record_json, skill_columns
+from .output import (
+    column,
+    emit_json,
+    leaderboard_rows,
+    rank_columns,
+    record_json,
+    skill_columns,
+)
 
 
 def _did_you_mean_player(league: League, player: str) -> str:
@@ -89,20 +96,17 @@ def _check_tier(league: League, tier: str) -> None:
 def _fmt_state(state: Any) -> str:
     if state is None:
         return "-"
-    import attrs
-
     parts = []
-    for f in attrs.fields(type(state)):
-        value = getattr(state, f.name)
+    for name, value in shown_state(state):  # (on the scale players see: Glicko-2's rating)
         if isinstance(value, float):
-            parts.append(f"{f.name} {value:.2f}")
+            parts.append(f"{name} {value:.2f}")
         elif isinstance(value, tuple) and len(value) > 3:
             shown = "; ".join(map(_fmt_item, value[-3:]))
-            parts.append(f"{f.name} {len(value)} (latest: {shown})")
+            parts.append(f"{name} {len(value)} (latest: {shown})")
         elif isinstance(value, tuple):
-            parts.append(f"{f.name} {'; '.join(map(_fmt_item, value)) or 'none'}")
+            parts.append(f"{name} {'; '.join(map(_fmt_item, value)) or 'none'}")
         else:
-            parts.append(f"{f.name} {value}")
+            parts.append(f"{name} {value}")
     return ", ".join(parts)
 
 
@@ -177,10 +181,18 @@ def _write_player_state(
         out.write(f"  standing: {standing}\n")
     shown = league.shown(record)
     if shown.interval is not None:
-        low, high = shown.interval
-        value = "" if shown.value is None else f"{num(shown.value)}; "
+        points = league.display.rank_location
+        if shown.value is None:
+            low, high = column(shown.interval)
+            value = ""
+        elif points is not None and record.rank is not None:  # (the rank's points)
+            low, high = column(shown.interval)
+            value = column([getattr(record.rank, points)])[0] + "; "
+        else:
+            value, low, high = column([shown.value, *shown.interval])
+            value += "; "
         # (the interval is the skill's: beside a rank layer's points it would read as theirs)
-        out.write(f"  shown: {value}skill's 95% interval {num(low)} to {num(high)}\n")
+        out.write(f"  shown: {value}skill's 95% interval {low} to {high}\n")
 
 
 def _history_line(league: League, row: Any, player: str, resets: set[int]) -> str:
@@ -201,10 +213,14 @@ def _history_line(league: League, row: Any, player: str, resets: set[int]) -> st
     parts = [f"expected {expected:.3f}"]
     loc = skill_columns(league)[:1]
     if loc:
-        parts.append(_delta(loc[0], change.skill_used, change.skill_after))
+        skill = league.display.skill
+        before, after = skill(change.skill_used)[loc[0]], skill(change.skill_after)[loc[0]]
+        parts.append(_delta(loc[0], before, after))
     rank_loc = rank_columns(league)[:1]
     if rank_loc and change.rank_after is not None:
-        parts.append(_delta(rank_loc[0], change.rank_before, change.rank_after))
+        field = rank_loc[0]
+        before, after = getattr(change.rank_before, field), getattr(change.rank_after, field)
+        parts.append(_delta(field, before, after))
     if change.factors:
         parts.append("why: " + ", ".join(f"{k} {v:.4g}" for k, v in change.factors.items()))
     return (
@@ -225,9 +241,10 @@ def _resets_before(rows: Sequence[Any], player: str) -> set[int]:
     return out
 
 
-def _delta(field: str, before: Any, after: Any) -> str:
-    old, new = getattr(before, field), getattr(after, field)
-    return f"{field} {num(old)} -> {num(new)} ({'+' if new >= old else '-'}{num(abs(new - old))})"
+def _delta(name: str, old: float, new: float) -> str:
+    """``rating 1723.1 -> 1744.2 (+21.1)``: the three numbers written alike."""
+    text = column([old, new, abs(new - old)])
+    return f"{name} {text[0]} -> {text[1]} ({'+' if new >= old else '-'}{text[2]})"
 
 
 def _side_result(match: Match, side: int) -> float | None:

@@ -26,9 +26,30 @@ function svgEl(tag, attrs = {}) {
 function fmt(v, digits) {
   if (v === null || v === undefined) return "-";
   if (typeof v !== "number") return String(v);
-  if (digits !== undefined) return v.toFixed(digits);
-  if (Number.isInteger(v)) return String(v);
-  return Math.abs(v) < 100 ? v.toFixed(3) : v.toFixed(1);
+  return v.toFixed(digits !== undefined ? digits : digitsFor([v]));
+}
+
+// One format per column, as the command line writes its tables (rankcraft.cli.output's
+// digits_for): no decimals when every value is whole, 1 where the column reaches 100, else 3
+function digitsFor(values) {
+  const xs = values.filter((v) => typeof v === "number" && Number.isFinite(v));
+  if (xs.every(Number.isInteger)) return 0;
+  return Math.max(...xs.map(Math.abs)) >= 100 ? 1 : 3;
+}
+function columnFormat(values) {
+  const digits = digitsFor(values);
+  return (v) => fmt(v, digits);
+}
+
+// a match's factor: a whole number as it is ("streak 1"), else 4 significant digits
+function factor(v) {
+  return typeof v === "number" && !Number.isInteger(v) ? String(Number(v.toPrecision(4))) : String(v);
+}
+
+// a skill state as a match report keeps it, on the scale players see (meta.scales)
+function shownSkill(skill, role) {
+  const s = state.meta.scales[role];
+  return s && skill ? s.offset + s.factor * skill[s.field] : null;
 }
 
 // a count, with thousands separators as the command line writes them (49,520)
@@ -368,8 +389,13 @@ function renderBoard() {
   const hasStanding = state.board.some((r) => r.standing);
   // [display] conservative: the value the board is sorted by differs from the location
   const shown = (r) => (r.display ? r.display.value : null);
+  const skill = (r, name) => (name && r.display ? r.display.skill[name] : null);  // as players see it
   const hasConservative = !f.rank && state.board.some(
-    (r) => shown(r) !== null && f.location && shown(r) !== r.skill[f.location]);
+    (r) => shown(r) !== null && f.location && shown(r) !== skill(r, f.location));
+  const rankFmt = columnFormat(rows.map((r) => r.rank && r.rank[f.rank]));
+  const shownFmt = columnFormat(rows.map(shown));
+  const locationFmt = columnFormat(rows.map((r) => skill(r, f.location)));
+  const spreadFmt = columnFormat(rows.map((r) => skill(r, f.spread)));
   const head = ["#", "player"];
   if (hasStanding) head.push("standing");
   if (f.rank) head.push(f.rank);
@@ -382,10 +408,10 @@ function renderBoard() {
     const link = el("a", { href: `#player/${encodeURIComponent(r.id)}`, text: r.id });
     const cells = [el("td", { class: "num", text: r.place }), el("td", {}, link)];
     if (hasStanding) cells.push(el("td", { text: r.standing || "-" }));
-    if (f.rank) cells.push(el("td", { class: "num", text: fmt(r.rank && r.rank[f.rank]) }));
-    if (hasConservative) cells.push(el("td", { class: "num conservative", text: fmt(shown(r)) }));
-    cells.push(el("td", { class: "num", text: fmt(f.location ? r.skill[f.location] : null) }));
-    if (f.spread) cells.push(el("td", { class: "num", text: fmt(r.skill[f.spread]) }));
+    if (f.rank) cells.push(el("td", { class: "num", text: rankFmt(r.rank && r.rank[f.rank]) }));
+    if (hasConservative) cells.push(el("td", { class: "num conservative", text: shownFmt(shown(r)) }));
+    cells.push(el("td", { class: "num", text: locationFmt(skill(r, f.location)) }));
+    if (f.spread) cells.push(el("td", { class: "num", text: spreadFmt(skill(r, f.spread)) }));
     cells.push(el("td", { class: "num", text: count(r.matches) }),
       el("td", { text: r.last_played ? r.last_played.slice(0, 10) : "-" }));
     return el("tr", { "data-player": r.id }, ...cells);
@@ -412,9 +438,10 @@ function renderSeasons() {
     el("option", { value: i, text: s.ago === 1 ? "the last season ended" : `${s.ago} seasons ago` })));
   if (chosen) pick.value = chosen;
   const season = state.seasons[Number(pick.value) || 0];
-  $("#season-table tbody").replaceChildren(...season.players.slice(0, 200).map((r, i) =>
+  const shown = season.players.slice(0, 200), score = columnFormat(shown.map((r) => r.score));
+  $("#season-table tbody").replaceChildren(...shown.map((r, i) =>
     el("tr", {}, el("td", { class: "num", text: count(i + 1) }), el("td", { text: r.id }),
-      el("td", { text: r.tier }), el("td", { class: "num", text: fmt(r.score) }))));
+      el("td", { text: r.tier }), el("td", { class: "num", text: score(r.score) }))));
 }
 
 let suggestTimer = null;
@@ -474,10 +501,11 @@ async function showPlayer(id) {
   state.playerPage = 0;
   const p = data.player, f = data.fields, ms = data.matches;
   const resets = ms.filter((m) => m.reset_before);
+  const shown = data.display.skill, both = columnFormat([shown[f.location], shown[f.spread]]);
   $("#player-summary").textContent =
     `${count(p.matches)} ${p.matches === 1 ? "match" : "matches"}` +
-    (f.location ? `, ${f.location} ${fmt(p.skill[f.location])}` : "") +
-    (f.spread ? ` ± ${fmt(p.skill[f.spread])}` : "") +
+    (f.location ? `, ${f.location} ${both(shown[f.location])}` : "") +
+    (f.spread ? ` ± ${both(shown[f.spread])}` : "") +
     (data.standing ? `, ${data.standing}` : "") +
     (resets.length ? `; ${count(resets.length)} season ${resets.length === 1 ? "reset" : "resets"} marked` : "") +
     ` (${data.ruleset})`;
@@ -520,24 +548,29 @@ function renderPlayerMatches() {
   head.push("why (factors)");
   $("#player-matches thead").replaceChildren(el("tr", {}, ...head.map((h) => el("th", { text: h }))));
   const first = state.playerPage * MATCH_PAGE;
-  const delta = (a, b) => {
+  const page = ms.slice(first, first + MATCH_PAGE);
+  // one format per column: the before, after and change of every row alike
+  const figures = (key) => page.flatMap((m) => [m[`${key}_before`], m[`${key}_after`],
+    m[`${key}_before`] === null || m[`${key}_after`] === null ? null : m[`${key}_after`] - m[`${key}_before`]]);
+  const delta = (a, b, format) => {
     if (a === null || b === null) return "-";
     const d = b - a;
-    return `${fmt(a)} → ${fmt(b)} (${d >= 0 ? "+" : ""}${fmt(d)})`;
+    return `${format(a)} → ${format(b)} (${d >= 0 ? "+" : ""}${format(d)})`;
   };
-  const rows = ms.slice(first, first + MATCH_PAGE).map((m) => {
+  const skillFmt = columnFormat(figures("skill")), rankFmt = columnFormat(figures("rank"));
+  const rows = page.map((m) => {
     const vs = m.teams.filter((_, i) => i !== m.side).map((s) => s.join(", ")).join(" / ");
     const mine = m.teams[m.side].filter((x) => x !== data.player.id);
     const why = el("td", { class: "factors" }, ...Object.entries(m.factors).flatMap(([k, v], i) =>
-      [...(i ? [", "] : []), el("span", { text: `${k} ${Number(v).toPrecision(4)}` })]));
+      [...(i ? [", "] : []), el("span", { text: `${k} ${factor(v)}` })]));
     const date = el("td", { class: "nowrap", text: m.played_at.slice(0, 10) });
     if (m.reset_before) date.append(" ", el("span", { class: "reset", title: "after a season reset", text: "reset" }));
     const cells = [date, el("td", { text: m.id }),
       el("td", { text: m.result, class: m.result === "won" ? "up" : m.result === "lost" ? "down" : "" }),
       vsCell((mine.length ? `with ${mine.join(", ")} vs ` : "") + vs),
       el("td", { class: "num", text: fmt(m.expected, 3) }),
-      el("td", { class: "nowrap num", text: delta(m.skill_before, m.skill_after) })];
-    if (ranked) cells.push(el("td", { class: "nowrap", text: delta(m.rank_before, m.rank_after) + (m.tier_after ? ` ${m.tier_after}` : "") }));
+      el("td", { class: "nowrap num", text: delta(m.skill_before, m.skill_after, skillFmt) })];
+    if (ranked) cells.push(el("td", { class: "nowrap", text: delta(m.rank_before, m.rank_after, rankFmt) + (m.tier_after ? ` ${m.tier_after}` : "") }));
     cells.push(why);
     return el("tr", { "data-match": m.id }, ...cells);
   });
@@ -848,7 +881,7 @@ function renderLab(data) {
   redrawn($("#lab-calibration"), () => lineChart($("#lab-calibration"), calibration,
     { time: false, square: true, width: 420, xmin: 0, xmax: 1, ymin: 0, ymax: 1 }));
   $("#lab-ratings").replaceChildren(...rs.map((r, i) => el("div", { class: "card" },
-    el("strong", { text: r.name }), el("p", { class: "muted", text: `${r.location}: ${fmt(r.ratings.low)} to ${fmt(r.ratings.high)}` }),
+    el("strong", { text: r.name }), el("p", { class: "muted", text: rangeText(r.location, r.ratings) }),
     bars(r.ratings.counts, color(i)))));
   // one table per tier system (the rank plugin the tiers come from), its rulesets side
   // by side, tiers best first; a ruleset without tiers has none to count
@@ -879,7 +912,7 @@ function renderLab(data) {
     const body = el("tbody", {});
     const table = el("table", { class: "lab-seasons", "data-ruleset": r.name },
       el("caption", { text: `${r.name}: each season at its end` +
-        (span ? ` (${r.location} ${fmt(span.low)} to ${fmt(span.high)})` : "") }),
+        (span ? ` (${rangeText(r.location, span)})` : "") }),
       el("thead", {}, el("tr", {}, ...["season", "from", "to", "matches", "players", r.location || "rating",
         ...names].map((n) => el("th", { text: n })))), body);
     const fill = (all) => body.replaceChildren(...(all ? r.seasons : r.seasons.slice(-SEASONS_SHOWN)).map((x) =>
@@ -907,11 +940,18 @@ function renderLab(data) {
   // each ruleset's top 20, in its leaderboard's order, shown by what it sorts by
   $("#lab-top").replaceChildren(...rs.map((r, i) => {
     const caption = el("caption", {}, legend([{ label: r.name, color: color(i) }]));
+    const valueFmt = columnFormat(r.top.map((p) => p.value));
     return el("table", { class: "lab-top", "data-ruleset": r.name }, caption,
       el("thead", {}, el("tr", {}, ...["#", "player", "standing", r.value || "rating"].map((h) => el("th", { text: h })))),
       el("tbody", {}, ...r.top.map((p, n) => el("tr", {}, el("td", { class: "num", text: n + 1 }),
-        el("td", { text: p.id }), el("td", { text: p.standing || "" }), el("td", { class: "num", text: fmt(p.value) })))));
+        el("td", { text: p.id }), el("td", { text: p.standing || "" }), el("td", { class: "num", text: valueFmt(p.value) })))));
   }));
+}
+
+// "rating: 1402.5 to 1851.0": a range of a lab's histogram, both ends written alike
+function rangeText(name, span) {
+  const format = columnFormat([span.low, span.high]);
+  return `${name}: ${format(span.low)} to ${format(span.high)}`;
 }
 
 // -- matches -------------------------------------------------------------------------------
@@ -973,8 +1013,9 @@ async function recordNow(match) {
   try {
     const data = await api("/matches", { method: "POST", body: match });
     const changes = data.report.changes.map((c) => {
-      const f = state.meta.fields.location;
-      return f ? `${c.player} ${fmt(c.skill_before[f])} → ${fmt(c.skill_after[f])}` : c.player;
+      const before = shownSkill(c.skill_before, "location"), after = shownSkill(c.skill_after, "location");
+      const format = columnFormat([before, after]);
+      return before !== null ? `${c.player} ${format(before)} → ${format(after)}` : c.player;
     });
     out.textContent = `recorded ${data.match.id}: ${changes.join("; ")}`;
     await showHeader();  // the league's counts, now one match more
