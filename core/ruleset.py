@@ -31,6 +31,7 @@ import tomli_w
 from .errors import PluginError, RulesetError
 from .manager import SLOTS, Plugins
 from .model import field_of_role
+from .rulesetlines import with_line
 from .rulesetschema import (
     DEFAULT_TEAM_PLUGIN,
     INTERVAL_Z,
@@ -213,7 +214,10 @@ def _structure_slot(
     refused."""
     where = f"ruleset.{slot}"
     if not isinstance(raw, Mapping):
-        raise RulesetError(f"{source}: [{slot}] must be a table: {raw!r} @ {where}")
+        hint = ""
+        if isinstance(raw, list) and f"{slot}s" in _TOP_KEYS:  # ([[reset]] for [[resets]])
+            hint = f" (did you mean [[{slot}s]]? [{slot}] names the plugin that runs them)"
+        raise RulesetError(f"{source}: [{slot}] must be a table{hint}: {raw!r} @ {where}"[:600])
     extra = set(raw) - {"plugin", "params"}
     if extra:
         raise RulesetError(
@@ -228,8 +232,8 @@ def _structure_slot(
         raise RulesetError(f"{source}: {failure} @ {where}.plugin")
     if not plugins.has(plugin):
         raise RulesetError(
-            f"{source}: unknown plugin {plugin!r} @ {where}.plugin "
-            f"(installed: {', '.join(plugins.names()) or 'none'})"
+            f"{source}: unknown plugin {plugin!r}{did_you_mean(plugin, plugins.names())} @ "
+            f"{where}.plugin (installed: {', '.join(plugins.names()) or 'none'})"
         )
     hook = _SLOT_HOOKS[slot]
     if not plugins.implements(plugin, hook):
@@ -306,7 +310,7 @@ def from_dict(
             "every match; in 'batch' mode skills only move when a period closes) @ "
             "ruleset.period.mode"
         )
-    resets, display = _resets(data, slots, source), _display(data, slots, source)
+    resets, display = _resets(data, slots, plugins, source), _display(data, slots, source)
     ruleset = Ruleset(
         name=name,
         description=description,
@@ -356,7 +360,7 @@ def _header(data: Mapping[str, Any], source: str) -> tuple[str, str]:
 
 
 def _resets(
-    data: Mapping[str, Any], slots: Mapping[str, SlotSpec], source: str
+    data: Mapping[str, Any], slots: Mapping[str, SlotSpec], plugins: Plugins, source: str
 ) -> tuple[ResetSchedule, ...]:
     """The ``[[resets]]`` schedules (each needs the ``[reset]`` slot to run it)."""
     resets: tuple[ResetSchedule, ...] = structure(
@@ -366,7 +370,29 @@ def _resets(
         raise RulesetError(
             f"{source}: [[resets]] needs a [reset] slot to run them @ ruleset.resets"
         )
+    if resets:
+        _check_kinds(resets, slots["reset"], plugins, source)
     return resets
+
+
+def _check_kinds(
+    resets: tuple[ResetSchedule, ...], reset: SlotSpec, plugins: Plugins, source: str
+) -> None:
+    """Refuse a ``[[resets]]`` kind the reset plugin does not run (when it says which
+    it runs: ``rankcraft_reset_kinds``)."""
+    try:
+        kinds = plugins.reset_kinds(reset.plugin, reset.params)
+    except PluginError as exc:
+        raise RulesetError(f"{source}: {exc} @ ruleset.reset.plugin") from None
+    if kinds is None:
+        return
+    for index, schedule in enumerate(resets):
+        if schedule.kind not in kinds:
+            raise RulesetError(
+                f"{source}: 'kind' must be an event the reset plugin {reset.plugin!r} runs "
+                f"({', '.join(map(repr, kinds)) or 'none'}): {schedule.kind!r}"
+                f"{did_you_mean(schedule.kind, kinds)} @ ruleset.resets[{index}].kind"
+            )
 
 
 def _display(data: Mapping[str, Any], slots: Mapping[str, SlotSpec], source: str) -> DisplaySpec:
@@ -434,8 +460,12 @@ def _check_fit(ruleset: Ruleset, source: str) -> None:
 def loads_ruleset(
     text: str, *, source: str = "<string>", plugins: Plugins | None = None
 ) -> Ruleset:
-    """Load a ruleset from TOML text."""
-    return from_dict(_parse_toml(text, source), source=source, plugins=plugins)
+    """Load a ruleset from TOML text (an error names the line of ``text`` its field is
+    on, where it can be found)."""
+    try:
+        return from_dict(_parse_toml(text, source), source=source, plugins=plugins)
+    except RulesetError as exc:
+        raise with_line(exc, text) from None
 
 
 def loads_stored_ruleset(
@@ -493,7 +523,10 @@ def load_ruleset(source: str | Path, *, plugins: Plugins | None = None) -> Rules
     if isinstance(source, Ruleset):  # tolerated for convenience
         return source
     text, name, path = _read_source(source)
-    return from_dict(_parse_toml(text, name), source=name, plugins=plugins, base_path=path)
+    try:
+        return from_dict(_parse_toml(text, name), source=name, plugins=plugins, base_path=path)
+    except RulesetError as exc:
+        raise with_line(exc, text) from None
 
 
 def to_dict(ruleset: Ruleset) -> dict[str, Any]:

@@ -1,0 +1,100 @@
+"""Issue 39, "nothing surprises a user" (items 1, 9-13), and issue 43 item 10: a ruleset
+that checks clean runs (every name it gives checked at load, with "did you mean", its
+scheduled events run once by `check`), names typed wrong get a suggestion, and the
+command line's hints, progress and `tune` report say what is true."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import rankcraft
+from rankcraft.cli import main
+from rankcraft.errors import RulesetError
+from rankcraft.ruleset import loads_ruleset
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def error_of(*argv: str) -> dict[str, Any]:
+    code, out, err = run(*argv, "--json")
+    assert code == 2, err
+    error: dict[str, Any] = json.loads(out)["error"]
+    assert error["message"] in err
+    return error
+
+
+# -- item 1: everything a ruleset names is checked when it is loaded ----------------------
+
+SFOT = 'name = "sfot"\nextends = "skyweaver"\n\n[[resets]]\nkind = "sfot"\nevery_days = 7\n'
+
+
+def test_a_reset_kind_the_plugin_does_not_run_is_refused_at_load(tmp_path: Path) -> None:
+    with pytest.raises(RulesetError) as caught:
+        loads_ruleset(SFOT)
+    message = str(caught.value)
+    assert "'kind' must be an event the reset plugin 'skyweaver-rp' runs ('soft', 'hard')" in (
+        message
+    )
+    assert "'sfot' (did you mean 'soft'?) @ ruleset.resets[0].kind (line 5)" in message
+    path = tmp_path / "sfot.toml"
+    path.write_text(SFOT)
+    error = error_of("check", str(path))
+    assert (error["field"], error["value"], error["line"]) == ("resets[0].kind", "sfot", 5)
+    # a league is never tied to it: replay refuses it before creating the database
+    matches = tmp_path / "m.jsonl"
+    matches.write_text(
+        json.dumps({"id": "m", "played_at": "2024-01-01", "teams": [["a"], ["b"]], "scores": [1, 0]})
+        + "\n"
+    )
+    db = tmp_path / "l.sqlite"
+    code, _, err = run("replay", str(matches), "--ruleset", str(path), "--db", str(db))
+    assert code == 2 and "did you mean 'soft'" in err and not db.exists()
+
+
+def test_regress_runs_the_kinds_its_params_name() -> None:
+    text = 'name = "r"\nextends = "elo-538"\n[reset.params]\nkinds = ["summer"]\n'
+    with pytest.raises(RulesetError, match=r"\('summer'\): 'season' @ ruleset.resets\[0\].kind"):
+        loads_ruleset(text)
+    assert rankcraft.Plugins().reset_kinds("regress", loads_ruleset(
+        'name = "r"\nextends = "elo-538"\n').reset.params) == ("season",)
+
+
+LADDER_NO_SOFT = """\
+name = "lad"
+extends = "ladder"
+
+[rank.params]
+soft_drop = 0
+soft_map = []
+
+[[resets]]
+kind = "soft"
+every_days = 7
+"""
+
+
+def test_check_runs_each_scheduled_event_once_on_a_scratch_league(tmp_path: Path) -> None:
+    code, out, err = run("check", "skyweaver")
+    assert code == 0, err
+    assert out.endswith("; each scheduled event ran once on a scratch league: soft, hard\n")
+    assert json.loads(run("check", "skyweaver", "--json")[1])["events_ran"] == ["soft", "hard"]
+    # a soft reset the ladder cannot run (no soft_drop, no soft_map) loads, but never runs
+    path = tmp_path / "lad.toml"
+    path.write_text(LADDER_NO_SOFT)
+    loads_ruleset(LADDER_NO_SOFT)
+    error = error_of("check", str(path))
+    assert error["message"] == (
+        f"{path}: the scheduled event 'soft' fails when run on a scratch league: ladder: a "
+        "'soft' reset needs 'soft_drop' or 'soft_map' in [rank.params] @ ruleset.resets[0] "
+        "(line 8)"
+    )
+    assert (error["field"], error["line"]) == ("resets[0]", 8)
