@@ -460,12 +460,9 @@ def _check_fit(ruleset: Ruleset, source: str) -> None:
 def loads_ruleset(
     text: str, *, source: str = "<string>", plugins: Plugins | None = None
 ) -> Ruleset:
-    """Load a ruleset from TOML text (an error names the line of ``text`` its field is
-    on, where it can be found)."""
-    try:
-        return from_dict(_parse_toml(text, source), source=source, plugins=plugins)
-    except RulesetError as exc:
-        raise with_line(exc, text) from None
+    """Load a ruleset from TOML text (:func:`rankcraft.rulesetlines.ruleset_error`
+    finds the line of ``text`` an error stands on)."""
+    return from_dict(_parse_toml(text, source), source=source, plugins=plugins)
 
 
 def loads_stored_ruleset(
@@ -525,8 +522,8 @@ def load_ruleset(source: str | Path, *, plugins: Plugins | None = None) -> Rules
     text, name, path = _read_source(source)
     try:
         return from_dict(_parse_toml(text, name), source=name, plugins=plugins, base_path=path)
-    except RulesetError as exc:
-        raise with_line(exc, text) from None
+    except RulesetError as exc:  # (a file's error names its line; a bundled one's needs none)
+        raise (with_line(exc, text) if path is not None else exc) from None
 
 
 def to_dict(ruleset: Ruleset) -> dict[str, Any]:

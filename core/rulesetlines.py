@@ -13,6 +13,7 @@ from .errors import RulesetError
 _PATH = re.compile(r"@ ruleset\.([A-Za-z0-9_.\[\]-]+)")
 _KEYS = re.compile(r"unknown key\(s\) '([^']+)'")
 _TOML_LINE = re.compile(r"at line (\d+)")
+_NAMED = re.compile(r": '([A-Za-z_]\w*)' (?:must|is not)\b")
 
 
 def ruleset_error(exc: RulesetError, text: str) -> dict[str, Any]:
@@ -36,8 +37,11 @@ def ruleset_error(exc: RulesetError, text: str) -> dict[str, Any]:
     if path:
         field = path.group(1)
         keys = _KEYS.search(message)
+        named = _NAMED.search(message)
         if keys:
             field = f"{field}.{keys.group(1).split(',')[0].strip(chr(39) + ' ')}"
+        elif named and not field.endswith(named.group(1)):  # ('decay_from' must ... @ rank.params)
+            field = f"{field}.{named.group(1)}"
         line = line or line_of(text, field)
     else:
         found = _TOML_LINE.search(message)
