@@ -32,7 +32,7 @@ def ruleset_error(exc: RulesetError, text: str) -> dict[str, Any]:
     """
     message = str(exc)
     field = exc.field
-    line: int | None = getattr(exc, "line", None)
+    line = exc.line
     path = _PATH.search(message)
     if path:
         field = path.group(1)
@@ -82,7 +82,7 @@ def line_of(text: str, field: str) -> int | None:
 def with_line(exc: RulesetError, text: str) -> RulesetError:
     """``exc`` naming the line of ``text`` its field stands on (``... (line 7)``, and
     ``line`` set), or ``exc`` itself when it names no line of ``text``."""
-    if getattr(exc, "line", None) is not None or _TOML_LINE.search(str(exc)):
+    if exc.line is not None or _TOML_LINE.search(str(exc)):
         return exc
     line = ruleset_error(exc, text)["line"]
     if line is None:

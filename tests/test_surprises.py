@@ -52,7 +52,9 @@ def test_a_reset_kind_the_plugin_does_not_run_is_refused_at_load(tmp_path: Path)
     # a league is never tied to it: replay refuses it before creating the database
     matches = tmp_path / "m.jsonl"
     matches.write_text(
-        json.dumps({"id": "m", "played_at": "2024-01-01", "teams": [["a"], ["b"]], "scores": [1, 0]})
+        json.dumps(
+            {"id": "m", "played_at": "2024-01-01", "teams": [["a"], ["b"]], "scores": [1, 0]}
+        )
         + "\n"
     )
     db = tmp_path / "l.sqlite"
@@ -64,8 +66,9 @@ def test_regress_runs_the_kinds_its_params_name() -> None:
     text = 'name = "r"\nextends = "elo-538"\n[reset.params]\nkinds = ["summer"]\n'
     with pytest.raises(RulesetError, match=r"\('summer'\): 'season' @ ruleset.resets\[0\].kind"):
         loads_ruleset(text)
-    assert rankcraft.Plugins().reset_kinds("regress", loads_ruleset(
-        'name = "r"\nextends = "elo-538"\n').reset.params) == ("season",)
+    assert rankcraft.Plugins().reset_kinds(
+        "regress", loads_ruleset('name = "r"\nextends = "elo-538"\n').reset.params
+    ) == ("season",)
 
 
 LADDER_NO_SOFT = """\
@@ -98,3 +101,69 @@ def test_check_runs_each_scheduled_event_once_on_a_scratch_league(tmp_path: Path
         "(line 8)"
     )
     assert (error["field"], error["line"]) == ("resets[0]", 8)
+
+
+# -- item 9: did-you-mean wherever a name is typed ----------------------------------------
+
+SCORE_KEY = {"id": "m", "played_at": "2024-01-01", "teams": [["a"], ["b"]], "score": [1, 0]}
+
+
+def test_a_misspelt_match_key_is_named_with_the_key_meant(tmp_path: Path) -> None:
+    from starlette.testclient import TestClient
+
+    from rankcraft.serve import create_app
+    from rankcraft.tokens import create_token
+
+    path = tmp_path / "m.jsonl"
+    path.write_text(json.dumps(SCORE_KEY) + "\n")
+    error = error_of("replay", str(path), "--ruleset", "elo", "--db", str(tmp_path / "l.db"))
+    assert error["message"].startswith(
+        "line 1, match 'm': unknown key(s) 'score' (did you mean 'scores'?) (allowed: "
+    )
+    assert error["line"] == 1
+    league = rankcraft.League("elo")
+    _, token = create_token(league.store, scope="record")
+    headers = {"Authorization": f"Bearer {token}"}
+    with TestClient(create_app(league), headers=headers) as client:
+        answer = client.post("/matches", json=SCORE_KEY)
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["error"]["message"].startswith(
+        "match 'm': unknown key(s) 'score' (did you mean 'scores'?) (allowed: "
+    )
+
+
+def test_a_misspelt_plugin_and_reset_table_are_named_with_the_name_meant(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "g.toml"
+    path.write_text('name = "g"\n\n[update]\nplugin = "glicko"\n')
+    error = error_of("check", str(path))
+    assert "unknown plugin 'glicko' (did you mean 'glicko2' or 'glicko1'?)" in error["message"]
+    assert (error["field"], error["value"], error["line"]) == ("update.plugin", "glicko", 4)
+    path.write_text('name = "r"\nextends = "skyweaver"\n\n[[reset]]\nkind = "soft"\n')
+    error = error_of("check", str(path))
+    assert "[reset] must be a table (did you mean [[resets]]?" in error["message"]
+    assert error["line"] == 4
+
+
+def test_check_errors_carry_the_toml_line(tmp_path: Path) -> None:
+    path = tmp_path / "k.toml"
+    path.write_text('name = "k"\nextends = "elo"\n\n[update.params]\nk_factr = 3.0\n')
+    code, _, err = run("check", str(path))
+    assert code == 2
+    assert err.rstrip().endswith(
+        "unknown key(s) 'k_factr' (did you mean 'k_factor'?) @ ruleset.update.params (line 5)"
+    )
+    assert error_of("check", str(path))["line"] == 5
+
+
+def test_an_argument_a_command_does_not_take_prints_that_commands_usage(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["evaluate", "x.jsonl", "--ruleset", "elo", "--test-from", "2020-01-01"]
+    assert run(*argv, "--score", "rps")[0] == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: rankcraft evaluate [-h]")
+    assert err.endswith("rankcraft: error: unrecognized arguments: --score rps\n")
+    assert run("--version-x")[0] == 2  # (no command given: the top level's usage)
+    assert capsys.readouterr().err.startswith("usage: rankcraft [-h]")

@@ -26,9 +26,11 @@ class Commands:
 
     def __init__(self, sub: Any) -> None:
         self.sub = sub
+        self.parsers: dict[str, argparse.ArgumentParser] = {}
 
     def add(self, name: str, func: Callable[..., int], help_: str) -> argparse.ArgumentParser:
         p: argparse.ArgumentParser = self.sub.add_parser(name, help=help_, description=help_)
+        self.parsers[name] = p
         p.set_defaults(func=func)
         p.add_argument("--json", action="store_true", help="machine-readable output")
         return p
