@@ -167,3 +167,63 @@ def test_an_argument_a_command_does_not_take_prints_that_commands_usage(
     assert err.endswith("rankcraft: error: unrecognized arguments: --score rps\n")
     assert run("--version-x")[0] == 2  # (no command given: the top level's usage)
     assert capsys.readouterr().err.startswith("usage: rankcraft [-h]")
+
+
+# -- issue 43, item 10: a wrong-shaped nested table names its shape -----------------------
+
+
+@pytest.mark.parametrize(
+    ("base", "table", "message", "line"),
+    [
+        (
+            "elo",
+            "[update.params]\nk_by_games = [[0, 10.0]]",
+            "expected a table such as { games_below = <whole number>, k = <number> }, got "
+            "[0, 10.0] @ ruleset.update.params.k_by_games[0]",
+            4,
+        ),
+        (
+            "elo",
+            "[update.params]\nk_by_games = { games_below = 30, k = 40.0 }",
+            "expected an array of tables such as [{ games_below = <whole number>, k = "
+            "<number> }], got {'games_below': 30, 'k': 40.0} @ ruleset.update.params.k_by_games",
+            4,
+        ),
+        (
+            "elo",
+            "[update.params]\nmargin_form = [1, 2]",
+            "expected a table such as { offset = 3.0, power = 0.8, base = 7.5, lead = 0.006 }, "
+            "got [1, 2] @ ruleset.update.params.margin_form",
+            4,
+        ),
+        (
+            "skyweaver",
+            "period = [1]",
+            'expected a table such as { mode = "match", length_days = 1.0, granularity_days = '
+            '0.0, origin = "2000-01-03" }, got [1] @ ruleset.period',
+            3,
+        ),
+        (
+            "skyweaver",
+            'display = "wide"',
+            "expected a table such as { conservative = 0.0 }, got 'wide' @ ruleset.display",
+            3,
+        ),
+        (
+            "skyweaver",
+            'resets = { kind = "soft", every_days = 7 }',
+            "expected an array of tables such as [{ kind = \"...\" }], got {'kind': 'soft', "
+            "'every_days': 7} @ ruleset.resets",
+            3,
+        ),
+    ],
+    ids=["k_by_games-pairs", "k_by_games-table", "margin_form", "period", "display", "resets"],
+)
+def test_a_wrong_shaped_table_names_its_shape(
+    tmp_path: Path, base: str, table: str, message: str, line: int
+) -> None:
+    path = tmp_path / "shape.toml"
+    path.write_text(f'name = "shape"\nextends = "{base}"\n{table}\n')
+    error = error_of("check", str(path))
+    assert error["message"] == f"{path}: {message} (line {line})"
+    assert "unknown error" not in error["message"] and "keys" not in error["message"]
