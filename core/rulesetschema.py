@@ -113,6 +113,7 @@ def _arrays_only(type_: Any) -> Any:
     """The structure hook of a list of tables: a table or a text (whose keys or letters
     cattrs took for the items) is refused, naming the items' shape."""
     cls = typing.get_args(type_)[0]
+    inner: Any
     if typing.get_origin(type_) is list:
         inner = list_structure_factory(type_, converter)
     else:
