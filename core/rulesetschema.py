@@ -94,7 +94,7 @@ def table_shape(cls: type) -> str:
 def _tables_only(cls: type) -> Any:
     """The structure hook of an attrs class: a value that is not a table is refused,
     naming the table's shape (cattrs alone said "'list' object has no attribute 'keys'")."""
-    inner = make_dict_structure_fn(cls, converter)
+    inner: Any = make_dict_structure_fn(cls, converter)
 
     def structure_table(value: Any, type_: type) -> Any:
         if not isinstance(value, Mapping):
