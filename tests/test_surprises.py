@@ -227,3 +227,29 @@ def test_a_wrong_shaped_table_names_its_shape(
     error = error_of("check", str(path))
     assert error["message"] == f"{path}: {message} (line {line})"
     assert "unknown error" not in error["message"] and "keys" not in error["message"]
+
+
+# -- item 10: tune when nothing beats the start ---------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("sample")
+    assert run("sample", str(folder))[0] == 0
+    return folder
+
+
+def test_tune_that_keeps_the_start_says_so_and_what_may_help(sample: Path) -> None:
+    out_toml = sample / "t.toml"
+    argv = ["tune", str(sample / "matches.jsonl.gz"), "--ruleset", "elo", "--test-from"]
+    argv += ["2024-02-01", "--method", "random", "--jobs", "1", "--out", str(out_toml)]
+    code, out, err = run(*argv, "--param", "update.params.k_factor=900:1000", "--trials", "2")
+    assert code == 0, err
+    assert out.startswith("no trial beat 'elo' by log-loss on matches before 2024-02-01")
+    assert ": the start is kept:\n  update.params.k_factor = 32\n" in out
+    assert "tuned" not in out.replace("'elo-tuned'", "")
+    assert "what may help: more trials (--trials, 2 now), other ranges or other parameters " in out
+    assert out.endswith(f"the start written to {out_toml} (as 'elo-tuned')\n")
+    code, out, err = run(*argv, "--param", "update.params.k_factor=10:40", "--trials", "2")
+    assert code == 0, err
+    assert out.startswith("tuned 'elo' by log-loss") and "what may help" not in out

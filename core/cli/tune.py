@@ -111,30 +111,28 @@ def _tune_text(
     result: Any, name: str, args: argparse.Namespace, chosen: dict[str, Any], out: TextIO
 ) -> None:
     """The text of ``rankcraft tune``: the search, the choice, every score of the start
-    and the tuned ruleset on the validation slice and the test part."""
+    and the tuned ruleset on the validation slice and the test part (the start's alone,
+    and what would help, when no trial beat it)."""
     pruned = sum(1 for t in result.trials if t.pruned)
     how = "Optuna's TPE" if result.method == "optuna" else "the seeded random search"
-    out.write(
-        f"tuned {name!r} by {result.score} on matches before {args.test_from} "
-        f"({how}, {plural(len(result.trials), 'trial')} run"
-        f"{f', {pruned:,} pruned' if pruned else ''}; validation from "
-        f"{result.validation_from}):\n"
+    search = (
+        f"by {result.score} on matches before {args.test_from} ({how}, "
+        f"{plural(len(result.trials), 'trial')} run{f', {pruned:,} pruned' if pruned else ''}; "
+        f"validation from {result.validation_from})"
     )
+    if result.kept_start:
+        out.write(f"no trial beat {name!r} {search}: the start is kept:\n")
+    else:
+        out.write(f"tuned {name!r} {search}:\n")
     for name, value in chosen.items():
         out.write(f"  {name} = {_param_text(value, isinstance(value, int))}\n")
-    if result.kept_start:
-        out.write("  (no trial beat the start on the validation slice: the start is kept)\n")
     assert result.start_validation is not None and result.start_test is not None
     assert result.validation is not None
-    rows = [
-        [label, *(figure(e.figure(score)) for score in SCORES)]
-        for label, e in (
-            ("start, validation", result.start_validation),
-            ("tuned, validation", result.validation),
-            ("start, test", result.start_test),
-            ("tuned, test", result.test),
-        )
-    ]
+    parts = [("start, validation", result.start_validation), ("start, test", result.start_test)]
+    if not result.kept_start:
+        parts[1:1] = [("tuned, validation", result.validation)]
+        parts.append(("tuned, test", result.test))
+    rows = [[label, *(figure(e.figure(score)) for score in SCORES)] for label, e in parts]
     print_table(rows, ["ruleset, part", *SCORES], out)
     if result.worse_on_test:
         out.write(
@@ -142,7 +140,15 @@ def _tune_text(
             f"({result.score}): the validation slice chose on noise, or the test part "
             "differs\n"
         )
-    out.write(f"written to {args.out}\n")
+    if result.kept_start:
+        out.write(
+            f"what may help: more trials (--trials, {args.trials} now), other ranges or other "
+            "parameters (--param), or a longer validation slice (--validation, "
+            f"{args.validation:g} now)\n"
+            f"the start written to {args.out} (as {result.ruleset.name!r})\n"
+        )
+    else:
+        out.write(f"written to {args.out}\n")
 
 
 def _param_text(value: float, integer: bool) -> str:
