@@ -42,6 +42,7 @@ import attrs
 
 from .engine import League
 from .errors import InputError, RulesetError
+from .extras import missing
 from .fields import Body, Field, FieldError
 from .io import parse_match, parse_time
 from .jobs import Job, JobPool
@@ -56,7 +57,7 @@ try:
     from starlette.requests import Request
     from starlette.responses import JSONResponse
 except ImportError:  # pragma: no cover - serve checks first
-    raise InputError("the lab needs Starlette: pip install 'rankcraft[serve]'") from None
+    raise missing("the lab needs", "Starlette", "serve") from None
 
 
 @attrs.frozen

@@ -253,3 +253,63 @@ def test_tune_that_keeps_the_start_says_so_and_what_may_help(sample: Path) -> No
     code, out, err = run(*argv, "--param", "update.params.k_factor=10:40", "--trials", "2")
     assert code == 0, err
     assert out.startswith("tuned 'elo' by log-loss") and "what may help" not in out
+
+
+# -- item 11: install hints that work, and --plot checked first -----------------------------
+
+
+class _Dist:
+    def __init__(self, direct_url: str | None) -> None:
+        self.direct_url = direct_url
+
+    def read_text(self, name: str) -> str | None:
+        return self.direct_url if name == "direct_url.json" else None
+
+
+@pytest.mark.parametrize(
+    ("direct_url", "hint"),
+    [
+        (None, "pip install 'rankcraft[serve]'"),  # from an index
+        (
+            '{"url": "file:///src/rank%20craft", "dir_info": {"editable": true}}',
+            "pip install -e '/src/rank craft[serve]' (from the clone)",
+        ),
+        (
+            '{"url": "file:///src/rankcraft", "dir_info": {}}',
+            "pip install '/src/rankcraft[serve]' (from the clone)",
+        ),
+        (
+            '{"url": "https://example.org/rankcraft-0.1.0.tar.gz", "archive_info": {}}',
+            "pip install 'rankcraft[serve]'",
+        ),
+    ],
+    ids=["index", "editable-clone", "clone", "archive"],
+)
+def test_install_hints_name_where_rankcraft_came_from(
+    monkeypatch: pytest.MonkeyPatch, direct_url: str | None, hint: str
+) -> None:
+    from rankcraft import extras
+
+    stale = _Dist(None)  # (a stale egg-info found first has no direct_url.json)
+    monkeypatch.setattr(
+        extras.metadata, "distributions", lambda name: iter([stale, _Dist(direct_url)])
+    )
+    assert extras.install_hint("serve") == hint
+    error = extras.missing("the HTTP service needs", "Starlette and uvicorn", "serve")
+    assert str(error) == f"the HTTP service needs Starlette and uvicorn: {hint}"
+
+
+def test_evaluate_plot_without_matplotlib_fails_before_the_replay(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    path = tmp_path / "m.jsonl"
+    good = {"id": "m1", "played_at": "2024-01-01", "teams": [["a"], ["b"]], "scores": [1, 0]}
+    path.write_text(json.dumps(good) + "\n{not json\n")  # (a replay would stop at line 2)
+    argv = ["evaluate", str(path), "--ruleset", "elo", "--test-from", "2024-01-01"]
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # (import matplotlib: ImportError)
+    error = error_of(*argv, "--plot", str(tmp_path / "c.png"))
+    assert error["message"].startswith("plots need matplotlib: pip install ")
+    assert error["message"].endswith("[plots]'") or "[plots]' (from the clone)" in error["message"]
+    assert error_of(*argv)["line"] == 2  # (without --plot: the replay's error)

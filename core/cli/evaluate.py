@@ -36,6 +36,10 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     test_from = parse_time(args.test_from, field="--test-from")
     _check_bootstrap(args)
+    if args.plot:  # (before the replays, not after them)
+        from ..plots import require_matplotlib
+
+        require_matplotlib()
     limits = checked_limits(args)
     rulesets, labels = _rulesets_to_evaluate(args.ruleset)
     results: dict[str, Evaluation] = {}

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from .._files import write_atomically
 from ..evaluate import SCORES
+from ..extras import install_hint
 from ..ruleset import load_ruleset
 from ..terminal import Bar, plural, print_table
 from .match_files import match_dicts
@@ -76,7 +77,7 @@ def _method(method: str | None, err: TextIO) -> str:
     if method is None and chosen == "random":
         err.write(
             "rankcraft: Optuna is not installed: tuning by the seeded random search "
-            "(pip install 'rankcraft[tune]' for Optuna's TPE with pruning)\n"
+            f"({install_hint('tune')} for Optuna's TPE with pruning)\n"
         )
     return chosen
 
