@@ -313,3 +313,34 @@ def test_evaluate_plot_without_matplotlib_fails_before_the_replay(
     assert error["message"].startswith("plots need matplotlib: pip install ")
     assert error["message"].endswith("[plots]'") or "[plots]' (from the clone)" in error["message"]
     assert error_of(*argv)["line"] == 2  # (without --plot: the replay's error)
+
+
+# -- item 12: the football history, CSV in --help, --test-from, progress --------------------
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("what", ["replaying", "evaluating elo, glicko1, openskill in 2 processes"])
+def test_the_progress_bar_fits_80_columns_with_its_figures_whole(
+    monkeypatch: pytest.MonkeyPatch, what: str
+) -> None:
+    import re
+    import time
+
+    from rankcraft.terminal import Bar
+
+    monkeypatch.setenv("COLUMNS", "80")
+    stream = _Terminal()
+    with Bar(stream, what, 49_520) as bar:
+        bar(400)
+        time.sleep(0.4)  # (a few refreshes drawn)
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", stream.getvalue()).replace("\r", "\n")
+    lines = [line for line in text.splitlines() if "ETA" in line]
+    assert lines, stream.getvalue()
+    for line in lines:
+        assert len(line) <= 80, line
+        assert re.search(r" \d+/49520 +\d+% .* \d:\d\d:\d\d ETA [-:\d]+$", line), line
+    assert any(" 400/49520   1% " in line for line in lines)  # (not "400/…", "0:0…")
