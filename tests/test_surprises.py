@@ -344,3 +344,41 @@ def test_the_progress_bar_fits_80_columns_with_its_figures_whole(
         assert len(line) <= 80, line
         assert re.search(r" \d+/49520 +\d+% .* \d:\d\d:\d\d ETA [-:\d]+$", line), line
     assert any(" 400/49520   1% " in line for line in lines)  # (not "400/…", "0:0…")
+
+
+def test_piped_progress_scales_with_the_work(tmp_path: Path, sample: Path) -> None:
+    path = tmp_path / "m.jsonl"
+    players = [f"p{i}" for i in range(40)]
+    path.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "id": f"m{i}",
+                    "played_at": f"2024-01-01T00:{i // 60 % 60:02d}:{i % 60:02d}Z",
+                    "teams": [[players[i % 40]], [players[(i * 7 + 1) % 40]]],
+                    "scores": [i % 2, 1 - i % 2],
+                }
+            )
+            + "\n"
+            for i in range(2500)
+            if i % 40 != (i * 7 + 1) % 40
+        )
+    )
+    lines = path.read_text().count("\n")
+    code, _, err = run("replay", str(path), "--ruleset", "elo", "--db", str(tmp_path / "l.db"))
+    assert code == 0, err
+    shares = [line.split(":")[1].split()[0] for line in err.splitlines()]
+    assert shares[-1] == "100%" and len(shares) == 3, err  # (a count each 1,000 matches)
+    assert err.splitlines()[-1].startswith(f"replaying: 100% ({lines:,} of {lines:,}) ")
+    # tune: a line per trial up to 20 trials; with more, one per tenth of them
+    argv = ["tune", str(sample / "matches.jsonl.gz"), "--ruleset", "elo", "--test-from"]
+    argv += ["2024-02-01", "--method", "random", "--jobs", "1", "--out", str(tmp_path / "t.toml")]
+    argv += ["--param", "update.params.k_factor=10:40"]
+    code, _, err = run(*argv, "--trials", "8")  # (8, then a finer round of 4)
+    assert code == 0 and [line.split()[1] for line in err.splitlines()] == [
+        f"{k}/12:" for k in range(1, 13)
+    ], err
+    code, _, err = run(*argv, "--trials", "40")  # (40 and 20: 60 trials, 10 lines)
+    assert code == 0 and [line.split()[1] for line in err.splitlines()] == [
+        f"{6 * k}/60:" for k in range(1, 11)
+    ], err

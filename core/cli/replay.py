@@ -15,12 +15,21 @@ from ..errors import InputError, MatchError, RankcraftError
 from ..io import MAX_PLAYERS, MAX_SIDES
 from ..ruleset import load_ruleset
 from ..store import Creation, creating, mask_url
-from ..terminal import Bar, count_lines, plural, print_table
+from ..terminal import Bar, Steps, count_lines, plural, print_table, progress_for
 from .match_files import LineTracker
 from .options import Commands, check_top, checked_limits, database_exists, db_path
 from .output import emit_json, leaderboard_rows, record_json, warn_home
 
 DEMO_DB = "rankcraft-demo.sqlite"
+
+
+def _progress(league: League, err: TextIO, path: str) -> Bar | Steps:
+    """A replay's progress: a bar on a terminal (with a second one for a catch-up of
+    season events), else a line per 10% of the file."""
+    progress = progress_for(err, "replaying", count_lines(path))
+    if isinstance(progress, Bar):  # a match long after the last one may make many events due
+        league.catch_up_progress = progress.events
+    return progress
 
 
 def _replay_into(
@@ -36,15 +45,14 @@ def _replay_into(
 ) -> dict[str, Any]:
     """Replay the file at ``path`` into ``league``; errors name the file's line.
     ``limits``: the most sides and players of a match (``--max-sides``, ``--max-players``)."""
-    progress = Bar(err, "replaying", count_lines(path) if err.isatty() else None)
-    if progress.enabled:  # a match long after the last one may make many events due
-        league.catch_up_progress = progress.events
+    progress = _progress(league, err, path)
     started = time.perf_counter()
     source = LineTracker(path, home_from, window=max(commit_every, 0), limits=limits)
     try:
         summary = league.record_many(
             source, skip_seen=skip_seen, progress=progress, commit_every=commit_every
         )
+        progress(summary.recorded + summary.skipped)  # (the last count: piped, its 100%)
     except RankcraftError as exc:
         progress.done()
         if commit_every > 0:  # the chunks before the failing one are committed, and stay
