@@ -382,3 +382,64 @@ def test_piped_progress_scales_with_the_work(tmp_path: Path, sample: Path) -> No
     assert code == 0 and [line.split()[1] for line in err.splitlines()] == [
         f"{6 * k}/60:" for k in range(1, 11)
     ], err
+
+
+def test_sample_football_writes_the_demos_history(tmp_path: Path) -> None:
+    import gzip
+
+    from rankcraft.data import demo_matches_path
+
+    code, out, err = run("sample", str(tmp_path), "--football")
+    assert code == 0, err
+    written = tmp_path / "intl_football_1872_2026.jsonl.gz"
+    assert written.read_bytes() == demo_matches_path().read_bytes()
+    with gzip.open(written, "rt") as f:
+        assert sum(1 for _ in f) == 49_520
+    assert "rankcraft evaluate intl_football_1872_2026.jsonl.gz --ruleset elo" in out
+    code, _, err = run("sample", str(tmp_path / "plain"))
+    assert code == 0 and not (tmp_path / "plain" / written.name).exists()
+
+
+@pytest.mark.parametrize("command", ["replay", "evaluate", "tune"])
+def test_help_says_csv_is_read(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(command, "--help")[0] == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "JSON Lines (.jsonl) or CSV with a header row (.csv), either gzipped (.gz)" in text
+
+
+def test_a_test_part_before_the_first_match_warns_that_nothing_warms_up(sample: Path) -> None:
+    argv = ["evaluate", str(sample / "matches.jsonl.gz"), "--ruleset", "elo", "--test-from"]
+    code, _, err = run(*argv, "2000-01-01")
+    assert code == 0, err
+    assert (
+        f"rankcraft: warning: no match of {sample / 'matches.jsonl.gz'} is before --test-from "
+        "2000-01-01: nothing warms up" in err
+    )
+    code, _, err = run(*argv, "2024-02-01")
+    assert code == 0 and "warms up" not in err
+
+
+# -- item 13: the README's shell commands run as written -----------------------------------
+
+
+def test_the_readmes_shell_commands_run_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import re
+    import shlex
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = next(b for b in re.findall(r"```bash\n(.*?)```", readme, re.S) if "sample" in b)
+    monkeypatch.chdir(tmp_path)
+    ran = 0
+    for line in block.splitlines():
+        words = shlex.split(line)
+        if words[:1] == ["cd"]:
+            monkeypatch.chdir(words[1])
+        elif words[:1] == ["rankcraft"]:
+            code, _, err = run(*words[1:])
+            assert code == 0, (line, err)
+            ran += 1
+        else:
+            assert line.startswith(". .venv/bin/activate"), line
+    assert ran == 7

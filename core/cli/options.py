@@ -36,6 +36,15 @@ class Commands:
         return p
 
     @staticmethod
+    def matches(p: argparse.ArgumentParser, *, stdin: bool = False) -> None:
+        """The match file argument, saying every format it may be in."""
+        p.add_argument(
+            "matches",
+            help="match file: JSON Lines (.jsonl) or CSV with a header row (.csv), either "
+            f"gzipped (.gz){', or - for standard input' if stdin else ''} (docs/matches.md)",
+        )
+
+    @staticmethod
     def home_from(p: argparse.ArgumentParser) -> None:
         p.add_argument(
             "--home-from",

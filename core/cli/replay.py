@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..data import SAMPLE_RULESET, demo_matches_path, sample_matches_path
+from ..data import DEMO_FILE, SAMPLE_RULESET, demo_matches_path, sample_matches_path
 from ..engine import League
 from ..errors import InputError, MatchError, RankcraftError
 from ..io import MAX_PLAYERS, MAX_SIDES
@@ -208,6 +208,8 @@ def cmd_sample(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         folder / "matches.jsonl.gz": sample_matches_path().read_bytes(),
         folder / "my-ruleset.toml": SAMPLE_RULESET.encode(),
     }
+    if args.football:  # (the demo's history, to evaluate and tune on)
+        files[folder / DEMO_FILE] = demo_matches_path().read_bytes()
     present = [str(p) for p in files if p.exists()]
     if present and not args.force:
         raise InputError(f"{', '.join(present)} already there: --force writes over them")
@@ -220,7 +222,14 @@ def cmd_sample(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(
             f"wrote {', '.join(str(p) for p in files)}: 120 made-up games of alice, bob, "
             f"carol, dan and four more (try: {go}rankcraft replay matches.jsonl.gz "
-            "--ruleset elo --db league.sqlite)\n"
+            "--ruleset elo --db league.sqlite)"
+            + (
+                f"; and the demo's 49,520 football matches (try: {go}rankcraft evaluate "
+                f"{DEMO_FILE} --ruleset elo --ruleset football --test-from 2018-01-01)"
+                if args.football
+                else ""
+            )
+            + "\n"
         )
     return 0
 
@@ -239,8 +248,14 @@ def add_replay_commands(c: Commands) -> None:
         help=f"where to write them, made if missing (default: {SAMPLE_FOLDER})",
     )
     p.add_argument("--force", action="store_true", help="write over files already there")
-    p = c.add("replay", cmd_replay, "rate the matches of a .jsonl or .jsonl.gz file")
-    p.add_argument("matches", help="match file (.jsonl, .jsonl.gz, or - for standard input)")
+    p.add_argument(
+        "--football",
+        action="store_true",
+        help=f"also write the demo's history, {DEMO_FILE} (49,520 international football "
+        "matches, CC0), to evaluate and tune on",
+    )
+    p = c.add("replay", cmd_replay, "rate the matches of a JSON Lines or CSV file")
+    c.matches(p, stdin=True)
     p.add_argument("--ruleset", help="bundled ruleset name or TOML file (required for a new db)")
     p.add_argument("--skip-seen", action="store_true", help="pass over match ids already recorded")
     p.add_argument(

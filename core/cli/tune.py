@@ -168,7 +168,7 @@ def _param_text(value: float, integer: bool) -> str:
 def add_tune_command(c: Commands) -> None:
     """tune."""
     p = c.add("tune", cmd_tune, "search ruleset parameters on the warm-up part")
-    p.add_argument("matches", help="match file (.jsonl or .jsonl.gz)")
+    c.matches(p)
     p.add_argument("--ruleset", required=True, help="bundled name or TOML file to start from")
     p.add_argument(
         "--test-from",
