@@ -150,7 +150,12 @@ def format_exception(exc: BaseException, type_: type | None) -> str:
     if isinstance(exc, ValueError | TypeError):
         # attrs' built-in validators raise ValueError(message, attribute, ...): keep the message
         first = exc.args[0] if exc.args else ""
-        return first if isinstance(first, str) and first else str(exc)
+        message = first if isinstance(first, str) and first else str(exc)
+        if len(exc.args) == 4 and isinstance(exc.args[3], str):  # (attrs' in_: options, value)
+            options = exc.args[2]
+            if isinstance(options, tuple | list | set | frozenset | dict):
+                message += did_you_mean(exc.args[3], [str(o) for o in options])
+        return message
     return cattrs.v.format_exception(exc, type_)
 
 

@@ -443,3 +443,28 @@ def test_the_readmes_shell_commands_run_as_written(
         else:
             assert line.startswith(". .venv/bin/activate"), line
     assert ran == 7
+
+
+@pytest.mark.parametrize(
+    ("table", "field", "value", "meant"),
+    [
+        ('[period]\nmode = "mach"', "period.mode", "mach", "'match'"),
+        ('[quits]\nquitter = "los"', "quits.quitter", "los", "'loss'"),
+        (
+            '[team]\nplugin = "mean"\n[team.params]\ndeviation = "meen"',
+            "team.params.deviation",
+            "meen",
+            "'mean'",
+        ),
+        ('[update.params]\ndraw = "davidsn"', "update.params.draw", "davidsn", "'davidson'"),
+    ],
+    ids=["period-mode", "quitter", "team-deviation", "elo-draw"],
+)
+def test_a_misspelt_choice_is_named_with_the_choice_meant(
+    tmp_path: Path, table: str, field: str, value: str, meant: str
+) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text(f'name = "c"\nextends = "elo"\n{table}\n')
+    error = error_of("check", str(path))
+    assert f"(got '{value}') (did you mean {meant}" in error["message"]
+    assert (error["field"], error["value"]) == (field, value)
