@@ -34,6 +34,16 @@ def error_of(*argv: str) -> dict[str, Any]:
 
 # -- item 1: everything a ruleset names is checked when it is loaded ----------------------
 
+SKYWEAVER_BODY = """
+[update]
+plugin = "glicko1"
+
+[rank]
+plugin = "skyweaver-rp"
+
+[reset]
+plugin = "skyweaver-rp"
+"""
 SFOT = 'name = "sfot"\nextends = "skyweaver"\n\n[[resets]]\nkind = "sfot"\nevery_days = 7\n'
 
 
@@ -60,6 +70,13 @@ def test_a_reset_kind_the_plugin_does_not_run_is_refused_at_load(tmp_path: Path)
     db = tmp_path / "l.sqlite"
     code, _, err = run("replay", str(matches), "--ruleset", str(path), "--db", str(db))
     assert code == 2 and "did you mean 'soft'" in err and not db.exists()
+
+
+def test_a_league_stored_before_the_check_still_opens_to_be_read() -> None:
+    from rankcraft.ruleset import loads_stored_ruleset
+
+    ruleset = loads_stored_ruleset(SFOT.replace('extends = "skyweaver"\n', "") + SKYWEAVER_BODY)
+    assert [r.kind for r in ruleset.resets] == ["sfot"]
 
 
 def test_regress_runs_the_kinds_its_params_name() -> None:
