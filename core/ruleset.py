@@ -45,6 +45,7 @@ from .rulesetschema import (
     ResetSchedule,
     Ruleset,
     SlotSpec,
+    check_reset_kinds,
     converter,
     format_exception,
     structure,
@@ -377,28 +378,8 @@ def _resets(
             f"{source}: [[resets]] needs a [reset] slot to run them @ ruleset.resets"
         )
     if resets and not stored:  # (a league made before the check still opens, to be read)
-        _check_kinds(resets, slots["reset"], plugins, source)
+        check_reset_kinds(resets, slots["reset"], plugins, source)
     return resets
-
-
-def _check_kinds(
-    resets: tuple[ResetSchedule, ...], reset: SlotSpec, plugins: Plugins, source: str
-) -> None:
-    """Refuse a ``[[resets]]`` kind the reset plugin does not run (when it says which
-    it runs: ``rankcraft_reset_kinds``)."""
-    try:
-        kinds = plugins.reset_kinds(reset.plugin, reset.params)
-    except PluginError as exc:
-        raise RulesetError(f"{source}: {exc} @ ruleset.reset.plugin") from None
-    if kinds is None:
-        return
-    for index, schedule in enumerate(resets):
-        if schedule.kind not in kinds:
-            raise RulesetError(
-                f"{source}: 'kind' must be an event the reset plugin {reset.plugin!r} runs "
-                f"({', '.join(map(repr, kinds)) or 'none'}): {schedule.kind!r}"
-                f"{did_you_mean(schedule.kind, kinds)} @ ruleset.resets[{index}].kind"
-            )
 
 
 def _display(data: Mapping[str, Any], slots: Mapping[str, SlotSpec], source: str) -> DisplaySpec:

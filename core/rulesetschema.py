@@ -21,7 +21,7 @@ from cattrs.cols import homogenous_tuple_structure_factory, list_structure_facto
 from cattrs.gen import make_dict_structure_fn
 from cattrs.preconf.tomllib import make_converter
 
-from .errors import RulesetError
+from .errors import PluginError, RulesetError
 from .manager import Plugins
 from .model import field_of_role
 from .suggest import did_you_mean
@@ -451,6 +451,26 @@ class ResetSchedule:
             return None
         moment = datetime.fromisoformat(self.start)
         return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def check_reset_kinds(
+    resets: tuple[ResetSchedule, ...], reset: SlotSpec, plugins: Plugins, source: str
+) -> None:
+    """Refuse a ``[[resets]]`` kind the reset plugin does not run (when it says which
+    it runs: ``rankcraft_reset_kinds``)."""
+    try:
+        kinds = plugins.reset_kinds(reset.plugin, reset.params)
+    except PluginError as exc:
+        raise RulesetError(f"{source}: {exc} @ ruleset.reset.plugin") from None
+    if kinds is None:
+        return
+    for index, schedule in enumerate(resets):
+        if schedule.kind not in kinds:
+            raise RulesetError(
+                f"{source}: 'kind' must be an event the reset plugin {reset.plugin!r} runs "
+                f"({', '.join(map(repr, kinds)) or 'none'}): {schedule.kind!r}"
+                f"{did_you_mean(schedule.kind, kinds)} @ ruleset.resets[{index}].kind"
+            )
 
 
 @attrs.frozen(kw_only=True)
