@@ -453,24 +453,34 @@ class ResetSchedule:
         return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
+def reset_kind_refused(kind: str, reset: SlotSpec, plugins: Plugins) -> str | None:
+    """Why the reset plugin cannot run an event ``kind`` (it names the kinds it runs,
+    ``rankcraft_reset_kinds``, and ``kind`` is not among them, said with the closest), or
+    None when it can or does not say.
+
+    :raises PluginError: the plugin's answer is not a list of names.
+    """
+    kinds = plugins.reset_kinds(reset.plugin, reset.params)
+    if kinds is None or kind in kinds:
+        return None
+    return (
+        f"'kind' must be an event the reset plugin {reset.plugin!r} runs "
+        f"({', '.join(map(repr, kinds)) or 'none'}): {kind!r}{did_you_mean(kind, kinds)}"
+    )
+
+
 def check_reset_kinds(
     resets: tuple[ResetSchedule, ...], reset: SlotSpec, plugins: Plugins, source: str
 ) -> None:
-    """Refuse a ``[[resets]]`` kind the reset plugin does not run (when it says which
-    it runs: ``rankcraft_reset_kinds``)."""
-    try:
-        kinds = plugins.reset_kinds(reset.plugin, reset.params)
-    except PluginError as exc:
-        raise RulesetError(f"{source}: {exc} @ ruleset.reset.plugin") from None
-    if kinds is None:
-        return
+    """Refuse a ``[[resets]]`` kind the reset plugin does not run
+    (:func:`reset_kind_refused`)."""
     for index, schedule in enumerate(resets):
-        if schedule.kind not in kinds:
-            raise RulesetError(
-                f"{source}: 'kind' must be an event the reset plugin {reset.plugin!r} runs "
-                f"({', '.join(map(repr, kinds)) or 'none'}): {schedule.kind!r}"
-                f"{did_you_mean(schedule.kind, kinds)} @ ruleset.resets[{index}].kind"
-            )
+        try:
+            why = reset_kind_refused(schedule.kind, reset, plugins)
+        except PluginError as exc:
+            raise RulesetError(f"{source}: {exc} @ ruleset.reset.plugin") from None
+        if why is not None:
+            raise RulesetError(f"{source}: {why} @ ruleset.resets[{index}].kind")
 
 
 @attrs.frozen(kw_only=True)

@@ -304,7 +304,11 @@ def test_soft_reset_without_rules_is_refused() -> None:
     league.record(game(0, "a", "b"))
     with pytest.raises(rankcraft.InputError, match="'soft' reset needs 'soft_drop' or 'soft_map'"):
         league.reset("soft")
-    with pytest.raises(rankcraft.InputError, match="ladder has no 'weekly' event"):
+    with pytest.raises(
+        rankcraft.InputError,
+        match=r"'kind' must be an event the reset plugin "
+        r"'ladder' runs \('soft', 'hard', 'decay'\): 'weekly'",
+    ):
         league.reset("weekly")
 
 

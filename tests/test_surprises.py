@@ -79,6 +79,19 @@ def test_a_league_stored_before_the_check_still_opens_to_be_read() -> None:
     assert [r.kind for r in ruleset.resets] == ["sfot"]
 
 
+def test_a_reset_by_hand_of_a_kind_the_plugin_does_not_run_names_the_kind_meant() -> None:
+    league = rankcraft.League("skyweaver")
+    league.record({"id": "m", "played_at": "2024-01-01", "teams": [["a"], ["b"]], "scores": [1, 0]})
+    before = league.export()
+    with pytest.raises(rankcraft.InputError) as caught:
+        league.reset("sfot")
+    assert str(caught.value) == (
+        "'kind' must be an event the reset plugin 'skyweaver-rp' runs ('soft', 'hard'): "
+        "'sfot' (did you mean 'soft'?)"
+    )
+    assert caught.value.field == "kind" and league.export() == before
+
+
 def test_regress_runs_the_kinds_its_params_name() -> None:
     text = 'name = "r"\nextends = "elo-538"\n[reset.params]\nkinds = ["summer"]\n'
     with pytest.raises(RulesetError, match=r"\('summer'\): 'season' @ ruleset.resets\[0\].kind"):
