@@ -42,7 +42,13 @@ class InputError(RankcraftError, ValueError):
 
 
 class RulesetError(InputError):
-    """A ruleset that cannot be loaded: bad TOML, unknown plugin, bad parameter."""
+    """A ruleset that cannot be loaded: bad TOML, unknown plugin, bad parameter.
+
+    Attributes:
+        line: the 1-based line of the ruleset file the error stands on, when known.
+    """
+
+    line: int | None = None
 
 
 class MatchError(InputError):

@@ -427,6 +427,24 @@ def rankcraft_reset(
 
 
 @hookspec
+def rankcraft_reset_kinds(params: Any) -> Sequence[str]:
+    """Name the season events the plugin runs (optional, but every reset plugin should).
+
+    Asked once, when a ruleset is loaded: a ``[[resets]]`` entry whose ``kind`` is not
+    among them is refused there, naming the kind, the kinds offered and the closest one,
+    instead of failing at the first scheduled event, after matches were recorded. Without
+    this hook a kind is only found wrong when the event runs (``rankcraft check`` runs
+    each scheduled event once on a scratch league, so it finds it there).
+
+    :param params: the reset slot's params (a plugin whose kinds are configured, as
+        ``regress``'s ``kinds``, answers from them).
+    :returns: the kinds :func:`rankcraft_reset` accepts, e.g. ``("soft", "hard")``.
+
+    .. versionadded:: 0.3
+    """
+
+
+@hookspec
 def rankcraft_reset_scope(params: Any, kind: str, context: ResetContext) -> PlayerScope | None:
     """Say which players a season event can change (optional).
 
@@ -527,5 +545,6 @@ HOOK_SLOTS: dict[str, tuple[str, ...]] = {
     "rankcraft_rank": ("rank",),
     "rankcraft_reset": ("reset",),
     "rankcraft_reset_scope": ("reset",),
+    "rankcraft_reset_kinds": ("reset",),
 }
 """Which slots each per-match or season hook serves (used by ``rankcraft plugins``)."""

@@ -44,6 +44,7 @@ from .advice import HomeSeen, home_warning
 from .engine import League
 from .errors import InputError, MatchError, RulesetError
 from .evaluate import with_home
+from .extras import missing
 from .fields import Body, Field, FieldError
 from .io import parse_match, parse_time, read_match_text
 from .jobs import Job, JobPool
@@ -58,7 +59,7 @@ try:
     from starlette.requests import Request
     from starlette.responses import JSONResponse
 except ImportError:  # pragma: no cover - serve checks first
-    raise InputError("the lab needs Starlette: pip install 'rankcraft[serve]'") from None
+    raise missing("the lab needs", "Starlette", "serve") from None
 
 
 @attrs.frozen

@@ -448,6 +448,20 @@ class Plugins:
             return None
         return cast("Needs | None", self._bind(plugin, "rankcraft_needs", slot=slot)())
 
+    def reset_kinds(self, plugin: str, params: Any) -> tuple[str, ...] | None:
+        """The season events ``plugin`` runs with the reset slot's ``params``, or None
+        when it does not say (``rankcraft_reset_kinds`` is optional)."""
+        if not self.implements(plugin, "rankcraft_reset_kinds"):
+            return None
+        kinds = self._bind(plugin, "rankcraft_reset_kinds", params=params)()
+        if not isinstance(kinds, list | tuple) or not all(isinstance(k, str) for k in kinds):
+            raise PluginError(
+                f"plugin {plugin!r}: rankcraft_reset_kinds must return a list of names: {kinds!r}"[
+                    :300
+                ]
+            )
+        return tuple(kinds)
+
     # -- per-match functions ----------------------------------------------------------
 
     def initial(self, plugin: str, slot: str, params: Any) -> Callable[[], State]:

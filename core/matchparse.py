@@ -16,6 +16,7 @@ from typing import Any
 from .errors import MatchError
 from .fields import Body, Field
 from .model import Match
+from .suggest import did_you_mean
 
 _PLAYER = Field("player", "string", min_length=1, description="a player id")
 MATCH = Body(
@@ -454,7 +455,8 @@ def parse_match(data: Any, *, line: int | None = None) -> Match:
     if not MATCH_KEYS.issuperset(data):
         extra = sorted(set(data) - MATCH_KEYS)
         raise fail(
-            f"unknown key(s) {', '.join(map(repr, extra))} (allowed: "
+            f"unknown key(s) {', '.join(map(repr, extra))}"
+            f"{did_you_mean(str(extra[0]), MATCH_KEYS)} (allowed: "
             f"{', '.join(sorted(MATCH_KEYS))})"
         )
     text = data.get("played_at")

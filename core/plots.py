@@ -14,6 +14,7 @@ from ._files import atomic_file
 from .engine import League
 from .errors import InputError
 from .evaluate import Evaluation
+from .extras import missing
 from .model import field_of_role
 
 
@@ -24,8 +25,17 @@ def _pyplot() -> Any:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise InputError("plots need matplotlib: pip install 'rankcraft[plots]'") from None
+        raise missing("plots need", "matplotlib", "plots") from None
     return plt
+
+
+def require_matplotlib() -> None:
+    """Raise the error of a missing matplotlib now: a command asked for a plot checks
+    before its work (an evaluation's replays), not after it.
+
+    :raises InputError: matplotlib is not installed (naming the command that installs it).
+    """
+    _pyplot()
 
 
 def _save(plt: Any, fig: Any, out: Path) -> None:

@@ -15,6 +15,7 @@ from .io import parse_time
 from .model import ResetContext
 from .players import Players
 from .ruleset import Ruleset
+from .rulesetschema import reset_kind_refused
 from .seasons import Seasons, due_before
 from .steps import SKILL, Steps
 from .store import Store
@@ -60,6 +61,10 @@ class Resets:
                 f"ruleset {self.ruleset.name!r} has no [reset] slot: "
                 f"no season events to run ({kind!r})"
             )
+        assert self.ruleset.reset is not None
+        why = reset_kind_refused(kind, self.ruleset.reset, self.ruleset.plugins)
+        if why is not None:  # (before anything is read or run)
+            raise InputError(why)
         when = parse_time(at, field="at") if isinstance(at, str) else at
         with self.unit.transaction():
             changed = self.run(kind, when)

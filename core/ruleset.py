@@ -32,6 +32,7 @@ from .errors import PluginError, RulesetError
 from .fits import missing, what_fits
 from .manager import SLOTS, Plugins, installed_plugins
 from .model import field_of_role
+from .rulesetlines import with_line
 from .rulesetschema import (
     DEFAULT_TEAM_PLUGIN,
     INTERVAL_Z,
@@ -45,6 +46,7 @@ from .rulesetschema import (
     ResetSchedule,
     Ruleset,
     SlotSpec,
+    check_reset_kinds,
     converter,
     format_exception,
     structure,
@@ -214,7 +216,10 @@ def _structure_slot(
     refused."""
     where = f"ruleset.{slot}"
     if not isinstance(raw, Mapping):
-        raise RulesetError(f"{source}: [{slot}] must be a table: {raw!r} @ {where}")
+        hint = ""
+        if isinstance(raw, list) and f"{slot}s" in _TOP_KEYS:  # ([[reset]] for [[resets]])
+            hint = f" (did you mean [[{slot}s]]? [{slot}] names the plugin that runs them)"
+        raise RulesetError(f"{source}: [{slot}] must be a table{hint}: {raw!r} @ {where}"[:600])
     extra = set(raw) - {"plugin", "params"}
     if extra:
         raise RulesetError(
@@ -229,8 +234,8 @@ def _structure_slot(
         raise RulesetError(f"{source}: {failure} @ {where}.plugin")
     if not plugins.has(plugin):
         raise RulesetError(
-            f"{source}: unknown plugin {plugin!r} @ {where}.plugin "
-            f"(installed: {', '.join(plugins.names()) or 'none'})"
+            f"{source}: unknown plugin {plugin!r}{did_you_mean(plugin, plugins.names())} @ "
+            f"{where}.plugin (installed: {', '.join(plugins.names()) or 'none'})"
         )
     hook = _SLOT_HOOKS[slot]
     if not plugins.implements(plugin, hook):
@@ -307,7 +312,8 @@ def from_dict(
             "every match; in 'batch' mode skills only move when a period closes) @ "
             "ruleset.period.mode"
         )
-    resets, display = _resets(data, slots, source), _display(data, slots, source)
+    resets = _resets(data, slots, plugins, source, stored=dropped is not None)
+    display = _display(data, slots, source)
     ruleset = Ruleset(
         name=name,
         description=description,
@@ -357,9 +363,14 @@ def _header(data: Mapping[str, Any], source: str) -> tuple[str, str]:
 
 
 def _resets(
-    data: Mapping[str, Any], slots: Mapping[str, SlotSpec], source: str
+    data: Mapping[str, Any],
+    slots: Mapping[str, SlotSpec],
+    plugins: Plugins,
+    source: str,
+    stored: bool,
 ) -> tuple[ResetSchedule, ...]:
-    """The ``[[resets]]`` schedules (each needs the ``[reset]`` slot to run it)."""
+    """The ``[[resets]]`` schedules (each needs the ``[reset]`` slot to run it, and each
+    kind must be one the reset plugin runs, unless the ruleset is ``stored``)."""
     resets: tuple[ResetSchedule, ...] = structure(
         data.get("resets", []), tuple[ResetSchedule, ...], path="ruleset.resets", source=source
     )
@@ -367,6 +378,8 @@ def _resets(
         raise RulesetError(
             f"{source}: [[resets]] needs a [reset] slot to run them @ ruleset.resets"
         )
+    if resets and not stored:  # (a league made before the check still opens, to be read)
+        check_reset_kinds(resets, slots["reset"], plugins, source)
     return resets
 
 
@@ -435,7 +448,8 @@ def _check_fit(ruleset: Ruleset, source: str) -> None:
 def loads_ruleset(
     text: str, *, source: str = "<string>", plugins: Plugins | None = None
 ) -> Ruleset:
-    """Load a ruleset from TOML text."""
+    """Load a ruleset from TOML text (:func:`rankcraft.rulesetlines.ruleset_error`
+    finds the line of ``text`` an error stands on)."""
     return from_dict(_parse_toml(text, source), source=source, plugins=plugins)
 
 
@@ -494,7 +508,10 @@ def load_ruleset(source: str | Path, *, plugins: Plugins | None = None) -> Rules
     if isinstance(source, Ruleset):  # tolerated for convenience
         return source
     text, name, path = _read_source(source)
-    return from_dict(_parse_toml(text, name), source=name, plugins=plugins, base_path=path)
+    try:
+        return from_dict(_parse_toml(text, name), source=name, plugins=plugins, base_path=path)
+    except RulesetError as exc:  # (a file's error names its line; a bundled one's needs none)
+        raise (with_line(exc, text) if path is not None else exc) from None
 
 
 def to_dict(ruleset: Ruleset) -> dict[str, Any]:

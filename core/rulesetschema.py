@@ -8,16 +8,20 @@ and text (``extends``, the plugins' params, the checks across tables) is
 
 from __future__ import annotations
 
+import json
 import math
+import typing
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import attrs
 import cattrs
+from cattrs.cols import homogenous_tuple_structure_factory, list_structure_factory
+from cattrs.gen import make_dict_structure_fn
 from cattrs.preconf.tomllib import make_converter
 
-from .errors import RulesetError
+from .errors import PluginError, RulesetError
 from .manager import Plugins
 from .model import Scale, field_of_role, scale_of
 from .suggest import did_you_mean
@@ -57,6 +61,78 @@ converter.register_structure_hook(str, _strict_str)
 converter.register_structure_hook(bool, _strict_bool)
 
 
+_PLACEHOLDERS = (("bool", "<true or false>"), ("float", "<number>"), ("int", "<whole number>"))
+
+
+def _example(field: attrs.Attribute[Any]) -> str | None:
+    """``field``'s value in a table's example: its default when that is plain, else a
+    placeholder for its type; None for a field that is best left out (an optional one,
+    a table or list)."""
+    default = field.default
+    if isinstance(default, bool):
+        return "true" if default else "false"
+    if isinstance(default, int | float):
+        return repr(default)
+    if isinstance(default, str):
+        return json.dumps(default)
+    if default is not attrs.NOTHING:
+        return None
+    kind = str(getattr(field.type, "__name__", field.type))
+    if kind == "str":
+        return '"..."'
+    return next((text for name, text in _PLACEHOLDERS if kind == name), "...")
+
+
+def table_shape(cls: type) -> str:
+    """An example of a table of attrs class ``cls`` in TOML's inline form, its required
+    keys and plain defaults (``{ games_below = <whole number>, k = <number> }``)."""
+    fields = [f for f in attrs.fields(cls) if f.init]
+    items = [f"{f.name} = {value}" for f in fields if (value := _example(f)) is not None]
+    return "{ " + ", ".join(items) + " }" if items else "{}"
+
+
+def _tables_only(cls: type) -> Any:
+    """The structure hook of an attrs class: a value that is not a table is refused,
+    naming the table's shape (cattrs alone said "'list' object has no attribute 'keys'")."""
+    inner: Any = make_dict_structure_fn(cls, converter)
+
+    def structure_table(value: Any, type_: type) -> Any:
+        if not isinstance(value, Mapping):
+            raise TypeError(f"expected a table such as {table_shape(cls)}, got {value!r}"[:400])
+        return inner(value, type_)
+
+    return structure_table
+
+
+def _is_array_of_tables(type_: Any) -> bool:
+    args = typing.get_args(type_)
+    return typing.get_origin(type_) in (tuple, list) and bool(args) and attrs.has(args[0])
+
+
+def _arrays_only(type_: Any) -> Any:
+    """The structure hook of a list of tables: a table or a text (whose keys or letters
+    cattrs took for the items) is refused, naming the items' shape."""
+    cls = typing.get_args(type_)[0]
+    inner: Any
+    if typing.get_origin(type_) is list:
+        inner = list_structure_factory(type_, converter)
+    else:
+        inner = homogenous_tuple_structure_factory(type_, converter)
+
+    def structure_array(value: Any, type__: Any) -> Any:
+        if not isinstance(value, list | tuple):
+            raise TypeError(
+                f"expected an array of tables such as [{table_shape(cls)}], got {value!r}"[:400]
+            )
+        return inner(value, type__)
+
+    return structure_array
+
+
+converter.register_structure_hook_factory(attrs.has, _tables_only)
+converter.register_structure_hook_factory(_is_array_of_tables, _arrays_only)
+
+
 def unknown_keys(extra: set[str] | frozenset[str], known: Any) -> str:
     """``unknown key(s) 'k_factr' (did you mean 'k_factor'?)``: the keys a table may not
     have, with the known keys closest to the first of them."""
@@ -74,7 +150,12 @@ def format_exception(exc: BaseException, type_: type | None) -> str:
     if isinstance(exc, ValueError | TypeError):
         # attrs' built-in validators raise ValueError(message, attribute, ...): keep the message
         first = exc.args[0] if exc.args else ""
-        return first if isinstance(first, str) and first else str(exc)
+        message = first if isinstance(first, str) and first else str(exc)
+        if len(exc.args) == 4 and isinstance(exc.args[3], str):  # (attrs' in_: options, value)
+            options = exc.args[2]
+            if isinstance(options, tuple | list | set | frozenset | dict):
+                message += did_you_mean(exc.args[3], [str(o) for o in options])
+        return message
     return cattrs.v.format_exception(exc, type_)
 
 
@@ -418,6 +499,36 @@ class ResetSchedule:
             return None
         moment = datetime.fromisoformat(self.start)
         return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def reset_kind_refused(kind: str, reset: SlotSpec, plugins: Plugins) -> str | None:
+    """Why the reset plugin cannot run an event ``kind`` (it names the kinds it runs,
+    ``rankcraft_reset_kinds``, and ``kind`` is not among them, said with the closest), or
+    None when it can or does not say.
+
+    :raises PluginError: the plugin's answer is not a list of names.
+    """
+    kinds = plugins.reset_kinds(reset.plugin, reset.params)
+    if kinds is None or kind in kinds:
+        return None
+    return (
+        f"'kind' must be an event the reset plugin {reset.plugin!r} runs "
+        f"({', '.join(map(repr, kinds)) or 'none'}): {kind!r}{did_you_mean(kind, kinds)}"
+    )
+
+
+def check_reset_kinds(
+    resets: tuple[ResetSchedule, ...], reset: SlotSpec, plugins: Plugins, source: str
+) -> None:
+    """Refuse a ``[[resets]]`` kind the reset plugin does not run
+    (:func:`reset_kind_refused`)."""
+    for index, schedule in enumerate(resets):
+        try:
+            why = reset_kind_refused(schedule.kind, reset, plugins)
+        except PluginError as exc:
+            raise RulesetError(f"{source}: {exc} @ ruleset.reset.plugin") from None
+        if why is not None:
+            raise RulesetError(f"{source}: {why} @ ruleset.resets[{index}].kind")
 
 
 @attrs.frozen(kw_only=True)

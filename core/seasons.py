@@ -421,7 +421,7 @@ def season_of(ruleset: Ruleset, first: datetime) -> Callable[[datetime], tuple[d
     >>> from rankcraft.ruleset import load_ruleset, loads_ruleset
     >>> two_weeks = loads_ruleset(
     ...     'name = "x"\\n[update]\\nplugin = "elo"\\n[reset]\\nplugin = "regress"\\n'
-    ...     '[[resets]]\\nkind = "soft"\\nevery_days = 14.0\\n')
+    ...     '[[resets]]\\nkind = "season"\\nevery_days = 14.0\\n')
     >>> season = season_of(two_weeks, datetime(2024, 1, 1, 12, tzinfo=UTC))
     >>> [t.isoformat() for t in season(datetime(2024, 1, 20, tzinfo=UTC))]
     ['2024-01-15T12:00:00+00:00', '2024-01-29T12:00:00+00:00']
@@ -430,7 +430,7 @@ def season_of(ruleset: Ruleset, first: datetime) -> Callable[[datetime], tuple[d
     [2024, 2025]
     >>> by_field = loads_ruleset(
     ...     'name = "y"\\n[update]\\nplugin = "elo"\\n[reset]\\nplugin = "regress"\\n'
-    ...     '[[resets]]\\nkind = "soft"\\nseason_field = "meta.season"\\n')
+    ...     '[[resets]]\\nkind = "season"\\nseason_field = "meta.season"\\n')
     >>> [t.year for t in season_of(by_field, first)(first)]
     [2024, 2025]
     """

@@ -38,20 +38,30 @@ class Bar:
             TimeElapsedColumn,
             TimeRemainingColumn,
         )
+        from rich.table import Column
 
+        def figures() -> Column:  # (never cut: "400/…", "0:0…" on an 80-column terminal)
+            return Column(no_wrap=True, overflow="ignore")
+
+        # the figures keep their width; the description (cut with "…") and the bar share
+        # what is left of the line, so the whole fits the terminal's width
         columns = [
-            TextColumn("[progress.description]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TaskProgressColumn(),
-            TextColumn("{task.fields[rate]}"),
-            TimeElapsedColumn(),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
+            TextColumn(
+                "[progress.description]{task.description}",
+                table_column=Column(ratio=1, no_wrap=True, overflow="ellipsis", min_width=8),
+            ),
+            BarColumn(bar_width=None, table_column=Column(ratio=1, min_width=5)),
+            MofNCompleteColumn(table_column=figures()),
+            TaskProgressColumn(table_column=figures()),
+            TextColumn("{task.fields[rate]}", table_column=figures()),
+            TimeElapsedColumn(table_column=figures()),
+            TextColumn("ETA", table_column=figures()),
+            TimeRemainingColumn(table_column=figures()),
         ]
         self._progress = Progress(
             *columns,
             console=Console(file=stream),
+            expand=True,
             transient=True,
             refresh_per_second=8,
             speed_estimate_period=3600.0,  # (slow steps, a tuning trial: the ETA still moves)

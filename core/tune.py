@@ -37,6 +37,7 @@ import tomli_w
 from .drawfit import fit_draws
 from .errors import InputError
 from .evaluate import SCORES, Evaluation, evaluate_ruleset
+from .extras import install_hint, missing
 from .processes import run_each
 from .ruleset import Ruleset, dumps, to_dict
 from .tunestudy import (
@@ -316,9 +317,9 @@ def _method(method: str | None, storage: str | None) -> str:
     if method not in ("optuna", "random"):
         raise InputError(f"--method must be 'optuna' or 'random': {method!r}")
     if method == "optuna" and not has_optuna():
-        raise InputError("--method optuna needs Optuna: pip install 'rankcraft[tune]'")
+        raise missing("--method optuna needs", "Optuna", "tune")
     if storage is not None and method != "optuna":
-        raise InputError("--storage needs the optuna method (pip install 'rankcraft[tune]')")
+        raise InputError(f"--storage needs the optuna method ({install_hint('tune')})")
     return method
 
 

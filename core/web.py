@@ -59,7 +59,6 @@ import attrs
 from .comparison import report
 from .drawfit import fit_draws, wants_fit
 from .engine import League
-from .errors import RulesetError
 from .evaluate import Evaluation, differences, evaluate, scratch_league
 from .fields import FieldError
 from .io import MATCH_KEYS
@@ -73,6 +72,7 @@ from .ruleset import (  # noqa: F401 (load_ruleset, loads_ruleset: the examples'
     loads_ruleset,
     to_dict,
 )
+from .rulesetlines import ruleset_error
 from .seasons import Seasons, coming, season_of
 
 LAB_MAX_MATCHES = 200_000
@@ -81,69 +81,6 @@ LAB_MAX_RULESETS = 6
 """The most rulesets the lab compares at once."""
 HISTORY_LIMIT = 5000
 """The most matches the player page lists (the latest ones)."""
-
-_PATH = re.compile(r"@ ruleset\.([A-Za-z0-9_.\[\]-]+)")
-_KEYS = re.compile(r"unknown key\(s\) '([^']+)'")
-_TOML_LINE = re.compile(r"at line (\d+)")
-
-
-# -- ruleset errors at their field ---------------------------------------------------------
-
-
-def ruleset_error(exc: RulesetError, text: str) -> dict[str, Any]:
-    """A ruleset error as the page shows it: the message, the field's dotted path (such
-    as ``update.params.k``) and the 1-based line of ``text`` that holds it (None when the
-    error names no field or the line cannot be found).
-
-    >>> text = 'name = "x"\\n[update]\\nplugin = "elo"\\n[update.params]\\nkk = 3\\n'
-    >>> try:
-    ...     loads_ruleset(text)
-    ... except RulesetError as exc:
-    ...     found = ruleset_error(exc, text)
-    >>> found["field"], found["line"]
-    ('update.params.kk', 5)
-    """
-    message = str(exc)
-    field = exc.field
-    line: int | None = None
-    path = _PATH.search(message)
-    if path:
-        field = path.group(1)
-        keys = _KEYS.search(message)
-        if keys:
-            field = f"{field}.{keys.group(1).split(',')[0].strip(chr(39) + ' ')}"
-        line = _line_of(text, field)
-    else:
-        found = _TOML_LINE.search(message)
-        if found:
-            line = int(found.group(1))
-            field = field or "toml"
-    return {"message": message, "field": field, "line": line}
-
-
-def _line_of(text: str, field: str) -> int | None:
-    """The line of ``text`` (TOML) that sets the dotted ``field``, else the line of its
-    table, else None."""
-    parts = [p for p in re.split(r"[.\[\]]", field) if p and not p.isdigit()]
-    table: list[str] = []
-    best: int | None = None
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.split("#", 1)[0].strip()
-        header = re.fullmatch(r"\[\[?\s*([^\]]+?)\s*\]\]?", line)
-        if header:
-            table = [t.strip().strip('"') for t in header.group(1).split(".")]
-            if table == parts and best is None:
-                best = number
-            continue
-        key = re.match(r"([A-Za-z0-9_\-\"]+(?:\s*\.\s*[A-Za-z0-9_\-\"]+)*)\s*=", line)
-        if key:
-            dotted = table + [k.strip().strip('"') for k in key.group(1).split(".")]
-            if dotted == parts:
-                return number
-            if dotted == parts[: len(dotted)] and best is None and len(dotted) > len(table):
-                best = number
-    return best
-
 
 # -- the league's data for the page --------------------------------------------------------
 

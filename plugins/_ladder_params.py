@@ -9,6 +9,7 @@ from typing import Any
 
 import attrs
 
+from rankcraft.suggest import did_you_mean
 from rankcraft.validators import RATING_LIMIT, interval, pair, within
 
 POINTS_LIMIT = 1_000_000
@@ -284,7 +285,10 @@ class LadderParams:
         names (after ``steps`` and ``first`` are set)."""
         names = [t.name for t in self.tiers]
         if tier not in names:
-            raise ValueError(f"{field!r} names no tier of the ladder: {tier!r}")
+            raise ValueError(
+                f"{field!r} must name a tier of the ladder ({', '.join(names)}): {tier!r}"
+                f"{did_you_mean(tier, names)}"
+            )
         t = names.index(tier)
         count = self.tiers[t].divisions
         if division > count:

@@ -469,6 +469,11 @@ def _params(context: ResetContext) -> LadderParams:
 
 
 @hookimpl
+def rankcraft_reset_kinds() -> tuple[str, ...]:
+    return ("soft", "hard", "decay")
+
+
+@hookimpl
 def rankcraft_reset(
     players: Sequence[PlayerRecord], kind: str, context: ResetContext
 ) -> list[PlayerRecord]:

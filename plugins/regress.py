@@ -128,6 +128,11 @@ def rankcraft_reset_scope(params: RegressParams, kind: str) -> PlayerScope | Non
 
 
 @hookimpl
+def rankcraft_reset_kinds(params: RegressParams) -> tuple[str, ...]:
+    return tuple(params.kinds)
+
+
+@hookimpl
 def rankcraft_reset(
     params: RegressParams, players: Sequence[PlayerRecord], kind: str
 ) -> list[PlayerRecord]:

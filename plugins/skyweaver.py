@@ -337,6 +337,11 @@ def rankcraft_standings_scope() -> PlayerScope:
 
 
 @hookimpl
+def rankcraft_reset_kinds() -> tuple[str, ...]:
+    return ("soft", "hard")
+
+
+@hookimpl
 def rankcraft_reset(
     params: SkyweaverParams, players: Sequence[PlayerRecord], kind: str, context: ResetContext
 ) -> list[PlayerRecord]:

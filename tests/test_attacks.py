@@ -410,7 +410,10 @@ def test_reset_refuses_a_kind_the_plugin_does_not_offer(tmp_path: Path) -> None:
     before = file_digest(db)
     code, out, err = run("reset", "seson", "--db", str(db))  # a typo of "season"
     assert (code, out) == (2, "")
-    assert "regress has no 'seson' reset (it runs 'season'" in err
+    assert (
+        "'kind' must be an event the reset plugin 'regress' runs ('season'): 'seson' "
+        "(did you mean 'season'?)" in err
+    )
     assert file_digest(db) == before  # nobody was pulled to the mean
     code, out, _ = run("reset", "season", "--db", str(db))
     assert code == 0 and "players changed" in out

@@ -60,7 +60,7 @@ BAD_RULESETS = [
     (
         "unknown-plugin",
         'name = "x"\n[update]\nplugin = "elo9"\n',
-        r"unknown plugin 'elo9' @ ruleset.update.plugin "
+        r"unknown plugin 'elo9' \(did you mean 'elo'\?\) @ ruleset.update.plugin "
         r"\(installed: composite-opponent, elo, glicko1, glicko2, goals, individual, inversus-rp, "
         r"ladder, mean",
     ),

@@ -304,7 +304,11 @@ def test_soft_reset_without_rules_is_refused() -> None:
     league.record(game(0, "a", "b"))
     with pytest.raises(rankcraft.InputError, match="'soft' reset needs 'soft_drop' or 'soft_map'"):
         league.reset("soft")
-    with pytest.raises(rankcraft.InputError, match="ladder has no 'weekly' event"):
+    with pytest.raises(
+        rankcraft.InputError,
+        match=r"'kind' must be an event the reset plugin "
+        r"'ladder' runs \('soft', 'hard', 'decay'\): 'weekly'",
+    ):
         league.reset("weekly")
 
 
@@ -422,9 +426,15 @@ def test_title_goes_to_the_top_n_from_its_tier_ties_by_id() -> None:
         ("provisional_multiplier = nan", "'provisional_multiplier' must be a finite number"),
         ("pull_range = [2000.0, 1000.0]", "'pull_range' must be [low, high]"),
         ("unranked = 'Gold'", "'unranked' must not be a tier's name: 'Gold'"),
-        ("decay_from = 'Iron'", "'decay_from' names no tier of the ladder: 'Iron'"),
-        ("title_from = 'Iron'", "'title_from' names no tier of the ladder: 'Iron'"),
-        ("placement = [{rating_at_least = 1.0, tier = 'Iron'}]", "'placement' names no tier"),
+        (
+            "decay_from = 'Iron'",
+            "'decay_from' must name a tier of the ladder (Bronze, Silver, Gold): 'Iron'",
+        ),
+        (
+            "title_from = 'Iron'",
+            "'title_from' must name a tier of the ladder (Bronze, Silver, Gold): 'Iron'",
+        ),
+        ("placement = [{rating_at_least = 1.0, tier = 'Iron'}]", "'placement' must name a tier"),
         (
             "placement = [{rating_at_least = 1.0, tier = 'Bronze', division = 3}]",
             "tier 'Bronze' has 2 division(s), not 3",

@@ -109,7 +109,7 @@ def test_reset_command(tmp_path: Path) -> None:
     digest = file_digest(db)
     err = io.StringIO()
     assert main(["reset", "monthly", "--db", str(db)], out=io.StringIO(), err=err) == 2
-    assert "no 'monthly' reset" in err.getvalue()
+    assert "runs ('soft', 'hard'): 'monthly'" in err.getvalue()
     assert file_digest(db) == digest
     out = io.StringIO()
     assert main(["player", "a", "--db", str(db)], out=out, err=io.StringIO()) == 0

@@ -72,7 +72,8 @@ BAD = [
     (
         "unknown-plugin",
         'name = "x"\n[update]\nplugin = "elo2"\n',
-        r"unknown plugin 'elo2' @ ruleset.update.plugin \(installed: .*elo.*mean",
+        r"unknown plugin 'elo2' \(did you mean 'elo'\?\) @ ruleset.update.plugin "
+        r"\(installed: .*elo.*mean",
     ),
     (
         "code-is-not-a-plugin",

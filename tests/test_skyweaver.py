@@ -177,7 +177,7 @@ def test_hard_reset_span_and_equal_mmr() -> None:
 
 
 def test_unknown_reset_kind() -> None:
-    with pytest.raises(rankcraft.InputError, match="no 'weekly' reset"):
+    with pytest.raises(rankcraft.InputError, match=r"runs \('soft', 'hard'\): 'weekly'"):
         _league([_player("a", 300)]).reset("weekly")
 
 

@@ -63,10 +63,24 @@ class UsageError(Exception):
 
 class _Parser(argparse.ArgumentParser):
     """argparse, raising :class:`UsageError` instead of exiting, so that ``--json``
-    can report a bad command line as a JSON error too."""
+    can report a bad command line as a JSON error too; an argument no command takes is
+    refused with the usage of the command it was given to (``evaluate --score rps``:
+    evaluate's), not the top level's."""
+
+    commands: dict[str, argparse.ArgumentParser]  # (set by build_parser)
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(message, self.format_usage())
+
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: None = None
+    ) -> argparse.Namespace:
+        found, extra = self.parse_known_args(args, namespace)
+        if extra:
+            commands = getattr(self, "commands", {})
+            command = commands.get(getattr(found, "command", None) or "", self)
+            command.error(f"unrecognized arguments: {' '.join(extra)}")
+        return found
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -87,6 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     commands = Commands(sub)
+    parser.commands = commands.parsers
     for group in (  # (in the order of the help's list of commands)
         replay.add_replay_commands,  # demo, sample, replay
         reads.add_read_commands,  # leaderboard, player, predict

@@ -37,6 +37,10 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     test_from = parse_time(args.test_from, field="--test-from")
     _check_bootstrap(args)
+    if args.plot:  # (before the replays, not after them)
+        from ..plots import require_matplotlib
+
+        require_matplotlib()
     limits = checked_limits(args)
     rulesets, labels = _rulesets_to_evaluate(args.ruleset)
     results: dict[str, Evaluation] = {}
@@ -49,6 +53,7 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         )
     baseline = _baseline(args, labels, args.baseline_field or rulesets[0][0])
     results.update(_evaluate_rulesets(args, rulesets, test_from, limits, err))
+    _warn_no_warmup(results, args, err)
     paired = differences(
         results, baseline, samples=args.bootstrap, seed=args.seed, block_days=args.block_days
     )
@@ -64,6 +69,17 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.plot:
         out.write(f"\nplot written to {args.plot}\n")
     return 0
+
+
+def _warn_no_warmup(results: dict[str, Evaluation], args: argparse.Namespace, err: TextIO) -> None:
+    """Warn when no match comes before ``--test-from``: nothing warms up, so every
+    ruleset rates the test part from new players' ratings."""
+    if results and all(e.warmup == 0 and e.matches for e in results.values()):
+        err.write(
+            f"rankcraft: warning: no match of {args.matches} is before --test-from "
+            f"{args.test_from}: nothing warms up, so every rating starts at a new player's "
+            "on the test part (set --test-from after the first matches)\n"
+        )
 
 
 def _check_bootstrap(args: argparse.Namespace) -> None:
@@ -279,7 +295,7 @@ def _difference_table(baseline: str, differences: list[Difference], out: TextIO)
 def add_evaluate_command(c: Commands) -> None:
     """evaluate."""
     p = c.add("evaluate", cmd_evaluate, "score rulesets one step ahead on a history's test part")
-    p.add_argument("matches", help="match file (.jsonl or .jsonl.gz)")
+    c.matches(p)
     p.add_argument(
         "--ruleset",
         action="append",

@@ -26,12 +26,23 @@ class Commands:
 
     def __init__(self, sub: Any) -> None:
         self.sub = sub
+        self.parsers: dict[str, argparse.ArgumentParser] = {}
 
     def add(self, name: str, func: Callable[..., int], help_: str) -> argparse.ArgumentParser:
         p: argparse.ArgumentParser = self.sub.add_parser(name, help=help_, description=help_)
+        self.parsers[name] = p
         p.set_defaults(func=func)
         p.add_argument("--json", action="store_true", help="machine-readable output")
         return p
+
+    @staticmethod
+    def matches(p: argparse.ArgumentParser, *, stdin: bool = False) -> None:
+        """The match file argument, saying every format it may be in."""
+        p.add_argument(
+            "matches",
+            help="match file: JSON Lines (.jsonl) or CSV with a header row (.csv), either "
+            f"gzipped (.gz){', or - for standard input' if stdin else ''} (docs/matches.md)",
+        )
 
     @staticmethod
     def home_from(p: argparse.ArgumentParser) -> None:

@@ -176,6 +176,9 @@ def _ruleset_field(
         return ".".join(p for p in (path, keys.group(1)) if p), None
     got = _GOT.search(text)
     if got:  # "expected a number, got '24' @ ruleset.update.params.k_factor"
+        named = _OPENS.search(text)  # ("'mode' must be in (...) (got 'x') @ ruleset.period")
+        if named and path and not path.endswith(named.group(1)):
+            return f"{path}.{named.group(1)}", got.group(1)
         return path or field, got.group(1)
     if field and field != path and not path.endswith(f".{field}"):
         return ".".join(p for p in (path, field) if p), value
@@ -191,7 +194,8 @@ def _unquoted(value: str | None) -> str | None:
 
 _WHERE = re.compile(r" @ ruleset\.?([\w.\[\]]*)")
 _UNKNOWN_KEYS = re.compile(r"unknown key\(s\) '([^']*)'")
-_GOT = re.compile(r"\bgot (.+?)(?: \(|;|$)")
+_GOT = re.compile(r"\bgot (.+?)\)?(?: \(|;|$)")  # (attrs' in_: "(got 'x')")
+_OPENS = re.compile(r"'(\w+)' must\b")
 _UNKNOWN = re.compile(r"unknown (\w+) '([^']*)'")
 _VALUE = re.compile(
     r"'([^']+)' (?:must|is not|is later|is earlier)(?:[^:]|:(?! ))*: (.+?)(?: \(|$)"

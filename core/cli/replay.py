@@ -9,18 +9,27 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..data import SAMPLE_RULESET, demo_matches_path, sample_matches_path
+from ..data import DEMO_FILE, SAMPLE_RULESET, demo_matches_path, sample_matches_path
 from ..engine import League
 from ..errors import InputError, MatchError, RankcraftError
 from ..io import MAX_PLAYERS, MAX_SIDES
 from ..ruleset import load_ruleset
 from ..store import Creation, creating, mask_url
-from ..terminal import Bar, count_lines, plural, print_table
+from ..terminal import Bar, Steps, count_lines, plural, print_table, progress_for
 from .match_files import LineTracker
 from .options import Commands, check_top, checked_limits, database_exists, db_path
 from .output import emit_json, leaderboard_rows, record_json, warn_home
 
 DEMO_DB = "rankcraft-demo.sqlite"
+
+
+def _progress(league: League, err: TextIO, path: str) -> Bar | Steps:
+    """A replay's progress: a bar on a terminal (with a second one for a catch-up of
+    season events), else a line per 10% of the file."""
+    progress = progress_for(err, "replaying", count_lines(path))
+    if isinstance(progress, Bar):  # a match long after the last one may make many events due
+        league.catch_up_progress = progress.events
+    return progress
 
 
 def _replay_into(
@@ -36,15 +45,14 @@ def _replay_into(
 ) -> dict[str, Any]:
     """Replay the file at ``path`` into ``league``; errors name the file's line.
     ``limits``: the most sides and players of a match (``--max-sides``, ``--max-players``)."""
-    progress = Bar(err, "replaying", count_lines(path) if err.isatty() else None)
-    if progress.enabled:  # a match long after the last one may make many events due
-        league.catch_up_progress = progress.events
+    progress = _progress(league, err, path)
     started = time.perf_counter()
     source = LineTracker(path, home_from, window=max(commit_every, 0), limits=limits)
     try:
         summary = league.record_many(
             source, skip_seen=skip_seen, progress=progress, commit_every=commit_every
         )
+        progress(summary.recorded + summary.skipped)  # (the last count: piped, its 100%)
     except RankcraftError as exc:
         progress.done()
         if commit_every > 0:  # the chunks before the failing one are committed, and stay
@@ -200,6 +208,8 @@ def cmd_sample(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         folder / "matches.jsonl.gz": sample_matches_path().read_bytes(),
         folder / "my-ruleset.toml": SAMPLE_RULESET.encode(),
     }
+    if args.football:  # (the demo's history, to evaluate and tune on)
+        files[folder / DEMO_FILE] = demo_matches_path().read_bytes()
     present = [str(p) for p in files if p.exists()]
     if present and not args.force:
         raise InputError(f"{', '.join(present)} already there: --force writes over them")
@@ -212,7 +222,14 @@ def cmd_sample(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(
             f"wrote {', '.join(str(p) for p in files)}: 120 made-up games of alice, bob, "
             f"carol, dan and four more (try: {go}rankcraft replay matches.jsonl.gz "
-            "--ruleset elo --db league.sqlite)\n"
+            "--ruleset elo --db league.sqlite)"
+            + (
+                f"; and the demo's 49,520 football matches (try: {go}rankcraft evaluate "
+                f"{DEMO_FILE} --ruleset elo --ruleset football --test-from 2018-01-01)"
+                if args.football
+                else ""
+            )
+            + "\n"
         )
     return 0
 
@@ -231,8 +248,14 @@ def add_replay_commands(c: Commands) -> None:
         help=f"where to write them, made if missing (default: {SAMPLE_FOLDER})",
     )
     p.add_argument("--force", action="store_true", help="write over files already there")
-    p = c.add("replay", cmd_replay, "rate the matches of a .jsonl or .jsonl.gz file")
-    p.add_argument("matches", help="match file (.jsonl, .jsonl.gz, or - for standard input)")
+    p.add_argument(
+        "--football",
+        action="store_true",
+        help=f"also write the demo's history, {DEMO_FILE} (49,520 international football "
+        "matches, CC0), to evaluate and tune on",
+    )
+    p = c.add("replay", cmd_replay, "rate the matches of a JSON Lines or CSV file")
+    c.matches(p, stdin=True)
     p.add_argument("--ruleset", help="bundled ruleset name or TOML file (required for a new db)")
     p.add_argument("--skip-seen", action="store_true", help="pass over match ids already recorded")
     p.add_argument(

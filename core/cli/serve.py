@@ -13,6 +13,7 @@ from typing import Any, TextIO
 
 from ..engine import League
 from ..errors import InputError
+from ..extras import missing
 from ..store import creating, mask_url, open_store
 from ..terminal import print_table
 from .options import Commands, db_path
@@ -51,9 +52,7 @@ def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
         from .. import serve
     except ImportError:
-        raise InputError(
-            "the HTTP service needs Starlette and uvicorn: pip install 'rankcraft[serve]'"
-        ) from None
+        raise missing("the HTTP service needs", "Starlette and uvicorn", "serve") from None
     _check_serve_options(args)
     settings = _serve_settings(args, serve.Settings)
     db = db_path(args)

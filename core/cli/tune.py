@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from .._files import write_atomically
 from ..evaluate import SCORES
+from ..extras import install_hint
 from ..ruleset import load_ruleset
 from ..terminal import Bar, plural, print_table
 from .match_files import match_dicts
@@ -76,16 +77,23 @@ def _method(method: str | None, err: TextIO) -> str:
     if method is None and chosen == "random":
         err.write(
             "rankcraft: Optuna is not installed: tuning by the seeded random search "
-            "(pip install 'rankcraft[tune]' for Optuna's TPE with pruning)\n"
+            f"({install_hint('tune')} for Optuna's TPE with pruning)\n"
         )
     return chosen
+
+
+TRIAL_LINES = 20
+"""Off a terminal, ``tune`` writes a line per trial up to this many trials; with more,
+a line at each tenth of them."""
 
 
 def _progress(
     err: TextIO, method: str, params: list[ParamRange], bars: list[Bar]
 ) -> Callable[[int, int, float, Trial], None]:
-    """What ``tune`` tells of each trial: a bar on a terminal (made at the first trial, into
-    ``bars``), else a line per trial with its values and score."""
+    """What ``tune`` tells of its trials: a bar on a terminal (made at the first trial,
+    into ``bars``), else a line with the trial's values and score for each trial of up to
+    :data:`TRIAL_LINES`, and for more at each tenth of them (the lines scale with the
+    work: 24 trials or 2,000 give at most 20 lines)."""
 
     def progress(done: int, total: int, best: float, trial: Trial) -> None:
         if not bars:
@@ -95,6 +103,8 @@ def _progress(
             bar(done)
             if done >= total:  # (its thread ends: the chosen ruleset's scores may fork)
                 bar.done()
+            return
+        if total > TRIAL_LINES and done * 10 // total == (done - 1) * 10 // total:
             return
         values = ", ".join(
             f"{p.name}={_param_text(v, p.integer)}"
@@ -111,30 +121,28 @@ def _tune_text(
     result: Any, name: str, args: argparse.Namespace, chosen: dict[str, Any], out: TextIO
 ) -> None:
     """The text of ``rankcraft tune``: the search, the choice, every score of the start
-    and the tuned ruleset on the validation slice and the test part."""
+    and the tuned ruleset on the validation slice and the test part (the start's alone,
+    and what would help, when no trial beat it)."""
     pruned = sum(1 for t in result.trials if t.pruned)
     how = "Optuna's TPE" if result.method == "optuna" else "the seeded random search"
-    out.write(
-        f"tuned {name!r} by {result.score} on matches before {args.test_from} "
-        f"({how}, {plural(len(result.trials), 'trial')} run"
-        f"{f', {pruned:,} pruned' if pruned else ''}; validation from "
-        f"{result.validation_from}):\n"
+    search = (
+        f"by {result.score} on matches before {args.test_from} ({how}, "
+        f"{plural(len(result.trials), 'trial')} run{f', {pruned:,} pruned' if pruned else ''}; "
+        f"validation from {result.validation_from})"
     )
+    if result.kept_start:
+        out.write(f"no trial beat {name!r} {search}: the start is kept:\n")
+    else:
+        out.write(f"tuned {name!r} {search}:\n")
     for name, value in chosen.items():
         out.write(f"  {name} = {_param_text(value, isinstance(value, int))}\n")
-    if result.kept_start:
-        out.write("  (no trial beat the start on the validation slice: the start is kept)\n")
     assert result.start_validation is not None and result.start_test is not None
     assert result.validation is not None
-    rows = [
-        [label, *(figure(e.figure(score)) for score in SCORES)]
-        for label, e in (
-            ("start, validation", result.start_validation),
-            ("tuned, validation", result.validation),
-            ("start, test", result.start_test),
-            ("tuned, test", result.test),
-        )
-    ]
+    parts = [("start, validation", result.start_validation), ("start, test", result.start_test)]
+    if not result.kept_start:
+        parts[1:1] = [("tuned, validation", result.validation)]
+        parts.append(("tuned, test", result.test))
+    rows = [[label, *(figure(e.figure(score)) for score in SCORES)] for label, e in parts]
     print_table(rows, ["ruleset, part", *SCORES], out)
     if result.worse_on_test:
         out.write(
@@ -142,7 +150,15 @@ def _tune_text(
             f"({result.score}): the validation slice chose on noise, or the test part "
             "differs\n"
         )
-    out.write(f"written to {args.out}\n")
+    if result.kept_start:
+        out.write(
+            f"what may help: more trials (--trials, {args.trials} now), other ranges or other "
+            "parameters (--param), or a longer validation slice (--validation, "
+            f"{args.validation:g} now)\n"
+            f"the start written to {args.out} (as {result.ruleset.name!r})\n"
+        )
+    else:
+        out.write(f"written to {args.out}\n")
 
 
 def _param_text(value: float, integer: bool) -> str:
@@ -152,7 +168,7 @@ def _param_text(value: float, integer: bool) -> str:
 def add_tune_command(c: Commands) -> None:
     """tune."""
     p = c.add("tune", cmd_tune, "search ruleset parameters on the warm-up part")
-    p.add_argument("matches", help="match file (.jsonl or .jsonl.gz)")
+    c.matches(p)
     p.add_argument("--ruleset", required=True, help="bundled name or TOML file to start from")
     p.add_argument(
         "--test-from",

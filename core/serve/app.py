@@ -16,6 +16,7 @@ import attrs
 from .. import lab
 from ..engine import League
 from ..errors import InputError, RankcraftError
+from ..extras import missing
 from ..jobs import JobPool, LeagueThread
 from ..openapi import Operation
 from . import league as league_routes
@@ -33,9 +34,7 @@ try:
     from starlette.requests import Request
     from starlette.routing import Route
 except ImportError:  # pragma: no cover - checked by cli.cmd_serve before use
-    raise InputError(
-        "the HTTP service needs Starlette and uvicorn: pip install 'rankcraft[serve]'"
-    ) from None
+    raise missing("the HTTP service needs", "Starlette and uvicorn", "serve") from None
 
 ON_LOOP = frozenset({"health"})
 """Handlers that run on the service's loop; every other one runs on the league's thread

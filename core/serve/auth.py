@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from ..engine import League
-from ..errors import InputError
+from ..extras import missing
 from ..tokens import authenticate
 from .errors import Forbidden, Unauthorized
 from .settings import Settings
@@ -16,9 +16,7 @@ try:
     from starlette.requests import Request
     from starlette.responses import JSONResponse
 except ImportError:  # pragma: no cover - checked by cli.cmd_serve before use
-    raise InputError(
-        "the HTTP service needs Starlette and uvicorn: pip install 'rankcraft[serve]'"
-    ) from None
+    raise missing("the HTTP service needs", "Starlette and uvicorn", "serve") from None
 
 Handler = Callable[[Request], Awaitable[JSONResponse]]
 

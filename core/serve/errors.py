@@ -8,6 +8,7 @@ from typing import Any
 
 from ..engine import UnknownPlayerError
 from ..errors import DuplicateMatchError, InputError, LateMatchError
+from ..extras import missing
 from ..jobs import Busy, UnknownJob
 
 try:
@@ -15,9 +16,7 @@ try:
     from starlette.requests import ClientDisconnect, Request
     from starlette.responses import JSONResponse
 except ImportError:  # pragma: no cover - checked by cli.cmd_serve before use
-    raise InputError(
-        "the HTTP service needs Starlette and uvicorn: pip install 'rankcraft[serve]'"
-    ) from None
+    raise missing("the HTTP service needs", "Starlette and uvicorn", "serve") from None
 
 
 class NotFoundError(InputError):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ..errors import InputError
+from ..extras import missing
 from ..openapi import Operation
 from ..ruleset import dumps, to_dict
 from ..version import __version__
@@ -17,9 +17,7 @@ try:
     from starlette.requests import Request
     from starlette.responses import JSONResponse
 except ImportError:  # pragma: no cover - checked by cli.cmd_serve before use
-    raise InputError(
-        "the HTTP service needs Starlette and uvicorn: pip install 'rankcraft[serve]'"
-    ) from None
+    raise missing("the HTTP service needs", "Starlette and uvicorn", "serve") from None
 
 
 class LeagueRoutes(Resource):

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import InputError
+from ..extras import missing
 from ..io import parse_match, past_the_clock
 from ..model import Match
 from ..openapi import Operation
@@ -20,9 +21,7 @@ try:
     from starlette.requests import Request
     from starlette.responses import JSONResponse
 except ImportError:  # pragma: no cover - checked by cli.cmd_serve before use
-    raise InputError(
-        "the HTTP service needs Starlette and uvicorn: pip install 'rankcraft[serve]'"
-    ) from None
+    raise missing("the HTTP service needs", "Starlette and uvicorn", "serve") from None
 
 
 class _ItemwiseJSON(JSONResponse):

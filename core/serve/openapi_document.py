@@ -9,7 +9,7 @@ from typing import Any
 
 from .. import lab
 from ..engine import League
-from ..errors import InputError
+from ..extras import missing
 from ..openapi import build_document
 from . import league, matches, parsing, players, predict
 from .page import lab_limits
@@ -19,9 +19,7 @@ try:
     from starlette.requests import Request
     from starlette.responses import JSONResponse
 except ImportError:  # pragma: no cover - checked by cli.cmd_serve before use
-    raise InputError(
-        "the HTTP service needs Starlette and uvicorn: pip install 'rankcraft[serve]'"
-    ) from None
+    raise missing("the HTTP service needs", "Starlette and uvicorn", "serve") from None
 
 
 OPERATIONS = matches.OPERATIONS + players.OPERATIONS + predict.OPERATIONS + league.OPERATIONS

@@ -17,7 +17,8 @@ from typing import Any
 
 from .. import lab
 from ..engine import League
-from ..errors import InputError, RulesetError
+from ..errors import RulesetError
+from ..extras import missing
 from ..fields import FieldError
 from ..io import parse_time
 from ..jobs import JobPool, Shelf
@@ -32,9 +33,7 @@ try:
     from starlette.responses import HTMLResponse, JSONResponse, Response
     from starlette.routing import Route
 except ImportError:  # pragma: no cover - checked by cli.cmd_serve before use
-    raise InputError(
-        "the HTTP service needs Starlette and uvicorn: pip install 'rankcraft[serve]'"
-    ) from None
+    raise missing("the HTTP service needs", "Starlette and uvicorn", "serve") from None
 
 
 ASSETS = {"app.js": "text/javascript", "app.css": "text/css"}

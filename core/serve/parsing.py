@@ -11,6 +11,7 @@ from typing import Any
 import attrs
 
 from ..errors import InputError
+from ..extras import missing
 from ..fields import Body, Field
 from ..io import MATCH, over_limits
 from ..jsontext import loads_strict
@@ -20,9 +21,7 @@ from .settings import Settings
 try:
     from starlette.requests import Request
 except ImportError:  # pragma: no cover - checked by cli.cmd_serve before use
-    raise InputError(
-        "the HTTP service needs Starlette and uvicorn: pip install 'rankcraft[serve]'"
-    ) from None
+    raise missing("the HTTP service needs", "Starlette and uvicorn", "serve") from None
 
 
 async def _read_body(request: Request, settings: Settings) -> bytes:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ..errors import InputError
+from ..extras import missing
 from ..openapi import Operation
 from .parsing import read_query
 from .resource import Resource
@@ -12,9 +12,7 @@ try:
     from starlette.requests import Request
     from starlette.responses import JSONResponse
 except ImportError:  # pragma: no cover - checked by cli.cmd_serve before use
-    raise InputError(
-        "the HTTP service needs Starlette and uvicorn: pip install 'rankcraft[serve]'"
-    ) from None
+    raise missing("the HTTP service needs", "Starlette and uvicorn", "serve") from None
 
 
 class PlayerRoutes(Resource):

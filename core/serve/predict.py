@@ -9,6 +9,7 @@ from typing import Any
 from .. import matchmaking
 from ..engine import League
 from ..errors import InputError
+from ..extras import missing
 from ..matchmaking import RankFilter
 from ..openapi import Operation
 from ..suggest import close_to, player_candidates
@@ -19,9 +20,7 @@ try:
     from starlette.requests import Request
     from starlette.responses import JSONResponse
 except ImportError:  # pragma: no cover - checked by cli.cmd_serve before use
-    raise InputError(
-        "the HTTP service needs Starlette and uvicorn: pip install 'rankcraft[serve]'"
-    ) from None
+    raise missing("the HTTP service needs", "Starlette and uvicorn", "serve") from None
 
 
 def forecast_answer(

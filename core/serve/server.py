@@ -9,16 +9,14 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import InputError
+from ..extras import missing
 from .settings import Settings
 
 try:
     import h11
     from uvicorn.protocols.http.h11_impl import H11Protocol
 except ImportError:  # pragma: no cover - checked by cli.cmd_serve before use
-    raise InputError(
-        "the HTTP service needs Starlette and uvicorn: pip install 'rankcraft[serve]'"
-    ) from None
+    raise missing("the HTTP service needs", "Starlette and uvicorn", "serve") from None
 
 
 class GuardedH11Protocol(H11Protocol):

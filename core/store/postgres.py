@@ -27,6 +27,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..errors import DuplicateMatchError, InputError
+from ..extras import missing
 from ..model import PlayerRecord
 from .base import Entry
 from .sql import SQLStore
@@ -128,9 +129,7 @@ class PostgresStore(SQLStore):
             import psycopg
             from psycopg import sql
         except ImportError:
-            raise InputError(
-                "a PostgreSQL database needs psycopg: pip install 'rankcraft[postgres]'"
-            ) from None
+            raise missing("a PostgreSQL database needs", "psycopg", "postgres") from None
         conninfo, self.schema, self.label = _split(url)
         try:
             self._db = psycopg.connect(conninfo, autocommit=True)
