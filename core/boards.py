@@ -9,8 +9,9 @@ from the league's rows in memory or along a database's indexes.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import attrs
 
@@ -25,8 +26,18 @@ from .store.base import Codec
 from .store.memory import board_tiers, leaderboard_page, placed_page, search_ids
 from .unit import UnitOfWork
 
-if TYPE_CHECKING:
-    from .players import Players
+
+class Players(Protocol):
+    """What the boards read of a league's players (:class:`rankcraft.players.Players`;
+    a protocol: that module builds on this one)."""
+
+    def every(self) -> list[PlayerRecord]: ...
+
+    def cached(self) -> list[PlayerRecord]: ...
+
+    def latest_played(self) -> datetime | None: ...
+
+    def reading(self) -> AbstractContextManager[None]: ...
 
 
 def leaderboard_key(display: Display) -> tuple[str, Callable[[PlayerRecord], float]]:

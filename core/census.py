@@ -8,12 +8,13 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import Any
 
 import attrs
 
-if TYPE_CHECKING:
-    from .model import PlayerRecord
+PlayerRecord = Any
+"""A player's record (:class:`rankcraft.PlayerRecord`; named loosely here: the model
+imports this module, which imports nothing of the core)."""
 
 CountFn = Callable[[Sequence[float], datetime | None, int], tuple[int, list[int]]]
 """``(keys, played_since, matches_from) -> (total, below)``: how a :class:`Census` counts

@@ -36,41 +36,15 @@ import attrs
 
 from .errors import MatchError
 from .io import parse_match, parse_time
-from .jsontext import finite
 from .model import Match
 from .ruleset import Ruleset
-from .scores import outcome_of
+from .scores import DrawFit, outcome_of
 from .scratch import scratch_league
 
 SETTLED = 0.05
 """A fit whose values moved less than this (relative) from the ruleset's is not redone."""
 ROUNDS = 2
 """The most replays of the warm-up a fit makes."""
-
-
-@attrs.frozen(kw_only=True)
-class DrawFit:
-    """What a draw fit chose.
-
-    Attributes:
-        slot: the ruleset slot whose params were fitted (``update`` or ``expectation``).
-        values: the fitted values by dotted name in the slot's params (``draw_kappa``,
-            ``draw_gap``, ``context_rules.0.draw_kappa``, ``draw_margin``).
-        matches: two-sided warm-up matches fitted on. draws: draws among them.
-        rounds: replays of the warm-up made (1 or ``ROUNDS``).
-        before: the warm-up is every match played before this time (ISO text).
-    """
-
-    slot: str
-    values: dict[str, float]
-    matches: int
-    draws: int
-    rounds: int
-    before: str
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready (strict: null for a figure without a value)."""
-        return dict(finite(attrs.asdict(self)))
 
 
 def _slot(ruleset: Ruleset) -> str | None:

@@ -13,15 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from .bound import Bound
 from .errors import LateMatchError, PluginError
 from .model import Match, PlayerContext, State, format_time, pair_score
 from .rated import Rated
 from .rows import BASE, LAST, MATCHES, PENDING, PERIOD, PERIOD_MATCHES, RANK, SKILL, Row
-
-if TYPE_CHECKING:
-    from .steps import Steps
 
 
 class GeneralSteps:
@@ -36,7 +34,7 @@ class GeneralSteps:
 
     def __init__(
         self,
-        steps: Steps,
+        steps: Bound,
         *,
         not_a_tuple: Callable[..., PluginError],
         explained: Callable[[Any], Mapping[str, float] | None],

@@ -27,16 +27,14 @@ than its hooks.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
+from .bound import Bound
 from .errors import DuplicateMatchError, MatchError, PluginError
 from .generalsteps import checked, duel_sum, late
 from .model import Match
 from .rated import Rated
 from .rows import LAST, MATCHES, PENDING, SKILL, Row
-
-if TYPE_CHECKING:
-    from .steps import Steps
 
 Stored = Callable[[str], Row | None]
 """A player's row by id, or None for a player the league has not seen."""
@@ -72,10 +70,10 @@ class Loop:
     """The rating loop of one ruleset, over the hooks its :class:`~rankcraft.steps.Steps`
     resolved.
 
-    :param steps: the ruleset's steps.
+    :param steps: the ruleset's bound hooks (:class:`~rankcraft.bound.Bound`).
     """
 
-    def __init__(self, steps: Steps) -> None:
+    def __init__(self, steps: Bound) -> None:
         self.steps = steps
         self.new_row = steps.new_row
         self.rate_general = steps.rate_general
@@ -171,7 +169,9 @@ class Loop:
 
         return one
 
-    def duel(self, keep: bool) -> Callable[[Match, Row, Row], Any]:
+    def duel(
+        self, keep: bool
+    ) -> Callable[[Match, Row, Row], tuple[tuple[float, ...], Rated | None]]:
         """The written-out 1-v-1: ``(match, row_a, row_b) -> (probabilities, entry)``,
         both taken rows changed in place (:meth:`one` has checked the shape); with
         ``keep``, the match's entry with the factors ``rankcraft_explain`` gives."""
@@ -179,7 +179,7 @@ class Loop:
         fields, steps, forms, explain = self.fields, self.steps, self.forms, self.explain
         singles = self.plain_singles
 
-        def duel(match: Match, row_a: Row, row_b: Row) -> tuple[tuple[float, ...], Any]:
+        def duel(match: Match, row_a: Row, row_b: Row) -> tuple[tuple[float, ...], Rated | None]:
             at = match.played_at
             last_a, last_b = row_a[LAST], row_b[LAST]
             if (last_a is not None and at < last_a) or (last_b is not None and at < last_b):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 
@@ -17,14 +17,36 @@ from .errors import InputError
 from .jsontext import finite
 from .model import Match
 
-if TYPE_CHECKING:
-    from .drawfit import DrawFit
-
 _CLIP = 1e-12
 BINS = 10
 SCORES = ("log-loss", "three-way", "rps", "brier")
 """The scores an evaluation reports, each lower-is-better: binary log loss (a draw
 counting ½), three-way log loss, ranked probability score, Brier score."""
+
+
+@attrs.frozen(kw_only=True)
+class DrawFit:
+    """What a draw fit chose.
+
+    Attributes:
+        slot: the ruleset slot whose params were fitted (``update`` or ``expectation``).
+        values: the fitted values by dotted name in the slot's params (``draw_kappa``,
+            ``draw_gap``, ``context_rules.0.draw_kappa``, ``draw_margin``).
+        matches: two-sided warm-up matches fitted on. draws: draws among them.
+        rounds: replays of the warm-up made (1 or ``ROUNDS``).
+        before: the warm-up is every match played before this time (ISO text).
+    """
+
+    slot: str
+    values: dict[str, float]
+    matches: int
+    draws: int
+    rounds: int
+    before: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (strict: null for a figure without a value)."""
+        return dict(finite(attrs.asdict(self)))
 
 
 @attrs.frozen(kw_only=True)

@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
 
 from .search import SEARCH_TEXT_MAX
 
-if TYPE_CHECKING:
-    from .engine import League
+
+class Searchable(Protocol):
+    """What :func:`player_candidates` asks of a league (:class:`rankcraft.League` is one;
+    a protocol, so that this module, read by the match readers below the league, imports
+    nothing above them)."""
+
+    def __len__(self) -> int: ...
+
+    def players(self) -> Sequence[Any]: ...
+
+    def search(self, text: str, limit: int = 10) -> list[str]: ...
 
 
 def close_to(word: str, choices: Iterable[str], n: int = 3) -> list[str]:
@@ -41,7 +50,7 @@ SUGGEST_FROM_ALL = 20_000
 player: on 864,605 players the whole list took 17 s and 529 MB)."""
 
 
-def player_candidates(league: League, player: str) -> Iterable[str]:
+def player_candidates(league: Searchable, player: str) -> Iterable[str]:
     """The player ids an unknown id ``player`` is compared with: every id in a league of
     up to :data:`SUGGEST_FROM_ALL` players, else those :meth:`League.search` finds for
     parts of it."""

@@ -45,12 +45,15 @@ def _type_checking(node: ast.If) -> bool:
 
 def imports(name: str, path: Path) -> set[str]:
     """The rankcraft modules ``name`` imports, wherever the import is (a function body
-    included), except under ``if TYPE_CHECKING:``."""
+    included; in the core, ``if TYPE_CHECKING:`` too: an import for a type alone closes
+    a circle as well, and keeps a module from being read, or moved, without the other;
+    a plugin's private helpers may name its params class for a type)."""
+    typed = not name.startswith("rankcraft.plugins")
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
 
     def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _type_checking(node):
+        if not typed and isinstance(node, ast.If) and _type_checking(node):
             for child in node.orelse:
                 visit(child)
             return
@@ -93,6 +96,42 @@ def test_no_import_circles() -> None:
         if name not in state:
             visit(name)
     assert not circles, "import circles:\n" + "\n".join(circles)
+
+
+BOTTOM = ("rankcraft.loop", "rankcraft.bound", "rankcraft.rows", "rankcraft.store")
+"""The bottom of the core: the one rating loop, what it calls through, the rows it changes
+and the stores (docs/design.md, "The map")."""
+ABOVE = (
+    "rankcraft.engine",
+    "rankcraft.writing",
+    "rankcraft.steps",
+    "rankcraft.unit",
+    "rankcraft.manager",
+    "rankcraft.ruleset",
+    "rankcraft.evaluate",
+    "rankcraft.rater",
+)
+"""What the league builds on them; the bottom may not import these, even for a type."""
+
+
+def reached(start: str, graph: dict[str, set[str]]) -> set[str]:
+    """Every module ``start`` imports, directly or through others."""
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for nxt in graph[todo.pop()]:
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+
+def test_the_loop_and_the_stores_import_nothing_above_them() -> None:
+    graph = {name: imports(name, path) for name, path in MODULES.items()}
+    bottom = [m for m in MODULES if m.startswith(BOTTOM)]
+    assert "rankcraft.loop" in bottom and "rankcraft.store.sqlite" in bottom
+    wrong = {m: sorted(reached(m, graph) & set(ABOVE)) for m in bottom}
+    assert not {m: above for m, above in wrong.items() if above}
 
 
 def too_long(path: Path, root: Path = ROOT) -> list[str]:
@@ -169,3 +208,12 @@ def test_the_rules_catch_what_they_forbid(tmp_path: Path) -> None:
         f"long: {FUNCTION_LINES + 1} lines"
     ]
     assert [line.split(" ", 1)[1] for line in private_reads(sample, tmp_path)] == ["reads os._exit"]
+    typed = tmp_path / "typed.py"  # (an import for a type alone counts)
+    typed.write_text(
+        "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from .engine import League\n",
+        "utf-8",
+    )
+    assert imports("rankcraft.typed", typed) == {"rankcraft.engine"}
+    assert "rankcraft.engine" in reached(
+        "rankcraft.typed", {"rankcraft.typed": {"rankcraft.engine"}, "rankcraft.engine": set()}
+    )
