@@ -22,9 +22,9 @@ league or on a long computation, so ``/health`` and every other request keep ans
 
 from .job import STATES as STATES
 from .job import Busy, Job, UnknownJob, waiting
-from .league_thread import LeagueThread
+from .league_thread import Escaped, LeagueThread
 from .pool import ENDED_KEPT as ENDED_KEPT
 from .pool import JobPool
 from .shelf import Shelf
 
-__all__ = ["Busy", "Job", "JobPool", "LeagueThread", "Shelf", "UnknownJob", "waiting"]
+__all__ = ["Busy", "Escaped", "Job", "JobPool", "LeagueThread", "Shelf", "UnknownJob", "waiting"]

@@ -128,14 +128,16 @@ def _middleware(settings: Settings) -> list[Middleware]:
 def _lifespan(
     league: League, pool: JobPool, thread: LeagueThread
 ) -> Callable[[Starlette], AbstractAsyncContextManager[None]]:
-    """The application's shutdown: the lab's pool, the league's thread, then the league."""
+    """The application's shutdown: the lab's pool, the league's thread, then the league
+    (left open if the thread is still in a piece of work after 10 s: a plugin that does
+    not return; the process ends with it)."""
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
         pool.close()
-        thread.close()
-        league.close()
+        if thread.close(timeout=10.0):
+            league.close()
 
     return lifespan
 

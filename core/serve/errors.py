@@ -7,8 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..engine import UnknownPlayerError
-from ..errors import DuplicateMatchError, InputError, LateMatchError
-from ..jobs import Busy, UnknownJob
+from ..errors import DuplicateMatchError, InputError, LateMatchError, PluginError
+from ..jobs import Busy, Escaped, UnknownJob
+from ..manager import plugin_in_traceback
 
 try:
     from starlette.exceptions import HTTPException
@@ -115,10 +116,23 @@ def item_error(index: int, exc: InputError) -> dict[str, Any]:
     }
 
 
+def escaped_error(exc: BaseException) -> PluginError:
+    """What a ``BaseException`` that is not an ``Exception`` (:class:`~rankcraft.jobs.Escaped`
+    from the league's thread) is answered as: the plugin whose code raised it, named."""
+    plugin = plugin_in_traceback(exc)
+    where = f"plugin {plugin!r}" if plugin is not None else "the service's code"
+    return PluginError(
+        f"{where} raised {type(exc).__name__} ({str(exc)[:200]!r}); the request changed "
+        "nothing"
+    )
+
+
 def fail(exc: Exception) -> JSONResponse:
     """The answer to an error: rankcraft's, Starlette's (404, 405), a client gone, or any
     other (500)."""
     headers: dict[str, str] = {}
+    if isinstance(exc, Escaped):
+        exc = escaped_error(exc.exception)
     if isinstance(exc, InputError):
         status = status_of(exc)
         body = error_body(status, type(exc).__name__, str(exc), exc.field)

@@ -1,0 +1,180 @@
+"""The service's league thread (issue 43): it survives anything a plugin raises, ``/health``
+says when it cannot answer, and nothing an anonymous visitor sends runs on it."""
+
+from __future__ import annotations
+
+import textwrap
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+
+import rankcraft
+from rankcraft.manager import PLUGINS_DIR_ENV
+from rankcraft.serve import create_app
+from rankcraft.serve import league as league_routes
+from rankcraft.tokens import create_token
+
+TRAP = '''
+"""Elo, except that ``rankcraft_update`` raises the exception a player's id names
+(``raise-KeyboardInterrupt``)."""
+
+import builtins
+import time
+
+from rankcraft import hookimpl
+from rankcraft.plugins import elo
+
+RANKCRAFT_CONTRACT = 2
+
+
+def _raise(name):
+    raise getattr(builtins, name)("a trap")
+
+
+@hookimpl
+def rankcraft_params(slot):
+    return elo.rankcraft_params(slot)
+
+
+@hookimpl
+def rankcraft_initial(slot, params):
+    return elo.rankcraft_initial(slot, params)
+
+
+@hookimpl
+def rankcraft_expectation(params, side_states, home, match):
+    return elo.rankcraft_expectation(params, side_states, home, match)
+
+
+@hookimpl
+def rankcraft_update(params, state, pairings, games, side, match):
+    for team in match.teams if match is not None else ():
+        for player in team:
+            if player.startswith("raise-"):
+                _raise(player[len("raise-"):])
+            if player.startswith("sleep-"):
+                time.sleep(float(player[len("sleep-"):]))
+    return elo.rankcraft_update(params, state, pairings, games, side, match)
+'''
+
+SNARE = '''
+"""A plugin whose ``rankcraft_params`` raises KeyboardInterrupt."""
+
+from rankcraft import hookimpl
+
+RANKCRAFT_CONTRACT = 2
+
+
+@hookimpl
+def rankcraft_params(slot):
+    raise KeyboardInterrupt("a snare")
+
+
+@hookimpl
+def rankcraft_update(params, state, pairings, games, side, match):
+    return state
+'''
+
+TRAPPED = 'name = "trapped"\n[period]\nmode = "match"\n[update]\nplugin = "trap"\n'
+
+
+@pytest.fixture
+def trap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A plugins folder holding the plugins ``trap`` and ``snare``, on ``RANKCRAFT_PLUGINS_DIR``."""
+    folder = tmp_path / "plugins"
+    folder.mkdir()
+    (folder / "trap.py").write_text(textwrap.dedent(TRAP))
+    (folder / "snare.py").write_text(textwrap.dedent(SNARE))
+    monkeypatch.setenv(PLUGINS_DIR_ENV, str(folder))
+    ruleset = tmp_path / "trapped.toml"
+    ruleset.write_text(TRAPPED)
+    return ruleset
+
+
+def game(mid: str, a: str, b: str, day: int) -> dict[str, Any]:
+    return {
+        "id": mid,
+        "played_at": f"2024-05-{day:02d}T12:00:00Z",
+        "teams": [[a], [b]],
+        "scores": [1, 0],
+    }
+
+
+RAISED = ["KeyboardInterrupt", "SystemExit", "GeneratorExit", "BaseException"]
+
+
+@pytest.mark.parametrize("raised", RAISED)
+def test_a_hook_raising_anything_leaves_the_league_thread_answering(
+    trap: Path, db_url: str, raised: str
+) -> None:
+    # before: KeyboardInterrupt and SystemExit ended the league's thread, and this request
+    # and every later one hung; GeneratorExit and BaseException were a plain-text 500
+    league = rankcraft.League.open(db_url, str(trap))
+    _, token = create_token(league.store, scope="record")
+    headers = {"Authorization": f"Bearer {token}"}
+    with TestClient(create_app(league), headers=headers, raise_server_exceptions=False) as client:
+        assert client.post("/matches", json=game("m1", "ann", "bo", 1)).status_code == 201
+        refused = client.post("/matches", json=game("m2", "ann", f"raise-{raised}", 2))
+        error = refused.json()["error"]
+        assert refused.status_code == 500 and error["type"] == "PluginError"
+        assert "'trap'" in error["message"] and raised in error["message"]
+        # nothing of the refused match was kept, and the league goes on
+        assert client.get("/health").json()["matches"] == 1
+        assert client.get("/matches/m2").status_code == 404
+        assert client.post("/matches", json=game("m3", "ann", "bo", 3)).status_code == 201
+        assert client.get("/players/ann").json()["player"]["matches"] == 2
+        health = client.get("/health")
+        assert health.status_code == 200 and health.json()["ok"] is True
+    reopened = rankcraft.League.open(db_url, str(trap))
+    try:
+        assert reopened.match_count == 2 and "raise-" + raised not in reopened
+    finally:
+        reopened.close()
+
+
+def test_an_anonymous_lab_check_naming_a_raising_plugin_is_an_error_naming_it(
+    trap: Path,
+) -> None:
+    # before: the KeyboardInterrupt of the plugin's rankcraft_params, raised on the
+    # league's thread by an anonymous check, ended it: every later read hung
+    league = rankcraft.League("elo")
+    with TestClient(create_app(league), raise_server_exceptions=False) as client:
+        toml = 'name = "x"\n[update]\nplugin = "snare"\n'
+        answer = client.post("/web/lab/check", json={"toml": toml})
+        error = answer.json()["error"]
+        assert answer.status_code == 500 and error["type"] == "PluginError"
+        assert "'snare'" in error["message"] and "KeyboardInterrupt" in error["message"]
+        assert client.get("/leaderboard").status_code == 200
+        assert client.get("/health").json()["ok"] is True
+
+
+def test_health_says_when_the_league_has_not_answered_for_too_long(
+    trap: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # before: /health said ok while the league's thread was stuck (or gone) for good
+    monkeypatch.setattr(league_routes, "STALLED", 1.0)
+    league = rankcraft.League.open(str(tmp_path / "l.sqlite"), str(trap))
+    _, token = create_token(league.store, scope="record")
+    headers = {"Authorization": f"Bearer {token}"}
+    with TestClient(create_app(league), headers=headers) as client:
+        stuck = threading.Thread(
+            target=lambda: client.post("/matches", json=game("m1", "ann", "sleep-3", 1))
+        )
+        stuck.start()
+        time.sleep(0.2)
+        first = client.get("/health")
+        assert first.status_code == 200 and first.json()["ok"] is True  # busy, not stuck yet
+        time.sleep(1.0)
+        late = client.get("/health")
+        assert late.status_code == 503 and late.json()["error"]["type"] == "LeagueUnavailable"
+        assert "has not answered for" in late.json()["error"]["message"]
+        stuck.join(10)
+        assert client.get("/health").json() == {
+            "ok": True,
+            "rankcraft": rankcraft.__version__,
+            "matches": 1,
+        }
