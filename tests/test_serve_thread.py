@@ -3,6 +3,7 @@ says when it cannot answer, and nothing an anonymous visitor sends runs on it.""
 
 from __future__ import annotations
 
+import signal
 import textwrap
 import threading
 import time
@@ -17,6 +18,8 @@ from rankcraft.manager import PLUGINS_DIR_ENV
 from rankcraft.serve import create_app
 from rankcraft.serve import league as league_routes
 from rankcraft.tokens import create_token
+
+from .test_serve import Server
 
 TRAP = '''
 """Elo, except that ``rankcraft_update`` raises the exception a player's id names
@@ -178,3 +181,26 @@ def test_health_says_when_the_league_has_not_answered_for_too_long(
             "rankcraft": rankcraft.__version__,
             "matches": 1,
         }
+
+
+def test_a_served_league_survives_a_plugins_keyboard_interrupt_and_stops_on_sigterm(
+    trap: Path, tmp_path: Path
+) -> None:
+    # the issue's reproduction, on a real server: before, both requests hung, /health
+    # said ok, and SIGTERM no longer stopped the server
+    server = Server(str(tmp_path / "served.sqlite"), 1, str(trap))
+    try:
+        refused = server.request(
+            "POST", "/matches", game("m1", "ann", "raise-KeyboardInterrupt", 1)
+        )
+        assert refused[0] == 500 and "plugin 'trap'" in refused[1]["error"]["message"]
+        toml = 'name = "x"\n[update]\nplugin = "snare"\n'
+        server.token = ""  # (anonymous)
+        checked = server.request("POST", "/web/lab/check", {"toml": toml})
+        assert checked[0] == 500 and "plugin 'snare'" in checked[1]["error"]["message"]
+        assert server.request("GET", "/health")[1]["ok"] is True
+        assert server.request("GET", "/leaderboard")[0] == 200
+    finally:
+        started = time.monotonic()
+        server.stop()
+    assert server.process.returncode in (0, -signal.SIGTERM) and time.monotonic() - started < 10
