@@ -3,7 +3,9 @@ says when it cannot answer, and nothing an anonymous visitor sends runs on it.""
 
 from __future__ import annotations
 
+import json
 import signal
+import socket
 import textwrap
 import threading
 import time
@@ -204,3 +206,54 @@ def test_a_served_league_survives_a_plugins_keyboard_interrupt_and_stops_on_sigt
         started = time.monotonic()
         server.stop()
     assert server.process.returncode in (0, -signal.SIGTERM) and time.monotonic() - started < 10
+
+
+# -- issue 43, item 11: every refused match of a batch; the concurrency limit in JSON -------
+
+
+def test_a_batch_lists_every_refused_item_that_is_not_an_object(db_url: str) -> None:
+    # before: the first non-object item only, and no `errors` list
+    league = rankcraft.League.open(db_url, "elo")
+    _, token = create_token(league.store, scope="record")
+    with TestClient(create_app(league), headers={"Authorization": f"Bearer {token}"}) as client:
+        items = [game("m1", "ann", "bo", 1), 1, "x", {"id": "m2"}, None, [], True]
+        for body in (items, {"matches": items}):
+            answer = client.post("/matches/batch", json=body)
+            assert answer.status_code == 400
+            errors = answer.json()["errors"]
+            assert [e["index"] for e in errors] == [1, 2, 3, 4, 5, 6]
+            assert [e["type"] for e in errors] == ["InputError"] * 2 + ["MatchError"] + [
+                "InputError"
+            ] * 3
+            assert errors[0]["message"] == "a match must be a JSON object, got int"
+            assert answer.json()["error"]["field"] == "matches[1]"
+            assert "(and 5 more errors); nothing was recorded" in answer.json()["error"]["message"]
+        # the batch's own shape is still checked first
+        empty = client.post("/matches/batch", json={"matches": []}).json()["error"]
+        assert empty["field"] == "matches" and "errors" not in empty
+        assert client.get("/health").json()["matches"] == 0
+
+
+def test_the_concurrency_limit_answers_the_documented_json_error(tmp_path: Path) -> None:
+    # before: uvicorn's own plain-text 503 "Service Unavailable"
+    server = Server(str(tmp_path / "busy.sqlite"), 1, "elo", "--limit-concurrency", "2")
+    idle = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(2)]
+    try:
+        time.sleep(0.2)
+        con = server.connection()
+        con.request("GET", "/leaderboard")
+        answer = con.getresponse()
+        assert answer.status == 503 and answer.getheader("Content-Type") == "application/json"
+        assert answer.getheader("Retry-After") == "5"
+        error = json.loads(answer.read())["error"]
+        assert error["status"] == 503 and error["type"] == "ServiceUnavailable"
+        assert "--limit-concurrency" in error["message"] and error["field"] is None
+        con.close()
+        for sock in idle:
+            sock.close()
+        time.sleep(0.2)
+        assert server.request("GET", "/leaderboard")[0] == 200
+    finally:
+        for sock in idle:
+            sock.close()
+        server.stop()
