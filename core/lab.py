@@ -35,7 +35,7 @@ A client (its token with ``--auth-reads``, else its address) may have
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import attrs
@@ -44,13 +44,22 @@ from .engine import League
 from .errors import InputError, RulesetError
 from .fields import Body, Field, FieldError
 from .io import parse_match, parse_time
-from .jobs import Job, JobPool
+from .jobs import Job, JobPool, Refused, Worker
+from .jsontext import loads_strict
 from .model import Match
 from .openapi import Operation
 from .ruleset import Ruleset, bundled_names, load_ruleset, loads_ruleset
 from .web import LAB_MAX_MATCHES, LAB_MAX_RULESETS, compare, league_matches, ruleset_error
 
-__all__ = ["OPERATIONS", "LabHandlers", "lab_body", "lab_schemas", "run_lab"]
+__all__ = [
+    "OPERATIONS",
+    "LabHandlers",
+    "check_toml",
+    "checked_request",
+    "lab_body",
+    "lab_schemas",
+    "run_lab",
+]
 
 try:
     from starlette.requests import Request
@@ -264,9 +273,54 @@ def _replays(matches: int, rulesets: int, limits: LabLimits) -> None:
         raise FieldError(f"the lab needs at least 2 matches: {matches}", field="matches")
 
 
+def check_toml(raw: bytes) -> dict[str, Any]:
+    """The answer of ``POST /web/lab/check`` to the body ``raw`` (``{"toml": TEXT}``),
+    decoded and its ruleset loaded in one of the service's worker processes."""
+    body = loads_strict(raw, what="the request body")
+    text = body.get("toml") if isinstance(body, dict) else None
+    if not isinstance(text, str):
+        raise FieldError("'toml' must be the ruleset's TOML text", field="toml")
+    try:
+        ruleset = loads_ruleset(text, source="the ruleset")
+    except RulesetError as exc:
+        return {"ok": False, "error": ruleset_error(exc, text)}
+    return {"ok": True, "name": ruleset.name, "error": None}
+
+
+def checked_request(
+    raw: bytes, limits: LabLimits, check_sides: Callable[[Any, str], None]
+) -> dict[str, Any]:
+    """A lab request's body ``raw`` decoded and checked, in one of the service's worker
+    processes (the job's process reads it again): its rulesets as picklable specs, its
+    ``test_from``, and how many matches it uploads (None: the league's are replayed).
+
+    :raises Refused: a ruleset that does not load (its 400 answer: :func:`_ruleset_refused`).
+    :raises InputError: anything else the request breaks.
+    """
+    body = lab_body(limits).check(loads_strict(raw, what="the request body"))
+    specs = []
+    for i, item in enumerate(body["rulesets"]):
+        try:
+            specs.append(_ruleset_spec(item, i)[0])
+        except RulesetError as exc:
+            raise Refused(_ruleset_refused(i, exc, item)) from None
+    test_from = body.get("test_from")
+    if test_from:
+        test_from = parse_time(test_from, field="test_from").isoformat()
+    uploaded = body.get("matches")
+    if uploaded is not None:
+        _replays(len(uploaded), len(specs), limits)
+        _checked(uploaded, check_sides)
+    return {
+        "specs": specs,
+        "test_from": test_from or None,
+        "uploaded": None if uploaded is None else len(uploaded),
+    }
+
+
 def run_lab(
     specs: list[dict[str, str]],
-    documents: list[dict[str, Any]] | None,
+    history: bytes | list[dict[str, Any]] | None,
     db: str | None,
     test_from: str | None,
     limits: LabLimits,
@@ -275,13 +329,17 @@ def run_lab(
     progress: Callable[[int, int, str], None],
 ) -> dict[str, Any]:
     """A lab job (in its own process): the rulesets loaded from ``specs``, the history
-    (match ``documents``, checked when the job was submitted; else the league's at
-    ``db``, read here and held to ``limits``), replayed with each
-    (:func:`rankcraft.web.compare`), in up to ``processes`` processes at once, children
-    of this one (forked: the history is not copied again)."""
+    (``history``: the request's body, whose matches were checked when the job was
+    submitted, or match documents; else the league's at ``db``, read here and held to
+    ``limits``), replayed with each (:func:`rankcraft.web.compare`), in up to
+    ``processes`` processes at once, children of this one (forked: the history is not
+    copied again)."""
     rulesets = [_load(spec, i) for i, spec in enumerate(specs)]
-    if documents is not None:
-        matches = [parse_match(d) for d in documents]
+    if history is not None:
+        if isinstance(history, bytes):
+            progress(0, 0, "reading the uploaded matches")
+            history = loads_strict(history, what="the request body")["matches"]
+        matches = [parse_match(d) for d in history]
     else:
         if db is None:
             raise InputError("the lab job has no history")
@@ -305,7 +363,10 @@ class LabHandlers:
     whose matches are read here, on the league's thread); ``check_sides(sides, field)``:
     the service's limits on a match's sides (:func:`rankcraft.serve.parsing.check_sides`);
     ``auth_reads``: reads need a token, so a client is its token (else its address);
-    ``processes``: the most processes one job replays its rulesets in at once."""
+    ``read_body(request)``: a request's body as it came (its size and time limited);
+    ``worker``: where a request is decoded and checked (:func:`checked_request`), off
+    the league's thread; ``processes``: the most processes one job replays its rulesets
+    in at once."""
 
     league: League
     pool: JobPool
@@ -313,12 +374,9 @@ class LabHandlers:
     check_sides: Callable[[Any, str], None]
     db: str | None = attrs.field(kw_only=True)
     auth_reads: bool = attrs.field(kw_only=True)
-    json_body: Callable[[Request], Any] = attrs.field(kw_only=True)
+    read_body: Callable[[Request], Awaitable[bytes]] = attrs.field(kw_only=True)
+    worker: Worker = attrs.field(kw_only=True)
     processes: int = attrs.field(kw_only=True, default=1)
-    body: Body = attrs.field(init=False)
-
-    def __attrs_post_init__(self) -> None:
-        self.body = lab_body(self.limits)
 
     def _client(self, request: Request) -> str:
         """Whom the per-client limit counts a job for: the token (checked, with
@@ -331,34 +389,27 @@ class LabHandlers:
             return "token:" + hashlib.sha256(presented.encode()).hexdigest()[:16]
         return "address:" + (request.client.host if request.client else "?")
 
-    async def _job(self, request: Request) -> Job | JSONResponse:
-        body = self.body.check(await self.json_body(request))
-        specs = []
-        for i, item in enumerate(body["rulesets"]):
-            try:
-                specs.append(_ruleset_spec(item, i)[0])
-            except RulesetError as exc:
-                return _ruleset_refused(i, exc, item)
-        test_from = body.get("test_from")
-        if test_from:
-            test_from = parse_time(test_from, field="test_from").isoformat()
-        raw = body.get("matches")
-        documents: list[dict[str, Any]] | None = None
-        if raw is not None:
-            _replays(len(raw), len(specs), self.limits)
-            documents = [m.to_dict() for m in _checked(raw, self.check_sides)]
+    async def _job(self, request: Request) -> Job:
+        """The request's job, queued: its body read here, decoded and checked in a worker
+        process (:func:`checked_request`), the league's matches counted here."""
+        raw = await self.read_body(request)
+        checked = await self.worker.run(checked_request, raw, self.limits, self.check_sides)
+        specs = checked["specs"]
+        history: bytes | list[dict[str, Any]] | None = None
+        if checked["uploaded"] is not None:
+            history = raw
         else:
             self.league.refresh()
             _replays(self.league.match_count, len(specs), self.limits)
             if self.db is None:
-                documents = [m.to_dict() for m in league_matches(self.league)]
+                history = [m.to_dict() for m in league_matches(self.league)]
         return self.pool.submit(
             self._client(request),
             run_lab,
             specs,
-            documents,
-            self.db if documents is None else None,
-            test_from or None,
+            history,
+            self.db if history is None else None,
+            checked["test_from"],
             self.limits,
             self.check_sides,
             self.processes,
@@ -366,8 +417,6 @@ class LabHandlers:
 
     async def submit(self, request: Request) -> JSONResponse:
         job = await self._job(request)
-        if isinstance(job, JSONResponse):
-            return job
         return JSONResponse(job.to_dict(), status_code=202)
 
     async def status(self, request: Request) -> JSONResponse:
@@ -379,10 +428,7 @@ class LabHandlers:
     async def compare(self, request: Request) -> JSONResponse:
         """A job waited for (the league's thread is free meanwhile): its result, or its
         error with the job's status."""
-        job = await self._job(request)
-        if isinstance(job, JSONResponse):
-            return job
-        job = await self.pool.wait(job.id)
+        job = await self.pool.wait((await self._job(request)).id)
         if job.state == "done":
             return JSONResponse(job.result)
         error = job.error or {
@@ -394,8 +440,8 @@ class LabHandlers:
         return JSONResponse({"error": error}, status_code=error["status"])
 
 
-def _ruleset_refused(index: int, exc: RulesetError, item: Any) -> JSONResponse:
-    """The lab's answer to a ruleset that does not load: 400, with the ruleset's index,
+def _ruleset_refused(index: int, exc: RulesetError, item: Any) -> dict[str, Any]:
+    """The lab's error for a ruleset that does not load: 400, with the ruleset's index,
     the field within it (``at``) and its TOML line."""
     text = item.get("toml", "") if isinstance(item, dict) else ""
     found = ruleset_error(exc, text if isinstance(text, str) else "")
@@ -408,4 +454,4 @@ def _ruleset_refused(index: int, exc: RulesetError, item: Any) -> JSONResponse:
         "at": found["field"],
         "line": found["line"],
     }
-    return JSONResponse({"error": error}, status_code=400)
+    return error

@@ -18,7 +18,6 @@ from ..terminal import print_table
 from .options import Commands, db_path
 from .output import emit_json
 
-
 SHUTDOWN_GRACE = 30
 """Seconds a stopping service waits for the requests under way before it cancels them (a
 plugin that never returns must not keep SIGTERM from stopping the service)."""

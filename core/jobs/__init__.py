@@ -21,10 +21,24 @@ league or on a long computation, so ``/health`` and every other request keep ans
 """
 
 from .job import STATES as STATES
-from .job import Busy, Job, UnknownJob, waiting
+from .job import Busy, Job, Refused, UnknownJob, outcome_of, plugin_error, waiting
 from .league_thread import Escaped, LeagueThread
 from .pool import ENDED_KEPT as ENDED_KEPT
 from .pool import JobPool
 from .shelf import Shelf
+from .worker import Worker
 
-__all__ = ["Busy", "Escaped", "Job", "JobPool", "LeagueThread", "Shelf", "UnknownJob", "waiting"]
+__all__ = [
+    "Busy",
+    "Escaped",
+    "Job",
+    "JobPool",
+    "LeagueThread",
+    "Refused",
+    "Shelf",
+    "UnknownJob",
+    "Worker",
+    "outcome_of",
+    "plugin_error",
+    "waiting",
+]

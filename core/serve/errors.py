@@ -7,9 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..engine import UnknownPlayerError
-from ..errors import DuplicateMatchError, InputError, LateMatchError, PluginError
-from ..jobs import Busy, Escaped, UnknownJob
-from ..manager import plugin_in_traceback
+from ..errors import DuplicateMatchError, InputError, LateMatchError
+from ..jobs import Busy, Escaped, Refused, UnknownJob, plugin_error
 
 try:
     from starlette.exceptions import HTTPException
@@ -79,7 +78,7 @@ class UnsupportedMediaType(ServiceError):
 
 def status_of(exc: InputError) -> int:
     """The HTTP status of an error."""
-    if isinstance(exc, ServiceError | Busy | UnknownJob):
+    if isinstance(exc, ServiceError | Busy | UnknownJob | Refused):
         return exc.status
     if isinstance(exc, UnknownPlayerError | NotFoundError):
         return 404
@@ -116,23 +115,14 @@ def item_error(index: int, exc: InputError) -> dict[str, Any]:
     }
 
 
-def escaped_error(exc: BaseException) -> PluginError:
-    """What a ``BaseException`` that is not an ``Exception`` (:class:`~rankcraft.jobs.Escaped`
-    from the league's thread) is answered as: the plugin whose code raised it, named."""
-    plugin = plugin_in_traceback(exc)
-    where = f"plugin {plugin!r}" if plugin is not None else "the service's code"
-    return PluginError(
-        f"{where} raised {type(exc).__name__} ({str(exc)[:200]!r}); the request changed "
-        "nothing"
-    )
-
-
 def fail(exc: Exception) -> JSONResponse:
     """The answer to an error: rankcraft's, Starlette's (404, 405), a client gone, or any
     other (500)."""
     headers: dict[str, str] = {}
     if isinstance(exc, Escaped):
-        exc = escaped_error(exc.exception)
+        exc = plugin_error(exc.exception)
+    if isinstance(exc, Refused):
+        return JSONResponse({"error": exc.error}, status_code=exc.status)
     if isinstance(exc, InputError):
         status = status_of(exc)
         body = error_body(status, type(exc).__name__, str(exc), exc.field)

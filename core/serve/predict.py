@@ -9,6 +9,8 @@ from typing import Any
 from .. import matchmaking
 from ..engine import League
 from ..errors import InputError
+from ..forecast import plackett_luce
+from ..jobs import Worker
 from ..matchmaking import RankFilter
 from ..openapi import Operation
 from ..suggest import close_to, player_candidates
@@ -24,8 +26,9 @@ except ImportError:  # pragma: no cover - checked by cli.cmd_serve before use
     ) from None
 
 
-def forecast_answer(
+async def forecast_answer(
     league: League,
+    worker: Worker | None,
     sides: list[list[str]],
     at: Any,
     home: int | None,
@@ -33,8 +36,14 @@ def forecast_answer(
 ) -> JSONResponse:
     """The answer of ``/predict``: what ``League.predict`` gives (``probabilities``),
     the whole :class:`~rankcraft.Forecast` beside it, and the players the league has
-    never seen (predicted as new players), each with the known ids most like it."""
-    forecast = league.forecast(sides, at=at, home=home, season=season)
+    never seen (predicted as new players), each with the known ids most like it. Of
+    more than two sides, the league's model gives the pairwise expected scores and the
+    ``worker`` (a process of its own) integrates the places (0.75 s for 64 sides)."""
+    if len(sides) > 2 and worker is not None:
+        pairwise = league.skill_model.pairwise(sides, at, home, season)
+        forecast = await worker.run(plackett_luce, pairwise)
+    else:
+        forecast = league.forecast(sides, at=at, home=home, season=season)
     new = [
         {"id": p, "similar": close_to(p, player_candidates(league, p))}
         for p in dict.fromkeys(p for side in sides for p in side)
@@ -53,12 +62,14 @@ def forecast_answer(
 class PredictRoutes(Resource):
     """The endpoints that forecast matches and make them."""
 
-    def predict_sides(self, body: dict[str, Any]) -> JSONResponse:
+    async def predict_sides(self, body: dict[str, Any]) -> JSONResponse:
         sides, home = body["sides"], body.get("home")
         if home is not None and home >= len(sides):
             raise InputError(f"'home' must be the index of a side: {home!r}"[:300])
         self.league.refresh([p for side in sides for p in side])
-        return forecast_answer(self.league, sides, body.get("at"), home, body.get("season"))
+        return await forecast_answer(
+            self.league, self.worker, sides, body.get("at"), home, body.get("season")
+        )
 
     async def predict(self, request: Request) -> JSONResponse:
         query = self.query
@@ -71,11 +82,11 @@ class PredictRoutes(Resource):
         at = read_query(request, query["at"])
         home = read_query(request, query["home"])
         self.league.refresh([p for side in sides for p in side])
-        return forecast_answer(self.league, sides, at, home)
+        return await forecast_answer(self.league, self.worker, sides, at, home)
 
     async def post_predict(self, request: Request) -> JSONResponse:
         body = self.bodies["Prediction"].check(await json_body(request, self.settings))
-        return self.predict_sides(body)
+        return await self.predict_sides(body)
 
     async def match_opponents(self, request: Request) -> JSONResponse:
         body = self.bodies["OpponentsQuery"].check(await json_body(request, self.settings))
