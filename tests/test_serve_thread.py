@@ -3,6 +3,8 @@ says when it cannot answer, and nothing an anonymous visitor sends runs on it.""
 
 from __future__ import annotations
 
+import contextlib
+import http.client
 import json
 import signal
 import socket
@@ -257,3 +259,74 @@ def test_the_concurrency_limit_answers_the_documented_json_error(tmp_path: Path)
         for sock in idle:
             sock.close()
         server.stop()
+
+
+# -- issue 43, item 2: nothing an anonymous visitor sends stalls the league's thread ------
+
+
+def _big_ruleset(limit: int) -> str:
+    """A ruleset TOML of elo with as many ``k_by_games`` rules as fit a JSON body
+    ``{"toml": TEXT}`` of ``limit`` bytes: seconds of parsing and checking."""
+    head = 'name = "big"\nextends = "elo"\n[update.params]\nk_by_games = ['
+    size = len(json.dumps({"toml": head + "]\n"}))
+    rules: list[str] = []
+    while True:
+        rule = f"{{games_below = {len(rules) + 1}, k = 9.5}}, "
+        if size + len(rule) > limit:
+            return head + "".join(rules) + "]\n"
+        rules.append(rule)
+        size += len(rule)
+
+
+def _attack(server: Server, path: str, body: bytes) -> None:
+    """Send ``body`` anonymously to ``path``; whatever answers (or not) is not awaited."""
+    with contextlib.suppress(OSError, http.client.HTTPException):
+        con = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+        con.request("POST", path, body=body, headers={"Content-Type": "application/json"})
+        con.getresponse().read()
+        con.close()
+
+
+def _read_latencies(server: Server, seconds: float, least: int) -> list[float]:
+    """Seconds each read took (a player, then the leaderboard, alternately), for
+    ``seconds`` and at least ``least`` reads."""
+    out: list[float] = []
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline or len(out) < least:
+        path = "/players/p1" if len(out) % 2 else "/leaderboard?top=20"
+        started = time.monotonic()
+        status, _ = server.request("GET", path)
+        out.append(time.monotonic() - started)
+        assert status == 200
+    return out
+
+
+def test_reads_keep_their_latency_while_anonymous_visitors_attack(tmp_path: Path) -> None:
+    # before: a 1 MiB lab check delayed reads by 4.6 s, a 16 MiB lab body by 20 s, four
+    # 64-side predictions by 2.7 s (all of it on the league's thread)
+    db = str(tmp_path / "attacked.sqlite")
+    with rankcraft.League.open(db, "elo") as league:
+        league.record_many(
+            [game(f"m{i}", f"p{i % 40}", f"p{(i * 7 + 1) % 40}", 1) for i in range(400)]
+        )
+    server = Server(db, 1, "elo")
+    try:
+        server.token = ""  # (anonymous, as the attack)
+        quiet = _read_latencies(server, 1.0, 10)
+        check = json.dumps({"toml": _big_ruleset(1 << 20)}).encode()
+        assert (1 << 20) - 200 < len(check) <= 1 << 20
+        sides = [[f"p{i}"] for i in range(40)] + [[f"new{i}"] for i in range(24)]
+        predict = json.dumps({"sides": sides}).encode()
+        matches = [game(f"u{i}", f"a{i % 500}", f"b{i % 700}", 1 + i % 28) for i in range(155_000)]
+        lab = json.dumps({"rulesets": ["elo"], "matches": matches}).encode()
+        assert 15 << 20 < len(lab) <= 16 << 20
+        attacks = [("/web/lab/check", check)] * 4 + [("/predict", predict)] * 4
+        attacks.append(("/web/lab/jobs", lab))
+        for path, body in attacks:
+            threading.Thread(target=_attack, args=(server, path, body), daemon=True).start()
+        time.sleep(0.3)  # (the bodies are in, their work has started)
+        attacked = _read_latencies(server, 3.0, 10)
+        assert max(attacked) <= max(quiet) + 0.5, (max(quiet), max(attacked))
+        print(f"reads: quiet {max(quiet):.3f} s at most, attacked {max(attacked):.3f} s")
+    finally:  # (not waiting for the attack's answers: SIGTERM would, 30 s at most)
+        server.stop(signal.SIGKILL)

@@ -37,7 +37,11 @@ def _serve(receive: Connection) -> None:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
-        receive.send(outcome_of(function, arguments))
+        outcome = outcome_of(function, arguments)
+        try:
+            receive.send(outcome)
+        except OSError:  # (the service is gone)
+            return
 
 
 class Worker:
