@@ -40,9 +40,10 @@ except ImportError:  # pragma: no cover - checked by cli.cmd_serve before use
 LAB_BODY = 16
 """A lab request's body may be this many times ``--max-body`` (16 MiB by default)."""
 
-WORKER_PROCESSES = 1
+WORKER_PROCESSES, WORKER_QUEUED, WORKER_TIMEOUT = 1, 32, 120.0
 """The worker processes of each service worker: where the CPU work an anonymous request
-causes runs (:class:`rankcraft.jobs.Worker`), off the league's thread."""
+causes runs (:class:`rankcraft.jobs.Worker`), off the league's thread; the most pieces
+of work waiting or running (429 beyond) and the seconds one may take (503 beyond)."""
 
 ON_LOOP = frozenset({"health"})
 """Handlers that run on the service's loop; every other one runs on the league's thread
@@ -70,7 +71,9 @@ def create_app(
     async def check_body(request: Request) -> bytes:
         return await parsing.read_body(request, settings)
 
-    worker = Worker(WORKER_PROCESSES, timeout=settings.lab_timeout, preload=("rankcraft.lab",))
+    worker = Worker(
+        WORKER_PROCESSES, queued=WORKER_QUEUED, timeout=WORKER_TIMEOUT, preload=("rankcraft.lab",)
+    )
     lab_handlers = page.lab_handlers(league, settings, db, lab_body, worker)
     pool = lab_handlers.pool
     routes = [

@@ -104,7 +104,6 @@ OPERATIONS = (
         scope=None,
         summary="Liveness and the count of matches",
         answer=(200, "ok", "Health"),
-        errors=(503,),
     ),
 )
 """The league's endpoints (handlers of :class:`LeagueRoutes`)."""

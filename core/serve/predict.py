@@ -136,7 +136,7 @@ OPERATIONS = (
         summary="Forecast a match: expected scores, outcome and place probabilities",
         answer=(200, "the forecast (probabilities: what League.predict gives)", "Predicted"),
         query=("side", "at", "home"),
-        errors=(400,),
+        errors=(400, 429),
     ),
     Operation(
         method="POST",
