@@ -3,11 +3,14 @@ says when it cannot answer, and nothing an anonymous visitor sends runs on it.""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import http.client
 import json
+import math
 import signal
 import socket
+import sys
 import textwrap
 import threading
 import time
@@ -18,6 +21,7 @@ import pytest
 from starlette.testclient import TestClient
 
 import rankcraft
+from rankcraft.jobs import Busy, Refused, Worker
 from rankcraft.manager import PLUGINS_DIR_ENV
 from rankcraft.serve import create_app
 from rankcraft.serve import league as league_routes
@@ -330,3 +334,35 @@ def test_reads_keep_their_latency_while_anonymous_visitors_attack(tmp_path: Path
         print(f"reads: quiet {max(quiet):.3f} s at most, attacked {max(attacked):.3f} s")
     finally:  # (not waiting for the attack's answers: SIGTERM would, 30 s at most)
         server.stop(signal.SIGKILL)
+
+
+def test_the_worker_process_survives_what_its_work_raises_and_keeps_its_limits() -> None:
+    worker = Worker(1, queued=2, timeout=1.0)
+
+    async def scenario() -> None:
+        assert await worker.run(math.sqrt, 16.0) == 4.0
+        with pytest.raises(Refused) as exited:
+            await worker.run(sys.exit, 3)  # (a SystemExit: the process lives on)
+        assert exited.value.status == 500 and exited.value.error["type"] == "PluginError"
+        assert "raised SystemExit" in exited.value.error["message"]
+        with pytest.raises(Refused) as bad:
+            await worker.run(rankcraft.parse_match, {"id": "x"})
+        assert bad.value.status == 400 and bad.value.error["field"] == "played_at"
+        assert await worker.run(math.sqrt, 9.0) == 3.0
+        # a piece past the time limit: its process is ended (503), the next one starts
+        late = asyncio.ensure_future(worker.run(time.sleep, 30))
+        waiting = asyncio.ensure_future(worker.run(math.sqrt, 4.0))
+        await asyncio.sleep(0.2)
+        with pytest.raises(Busy):  # (two waiting or running, the most it takes)
+            await worker.run(math.sqrt, 1.0)
+        with pytest.raises(Refused) as timed_out:
+            await late
+        assert timed_out.value.status == 503 and "longer than 1 s" in str(timed_out.value)
+        assert await waiting == 2.0
+
+    try:
+        started = time.monotonic()
+        asyncio.run(scenario())
+        assert time.monotonic() - started < 20
+    finally:
+        worker.close()

@@ -101,6 +101,7 @@ class Refused(InputError):
         self.error = error
         self.status = int(error.get("status", 500))
         self._field = error.get("field")
+        self.headers = {"Retry-After": "5"} if self.status in (429, 503) else {}
 
 
 def error_of(exc: Exception, status: int) -> dict[str, Any]:

@@ -121,8 +121,9 @@ def fail(exc: Exception) -> JSONResponse:
     headers: dict[str, str] = {}
     if isinstance(exc, Escaped):
         exc = plugin_error(exc.exception)
-    if isinstance(exc, Refused):
-        return JSONResponse({"error": exc.error}, status_code=exc.status)
+    if isinstance(exc, Refused):  # (its error as the work elsewhere wrote it)
+        error = {k: _text(v) if isinstance(v, str) else v for k, v in exc.error.items()}
+        return JSONResponse({"error": error}, status_code=exc.status, headers=exc.headers)
     if isinstance(exc, InputError):
         status = status_of(exc)
         body = error_body(status, type(exc).__name__, str(exc), exc.field)
