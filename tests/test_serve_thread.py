@@ -21,7 +21,7 @@ import pytest
 from starlette.testclient import TestClient
 
 import rankcraft
-from rankcraft.jobs import Busy, Refused, Worker
+from rankcraft.jobs import Busy, Escaped, LeagueThread, Refused, Worker
 from rankcraft.manager import PLUGINS_DIR_ENV
 from rankcraft.serve import create_app
 from rankcraft.serve import league as league_routes
@@ -366,3 +366,31 @@ def test_the_worker_process_survives_what_its_work_raises_and_keeps_its_limits()
         assert time.monotonic() - started < 20
     finally:
         worker.close()
+
+
+def test_the_league_thread_contains_what_its_work_raises_but_a_real_cancel() -> None:
+    thread = LeagueThread()
+
+    def raising(kind: type[BaseException]) -> Any:
+        raise kind("from the work")
+
+    async def scenario() -> None:
+        for kind in (KeyboardInterrupt, SystemExit, GeneratorExit, asyncio.CancelledError):
+            with pytest.raises(Escaped) as caught:
+                await thread.call(lambda k=kind: raising(k))  # type: ignore[misc]
+            assert type(caught.value.exception) is kind
+        with pytest.raises(ValueError, match="from the work"):
+            await thread.call(lambda: raising(ValueError))
+        assert await thread.call(lambda: 42) == 42
+        # a caller that gives up cancels the work, which stays cancelled
+        slow = asyncio.ensure_future(thread.run(asyncio.sleep(30)))
+        await asyncio.sleep(0.1)
+        slow.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await slow
+        assert await thread.call(lambda: 43) == 43
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        assert thread.close(timeout=5)

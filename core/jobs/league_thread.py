@@ -104,12 +104,6 @@ class LeagueThread:
 
         return on_league_thread
 
-    @property
-    def stopped(self) -> bool:
-        """The thread was started and has ended (no work it is given will ever run)."""
-        with self._lock:
-            return self._thread is not None and not self._thread.is_alive()
-
     def close(self, timeout: float = 30.0) -> bool:
         """Stop the thread (after the work it runs, waiting ``timeout`` seconds for it)
         and close its loop: whether the thread has ended (False: it is still in a piece
