@@ -394,3 +394,23 @@ def test_the_league_thread_contains_what_its_work_raises_but_a_real_cancel() -> 
         asyncio.run(scenario())
     finally:
         assert thread.close(timeout=5)
+
+
+def test_a_forecast_of_many_sides_integrated_in_the_worker_is_the_leagues(db_url: str) -> None:
+    league = rankcraft.League.open(db_url, "glicko2")
+    league.record_many(
+        [game(f"m{i}", f"p{i % 9}", f"p{(i * 4 + 1) % 9}", 1 + i // 3) for i in range(60)]
+    )
+    sides = [["p0", "p1"], ["p2"], ["p3", "p4", "new"], ["p5"], ["p8"]]
+    with TestClient(create_app(league)) as client:
+        answers = []
+        for body in ({"sides": sides}, {"sides": sides, "home": 1, "at": "2024-06-30T00:00:00Z"}):
+            answer = client.post("/predict", json=body)
+            assert answer.status_code == 200, answer.text
+            want = league.forecast(sides, at=body.get("at"), home=body.get("home")).to_dict()
+            assert {k: answer.json()[k] for k in want} == json.loads(json.dumps(want))
+            assert len(answer.json()["places"]) == 5
+            answers.append(answer.json())
+        query = [("side", ",".join(side)) for side in sides]
+        assert client.get("/predict", params=query).json() == answers[0]
+    league.close()
