@@ -307,7 +307,8 @@ def _read_latencies(server: Server, seconds: float, least: int) -> list[float]:
 
 def test_reads_keep_their_latency_while_anonymous_visitors_attack(tmp_path: Path) -> None:
     # before: a 1 MiB lab check delayed reads by 4.6 s, a 16 MiB lab body by 20 s, four
-    # 64-side predictions by 2.7 s (all of it on the league's thread)
+    # 64-side predictions by 2.7 s, a balance of 40 players by seconds (all of it on the
+    # league's thread)
     db = str(tmp_path / "attacked.sqlite")
     with rankcraft.League.open(db, "elo") as league:
         league.record_many(
@@ -324,7 +325,9 @@ def test_reads_keep_their_latency_while_anonymous_visitors_attack(tmp_path: Path
         matches = [game(f"u{i}", f"a{i % 500}", f"b{i % 700}", 1 + i % 28) for i in range(155_000)]
         lab = json.dumps({"rulesets": ["elo"], "matches": matches}).encode()
         assert 15 << 20 < len(lab) <= 16 << 20
+        balance = json.dumps({"players": [f"p{i}" for i in range(40)], "teams": 4}).encode()
         attacks = [("/web/lab/check", check)] * 4 + [("/predict", predict)] * 4
+        attacks += [("/match/balance", balance)] * 2
         attacks.append(("/web/lab/jobs", lab))
         for path, body in attacks:
             threading.Thread(target=_attack, args=(server, path, body), daemon=True).start()
@@ -413,4 +416,35 @@ def test_a_forecast_of_many_sides_integrated_in_the_worker_is_the_leagues(db_url
             answers.append(answer.json())
         query = [("side", ",".join(side)) for side in sides]
         assert client.get("/predict", params=query).json() == answers[0]
+    league.close()
+
+
+def test_a_balance_done_in_the_worker_process_is_the_leagues(tmp_path: Path) -> None:
+    # before: 64 TrueSkill players in three teams held the league's thread for 41 s
+    db = str(tmp_path / "balanced.sqlite")
+    league = rankcraft.League.open(db, "trueskill")
+    league.record_many(
+        [game(f"m{i}", f"p{i % 12}", f"p{(i * 5 + 1) % 12}", 1 + i // 4) for i in range(80)]
+    )
+    players = [f"p{i}" for i in range(12)]
+    with TestClient(create_app(league)) as client:
+        for teams in (2, 3):
+            answer = client.post("/match/balance", json={"players": players, "teams": teams})
+            assert answer.status_code == 200, answer.text
+            assert answer.json() == json.loads(json.dumps(league.balance(players, teams).to_dict()))
+        # a match recorded since is seen by the worker's league too
+        _, token = create_token(league.store, scope="record")
+        recorded = client.post(
+            "/matches",
+            json=game("late", "p0", "p11", 28),
+            headers={"Authorization": f"Bearer {token}"},
+        )
+        assert recorded.status_code == 201
+        answer = client.post("/match/balance", json={"players": players, "at": "2024-06-01"})
+        want = league.balance(players, 2, at="2024-06-01").to_dict()
+        assert answer.json() == json.loads(json.dumps(want))
+        unknown = client.post("/match/balance", json={"players": ["p0", "nobody"]})
+        assert (
+            unknown.status_code == 404 and unknown.json()["error"]["type"] == "UnknownPlayerError"
+        )
     league.close()

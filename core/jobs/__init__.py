@@ -26,7 +26,7 @@ league or on a long computation, so ``/health`` and every other request keep ans
 """
 
 from .job import STATES as STATES
-from .job import Busy, Job, Refused, UnknownJob, outcome_of, plugin_error, waiting
+from .job import Busy, Job, Refused, UnknownJob, error_of, outcome_of, plugin_error, waiting
 from .league_thread import Escaped, LeagueThread
 from .pool import ENDED_KEPT as ENDED_KEPT
 from .pool import JobPool
@@ -43,6 +43,7 @@ __all__ = [
     "Shelf",
     "UnknownJob",
     "Worker",
+    "error_of",
     "outcome_of",
     "plugin_error",
     "waiting",

@@ -120,7 +120,7 @@ def _resources(
     of the document's paths (:data:`~.openapi_document.OPERATIONS`, then the lab's)."""
     bodies = parsing.request_bodies(settings)
     query = parsing.query_parameters(settings)
-    shared = (league, settings, thread, bodies, query, worker)
+    shared = (league, settings, thread, bodies, query, worker, lab_handlers.db)
     return [
         (matches.OPERATIONS, matches.MatchRoutes(*shared)),
         (players.OPERATIONS, players.PlayerRoutes(*shared)),

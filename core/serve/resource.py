@@ -15,7 +15,8 @@ class Resource:
     """The endpoints of one resource of an application, over one league (a subclass
     holds them, and their :data:`OPERATIONS` in its module). ``bodies`` and ``query``:
     the application's specs (default: made from ``settings``, :mod:`.parsing`);
-    ``worker``: where CPU work an anonymous request causes runs (None: right here)."""
+    ``worker``: where CPU work an anonymous request causes runs (None: right here);
+    ``db``: the league's database, which that work may open (None: an in-memory league)."""
 
     def __init__(
         self,
@@ -25,6 +26,7 @@ class Resource:
         bodies: dict[str, Body] | None = None,
         query: dict[str, Field] | None = None,
         worker: Worker | None = None,
+        db: str | None = None,
     ) -> None:
         self.league = league
         self.settings = settings
@@ -33,3 +35,4 @@ class Resource:
         self.bodies = parsing.request_bodies(settings) if bodies is None else bodies
         self.query = parsing.query_parameters(settings) if query is None else query
         self.worker = worker
+        self.db = db
