@@ -448,3 +448,23 @@ def test_a_balance_done_in_the_worker_process_is_the_leagues(tmp_path: Path) -> 
             unknown.status_code == 404 and unknown.json()["error"]["type"] == "UnknownPlayerError"
         )
     league.close()
+
+
+def test_a_quality_judged_in_the_worker_process_is_the_leagues(tmp_path: Path) -> None:
+    db = str(tmp_path / "judged.sqlite")
+    league = rankcraft.League.open(db, "trueskill")
+    league.record_many([game(f"m{i}", f"p{i % 6}", f"p{(i + 1) % 6}", 1 + i) for i in range(20)])
+    sides = [["p0", "p1"], ["p2", "p3"], ["p4"]]
+    with TestClient(create_app(league)) as client:
+        answer = client.post("/match/quality", json={"sides": sides, "home": 2})
+        assert answer.status_code == 200, answer.text
+        value, judged_by = rankcraft.matchmaking.quality(league, sides, home=2)
+        assert answer.json() == {
+            "sides": sides,
+            "quality": value,
+            "judged_by": judged_by,
+            "probabilities": league.predict(sides, home=2),
+        }
+        unknown = client.post("/match/quality", json={"sides": [["p0"], ["nobody"]]})
+        assert unknown.status_code == 404
+    league.close()

@@ -4,6 +4,7 @@ forecast), ``POST /match/opponents`` (a rank filter's players), ``/match/quality
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .. import matchmaking
@@ -109,44 +110,60 @@ class PredictRoutes(Resource):
         sides, home = body["sides"], body.get("home")
         if home is not None and home >= len(sides):
             raise InputError(f"'home' must be the index of a side: {home!r}"[:300])
-        self.league.refresh([p for side in sides for p in side])
-        value, judged_by = matchmaking.quality(self.league, sides, at=body.get("at"), home=home)
-        probabilities = self.league.predict(sides, at=body.get("at"), home=home)
-        return JSONResponse(
-            {
-                "sides": sides,
-                "quality": value,
-                "judged_by": judged_by,
-                "probabilities": probabilities,
-            }
-        )
+        players = [p for side in sides for p in side]
+        return await self._answer(players, quality_answer, sides, body.get("at"), home)
 
     async def match_balance(self, request: Request) -> JSONResponse:
-        """Balanced in the worker process, over the league it opens itself (the search
-        asks the plugins for thousands of splits: 41 s for 64 TrueSkill players in three
-        teams); an in-memory league's here."""
         body = self.bodies["BalanceQuery"].check(await json_body(request, self.settings))
         players, teams, at = body["players"], body.get("teams") or 2, body.get("at")
+        return await self._answer(players, balance_answer, players, teams, at)
+
+    async def _answer(
+        self, players: list[str], answer: Callable[..., Any], *arguments: Any
+    ) -> JSONResponse:
+        """``answer(league, *arguments)`` in the worker process, over the league it opens
+        itself (:func:`over_league`: a balance asks the plugins about thousands of
+        splits, 41 s for 64 TrueSkill players in three teams); an in-memory league's
+        here, on the league's thread."""
         if self.worker is not None and self.db is not None:
-            return JSONResponse(await self.worker.run(balanced, self.db, players, teams, at))
+            return JSONResponse(
+                await self.worker.run(over_league, self.db, players, answer, *arguments)
+            )
         self.league.refresh(players)
-        return JSONResponse(self.league.balance(players, teams, at=at).to_dict())
+        return JSONResponse(answer(self.league, *arguments))
+
+
+def quality_answer(league: League, sides: list[list[str]], at: Any, home: Any) -> Any:
+    """``POST /match/quality``'s answer: the quality and the win probabilities."""
+    value, judged_by = matchmaking.quality(league, sides, at=at, home=home)
+    probabilities = league.predict(sides, at=at, home=home)
+    return {
+        "sides": sides,
+        "quality": value,
+        "judged_by": judged_by,
+        "probabilities": probabilities,
+    }
+
+
+def balance_answer(league: League, players: list[str], teams: int, at: Any) -> Any:
+    """``POST /match/balance``'s answer: the teams and their quality."""
+    return league.balance(players, teams, at=at).to_dict()
 
 
 _OPENED: dict[str, League] = {}
-"""The leagues a worker process has opened (:func:`balanced`), by database."""
+"""The leagues a worker process has opened (:func:`over_league`), by database."""
 
 
-def balanced(db: str, players: list[str], teams: int, at: str | None) -> dict[str, Any]:
-    """``POST /match/balance``'s answer, in a worker process: over the league at ``db``,
-    opened once and brought up to date with the players' last commits (as a second
-    service worker reads it)."""
+def over_league(db: str, players: list[str], answer: Callable[..., Any], *arguments: Any) -> Any:
+    """``answer(league, *arguments)`` in a worker process, over the league at ``db``:
+    opened once, and brought up to date with the players' last commits before each
+    answer (as a second service worker reads it)."""
     league = _OPENED.get(db)
     if league is None:
         league = _OPENED[db] = League.open(db, create=False)
     league.refresh(players)
     try:
-        return league.balance(players, teams, at=at).to_dict()
+        return answer(league, *arguments)
     except InputError as exc:  # (its status here: an unknown player is 404)
         raise Refused(error_of(exc, status_of(exc))) from None
 
@@ -189,7 +206,7 @@ OPERATIONS = (
         summary="How good a match proposed sides would make, in [0, 1]",
         answer=(200, "the quality and the win probabilities", "Quality"),
         body="QualityQuery",
-        errors=(404,),
+        errors=(404, 429),
     ),
     Operation(
         method="POST",
