@@ -301,14 +301,34 @@ def forecast_states(
             order=order,
             method="outcomes",
         )
-    # both orientations of every pair: each probability read at its own small end (the
-    # complement 1 - p of a near-certain pair has lost the digits its log-odds need)
+    return plackett_luce(pairwise_of(states, home, expect), places=places)
+
+
+def pairwise_of(
+    states: Sequence[State],
+    home: int | None,
+    expect: Callable[[Sequence[State], int | None], Sequence[float]],
+) -> list[list[float]]:
+    """``pairwise[i][j]``: the expected score of side ``i`` against side ``j`` alone
+    (``expect``, the expectation hook, asked of both orientations of every pair: each
+    probability read at its own small end, since the complement 1 - p of a near-certain
+    pair has lost the digits its log-odds need); the diagonal 0."""
+    n = len(states)
     pairwise = [[0.0] * n for _ in range(n)]
     for i in range(n):
         for j in range(n):
             if i != j:
                 pair = [states[i], states[j]]
                 pairwise[i][j] = _checked_pair(expect(pair, _pair_home(home, i, j)))[0]
+    return pairwise
+
+
+def plackett_luce(pairwise: Sequence[Sequence[float]], *, places: bool = True) -> Forecast:
+    """The forecast of more than two sides from their pairwise expected scores
+    (:func:`pairwise_of`): the round robin's expected scores and the Plackett-Luce
+    reading (:func:`finishing`). Plain numbers in, no plugin asked: the service runs it
+    in a worker process (its place integral is O(n²) per grid point)."""
+    n = len(pairwise)
     reading = finishing(pairwise, places=places)
     round_robin = tuple(
         math.fsum(0.5 * (pairwise[i][j] + 1.0 - pairwise[j][i]) for j in range(n) if j != i)

@@ -35,7 +35,7 @@ A client (its token with ``--auth-reads``, else its address) may have
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import attrs
@@ -47,13 +47,23 @@ from .evaluate import with_home
 from .extras import missing
 from .fields import Body, Field, FieldError
 from .io import parse_match, parse_time, read_match_text
-from .jobs import Job, JobPool
+from .jobs import Job, JobPool, Refused, Worker
+from .jsontext import loads_strict
 from .model import Match
 from .openapi import Operation
 from .ruleset import Ruleset, bundled_names, load_ruleset, loads_ruleset
 from .web import LAB_MAX_MATCHES, LAB_MAX_RULESETS, compare, league_matches, ruleset_error
 
-__all__ = ["OPERATIONS", "LabHandlers", "LabHistory", "lab_body", "lab_schemas", "run_lab"]
+__all__ = [
+    "OPERATIONS",
+    "LabHandlers",
+    "LabHistory",
+    "check_toml",
+    "checked_request",
+    "lab_body",
+    "lab_schemas",
+    "run_lab",
+]
 
 try:
     from starlette.requests import Request
@@ -317,16 +327,76 @@ def _replays(matches: int, rulesets: int, limits: LabLimits) -> None:
 
 @attrs.frozen
 class LabHistory:
-    """Where a lab job's matches come from: match ``documents`` (checked when the job
-    was submitted), else an uploaded file's ``text`` (named ``name``), else the league's
-    database ``db``; ``home_from``: the field an uploaded match's home side is taken
-    from (``--home-from``)."""
+    """Where a lab job's matches come from: the request's ``body`` (its ``matches``,
+    checked when the job was submitted, or its uploaded file's text, named ``name``,
+    read in the job's process), else match ``documents`` (a league in memory), else the
+    league's database ``db``; ``home_from``: the field an uploaded match's home side is
+    taken from (``--home-from``)."""
 
+    body: bytes | None = None
     documents: list[dict[str, Any]] | None = None
-    text: str | None = None
     name: str = "the history"
     db: str | None = None
     home_from: str | None = None
+
+
+def check_toml(raw: bytes) -> dict[str, Any]:
+    """The answer of ``POST /web/lab/check`` to the body ``raw`` (``{"toml": TEXT}``),
+    decoded and its ruleset loaded in one of the service's worker processes."""
+    body = loads_strict(raw, what="the request body")
+    text = body.get("toml") if isinstance(body, dict) else None
+    if not isinstance(text, str):
+        raise FieldError("'toml' must be the ruleset's TOML text", field="toml")
+    try:
+        ruleset = loads_ruleset(text, source="the ruleset")
+    except RulesetError as exc:
+        return {"ok": False, "error": ruleset_error(exc, text)}
+    return {"ok": True, "name": ruleset.name, "error": None}
+
+
+def checked_request(
+    raw: bytes, limits: LabLimits, check_sides: Callable[[Any, str], None]
+) -> dict[str, Any]:
+    """A lab request's body ``raw`` decoded and checked, in one of the service's worker
+    processes (the job's process reads it again): its rulesets as picklable specs, its
+    ``test_from``, ``home_from``, and what it uploads (``uploaded``: ``"matches"``, a
+    file's text, ``"history"``, named ``name``; None: the league's are replayed).
+
+    :raises Refused: a ruleset that does not load (its 400 answer: :func:`_ruleset_refused`).
+    :raises InputError: anything else the request breaks.
+    """
+    body = lab_body(limits).check(loads_strict(raw, what="the request body"))
+    specs = []
+    for i, item in enumerate(body["rulesets"]):
+        try:
+            specs.append(_ruleset_spec(item, i)[0])
+        except RulesetError as exc:
+            raise Refused(_ruleset_refused(i, exc, item)) from None
+    test_from = body.get("test_from")
+    if test_from:
+        test_from = parse_time(test_from, field="test_from").isoformat()
+    matches, text = body.get("matches"), body.get("history")
+    if matches is not None and text is not None:
+        raise FieldError("give 'matches' or 'history', not both", field="history")
+    home_from = body.get("home_from") or None
+    if matches is not None:
+        _replays(len(matches), len(specs), limits)
+        _checked(_home_of(matches, home_from), check_sides)
+    uploaded = "matches" if matches is not None else "history" if text is not None else None
+    return {
+        "specs": specs,
+        "test_from": test_from or None,
+        "home_from": home_from,
+        "uploaded": uploaded,
+        "name": body.get("history_name") or "the uploaded file",
+    }
+
+
+def _home_of(matches: list[Any], home_from: str | None) -> list[Any]:
+    """Uploaded match documents with ``home`` taken from the field ``home_from``."""
+    if not home_from:
+        return matches
+    return [next(with_home([m], home_from)) if isinstance(m, dict) else m for m in matches]
 
 
 def run_lab(
@@ -339,18 +409,22 @@ def run_lab(
     progress: Callable[[int, int, str], None],
 ) -> dict[str, Any]:
     """A lab job (in its own process): the rulesets loaded from ``specs``, the history
-    (:class:`LabHistory`: matches checked when the job was submitted; else an uploaded
-    file's text or the league's matches, read here and held to ``limits``), replayed
-    with each (:func:`rankcraft.web.compare`), in up to ``processes`` processes at once,
-    children of this one (forked: the history is not copied again). The result warns
-    where a ruleset has a home advantage and no match names a home side."""
+    (:class:`LabHistory`: the request's matches, checked when the job was submitted, or
+    its uploaded file's text, read here; else the league's matches; held to ``limits``),
+    replayed with each (:func:`rankcraft.web.compare`), in up to ``processes`` processes
+    at once, children of this one (forked: the history is not copied again). The result
+    warns where a ruleset has a home advantage and no match names a home side."""
     rulesets = [_load(spec, i) for i, spec in enumerate(specs)]
-    if history.documents is not None:
-        matches = [parse_match(d) for d in history.documents]
-    elif history.text is not None:
+    if history.body is not None:
         progress(0, 0, f"reading {history.name}")
-        matches = _read_upload(history, check_sides)
-        _replays(len(matches), len(rulesets), limits)
+        body = loads_strict(history.body, what="the request body")
+        if body.get("matches") is not None:
+            matches = [parse_match(d) for d in _home_of(body["matches"], history.home_from)]
+        else:
+            matches = _read_upload(body["history"], history, check_sides)
+            _replays(len(matches), len(rulesets), limits)
+    elif history.documents is not None:
+        matches = [parse_match(d) for d in history.documents]
     else:
         if history.db is None:
             raise InputError("the lab job has no history")
@@ -368,14 +442,15 @@ def run_lab(
     return result
 
 
-def _read_upload(history: LabHistory, check_sides: Callable[[Any, str], None]) -> list[Match]:
-    """An uploaded file's matches, read as the command line reads a file
-    (:func:`rankcraft.io.read_match_text`, ``home`` from ``home_from``), each held to the
-    service's limits; an error names the file and its line."""
-    assert history.text is not None
+def _read_upload(
+    text: str, history: LabHistory, check_sides: Callable[[Any, str], None]
+) -> list[Match]:
+    """An uploaded file's ``text`` read as the command line reads a file
+    (:func:`rankcraft.io.read_match_text`, ``home`` from ``home_from``), each match held to
+    the service's limits; an error names the file and its line."""
     matches = []
     try:
-        for line, data in read_match_text(history.text, history.name):
+        for line, data in read_match_text(text, history.name):
             if history.home_from and isinstance(data, dict):
                 (data,) = with_home([data], history.home_from)
             try:
@@ -411,7 +486,10 @@ class LabHandlers:
     whose matches are read here, on the league's thread); ``check_sides(sides, field)``:
     the service's limits on a match's sides (:func:`rankcraft.serve.parsing.check_sides`);
     ``auth_reads``: reads need a token, so a client is its token (else its address);
-    ``processes``: the most processes one job replays its rulesets in at once."""
+    ``read_body(request)``: a request's body as it came (its size and time limited);
+    ``worker``: where a request is decoded and checked (:func:`checked_request`), off
+    the league's thread; ``processes``: the most processes one job replays its rulesets
+    in at once."""
 
     league: League
     pool: JobPool
@@ -419,12 +497,9 @@ class LabHandlers:
     check_sides: Callable[[Any, str], None]
     db: str | None = attrs.field(kw_only=True)
     auth_reads: bool = attrs.field(kw_only=True)
-    json_body: Callable[[Request], Any] = attrs.field(kw_only=True)
+    read_body: Callable[[Request], Awaitable[bytes]] = attrs.field(kw_only=True)
+    worker: Worker = attrs.field(kw_only=True)
     processes: int = attrs.field(kw_only=True, default=1)
-    body: Body = attrs.field(init=False)
-
-    def __attrs_post_init__(self) -> None:
-        self.body = lab_body(self.limits)
 
     def _client(self, request: Request) -> str:
         """Whom the per-client limit counts a job for: the token (checked, with
@@ -437,31 +512,17 @@ class LabHandlers:
             return "token:" + hashlib.sha256(presented.encode()).hexdigest()[:16]
         return "address:" + (request.client.host if request.client else "?")
 
-    async def _job(self, request: Request) -> Job | JSONResponse:
-        body = self.body.check(await self.json_body(request))
-        specs = []
-        for i, item in enumerate(body["rulesets"]):
-            try:
-                specs.append(_ruleset_spec(item, i)[0])
-            except RulesetError as exc:
-                return _ruleset_refused(i, exc, item)
-        test_from = body.get("test_from")
-        if test_from:
-            test_from = parse_time(test_from, field="test_from").isoformat()
-        raw = body.get("matches")
-        if raw is not None and body.get("history") is not None:
-            raise FieldError("give 'matches' or 'history', not both", field="history")
-        home_from = body.get("home_from") or None
-        history = LabHistory(home_from=home_from)
-        if raw is not None:
-            _replays(len(raw), len(specs), self.limits)
-            if home_from:
-                raw = [next(with_home([m], home_from)) if isinstance(m, dict) else m for m in raw]
-            documents = [m.to_dict() for m in _checked(raw, self.check_sides)]
-            history = attrs.evolve(history, documents=documents, name="the uploaded matches")
-        elif body.get("history") is not None:
-            name = body.get("history_name") or "the uploaded file"
-            history = attrs.evolve(history, text=body["history"], name=name)
+    async def _job(self, request: Request) -> Job:
+        """The request's job, queued: its body read here, decoded and checked in a worker
+        process (:func:`checked_request`), the league's matches counted here."""
+        raw = await self.read_body(request)
+        checked = await self.worker.run(checked_request, raw, self.limits, self.check_sides)
+        specs = checked["specs"]
+        home_from = checked["home_from"]
+        if checked["uploaded"] == "matches":
+            history = LabHistory(body=raw, name="the uploaded matches", home_from=home_from)
+        elif checked["uploaded"] == "history":
+            history = LabHistory(body=raw, name=checked["name"], home_from=home_from)
         else:
             self.league.refresh()
             _replays(self.league.match_count, len(specs), self.limits)
@@ -475,7 +536,7 @@ class LabHandlers:
             run_lab,
             specs,
             history,
-            test_from or None,
+            checked["test_from"],
             self.limits,
             self.check_sides,
             self.processes,
@@ -483,8 +544,6 @@ class LabHandlers:
 
     async def submit(self, request: Request) -> JSONResponse:
         job = await self._job(request)
-        if isinstance(job, JSONResponse):
-            return job
         return JSONResponse(job.to_dict(), status_code=202)
 
     async def status(self, request: Request) -> JSONResponse:
@@ -496,10 +555,7 @@ class LabHandlers:
     async def compare(self, request: Request) -> JSONResponse:
         """A job waited for (the league's thread is free meanwhile): its result, or its
         error with the job's status."""
-        job = await self._job(request)
-        if isinstance(job, JSONResponse):
-            return job
-        job = await self.pool.wait(job.id)
+        job = await self.pool.wait((await self._job(request)).id)
         if job.state == "done":
             return JSONResponse(job.result)
         error = job.error or {
@@ -511,8 +567,8 @@ class LabHandlers:
         return JSONResponse({"error": error}, status_code=error["status"])
 
 
-def _ruleset_refused(index: int, exc: RulesetError, item: Any) -> JSONResponse:
-    """The lab's answer to a ruleset that does not load: 400, with the ruleset's index,
+def _ruleset_refused(index: int, exc: RulesetError, item: Any) -> dict[str, Any]:
+    """The lab's error for a ruleset that does not load: 400, with the ruleset's index,
     the field within it (``at``) and its TOML line."""
     text = item.get("toml", "") if isinstance(item, dict) else ""
     found = ruleset_error(exc, text if isinstance(text, str) else "")
@@ -525,4 +581,4 @@ def _ruleset_refused(index: int, exc: RulesetError, item: Any) -> JSONResponse:
         "at": found["field"],
         "line": found["line"],
     }
-    return JSONResponse({"error": error}, status_code=400)
+    return error

@@ -49,6 +49,9 @@ PLUGINS_DIR_ENV = "RANKCRAFT_PLUGINS_DIR"
 loaded as plugins, each named after its file (``streak.py`` is plugin ``streak``)."""
 DIR_SOURCE = "plugins-dir"
 """The source a plugin loaded from a plugins folder is listed under."""
+FOLDER_MODULES = "rankcraft_plugins_dir."
+"""The package a plugins folder's file is imported under (``streak.py`` as
+``rankcraft_plugins_dir.streak``)."""
 
 Forms = tuple[Form, "Form | None"]
 """The skill and rank state forms of a ruleset (the rank one None without a rank slot)."""
@@ -242,7 +245,7 @@ def _find_in_folder(folder: Path, found: dict[str, dict[str, _Source]]) -> None:
 
 def _load_file(path: Path) -> Any:
     """Import one plugin file as module ``rankcraft_plugins_dir.<stem>``."""
-    name = f"rankcraft_plugins_dir.{path.stem}"
+    name = f"{FOLDER_MODULES}{path.stem}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise PluginError(f"cannot load plugin file {str(path)!r}")
@@ -562,3 +565,20 @@ class Plugins:
         if not self.implements(plugin, "rankcraft_reset_scope"):
             return None
         return cast(PlayerScopeFn, self._bind(plugin, "rankcraft_reset_scope", params=params))
+
+
+def plugin_in_traceback(exc: BaseException) -> str | None:
+    """The name of the plugin whose code raised ``exc``: the outermost frame of its
+    traceback that runs in a plugin's module (an entry point's, or a plugins folder's
+    file), so the plugin whose hook the core called; None when no plugin's code is in it.
+    """
+    modules = {ep.module: ep.name for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)}
+    trace = exc.__traceback__
+    while trace is not None:
+        module = trace.tb_frame.f_globals.get("__name__", "")
+        if module in modules:
+            return modules[module]
+        if module.startswith(FOLDER_MODULES):
+            return str(module[len(FOLDER_MODULES) :])
+        trace = trace.tb_next
+    return None

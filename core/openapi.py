@@ -78,12 +78,14 @@ class Operation:
         return _PATH_PARAM.sub(r"{\1:path}", self.path)
 
     def statuses(self, auth_reads: bool) -> list[int]:
-        """The error statuses this operation can answer."""
-        codes = {*self.errors, 405, 500}
+        """The error statuses this operation can answer (503 past the service's
+        ``--limit-concurrency``, everywhere; 429 and 503 for a body decoded in a busy or
+        late worker process)."""
+        codes = {*self.errors, 405, 500, 503}
         if self.needs_token(auth_reads):
             codes |= {401, 403}
         if self.body is not None:
-            codes |= {400, 408, 413, 415}
+            codes |= {400, 408, 413, 415, 429}
         return sorted(codes)
 
     def needs_token(self, auth_reads: bool) -> bool:

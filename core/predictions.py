@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from .errors import InputError
-from .forecast import Forecast, forecast_states
+from .forecast import Forecast, forecast_states, pairwise_of
 from .io import parse_time
 from .model import Match, State
 from .ruleset import Ruleset
@@ -138,6 +138,20 @@ class Predictions:
             lambda s, h: steps.expect(s, h, given),
             None if outcomes is None else (lambda s, h: outcomes(s, h, given)),
         )
+
+    def pairwise(
+        self,
+        sides: Sequence[Sequence[str]],
+        at: datetime | str | None = None,
+        home: int | None = None,
+        season: str | int | None = None,
+    ) -> list[list[float]]:
+        """The expected score of each side against each other alone (arguments as for
+        :meth:`predict`): what :meth:`forecast` reads more than two sides from, without
+        its integral (:func:`rankcraft.forecast.plackett_luce` does that, given these)."""
+        states = self.side_states(sides, at, home, season)
+        expect = self.steps.expect
+        return pairwise_of(states, home, lambda s, h: expect(s, h, None))
 
     def _season_of(self, match: Match) -> str | int | None:
         """The match's season for the ruleset's first ``season_field`` entry, or None."""

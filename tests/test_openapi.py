@@ -4,6 +4,7 @@ state classes and the table of operations (rankcraft.openapi, rankcraft.fields).
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import json
@@ -120,7 +121,7 @@ def test_a_refused_prediction_is_one_the_schema_refuses(body: Any, field: str | 
     prediction = request_bodies(Settings())["Prediction"]
     with pytest.raises(InputError) as caught:
         prediction.check(body)
-        PredictRoutes(rankcraft.League("elo"), Settings()).predict_sides(body)
+        asyncio.run(PredictRoutes(rankcraft.League("elo"), Settings()).predict_sides(body))
     assert caught.value.field == field
     assert fits(body, prediction.schema()) == (field == "home" and body.get("home") == 2)
 

@@ -19,6 +19,10 @@ from ..terminal import print_table
 from .options import Commands, db_path
 from .output import emit_json
 
+SHUTDOWN_GRACE = 30
+"""Seconds a stopping service waits for the requests under way before it cancels them (a
+plugin that never returns must not keep SIGTERM from stopping the service)."""
+
 
 def _serve_settings(args: argparse.Namespace, settings_class: Any) -> Any:
     """The service's settings from ``serve``'s options (errors name the option)."""
@@ -98,9 +102,11 @@ def _uvicorn_options(args: argparse.Namespace, serve: ModuleType) -> dict[str, A
     """uvicorn's options: our h11 protocol (read deadlines), idle keep-alive connections
     closed after --timeout-keep-alive s, 503 beyond --limit-concurrency connections per
     worker, X-Forwarded-For/-Proto believed only from --forwarded-allow-ips (a TLS proxy),
-    and the access log unless --no-access-log."""
+    the access log unless --no-access-log, and at most :data:`SHUTDOWN_GRACE` seconds
+    for the requests under way when it is told to stop (SIGTERM, SIGINT)."""
     options: dict[str, Any] = {
         "http": serve.GuardedH11Protocol,
+        "timeout_graceful_shutdown": SHUTDOWN_GRACE,
         "timeout_keep_alive": args.timeout_keep_alive,
         "limit_concurrency": args.limit_concurrency,
         "proxy_headers": True,

@@ -9,7 +9,8 @@ from typing import Any
 
 import attrs
 
-from ..errors import InputError
+from ..errors import InputError, PluginError
+from ..manager import plugin_in_traceback
 
 STATES = ("queued", "running", "done", "failed", "cancelled")
 """A job's states, in the order it may pass them (it ends in one of the last three)."""
@@ -90,6 +91,19 @@ class Job:
         }
 
 
+class Refused(InputError):
+    """Work done elsewhere (a worker process's) that failed: ``error``, its error as the
+    service answers it (:func:`error_of`, with whatever else it says: a ruleset's
+    ``index``, ``at`` and ``line``), and ``status``, its HTTP status."""
+
+    def __init__(self, error: dict[str, Any]) -> None:
+        super().__init__(str(error.get("message", "")))
+        self.error = error
+        self.status = int(error.get("status", 500))
+        self._field = error.get("field")
+        self.headers = {"Retry-After": "5"} if self.status in (429, 503) else {}
+
+
 def error_of(exc: Exception, status: int) -> dict[str, Any]:
     """A job's error as the service answers it: its status, type, message and field."""
     return {
@@ -98,6 +112,32 @@ def error_of(exc: Exception, status: int) -> dict[str, Any]:
         "message": str(exc),
         "field": getattr(exc, "field", None),
     }
+
+
+def plugin_error(exc: BaseException) -> PluginError:
+    """What an exception that is not an ``Exception`` (``KeyboardInterrupt``,
+    ``SystemExit``, ``GeneratorExit``, ...) is answered as: a :class:`PluginError` that
+    names the plugin whose code raised it (:func:`~rankcraft.manager.plugin_in_traceback`)."""
+    plugin = plugin_in_traceback(exc)
+    where = f"plugin {plugin!r}" if plugin is not None else "the service's code"
+    return PluginError(
+        f"{where} raised {type(exc).__name__} ({str(exc)[:200]!r}); the request changed nothing"
+    )
+
+
+def outcome_of(function: Callable[..., Any], arguments: tuple[Any, ...]) -> tuple[str, Any]:
+    """``("result", function(*arguments))``, or ``("error", its error)`` (:func:`error_of`):
+    400 for bad input, 500 for anything else it raises, whatever that is."""
+    try:
+        return "result", function(*arguments)
+    except Refused as exc:
+        return "error", exc.error
+    except InputError as exc:
+        return "error", error_of(exc, 400)
+    except Exception as exc:
+        return "error", error_of(exc, 500)
+    except BaseException as exc:  # (a plugin's KeyboardInterrupt, SystemExit, ...)
+        return "error", error_of(plugin_error(exc), 500)
 
 
 def waiting(seconds: float, steps: int, progress: Callable[[int, int, str], None]) -> Any:

@@ -18,8 +18,7 @@ from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 from typing import Any
 
-from ..errors import InputError
-from .job import Busy, Job, UnknownJob, error_of
+from .job import Busy, Job, UnknownJob, error_of, outcome_of
 from .shelf import Shelf
 
 
@@ -38,14 +37,8 @@ def _child(send: Connection, function: Callable[..., Any], arguments: tuple[Any,
             last[0] = now
             send.send(("progress", done, total, stage))
 
-    try:
-        result = function(*arguments, progress)
-    except InputError as exc:
-        send.send(("error", error_of(exc, 400)))
-    except Exception as exc:  # reported as the job's failure, not lost
-        send.send(("error", error_of(exc, 500)))
-    else:
-        send.send(("result", result))
+    try:  # (whatever it raises is reported as the job's failure, not lost)
+        send.send(outcome_of(function, (*arguments, progress)))
     finally:
         send.close()
 

@@ -21,7 +21,8 @@ POST     ``/match/quality``      (read)       ``{"sides", "at", "home"}``: quali
 POST     ``/match/balance``      (read)       ``{"players", "teams", "at"}``: fair teams
 GET      ``/ruleset``            (read)       the league's ruleset, as a table and as TOML
 POST     ``/reset``              admin        ``{"kind", "at"}``: a season event
-GET      ``/health``                          ``{"ok": true, "matches": N}``
+GET      ``/health``                          ``{"ok": true, "matches": N}``; 503 when the
+                                              league cannot answer
 GET      ``/openapi.json``                    the OpenAPI 3.1 description of all of the above
 GET      ``/docs``                            a page that shows it and can send requests
 GET      ``/``                                the league's web page (:mod:`rankcraft.web`)
@@ -41,10 +42,13 @@ before one of its players' last match. A refused request changes nothing.
 
 Each worker process opens the league itself and uses it for one request at a time, on
 one thread beside its event loop (:class:`rankcraft.jobs.LeagueThread`), so that the loop
-keeps answering (``/health`` answers from it); the ruleset lab's replays run as jobs in
-processes of their own (:mod:`rankcraft.lab`). Several workers over one PostgreSQL database
-record in parallel; each read first takes what the others committed, so any worker
-answers as one would (docs/deploy.md).
+keeps answering (``/health`` answers from it); whatever a plugin raises there, the
+thread lives on and the request is answered as a ``PluginError`` naming it. The CPU work
+an anonymous request causes (a large body's decoding, the lab's checks, a forecast's
+place integral) runs in a worker process (:class:`rankcraft.jobs.Worker`), the ruleset
+lab's replays as jobs in processes of their own (:mod:`rankcraft.lab`). Several workers
+over one PostgreSQL database record in parallel; each read first takes what the others
+committed, so any worker answers as one would (docs/deploy.md).
 
 The OpenAPI document is generated (:mod:`rankcraft.openapi`): the routes, their token
 checks and the document's paths all come from :data:`OPERATIONS`; the request bodies are

@@ -17,7 +17,7 @@ from .. import lab
 from ..engine import League
 from ..errors import InputError, RankcraftError
 from ..extras import missing
-from ..jobs import JobPool, LeagueThread
+from ..jobs import JobPool, LeagueThread, Worker
 from ..openapi import Operation
 from . import league as league_routes
 from . import matches, page, parsing, players, predict
@@ -35,6 +35,14 @@ try:
     from starlette.routing import Route
 except ImportError:  # pragma: no cover - checked by cli.cmd_serve before use
     raise missing("the HTTP service needs", "Starlette and uvicorn", "serve") from None
+
+LAB_BODY = 16
+"""A lab request's body may be this many times ``--max-body`` (16 MiB by default)."""
+
+WORKER_PROCESSES, WORKER_QUEUED, WORKER_TIMEOUT = 1, 32, 120.0
+"""The worker processes of each service worker: where the CPU work an anonymous request
+causes runs (:class:`rankcraft.jobs.Worker`), off the league's thread; the most pieces
+of work waiting or running (429 beyond) and the seconds one may take (503 beyond)."""
 
 ON_LOOP = frozenset({"health"})
 """Handlers that run on the service's loop; every other one runs on the league's thread
@@ -54,11 +62,18 @@ def create_app(
     def off_loop(handler: Handler, scope: str | None) -> Handler:
         return thread.handler(guarded(handler, scope))
 
-    async def json_body(request: Request, large: bool) -> Any:
-        limits = attrs.evolve(settings, max_body=settings.max_body * 16) if large else settings
-        return await parsing.json_body(request, limits)
+    lab_limits = attrs.evolve(settings, max_body=settings.max_body * LAB_BODY)
 
-    lab_handlers = page.lab_handlers(league, settings, db, lambda r: json_body(r, True))
+    async def lab_body(request: Request) -> bytes:
+        return await parsing.read_body(request, lab_limits)
+
+    async def check_body(request: Request) -> bytes:
+        return await parsing.read_body(request, settings)
+
+    worker = Worker(
+        WORKER_PROCESSES, queued=WORKER_QUEUED, timeout=WORKER_TIMEOUT, preload=("rankcraft.lab",)
+    )
+    lab_handlers = page.lab_handlers(league, settings, db, lab_body, worker)
     pool = lab_handlers.pool
     routes = [
         Route(
@@ -68,13 +83,13 @@ def create_app(
             ),
             methods=[op.method],
         )
-        for ops, handlers in _resources(league, settings, thread, lab_handlers)
+        for ops, handlers in _resources(league, settings, thread, worker, lab_handlers)
         for op in ops
     ] + [
         Route("/openapi.json", openapi_route(league, settings), methods=["GET"]),
         Route("/docs", page.docs_page, methods=["GET"]),
     ]
-    routes += page.routes(league, json_body, off_loop)
+    routes += page.routes(league, check_body, worker, off_loop)
     app = Starlette(
         routes=routes,
         middleware=_middleware(settings),
@@ -84,21 +99,27 @@ def create_app(
             HTTPException: answer_error,
             Exception: answer_error,
         },
-        lifespan=_lifespan(league, pool, thread),
+        lifespan=_lifespan(league, pool, worker, thread),
     )
+    app.state.worker = worker  # (request bodies larger than parsing.INLINE_BODY)
     weakref.finalize(app, pool.close)  # (an application never shut down, as in tests)
+    weakref.finalize(app, worker.close)
     thread.close_with(app)
     return app
 
 
 def _resources(
-    league: League, settings: Settings, thread: LeagueThread, lab_handlers: lab.LabHandlers
+    league: League,
+    settings: Settings,
+    thread: LeagueThread,
+    worker: Worker,
+    lab_handlers: lab.LabHandlers,
 ) -> list[tuple[tuple[Operation, ...], Any]]:
     """Each resource's operations and the object whose methods handle them, in the order
     of the document's paths (:data:`~.openapi_document.OPERATIONS`, then the lab's)."""
     bodies = parsing.request_bodies(settings)
     query = parsing.query_parameters(settings)
-    shared = (league, settings, thread, bodies, query)
+    shared = (league, settings, thread, bodies, query, worker, lab_handlers.db)
     return [
         (matches.OPERATIONS, matches.MatchRoutes(*shared)),
         (players.OPERATIONS, players.PlayerRoutes(*shared)),
@@ -125,16 +146,19 @@ def _middleware(settings: Settings) -> list[Middleware]:
 
 
 def _lifespan(
-    league: League, pool: JobPool, thread: LeagueThread
+    league: League, pool: JobPool, worker: Worker, thread: LeagueThread
 ) -> Callable[[Starlette], AbstractAsyncContextManager[None]]:
-    """The application's shutdown: the lab's pool, the league's thread, then the league."""
+    """The application's shutdown: the lab's pool, the worker processes, the league's
+    thread, then the league (left open if the thread is still in a piece of work after
+    10 s: a plugin that does not return; the process ends with it)."""
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
         pool.close()
-        thread.close()
-        league.close()
+        worker.close()
+        if thread.close(timeout=10.0):
+            league.close()
 
     return lifespan
 

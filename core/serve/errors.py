@@ -9,7 +9,7 @@ from typing import Any
 from ..engine import UnknownPlayerError
 from ..errors import DuplicateMatchError, InputError, LateMatchError
 from ..extras import missing
-from ..jobs import Busy, UnknownJob
+from ..jobs import Busy, Escaped, Refused, UnknownJob, plugin_error
 
 try:
     from starlette.exceptions import HTTPException
@@ -77,7 +77,7 @@ class UnsupportedMediaType(ServiceError):
 
 def status_of(exc: InputError) -> int:
     """The HTTP status of an error."""
-    if isinstance(exc, ServiceError | Busy | UnknownJob):
+    if isinstance(exc, ServiceError | Busy | UnknownJob | Refused):
         return exc.status
     if isinstance(exc, UnknownPlayerError | NotFoundError):
         return 404
@@ -118,6 +118,11 @@ def fail(exc: Exception) -> JSONResponse:
     """The answer to an error: rankcraft's, Starlette's (404, 405), a client gone, or any
     other (500)."""
     headers: dict[str, str] = {}
+    if isinstance(exc, Escaped):
+        exc = plugin_error(exc.exception)
+    if isinstance(exc, Refused):  # (its error as the work elsewhere wrote it)
+        error = {k: _text(v) if isinstance(v, str) else v for k, v in exc.error.items()}
+        return JSONResponse({"error": error}, status_code=exc.status, headers=exc.headers)
     if isinstance(exc, InputError):
         status = status_of(exc)
         body = error_body(status, type(exc).__name__, str(exc), exc.field)

@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 from ..extras import missing
 from ..openapi import Operation
 from ..ruleset import dumps, to_dict
 from ..version import __version__
+from .errors import error_body
 from .parsing import json_body
 from .resource import Resource
 
@@ -20,12 +22,21 @@ except ImportError:  # pragma: no cover - checked by cli.cmd_serve before use
     raise missing("the HTTP service needs", "Starlette and uvicorn", "serve") from None
 
 
+STALLED = 30.0
+"""Seconds the league's thread may go without answering ``/health`` (busy with one piece
+of work) before ``/health`` says the league cannot answer (503)."""
+
+ASKED = 0.5
+"""Seconds ``/health`` waits for the league's thread to count the matches."""
+
+
 class LeagueRoutes(Resource):
     """The endpoints of the league's ruleset, its season events and the service's health."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.matches = 0  # the count /health last read
+        self.unanswered: float | None = None  # since when its thread has not answered
 
     async def reset(self, request: Request) -> JSONResponse:
         body = self.bodies["SeasonEvent"].check(await json_body(request, self.settings))
@@ -45,12 +56,24 @@ class LeagueRoutes(Resource):
 
     async def health(self, request: Request) -> JSONResponse:
         """Answered on the service's loop: the count of matches is asked of the league's
-        thread, and the last one read is answered if that thread is busy for 0.5 s."""
+        thread, and the last one read is answered while that thread is busy (no answer
+        in :data:`ASKED` seconds); 503 when it has stopped, has not answered for
+        :data:`STALLED` seconds, or the league fails to count its matches."""
+        problem = None
         try:
-            async with asyncio.timeout(0.5):
+            async with asyncio.timeout(ASKED):
                 self.matches = await self.thread.call(lambda: self.league.match_count)
+            self.unanswered = None
         except TimeoutError:
-            pass
+            self.unanswered = self.unanswered or time.monotonic()
+            silent = time.monotonic() - self.unanswered
+            if silent > STALLED:
+                problem = f"the league has not answered for {silent:.0f} s (busy or stuck)"
+        except Exception as exc:  # (the thread stopped, the database is gone)
+            problem = f"the league cannot answer: {type(exc).__name__}: {exc}"[:300]
+        if problem is not None:
+            body = error_body(503, "LeagueUnavailable", problem, None)
+            return JSONResponse(body, status_code=503, headers={"Retry-After": "5"})
         return JSONResponse({"ok": True, "rankcraft": __version__, "matches": self.matches})
 
 

@@ -8,8 +8,11 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import attrs
+
 from ..errors import InputError
 from ..extras import missing
+from ..fields import Body
 from ..io import parse_match, past_the_clock
 from ..model import Match
 from ..openapi import Operation
@@ -59,6 +62,13 @@ class MatchRoutes(Resource):
             raise LimitError(late, field="played_at")
         return match
 
+    def batch_shape(self) -> Body:
+        """The batch's body spec without its matches' own check: each match is checked by
+        :meth:`parse` (a match that is not an object too), so that every refused one is
+        answered, not only the first."""
+        spec = self.bodies["MatchBatch"]
+        return attrs.evolve(spec, fields=[attrs.evolve(f, items=None) for f in spec.fields])
+
     async def post_match(self, request: Request) -> JSONResponse:
         match = self.parse(await json_body(request, self.settings))
         report = self.league.record(match)
@@ -74,7 +84,7 @@ class MatchRoutes(Resource):
         body = await json_body(request, self.settings)
         if isinstance(body, list):
             body = {"matches": body}
-        items = self.bodies["MatchBatch"].check(body)["matches"]
+        items = self.batch_shape().check(body)["matches"]
         errors: list[dict[str, Any]] = []
         matches: list[Match] = []
         for index, item in enumerate(items):

@@ -17,14 +17,11 @@ from typing import Any
 
 from .. import lab
 from ..engine import League
-from ..errors import RulesetError
 from ..extras import missing
-from ..fields import FieldError
 from ..io import parse_time
-from ..jobs import JobPool, Shelf
+from ..jobs import JobPool, Shelf, Worker
 from ..processes import default_processes
-from ..ruleset import loads_ruleset
-from ..web import meta, played_at_check, player_history, ruleset_error, season_archive
+from ..web import meta, played_at_check, player_history, season_archive
 from .parsing import check_sides
 from .settings import Settings
 
@@ -68,12 +65,13 @@ async def asset(request: Request) -> Response:
 
 def routes(
     league: League,
-    json_body: Callable[[Request, bool], Awaitable[Any]],
+    read_body: Callable[[Request], Awaitable[bytes]],
+    worker: Worker,
     guard: Callable[[Any, str | None], Any],
 ) -> list[Route]:
-    """The page's routes; ``json_body(request, large)`` reads a request's JSON as the
-    service does (``large``: with the lab's larger limit), ``guard`` wraps a handler in
-    the service's token check of a scope."""
+    """The page's routes; ``read_body(request)`` reads a request's body as the service
+    does, ``worker`` checks a lab's ruleset off the league's thread, ``guard`` wraps a
+    handler in the service's token check of a scope."""
 
     async def get_meta(request: Request) -> JSONResponse:
         league.refresh()
@@ -100,15 +98,8 @@ def routes(
         return JSONResponse(played_at_check(league, at))
 
     async def post_check(request: Request) -> JSONResponse:
-        body = await json_body(request, False)
-        text = body.get("toml") if isinstance(body, dict) else None
-        if not isinstance(text, str):
-            raise FieldError("'toml' must be the ruleset's TOML text", field="toml")
-        try:
-            ruleset = loads_ruleset(text, source="the ruleset")
-        except RulesetError as exc:
-            return JSONResponse({"ok": False, "error": ruleset_error(exc, text)})
-        return JSONResponse({"ok": True, "name": ruleset.name, "error": None})
+        """Decoded and loaded in a worker process (a 1 MiB ruleset takes seconds)."""
+        return JSONResponse(await worker.run(lab.check_toml, await read_body(request)))
 
     return [
         Route("/", page, methods=["GET"]),
@@ -146,7 +137,11 @@ async def docs_page(request: Request) -> HTMLResponse:
 
 
 def lab_handlers(
-    league: League, settings: Settings, db: str | None, json_body: Callable[[Request], Any]
+    league: League,
+    settings: Settings,
+    db: str | None,
+    read_body: Callable[[Request], Awaitable[bytes]],
+    worker: Worker,
 ) -> lab.LabHandlers:
     """The lab's endpoints over ``league``, with their pool of jobs (shared with the
     other workers through a folder named after the league's database, when it has one:
@@ -168,7 +163,8 @@ def lab_handlers(
         functools.partial(check_sides, settings=settings),
         db=db,
         auth_reads=settings.auth_reads,
-        json_body=json_body,
+        read_body=read_body,
+        worker=worker,
         processes=settings.lab_processes or default_processes(),
     )
 

@@ -4,12 +4,14 @@ deadlines, its logging, and the line that says the service is ready."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import threading
 from collections.abc import Callable
 from typing import Any
 
 from ..extras import missing
+from .errors import error_body
 from .settings import Settings
 
 try:
@@ -35,6 +37,10 @@ class GuardedH11Protocol(H11Protocol):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        # uvicorn answers past --limit-concurrency with a plain-text 503; the limit is
+        # kept here instead and answered as the service's other errors are (JSON)
+        self._most, self.limit_concurrency = self.limit_concurrency, None
+        self.app = functools.partial(_within_limit, self, self.app)
         cls = type(self)
         if cls.settings is None:
             cls.settings = Settings.from_env()
@@ -76,6 +82,31 @@ class GuardedH11Protocol(H11Protocol):
         self._deadline = None
         if not self.transport.is_closing():
             self.transport.close()
+
+
+async def _within_limit(
+    protocol: GuardedH11Protocol, app: Any, scope: Any, receive: Any, send: Any
+) -> None:
+    """``app``, unless the worker holds more connections or requests under way than
+    ``--limit-concurrency``: then a JSON 503 (``Retry-After``), the connection closed."""
+    most = protocol._most
+    if most is None or (len(protocol.connections) < most and len(protocol.tasks) <= most):
+        await app(scope, receive, send)
+        return
+    message = (
+        f"the service is at its limit of {most} connections or requests at once "
+        "(--limit-concurrency): try again later"
+    )
+    protocol.logger.warning("Exceeded concurrency limit.")
+    body = json.dumps(error_body(503, "ServiceUnavailable", message, None)).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"retry-after", b"5"),
+        (b"connection", b"close"),
+    ]
+    await send({"type": "http.response.start", "status": 503, "headers": headers})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
 def log_config(access_log: bool = True) -> dict[str, Any]:
