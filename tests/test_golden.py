@@ -1,4 +1,5 @@
-"""Every bundled ruleset gives, bit for bit, the results recorded in tests/golden/exports.json.
+"""Every bundled ruleset gives, bit for bit, the results recorded in tests/golden/exports.json
+(through a league, and its ratings through the streaming Rater too).
 
 The digests were written by tests/golden/make_golden.py before the engine's one-path
 rewrite: the export (every player's state) and every match report, on a prefix of each
@@ -43,3 +44,7 @@ def test_bundled_rulesets_give_the_recorded_results(history: str) -> None:
             assert str(caught.value) == expected["error"]
             continue
         assert make_golden.replay(ruleset, matches) == expected, ruleset
+        # the same ratings through the streaming entry point (the one loop, no history)
+        rater = rankcraft.Rater(ruleset)
+        rater.rate(matches)
+        assert make_golden.digest(rater.league.export()["players"]) == expected["export"]

@@ -1,7 +1,7 @@
 """The one rating loop (rankcraft.loop) gives the same numbers whoever calls it: a League
 recording matches with their history, the streaming Rater keeping none, and a scored
-replay (evaluate) forecasting from the rows each match meets; and the recorded results
-of tests/golden hold through the stream as through the league."""
+replay (evaluate) forecasting from the rows each match meets (tests/test_golden checks
+the recorded results through the stream as through the league)."""
 
 from __future__ import annotations
 
@@ -16,9 +16,6 @@ import rankcraft
 from rankcraft.evaluate import evaluate
 from rankcraft.ruleset import bundled_names
 from rankcraft.store.memory import MemoryStore
-
-from .conftest import SHARED_DATA, SHARED_DATA_MISSING
-from .test_golden import EXPECTED, make_golden
 
 PLAYERS = [f"p{k}" for k in range(9)]
 
@@ -141,19 +138,3 @@ def test_readers_in_a_transaction_see_each_match_at_once() -> None:
         )
     assert inside.rating > committed.rating
     assert league.player("a").skill == committed and league.match_count == 1
-
-
-@pytest.mark.skipif(not SHARED_DATA.is_dir(), reason=SHARED_DATA_MISSING)
-@pytest.mark.slow(seconds=10)
-@pytest.mark.parametrize("history", sorted(make_golden.HISTORIES))
-def test_the_stream_gives_the_recorded_ratings(history: str) -> None:
-    matches = make_golden.read(SHARED_DATA / history, make_golden.HISTORIES[history])
-    for ruleset in make_golden.RULESETS:
-        if (ruleset, history) in make_golden.LEFT_OUT:
-            continue
-        expected = EXPECTED[f"{ruleset} {history}"]
-        if "error" in expected:
-            continue
-        rater = rankcraft.Rater(ruleset)
-        rater.rate(matches)
-        assert make_golden.digest(rater.league.export()["players"]) == expected["export"], ruleset

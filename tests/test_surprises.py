@@ -8,29 +8,14 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 import rankcraft
-from rankcraft.cli import main
 from rankcraft.errors import RulesetError
 from rankcraft.ruleset import loads_ruleset
 
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
-
-
-def error_of(*argv: str) -> dict[str, Any]:
-    code, out, err = run(*argv, "--json")
-    assert code == 2, err
-    error: dict[str, Any] = json.loads(out)["error"]
-    assert error["message"] in err
-    return error
-
+from .test_cli_talks_back import error_of, run
 
 # -- item 1: everything a ruleset names is checked when it is loaded ----------------------
 
