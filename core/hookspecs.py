@@ -73,7 +73,9 @@ def rankcraft_needs(slot: str) -> Needs | None:
     Loading a ruleset whose skill plugin's state class lacks a needed field or role is an
     error naming both plugins, raised before any match is rated. For the update slot,
     ``opponents_at_onset`` asks for the opponents at the rating period's onset in
-    ``batch`` and ``live`` modes (see :class:`rankcraft.Needs`).
+    ``batch`` and ``live`` modes (see :class:`rankcraft.Needs`). In any slot, ``modes``
+    names the ``[period]`` modes the plugin rates correctly there (default all three): a
+    ruleset with another mode is refused when loaded, naming the plugin and the mode.
 
     :param slot: the slot being loaded (see :func:`rankcraft_params`).
     :returns: a :class:`rankcraft.Needs`, or ``None`` when the plugin reads nothing.

@@ -412,6 +412,12 @@ def _check_fit(ruleset: Ruleset, source: str) -> None:
         needs = plugins.needs(spec.plugin, slot)
         if needs is None:
             continue
+        if ruleset.period.mode not in needs.modes:
+            raise RulesetError(
+                f"{source}: plugin {spec.plugin!r} in slot {slot!r} rates only in [period] "
+                f"mode {' or '.join(map(repr, needs.modes))}, not in mode "
+                f"{ruleset.period.mode!r} @ ruleset.period.mode"
+            )
         if needs.whole_match and (ruleset.period.mode, ruleset.quits.quitter) != (
             "match",
             "result",

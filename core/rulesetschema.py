@@ -19,7 +19,7 @@ from cattrs.preconf.tomllib import make_converter
 
 from .errors import RulesetError
 from .manager import Plugins
-from .model import field_of_role
+from .model import PERIOD_MODES, field_of_role
 from .suggest import did_you_mean
 from .validators import within
 
@@ -93,7 +93,6 @@ def structure(data: Any, cls: type, *, path: str, source: str) -> Any:
         raise RulesetError(f"{source}: " + "; ".join(lines)) from None
 
 
-PERIOD_MODES = ("match", "batch", "live")
 QUITTER_RULES = ("result", "loss", "deferred-loss")
 OTHERS_RULES = ("result", "cancelled")
 DEFAULT_TEAM_PLUGIN = "mean"

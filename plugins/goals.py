@@ -54,7 +54,7 @@ from typing import Any
 
 import attrs
 
-from rankcraft import Match, MatchError, Pairing, State, hookimpl, state_field
+from rankcraft import Match, MatchError, Needs, Pairing, State, hookimpl, state_field
 from rankcraft.validators import limit, state_within, whole, within
 
 from ._matchup import LastFactors, first_rule
@@ -362,6 +362,14 @@ def score_forecast(
 @hookimpl
 def rankcraft_params(slot: str) -> type | None:
     return GoalsParams if slot in ("initial", "decay", "expectation", "update") else None
+
+
+@hookimpl
+def rankcraft_needs(slot: str) -> Needs | None:
+    # each match is rated on its own score from the state the match meets: a batch period
+    # keeps no scores, and a live period rates every match from the period's start, so a
+    # team's earlier matches of that period would be lost
+    return Needs(modes=("match",)) if slot == "update" else None
 
 
 @hookimpl
