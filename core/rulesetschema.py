@@ -19,7 +19,8 @@ from cattrs.preconf.tomllib import make_converter
 
 from .errors import RulesetError
 from .manager import Plugins
-from .model import PERIOD_MODES, field_of_role
+from .model import PERIOD_MODES as PERIOD_MODES
+from .model import field_of_role
 from .suggest import did_you_mean
 from .validators import within
 
