@@ -24,9 +24,9 @@ from typing import Any, NamedTuple, cast
 import attrs
 import pluggy
 
-from . import hookspecs
+from . import answers, hookspecs
 from ._markers import PROJECT
-from .errors import PluginConflictError, PluginError
+from .errors import PluginConflictError, PluginError, RankcraftError
 from .forms import Form, layout
 from .model import (
     Census,
@@ -248,26 +248,44 @@ def _layout(forms: Forms | None) -> dict[str, int]:
     return {} if forms is None else layout(forms[0].cls)
 
 
-def _call_adapter(impl: pluggy.HookImpl, spec_args: Sequence[str], fixed: dict[str, Any]) -> Any:
+def _call_adapter(
+    impl: pluggy.HookImpl, spec_args: Sequence[str], fixed: dict[str, Any], hook: str
+) -> Any:
     """A plain function calling ``impl`` with ``fixed`` bound and the rest positional.
 
     The returned function takes the spec's remaining arguments in spec order. An impl
     may take fewer arguments than the spec (pluggy's rule): only those it names are passed.
-    The function is compiled once from the argument names (identifiers of the hookspec
-    and the implementation), so a call costs one call, whatever the subset.
+    Whatever the implementation raises, ``BaseException`` subclasses included, leaves it
+    as a :class:`PluginError` naming the plugin and ``hook``
+    (:func:`rankcraft.answers.raised`; rankcraft's own errors, such as a plugin's
+    ``MatchError``, as they are). The function is compiled once from the argument names
+    (identifiers of the hookspec and the implementation), so a call costs one call,
+    whatever the subset, and its ``try`` nothing until something is raised.
     """
-    function = impl.function
     names = tuple(impl.argnames)
     free = [a for a in spec_args if a not in fixed]
-    if names == tuple(spec_args) and list(spec_args[: len(fixed)]) == list(fixed):
-        return functools.partial(function, *fixed.values()) if fixed else function
     if not all(n.isidentifier() for n in (*names, *free)):  # (never: they are parameters)
         raise PluginError(f"hook implementation {impl.plugin_name!r} has odd argument names")
-    namespace: dict[str, Any] = {"_impl": function}
+    namespace: dict[str, Any] = {
+        "_impl": impl.function,
+        "_raised": answers.raised,
+        "_Own": RankcraftError,
+        "_plugin": impl.plugin_name,
+        "_hook": hook,
+    }
     namespace.update({f"_fixed_{n}": v for n, v in fixed.items()})
     arguments = ", ".join(f"_fixed_{n}" if n in fixed else n for n in names)
-    source = f"lambda {', '.join(free)}: _impl({arguments})"
-    return eval(source, namespace)
+    source = (
+        f"def {hook}({', '.join(free)}):\n"
+        f"    try:\n"
+        f"        return _impl({arguments})\n"
+        f"    except _Own:\n"
+        f"        raise\n"
+        f"    except BaseException as _exc:\n"
+        f"        raise _raised(_exc, _plugin, _hook) from _exc\n"
+    )
+    exec(source, namespace)
+    return namespace[hook]
 
 
 class Plugins:
@@ -358,7 +376,7 @@ class Plugins:
             raise PluginError(f"plugin {plugin!r} does not implement {hook}")
         spec = getattr(self.pm.hook, hook).spec
         assert spec is not None
-        return _call_adapter(impl, spec.argnames, fixed)
+        return _call_adapter(impl, spec.argnames, fixed, hook)
 
     def takes(self, plugin: str, hook: str, argument: str) -> bool:
         """Whether ``plugin``'s implementation of ``hook`` names ``argument`` (an
@@ -373,7 +391,7 @@ class Plugins:
         adapted by :mod:`rankcraft.contract1`)."""
         module = self.pm.get_plugin(plugin)
         value = getattr(module, "RANKCRAFT_CONTRACT", 1)
-        if value not in (1, 2):
+        if type(value) is not int or value not in (1, 2):  # (True == 1: refused too)
             raise PluginError(f"plugin {plugin!r} sets RANKCRAFT_CONTRACT = {value!r} (1 or 2)")
         return int(value)
 
@@ -400,7 +418,13 @@ class Plugins:
         """What ``plugin`` reads from skill states in ``slot``, or None."""
         if not self.implements(plugin, "rankcraft_needs"):
             return None
-        return cast("Needs | None", self._bind(plugin, "rankcraft_needs", slot=slot)())
+        needs = self._bind(plugin, "rankcraft_needs", slot=slot)()
+        if needs is None or isinstance(needs, Needs):
+            return needs
+        raise PluginError(
+            f"plugin {plugin!r}: rankcraft_needs returned {needs!r}, not a rankcraft.Needs "
+            "(or None)"
+        )
 
     # -- per-match functions ----------------------------------------------------------
 

@@ -21,10 +21,11 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from .errors import PluginError
+from . import answers
+from .answers import finite
 from .forms import Form
-from .generalsteps import GeneralSteps, checked, late
-from .manager import OutcomesFn, Plugins, StandingsFn
+from .generalsteps import GeneralSteps, late
+from .manager import SLOTS, OutcomesFn, Plugins, StandingsFn
 from .model import Match, PlayerScope, State
 from .rated import Rated
 from .rows import BASE, LAST, MATCHES, PENDING, PERIOD, PERIOD_MATCHES, RANK, SKILL, Row, Rows
@@ -66,6 +67,8 @@ class Steps:
         rs, pl = ruleset, plugins
         self.ruleset = ruleset
         self.mode = rs.period.mode
+        # each slot's plugin, as the checks of its answers name it (:mod:`rankcraft.answers`)
+        self.plugin_of = {slot: spec.plugin for slot in SLOTS if (spec := rs.slot(slot))}
         forms = self.forms = self._forms(pl)
         update, expectation = rs.slot("update"), rs.slot("expectation")
         assert update is not None and expectation is not None
@@ -105,9 +108,7 @@ class Steps:
         # the common shape written out (:meth:`_rate_duel`): what it leaves out is absent
         self._duel = self.mode == "match" and self.rank is None and not self.update_context
         # every other shape, and a row as a match meets it: the general steps
-        general = GeneralSteps(
-            self, not_a_tuple=self._not_a_tuple, explained=self._explained, shared=self._shared
-        )
+        general = GeneralSteps(self, explained=self._explained, shared=self._shared)
         self._rate_general = general.rate
         self.prepare = general.prepare
         self.commit_pending = general.commit_pending
@@ -240,9 +241,8 @@ class Steps:
         score = 1.0 if places[0] < places[1] else 0.0 if places[0] > places[1] else 0.5
         lost, weight = 1.0 - score, match.weight
         if self.plain_singles:  # (the core pairs the two)
-            expected = tuple(self.expect([a, b], match.home, match))
-            if len(expected) != 2 or not _duel_sum(*expected):
-                checked(expected, 2)  # (raises)
+            answer = self.expect([a, b], match.home, match)
+            expected = _duel_pair(answer) or self.probabilities(answer, 2)  # (raises)
             pairs_a: Any = ((b, score, weight),)
             pairs_b: Any = ((a, lost, weight),)
         else:  # (a joint team model: its own sides and pairings, as the general steps ask)
@@ -251,8 +251,8 @@ class Steps:
         update, explain, fields = self.update, self.explain, self._fields
         games = row_a[MATCHES]
         after_a = update(a, pairs_a, games, 0, match, won_a, score, "match", first, None)
-        if type(after_a) is not tuple or len(after_a) != fields:
-            raise self._not_a_tuple(after_a)
+        if type(after_a) is not tuple or len(after_a) != fields or not finite(after_a):
+            self.answered(after_a)  # (raises)
         factors_a = None
         if explain is not None:
             said = explain(a, pairs_a, games, 0, match, won_a, score, "match", first, after_a)
@@ -263,8 +263,8 @@ class Steps:
         new_a[LAST] = at
         games = row_b[MATCHES]
         after_b = update(b, pairs_b, games, 1, match, won_b, lost, "match", second, None)
-        if type(after_b) is not tuple or len(after_b) != fields:
-            raise self._not_a_tuple(after_b)
+        if type(after_b) is not tuple or len(after_b) != fields or not finite(after_b):
+            self.answered(after_b)  # (raises)
         factors_b = None
         if explain is not None:
             said = explain(b, pairs_b, games, 1, match, won_b, lost, "match", second, after_b)
@@ -295,48 +295,61 @@ class Steps:
         refuse an expectation that is not two probabilities summing to 1."""
         aggregate = self.aggregate
         shown = [aggregate([a]), aggregate([b])]
-        expected = tuple(self.expect(shown, match.home, match))
-        if len(expected) != 2 or not _duel_sum(*expected):
-            checked(expected, 2)  # (raises)
+        expected = self.probabilities(self.expect(shown, match.home, match), 2)
         pairings = self.team([[a], [b]], match.places, match.weight, match)
+        answers.pairings(pairings, match.teams, self.plugin_of["team"], "rankcraft_team")
         return expected, pairings[0][0], pairings[1][0]
 
     def _explained(self, factors: Any) -> Mapping[str, float] | None:
-        """``rankcraft_explain``'s answer, refused unless a mapping or None."""
+        """``rankcraft_explain``'s answer, refused unless a mapping or None (its numbers
+        are checked as they are kept, by :meth:`_shared`)."""
         if factors is None or isinstance(factors, dict | Mapping):
             return factors
-        spec = self.ruleset.slot("update")
-        raise PluginError(
-            f"plugin {spec.plugin if spec else '?'!r}: rankcraft_explain returned {factors!r}, "
-            "not a mapping of factor names to numbers (or None)"
-        )
+        return answers.factors(factors, self.plugin_of["update"], "rankcraft_explain")
 
-    def _not_a_tuple(self, state: Any, slot: str = "update") -> PluginError:
-        """The error for a hook that returned something else than a state tuple."""
-        spec = self.ruleset.slot(slot)
-        name = spec.plugin if spec is not None else "?"
-        return PluginError(
-            f"plugin {name!r}: rankcraft_{slot} returned {state!r}, not a tuple of "
-            f"{len(self.skill_names if slot != 'rank' else self.rank_names)} fields: in the "
-            "per-match hooks a state is the tuple of its class's fields, in order (hook "
-            "contract 2, docs/plugins.md#migrating-to-hook-contract-2)"
+    def answered(
+        self, state: Any, slot: str = "update", hook: str | None = None
+    ) -> tuple[Any, ...]:
+        """A state answered by ``slot``'s plugin (``update``, ``decay``, ``rank``, or
+        ``team`` for its aggregate) through ``hook`` (default: the slot's own),
+        checked (:func:`rankcraft.answers.state`)."""
+        if hook is None:
+            hook = "rankcraft_aggregate" if slot == "team" else f"rankcraft_{slot}"
+        names = self.rank_names if slot == "rank" else self.skill_names
+        size = None if slot == "team" else len(names)
+        return answers.state(state, size, self.plugin_of.get(slot, "?"), hook)
+
+    def probabilities(self, expected: Any, sides: int) -> tuple[float, ...]:
+        """The expectation plugin's answer, checked (:func:`rankcraft.answers.probabilities`)."""
+        return answers.probabilities(
+            expected, sides, self.plugin_of["expectation"], "rankcraft_expectation"
         )
 
     def _shared(self, factors: Mapping[str, float] | None) -> dict[str, float] | None:
         """The report factors as kept: None when empty, and one dict for equal factors
-        in a row (Elo's ``{"k": 32.0}`` every match; the kept dicts are never changed)."""
+        in a row (Elo's ``{"k": 32.0}`` every match; the kept dicts are never changed).
+        Factors not kept already are checked to be finite numbers (a NaN is never equal
+        to the kept one)."""
         if not factors:
             return None
         if factors is self._factors or factors == self._factors:
             return self._factors
+        answers.factors(factors, self.plugin_of["update"], "rankcraft_explain")
         self._factors = dict(factors)
         return self._factors
 
 
-def _duel_sum(first: float, second: float) -> bool:
-    """Whether two probabilities are each in [0, 1] and sum to 1 (what :func:`_checked`
-    asks of a duel's expectation, for the answer it would keep as it is)."""
-    return 0.0 <= first <= 1.0 and 0.0 <= second <= 1.0 and abs(first + second - 1.0) <= 1e-9
+def _duel_pair(answer: Any) -> tuple[float, float] | None:
+    """A duel's expectation as kept, when it is two probabilities each in [0, 1] summing
+    to 1 (a NaN is in no interval), else None (then
+    :func:`rankcraft.answers.probabilities` refuses it, naming what is wrong)."""
+    try:
+        first, second = answer
+        if 0.0 <= first <= 1.0 and 0.0 <= second <= 1.0 and abs(first + second - 1.0) <= 1e-9:
+            return (first, second)
+    except (TypeError, ValueError):  # (not two numbers)
+        pass
+    return None
 
 
 def _late_duel(match: Match, row_a: Row, row_b: Row) -> None:
