@@ -27,6 +27,7 @@ __all__ = [
     "factors",
     "finite",
     "guarded",
+    "labels",
     "pairings",
     "probabilities",
     "raised",
@@ -164,4 +165,16 @@ def factors(answer: Any, plugin: str, hook: str) -> Mapping[str, float] | None:
     for name, value in answer.items():
         if type(name) is not str or not isinstance(value, float | int) or not _isfinite(value):
             raise _refuse(plugin, hook, answer, f"whose factor {name!r} is not a finite number")
+    return answer
+
+
+def labels(answer: Any, plugin: str, hook: str) -> Mapping[str, str]:
+    """A standings answer, refused unless a mapping of player ids to label strings."""
+    if not isinstance(answer, Mapping):
+        raise _refuse(plugin, hook, answer, "not a mapping of player ids to labels")
+    for pid, label in answer.items():
+        if type(pid) is not str or type(label) is not str:
+            raise _refuse(
+                plugin, hook, answer, f"whose entry {pid!r}: {label!r} is no id and label"
+            )
     return answer

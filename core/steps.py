@@ -178,7 +178,7 @@ class Steps:
         self.standings_scope: Callable[[datetime | None], PlayerScope | None] | None = None
         for spec in (rs.rank, rs.slot("update")):
             if spec is not None and pl.implements(spec.plugin, "rankcraft_standings"):
-                self.standings = pl.standings(spec.plugin, spec.params)
+                self.standings = _labelled(pl.standings(spec.plugin, spec.params), spec.plugin)
                 self.standings_scope = pl.standings_scope(spec.plugin, spec.params)
                 break
 
@@ -350,6 +350,13 @@ def _duel_pair(answer: Any) -> tuple[float, float] | None:
     except (TypeError, ValueError):  # (not two numbers)
         pass
     return None
+
+
+def _labelled(standings: StandingsFn, plugin: str) -> StandingsFn:
+    """``rankcraft_standings`` with its answer checked (never called per match)."""
+    return lambda players, census: answers.labels(
+        standings(players, census), plugin, "rankcraft_standings"
+    )
 
 
 def _late_duel(match: Match, row_a: Row, row_b: Row) -> None:
