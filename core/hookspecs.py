@@ -518,6 +518,34 @@ def rankcraft_standings_scope(params: Any, latest: datetime | None) -> PlayerSco
     """
 
 
+# ---------------------------------------------------------------------------------------
+# States coming in: an import's, a season event's records; never per match
+# ---------------------------------------------------------------------------------------
+
+
+@hookspec
+def rankcraft_verify(params: Any, slot: str, state: State) -> str | None:
+    """Say what is wrong with a state that comes from outside the rating loop (optional).
+
+    An import's states, and the records a reset plugin returns, are first checked
+    against the state class (every field, in range, finite); then the plugin that owns
+    the state is asked whether its fields agree with each other: a field the plugin
+    derives from others (the goals model's ``rating``, the sum of ``attack`` and
+    ``defence``; a Skyweaver rank's ``tier`` and ``floor``, from its points) must be what
+    the plugin would derive. Nothing is written when it says something is wrong: the
+    import is refused with a ``StateError`` naming the player, the state and this answer.
+
+    :param params: the slot's params instance.
+    :param slot: ``"initial"`` for a skill state, ``"rank"`` for a rank state (as
+        :func:`rankcraft_initial`).
+    :param state: the state, an instance of the plugin's state class.
+    :returns: what is wrong, naming the field and the value (``'rating' must be attack +
+        defence, 0.2: 35.0``), or ``None`` when the state is one the plugin could have made.
+
+    .. versionadded:: 0.2
+    """
+
+
 HOOK_SLOTS: dict[str, tuple[str, ...]] = {
     "rankcraft_initial": ("initial", "rank"),
     "rankcraft_decay": ("decay",),

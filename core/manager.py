@@ -516,6 +516,25 @@ class Plugins:
             StandingsScopeFn, self._bind(plugin, "rankcraft_standings_scope", params=params)
         )
 
+    def verify(self, plugin: str, slot: str, params: Any) -> Callable[[State], str | None] | None:
+        """``(state) -> what is wrong, or None``: ``plugin``'s check of a state coming in
+        for ``slot`` (``"initial"`` or ``"rank"``), with its answer checked; None when the
+        plugin has no ``rankcraft_verify`` (an optional hook)."""
+        if not self.implements(plugin, "rankcraft_verify"):
+            return None
+        verify = self._bind(plugin, "rankcraft_verify", params=params, slot=slot)
+
+        def checked(state: State) -> str | None:
+            said = verify(state)
+            if said is None or type(said) is str:
+                return said
+            raise PluginError(
+                f"plugin {plugin!r}: rankcraft_verify returned {said!r:.200}, not what is "
+                "wrong (a string) or None"
+            )
+
+        return checked
+
     def reset(self, plugin: str, params: Any) -> ResetFn:
         """``(players, kind, context) -> records``."""
         return cast(ResetFn, self._bind(plugin, "rankcraft_reset", params=params))

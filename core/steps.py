@@ -140,6 +140,11 @@ class Steps:
         self.initial_rank: Callable[[], State] | None = (
             None if rs.rank is None else lambda: first_rank
         )
+        # the owners' checks of a state coming in (an import, a reset's record), or None
+        self._verify = {
+            "skill": pl.verify(initial.plugin, "initial", initial.params),
+            "rank": None if rs.rank is None else pl.verify(rs.rank.plugin, "rank", rs.rank.params),
+        }
         self.skill_names = self.skill_form.names
         self.rank_names = () if self.rank_form is None else self.rank_form.names
         self._fields = len(self.skill_names)  # (an update returns a tuple of this length)
@@ -194,6 +199,12 @@ class Steps:
             return None
         form = self.skill_form
         return lambda state, periods: form.to_object(decay(form.to_tuple(state), periods))
+
+    def verify(self, part: str, state: Any) -> str | None:
+        """What the plugin owning a ``part`` (``"skill"`` or ``"rank"``) state coming in
+        says is wrong with it (``rankcraft_verify``), or None."""
+        check = self._verify[part]
+        return None if check is None else check(state)
 
     # -- one match --------------------------------------------------------------------
 

@@ -373,6 +373,15 @@ def rankcraft_needs(slot: str) -> Needs | None:
 
 
 @hookimpl
+def rankcraft_verify(state: GoalsSkill) -> str | None:
+    # ``rating`` is derived: the sum the update writes (a state document's own, exactly)
+    total = state.attack + state.defence
+    if abs(state.rating - total) > 1e-9 * max(1.0, abs(total)):
+        return f"'rating' must be attack + defence, {total!r}: {state.rating!r}"
+    return None
+
+
+@hookimpl
 def rankcraft_initial(slot: str, params: GoalsParams) -> GoalsSkill:
     if slot != "initial":
         raise ValueError(f"the goals plugin has no {slot!r} state")

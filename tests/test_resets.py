@@ -243,7 +243,7 @@ class _Tamper:
 @pytest.mark.parametrize(
     ("changes", "said"),
     [
-        ({"matches": -7}, "record 'a'.matches must be a whole number >= 0: -7"),
+        ({"matches": -7}, "record 'a'.matches must be a whole number in [0, 2147483647]: -7"),
         ({"skill": "strong"}, "AttributeError"),
     ],
     ids=["negative-matches", "no-state"],
