@@ -28,6 +28,7 @@ __all__ = [
     "finite",
     "guarded",
     "labels",
+    "optional_probabilities",
     "pairings",
     "probabilities",
     "raised",
@@ -105,8 +106,9 @@ def state(answer: Any, size: int | None, plugin: str, hook: str) -> tuple[Any, .
 
 
 def probabilities(answer: Any, sides: int, plugin: str, hook: str) -> tuple[float, ...]:
-    """An expectation's answer, refused unless it is one probability per side, each a
-    number in [0, 1], summing to 1 (a NaN is in no interval)."""
+    """An expectation's answer (or the outcomes hook's, ``sides`` 3), refused unless it
+    is one probability per side, each a number in [0, 1], summing to 1 (a NaN is in no
+    interval)."""
     try:
         out = tuple(answer)
     except TypeError:
@@ -116,11 +118,19 @@ def probabilities(answer: Any, sides: int, plugin: str, hook: str) -> tuple[floa
         if not isinstance(p, float | int) or not 0.0 <= p <= 1.0:
             raise _refuse(plugin, hook, out, "with a probability outside [0, 1]")
         total += p
-    if len(out) != sides or abs(total - 1.0) > 1e-9:
+    if len(out) != sides or abs(total - 1.0) > 1e-9:  # (outcomes: win, draw, loss)
         raise _refuse(
-            plugin, hook, out, f"not one probability for each of {sides} sides, summing to 1"
+            plugin, hook, out, f"not {sides} probabilities (one per side) summing to 1"
         )
     return out
+
+
+def optional_probabilities(
+    answer: Any, size: int, plugin: str, hook: str
+) -> tuple[float, ...] | None:
+    """:func:`probabilities`, or None when the plugin answers None (an optional model
+    turned off: ``rankcraft_outcomes`` without a draw model)."""
+    return None if answer is None else probabilities(answer, size, plugin, hook)
 
 
 def pairings(

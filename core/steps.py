@@ -79,12 +79,12 @@ class Steps:
         expect = self.expect
         # a prediction has no match: the expectation's ``match`` argument is None
         self.predict: Callable[[Sequence[State], int | None], Sequence[float]] = (
-            lambda states, home: expect(states, home, None)
+            lambda states, home: self.probabilities(expect(states, home, None), len(states))
         )
         # the optional draw model beside the expectation (forecasts only, never per match):
         # ``(states, home, match)``, the match None for a forecast without one
-        self.outcomes: OutcomesFn | None = pl.outcomes(
-            expectation.plugin, expectation.params, forms
+        self.outcomes = _outcomes(
+            pl.outcomes(expectation.plugin, expectation.params, forms), expectation.plugin
         )
         self._bind_decay(pl)
         self.team = pl.team(rs.team.plugin, rs.team.params, forms)
@@ -361,6 +361,16 @@ def _duel_pair(answer: Any) -> tuple[float, float] | None:
     except (TypeError, ValueError):  # (not two numbers)
         pass
     return None
+
+
+def _outcomes(outcomes: OutcomesFn | None, plugin: str) -> OutcomesFn | None:
+    """``rankcraft_outcomes`` with its answer checked: None, or three probabilities
+    (forecasts only, never per match)."""
+    if outcomes is None:
+        return None
+    return lambda states, home, match: answers.optional_probabilities(
+        outcomes(states, home, match), 3, plugin, "rankcraft_outcomes"
+    )
 
 
 def _labelled(standings: StandingsFn, plugin: str) -> StandingsFn:

@@ -318,3 +318,38 @@ def test_openskill_thurstone_mosteller_with_the_mean_team_is_refused_naming_the_
         "is not a finite number (rating match 'f1-44')"
     )
     assert league.match_count == 0
+
+
+class Forecasts(Answers):
+    """An expectation plugin whose outcomes hook answers what it is told to."""
+
+    @rankcraft.hookimpl
+    def rankcraft_outcomes(self) -> Any:
+        return self._or("rankcraft_outcomes", (0.4, 0.2, 0.4))
+
+
+@pytest.mark.parametrize(
+    ("hook", "answer", "why"),
+    [
+        ("rankcraft_outcomes", 7, "not a sequence of probabilities"),
+        ("rankcraft_outcomes", (math.nan, 0.5, 0.5), "with a probability outside [0, 1]"),
+        ("rankcraft_expectation", {"a": 1}, "with a probability outside [0, 1]"),
+        ("rankcraft_expectation", [0.2, 0.2], "not 2 probabilities (one per side) summing to 1"),
+    ],
+)
+def test_a_forecast_refuses_a_bad_answer_naming_plugin_and_hook(
+    hook: str, answer: Any, why: str
+) -> None:
+    plugin = Forecasts(hook, answer)
+    league = rankcraft.League(
+        _ruleset(_plugins(plugin, "forecasts"), '[update]\nplugin = "forecasts"\n')
+    )
+    league.record(MATCH)
+    plugin.armed = True
+    with pytest.raises(rankcraft.PluginError) as caught:
+        league.forecast([["ann"], ["bo"]])
+    assert str(caught.value).startswith(f"plugin 'forecasts': {hook} returned ")
+    assert why in str(caught.value)
+    if hook == "rankcraft_expectation":
+        with pytest.raises(rankcraft.PluginError, match=re.escape(why)):
+            league.predict([["ann"], ["bo"]])
