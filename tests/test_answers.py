@@ -353,3 +353,37 @@ def test_a_forecast_refuses_a_bad_answer_naming_plugin_and_hook(
     if hook == "rankcraft_expectation":
         with pytest.raises(rankcraft.PluginError, match=re.escape(why)):
             league.predict([["ann"], ["bo"]])
+
+
+def test_a_season_or_load_hook_that_raises_is_a_plugin_error_naming_it() -> None:
+    class Seasons:
+        @rankcraft.hookimpl
+        def rankcraft_reset(self) -> Any:
+            raise GeneratorExit
+
+    plugins = _plugins(Seasons(), "seasons")
+    league = rankcraft.League(
+        _ruleset(plugins, '[update]\nplugin = "elo"\n[reset]\nplugin = "seasons"\n')
+    )
+    league.record(MATCH)
+    before = league.export()
+    with pytest.raises(
+        rankcraft.PluginError, match=r"^plugin 'seasons': rankcraft_reset raised GeneratorExit$"
+    ):
+        league.reset("soft")
+    assert league.export() == before
+
+    class Needs:
+        @rankcraft.hookimpl
+        def rankcraft_needs(self) -> Any:
+            raise KeyError("slot")
+
+        @rankcraft.hookimpl
+        def rankcraft_decay(self, state: Any) -> Any:
+            return state
+
+    plugins = _plugins(Needs(), "needs")
+    with pytest.raises(
+        rankcraft.PluginError, match=r"^plugin 'needs': rankcraft_needs raised KeyError: 'slot'$"
+    ):
+        _ruleset(plugins, '[update]\nplugin = "elo"\n[decay]\nplugin = "needs"\n')
