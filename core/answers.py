@@ -119,9 +119,7 @@ def probabilities(answer: Any, sides: int, plugin: str, hook: str) -> tuple[floa
             raise _refuse(plugin, hook, out, "with a probability outside [0, 1]")
         total += p
     if len(out) != sides or abs(total - 1.0) > 1e-9:  # (outcomes: win, draw, loss)
-        raise _refuse(
-            plugin, hook, out, f"not {sides} probabilities (one per side) summing to 1"
-        )
+        raise _refuse(plugin, hook, out, f"not {sides} probabilities (one per side) summing to 1")
     return out
 
 

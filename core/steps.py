@@ -29,7 +29,7 @@ from .manager import SLOTS, OutcomesFn, Plugins, StandingsFn
 from .model import Match, PlayerScope, State
 from .rated import Rated
 from .rows import BASE, LAST, MATCHES, PENDING, PERIOD, PERIOD_MATCHES, RANK, SKILL, Row, Rows
-from .ruleset import Ruleset
+from .ruleset import Ruleset, SlotSpec
 
 __all__ = [
     "BASE",
@@ -83,8 +83,8 @@ class Steps:
         )
         # the optional draw model beside the expectation (forecasts only, never per match):
         # ``(states, home, match)``, the match None for a forecast without one
-        self.outcomes = _outcomes(
-            pl.outcomes(expectation.plugin, expectation.params, forms), expectation.plugin
+        self.outcomes: OutcomesFn | None = pl.outcomes(
+            expectation.plugin, expectation.params, forms
         )
         self._bind_decay(pl)
         self.team = pl.team(rs.team.plugin, rs.team.params, forms)
@@ -105,6 +105,7 @@ class Steps:
             newcomer = self.aggregate([self._rows.initial])
             if self.outcomes([newcomer, newcomer], None, None) is None:
                 self.outcomes = None
+        self.outcomes = _outcomes(self.outcomes, expectation.plugin)  # (its answers checked)
         # the common shape written out (:meth:`_rate_duel`): what it leaves out is absent
         self._duel = self.mode == "match" and self.rank is None and not self.update_context
         # every other shape, and a row as a match meets it: the general steps
@@ -140,11 +141,9 @@ class Steps:
         self.initial_rank: Callable[[], State] | None = (
             None if rs.rank is None else lambda: first_rank
         )
-        # the owners' checks of a state coming in (an import, a reset's record), or None
-        self._verify = {
-            "skill": pl.verify(initial.plugin, "initial", initial.params),
-            "rank": None if rs.rank is None else pl.verify(rs.rank.plugin, "rank", rs.rank.params),
-        }
+        # what the owning plugin says is wrong with a state coming in (an import, a reset's
+        # record): ``verify("skill" or "rank", state) -> str or None``
+        self.verify = _verifier(pl, initial, rs.rank)
         self.skill_names = self.skill_form.names
         self.rank_names = () if self.rank_form is None else self.rank_form.names
         self._fields = len(self.skill_names)  # (an update returns a tuple of this length)
@@ -199,12 +198,6 @@ class Steps:
             return None
         form = self.skill_form
         return lambda state, periods: form.to_object(decay(form.to_tuple(state), periods))
-
-    def verify(self, part: str, state: Any) -> str | None:
-        """What the plugin owning a ``part`` (``"skill"`` or ``"rank"``) state coming in
-        says is wrong with it (``rankcraft_verify``), or None."""
-        check = self._verify[part]
-        return None if check is None else check(state)
 
     # -- one match --------------------------------------------------------------------
 
@@ -361,6 +354,23 @@ def _duel_pair(answer: Any) -> tuple[float, float] | None:
     except (TypeError, ValueError):  # (not two numbers)
         pass
     return None
+
+
+def _verifier(
+    pl: Plugins, initial: SlotSpec, rank: SlotSpec | None
+) -> Callable[[str, Any], str | None]:
+    """``(part, state) -> what is wrong or None``: ``rankcraft_verify`` of the plugin
+    owning a ``part`` (``"skill"`` or ``"rank"``) state, when it has one."""
+    checks = {
+        "skill": pl.verify(initial.plugin, "initial", initial.params),
+        "rank": None if rank is None else pl.verify(rank.plugin, "rank", rank.params),
+    }
+
+    def verify(part: str, state: Any) -> str | None:
+        check = checks[part]
+        return None if check is None else check(state)
+
+    return verify
 
 
 def _outcomes(outcomes: OutcomesFn | None, plugin: str) -> OutcomesFn | None:
