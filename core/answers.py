@@ -36,6 +36,7 @@ __all__ = [
 ]
 
 _isfinite = math.isfinite
+_NUMBERS = (float, int)
 
 
 def _refuse(plugin: str, hook: str, answer: Any, why: str) -> PluginError:
@@ -78,10 +79,16 @@ def guarded(function: Callable[..., Any], plugin: str, hook: str) -> Callable[..
 
 def finite(values: Sequence[Any]) -> bool:
     """Whether every float of ``values`` is finite (other values are not numbers the
-    core reads: a rank state's tier name). (A plain loop: the per-match loops call it on
-    every update, and a generator in ``all`` costs twice as much.)"""
-    for value in values:  # noqa: SIM110
-        if isinstance(value, float) and not _isfinite(value):
+    core reads: a rank state's tier name).
+
+    The per-match loops call it on every update's answer, so it is written for speed: a
+    plain loop (a generator in ``all`` costs twice as much), and for a float the
+    difference with itself, 0.0 unless the float is infinite or NaN (no call)."""
+    for value in values:
+        if type(value) is float:
+            if value - value != 0.0:
+                return False
+        elif isinstance(value, float) and not _isfinite(value):  # (a float's subclass)
             return False
     return True
 
@@ -110,12 +117,12 @@ def probabilities(answer: Any, sides: int, plugin: str, hook: str) -> tuple[floa
     is one probability per side, each a number in [0, 1], summing to 1 (a NaN is in no
     interval)."""
     try:
-        out = tuple(answer)
+        out = answer if type(answer) is tuple else tuple(answer)
     except TypeError:
         raise _refuse(plugin, hook, answer, "not a sequence of probabilities") from None
     total = 0.0
     for p in out:
-        if not isinstance(p, float | int) or not 0.0 <= p <= 1.0:
+        if (type(p) is not float and not isinstance(p, _NUMBERS)) or not 0.0 <= p <= 1.0:
             raise _refuse(plugin, hook, out, "with a probability outside [0, 1]")
         total += p
     if len(out) != sides or abs(total - 1.0) > 1e-9:  # (outcomes: win, draw, loss)
@@ -157,9 +164,9 @@ def _pairing(opponent: Any, score: Any, weight: Any, plugin: str, hook: str) -> 
     # (a joint model's opponent is its own step, not a state: only its numbers are read)
     if isinstance(opponent, tuple) and not finite(opponent):
         raise _refuse(plugin, hook, pairing, "whose opponent has a number that is not finite")
-    if not isinstance(score, float | int) or not 0.0 <= score <= 1.0:
+    if not isinstance(score, _NUMBERS) or not 0.0 <= score <= 1.0:
         raise _refuse(plugin, hook, pairing, "whose score is outside [0, 1]")
-    if not isinstance(weight, float | int) or not 0.0 <= weight < math.inf:
+    if not isinstance(weight, _NUMBERS) or not 0.0 <= weight < math.inf:
         raise _refuse(plugin, hook, pairing, "whose weight is not a finite number >= 0")
 
 
@@ -168,10 +175,14 @@ def factors(answer: Any, plugin: str, hook: str) -> Mapping[str, float] | None:
     numbers."""
     if answer is None:
         return None
-    if not isinstance(answer, Mapping):
+    if type(answer) is not dict and not isinstance(answer, Mapping):
         raise _refuse(plugin, hook, answer, "not a mapping of factor names to numbers (or None)")
     for name, value in answer.items():
-        if type(name) is not str or not isinstance(value, float | int) or not _isfinite(value):
+        if type(value) is float:
+            good = value - value == 0.0  # (finite, without a call: see finite)
+        else:
+            good = isinstance(value, _NUMBERS) and _isfinite(value)
+        if not good or type(name) is not str:
             raise _refuse(plugin, hook, answer, f"whose factor {name!r} is not a finite number")
     return answer
 

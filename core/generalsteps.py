@@ -60,6 +60,7 @@ class GeneralSteps:
         self.fields = len(steps.skill_names)  # (an update returns a tuple of this length)
         # a plugin's answers checked (:mod:`rankcraft.answers`), naming the plugin and hook
         self.answered = steps.answered
+        self.rank_fields = len(steps.rank_names)  # (a rank returns a tuple of this length)
         self.probabilities = steps.probabilities
         self.team_plugin = steps.plugin_of["team"]
         self.explained = explained
@@ -249,7 +250,9 @@ class GeneralSteps:
             factors = {"deferred_loss": float(len(before[PENDING])), **(factors or {})}
         if self.rank is not None and rule not in ("cancelled", "deferred-loss"):
             rank = self.rank(row[RANK], used, after, pairs, *args, context)
-            new[RANK] = self.answered(rank, "rank")
+            if type(rank) is not tuple or len(rank) != self.rank_fields or not finite(rank):
+                self.answered(rank, "rank")  # (raises)
+            new[RANK] = rank
         if context is not None and context.factors:
             factors = {**factors, **context.factors} if factors else context.factors
         new[SKILL] = after

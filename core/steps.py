@@ -17,6 +17,7 @@ the same numbers both ways.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -76,6 +77,10 @@ class Steps:
         self.update_context = pl.takes(update.plugin, "rankcraft_update", "context")
         self.explain = pl.explain(update.plugin, update.params)
         self.expect = pl.expectation(expectation.plugin, expectation.params, forms)
+        # ``(answer, sides) -> probabilities``: the expectation's answer checked
+        self.probabilities: Callable[[Any, int], tuple[float, ...]] = functools.partial(
+            answers.probabilities, plugin=expectation.plugin, hook="rankcraft_expectation"
+        )
         expect = self.expect
         # a prediction has no match: the expectation's ``match`` argument is None
         self.predict: Callable[[Sequence[State], int | None], Sequence[float]] = (
@@ -322,12 +327,6 @@ class Steps:
         names = self.rank_names if slot == "rank" else self.skill_names
         size = None if slot == "team" else len(names)
         return answers.state(state, size, self.plugin_of.get(slot, "?"), hook)
-
-    def probabilities(self, expected: Any, sides: int) -> tuple[float, ...]:
-        """The expectation plugin's answer, checked (:func:`rankcraft.answers.probabilities`)."""
-        return answers.probabilities(
-            expected, sides, self.plugin_of["expectation"], "rankcraft_expectation"
-        )
 
     def _shared(self, factors: Mapping[str, float] | None) -> dict[str, float] | None:
         """The report factors as kept: None when empty, and one dict for equal factors
