@@ -14,7 +14,6 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Protocol
 
-from .errors import PluginError
 from .rows import Row
 
 __all__ = ["Bound"]
@@ -32,6 +31,7 @@ class Bound(Protocol):
         update_context, rank_context: whether the update and rank hooks take a context.
         plain_singles: the core pairs a 1-v-1 itself. duel_ok: the written-out 1-v-1
         serves the ruleset. fields: a skill tuple's length. skill_names: its fields.
+        rank_names: a rank tuple's fields. plugin_of: each slot's plugin's name.
         new_row, decayed: a new player's row; a row's skill decayed to a time.
         rate_general: the general steps' rating of a match.
     """
@@ -53,6 +53,8 @@ class Bound(Protocol):
     duel_ok: bool
     fields: int
     skill_names: tuple[str, ...]
+    rank_names: tuple[str, ...]
+    plugin_of: dict[str, str]
     new_row: Callable[[], Row]
     rate_general: Hook
 
@@ -64,8 +66,16 @@ class Bound(Protocol):
         """A 1-v-1's expectation and pairings by a joint team model."""
         ...
 
-    def not_a_tuple(self, state: Any, slot: str = "update") -> PluginError:
-        """The error for a hook that returned no state tuple."""
+    def answered(
+        self, state: Any, slot: str = "update", hook: str | None = None
+    ) -> tuple[Any, ...]:
+        """A state answered by ``slot``'s plugin, checked (a tuple of the right length,
+        finite): :func:`rankcraft.answers.state`, a :class:`PluginError` naming plugin and
+        hook otherwise."""
+        ...
+
+    def probabilities(self, answer: Any, sides: int) -> tuple[float, ...]:
+        """The expectation's answer checked: one probability per side, summing to 1."""
         ...
 
     def explained(self, factors: Any) -> Mapping[str, float] | None:

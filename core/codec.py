@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from .boards import leaderboard_key, tier_function
@@ -37,14 +38,26 @@ def make_codec(
     sort_key: tuple[str, Callable[[PlayerRecord], float]] = ("id", lambda record: 0.0),
     tier: Callable[[PlayerRecord], str | None] = lambda record: None,
     mode: str = "match",
+    verify: Callable[[str, State], str | None] | None = None,
+    period_of: Callable[[datetime], int] | None = None,
 ) -> Codec:
     """The codec of a ruleset's state classes: records and reports to dicts and back.
 
     ``sort_key``: (its name, the leaderboard's key of a record); ``tier``: a record's tier
     or None (what a store on disk keeps in indexed columns); ``mode``: the ruleset's
-    period mode (an import's open periods are checked for it)."""
+    period mode (an import's open periods are checked for it); ``verify``: the owning
+    plugins' check of a state coming in (:meth:`rankcraft.steps.Steps.verify`);
+    ``period_of``: the rating period of a time (``batch`` and ``live`` modes)."""
     states = StateReader(skill_class, rank_class, initial_rank)
-    imported = StateReader(skill_class, rank_class, initial_rank, complete=True, mode=mode)
+    imported = StateReader(
+        skill_class,
+        rank_class,
+        initial_rank,
+        complete=True,
+        mode=mode,
+        verify=verify,
+        period_of=period_of,
+    )
     record_to_dict = _record_to_dict(writer)
     record_texts = _record_texts(writer, record_to_dict)
 
@@ -158,4 +171,6 @@ def league_codec(steps: Steps, display: Display, mode: str) -> Codec:
         sort_key=leaderboard_key(display),
         tier=tier_function(steps),
         mode=mode,
+        verify=steps.verify,
+        period_of=None if mode == "match" else steps.ruleset.period.index,
     )

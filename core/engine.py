@@ -153,7 +153,7 @@ class League:
         self._unit = unit = UnitOfWork(store, seasons, steps)
         self._players = players = Players(store, unit, steps, display)
         self._boards = Boards(store, unit, players, codec, display)
-        self._resets = resets = Resets(ruleset, steps, store, unit, seasons, players)
+        self._resets = resets = Resets(ruleset, steps, store, unit, seasons, players, codec)
         self._writer = Writer(ruleset, store, unit, steps, seasons, resets.run)
         self._predictions = Predictions(ruleset, steps, unit, resets.projected)
         self._standings = Standings(steps, store, unit, players, codec)

@@ -349,8 +349,11 @@ def _probabilities(values: list[Any], match_id: str, path: str) -> list[float]:
     )
     if good and len(values) == 1 and values[0] <= 1.0:
         return [float(values[0])]
-    total = math.fsum(values) if good and len(values) == 3 else 0.0
-    if total <= 0.0:
+    try:
+        total = math.fsum(values) if good and len(values) == 3 else 0.0
+    except OverflowError:  # (three finite numbers whose sum is not, 1e308 each)
+        total = math.inf
+    if not 0.0 < total < math.inf:
         shown = values[0] if len(values) == 1 else values
         raise InputError(
             f"match {match_id!r}: --baseline-field {path!r} must hold P(side 0 wins) in "

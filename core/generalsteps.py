@@ -15,8 +15,10 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from . import answers
+from .answers import finite
 from .bound import Bound
-from .errors import LateMatchError, PluginError
+from .errors import LateMatchError
 from .model import Match, PlayerContext, State, format_time, pair_score
 from .rated import Rated
 from .rows import BASE, LAST, MATCHES, PENDING, PERIOD, PERIOD_MATCHES, RANK, SKILL, Row
@@ -27,7 +29,6 @@ class GeneralSteps:
     resolved.
 
     :param steps: the steps whose hooks these use (read once, here).
-    :param not_a_tuple: builds the error for a hook that returned no state tuple.
     :param explained: ``rankcraft_explain``'s answer, checked.
     :param shared: the report factors as the steps keep them.
     """
@@ -36,7 +37,6 @@ class GeneralSteps:
         self,
         steps: Bound,
         *,
-        not_a_tuple: Callable[..., PluginError],
         explained: Callable[[Any], Mapping[str, float] | None],
         shared: Callable[[Mapping[str, float] | None], dict[str, float] | None],
     ) -> None:
@@ -56,7 +56,11 @@ class GeneralSteps:
         self.onset = steps.onset
         self.new_row = steps.new_row
         self.fields = len(steps.skill_names)  # (an update returns a tuple of this length)
-        self.not_a_tuple = not_a_tuple
+        # a plugin's answers checked (:mod:`rankcraft.answers`), naming the plugin and hook
+        self.answered = steps.answered
+        self.rank_fields = len(steps.rank_names)  # (a rank returns a tuple of this length)
+        self.probabilities = steps.probabilities
+        self.team_plugin = steps.plugin_of["team"]
         self.explained = explained
         self.shared = shared
 
@@ -71,9 +75,7 @@ class GeneralSteps:
             days = max((when - last).total_seconds(), 0.0) / 86400.0
             periods = self.ruleset.period.periods(days)
             if periods > 0:
-                state = self.decay(state, periods)
-                if not isinstance(state, tuple):
-                    raise self.not_a_tuple(state, "decay")
+                state = self.answered(self.decay(state, periods), "decay")
         return state
 
     def commit_pending(self, player: str, row: Row) -> Row:
@@ -92,13 +94,10 @@ class GeneralSteps:
         if self.update_context or self.rank_context:
             context = PlayerContext(None, player, 0, games, 0.5, score, pending, self.mode)
         args = (pending, games, 0, None, 0.5, score, self.mode, player)
-        new[SKILL] = self.update(row[SKILL], *args, context)
-        if not isinstance(new[SKILL], tuple) or len(new[SKILL]) != self.fields:
-            raise self.not_a_tuple(new[SKILL])
+        new[SKILL] = self.answered(self.update(row[SKILL], *args, context))
         if self.rank is not None:
-            new[RANK] = self.rank(row[RANK], row[SKILL], new[SKILL], *args, context)
-            if not isinstance(new[RANK], tuple):
-                raise self.not_a_tuple(new[RANK], "rank")
+            rank = self.rank(row[RANK], row[SKILL], new[SKILL], *args, context)
+            new[RANK] = self.answered(rank, "rank")
         return new
 
     def prepare(self, player: str, row: Row, at: datetime, period: int | None) -> Row:
@@ -128,9 +127,7 @@ class GeneralSteps:
         else:
             idle = 0
         if idle > 0 and decay is not None:
-            row[SKILL] = decay(row[SKILL], float(idle))
-            if not isinstance(row[SKILL], tuple):
-                raise self.not_a_tuple(row[SKILL], "decay")
+            row[SKILL] = self.answered(decay(row[SKILL], float(idle)), "decay")
         row[PERIOD] = period
         return row
 
@@ -150,7 +147,7 @@ class GeneralSteps:
             and match.seconds_played is None
         )
         befores, rows, sides, shown = self._load(match, stored, period, singles)
-        expected = checked(self.expect(shown, match.home, match), len(sides))
+        expected = self.probabilities(self.expect(shown, match.home, match), len(sides))
         if singles:
             score = pair_score(match.places, 0, 1)
             weight = match.weight
@@ -160,6 +157,7 @@ class GeneralSteps:
             )
         else:
             pairings = self.team(sides, match.places, match.weight, match)
+            answers.pairings(pairings, teams, self.team_plugin, "rankcraft_team")
         out: list[tuple[str, Row]] = []
         changes = []
         for i, side in enumerate(teams):
@@ -206,13 +204,16 @@ class GeneralSteps:
                 state = row[SKILL] if row[BASE] is None else row[BASE]
                 if self.onset is not None and row[MATCHES] - row[PERIOD_MATCHES] > 0:
                     state = self.onset(state, 1.0)  # as opponents see it (Needs)
+                    state = self.answered(state, "update", "rankcraft_decay")
                 side_states.append(state)
             befores.append(side_before)
             rows.append(side_rows)
             sides.append(side_states)
             # the forecast uses what players see now (in live mode, the re-rated period)
             shown.append(
-                side_rows[0][SKILL] if singles else aggregate([r[SKILL] for r in side_rows])
+                side_rows[0][SKILL]
+                if singles
+                else self.answered(aggregate([r[SKILL] for r in side_rows]), "team")
             )
         return befores, rows, sides, shown
 
@@ -246,9 +247,10 @@ class GeneralSteps:
             # a deferred loss (INVERSUS quit) was rated as this match started
             factors = {"deferred_loss": float(len(before[PENDING])), **(factors or {})}
         if self.rank is not None and rule not in ("cancelled", "deferred-loss"):
-            new[RANK] = self.rank(row[RANK], used, after, pairs, *args, context)
-            if not isinstance(new[RANK], tuple):
-                raise self.not_a_tuple(new[RANK], "rank")
+            rank = self.rank(row[RANK], used, after, pairs, *args, context)
+            if type(rank) is not tuple or len(rank) != self.rank_fields or not finite(rank):
+                self.answered(rank, "rank")  # (raises)
+            new[RANK] = rank
         if context is not None and context.factors:
             factors = {**factors, **context.factors} if factors else context.factors
         new[SKILL] = after
@@ -299,8 +301,8 @@ class GeneralSteps:
             if context is not None:
                 context.pairings = rated
         after = self.update(state, rated, *args, context)
-        if not isinstance(after, tuple) or len(after) != self.fields:
-            raise self.not_a_tuple(after)
+        if type(after) is not tuple or len(after) != self.fields or not finite(after):
+            self.answered(after)  # (raises)
         if context is not None:
             context.pairings = pairs  # the rank layer judges this match alone
         if self.explain is None:
@@ -335,26 +337,3 @@ def _side_score(places: Sequence[int], side: int) -> float:
     if n == 2:
         return pair_score(places, side, 1 - side)
     return sum(pair_score(places, side, j) for j in range(n) if j != side) / (n - 1)
-
-
-def checked(expected: Sequence[float], sides: int) -> tuple[float, ...]:
-    """The expectation hook's answer, refused unless it is one probability per side in
-    [0, 1] summing to 1."""
-    out = tuple(expected)
-    total = 0.0
-    for p in out:
-        if not 0.0 <= p <= 1.0:
-            raise PluginError(f"expectation plugin returned a probability outside [0, 1]: {out!r}")
-        total += p
-    if len(out) != sides or abs(total - 1.0) > 1e-9:
-        raise PluginError(
-            f"expectation plugin returned {out!r} for {sides} sides "
-            "(one probability per side, summing to 1)"
-        )
-    return out
-
-
-def duel_sum(first: float, second: float) -> bool:
-    """Whether two probabilities are each in [0, 1] and sum to 1 (what :func:`checked`
-    asks of a duel's expectation, for the answer it would keep as it is)."""
-    return 0.0 <= first <= 1.0 and 0.0 <= second <= 1.0 and abs(first + second - 1.0) <= 1e-9

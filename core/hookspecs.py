@@ -73,7 +73,9 @@ def rankcraft_needs(slot: str) -> Needs | None:
     Loading a ruleset whose skill plugin's state class lacks a needed field or role is an
     error naming both plugins, raised before any match is rated. For the update slot,
     ``opponents_at_onset`` asks for the opponents at the rating period's onset in
-    ``batch`` and ``live`` modes (see :class:`rankcraft.Needs`).
+    ``batch`` and ``live`` modes (see :class:`rankcraft.Needs`). In any slot, ``modes``
+    names the ``[period]`` modes the plugin rates correctly there (default all three): a
+    ruleset with another mode is refused when loaded, naming the plugin and the mode.
 
     :param slot: the slot being loaded (see :func:`rankcraft_params`).
     :returns: a :class:`rankcraft.Needs`, or ``None`` when the plugin reads nothing.
@@ -531,6 +533,34 @@ def rankcraft_standings_scope(params: Any, latest: datetime | None) -> PlayerSco
 
     .. versionadded:: 0.2
     .. versionchanged:: 0.2 the optional ``latest`` argument.
+    """
+
+
+# ---------------------------------------------------------------------------------------
+# States coming in: an import's, a season event's records; never per match
+# ---------------------------------------------------------------------------------------
+
+
+@hookspec
+def rankcraft_verify(params: Any, slot: str, state: State) -> str | None:
+    """Say what is wrong with a state that comes from outside the rating loop (optional).
+
+    An import's states, and the records a reset plugin returns, are first checked
+    against the state class (every field, in range, finite); then the plugin that owns
+    the state is asked whether its fields agree with each other: a field the plugin
+    derives from others (the goals model's ``rating``, the sum of ``attack`` and
+    ``defence``; a Skyweaver rank's ``tier`` and ``floor``, from its points) must be what
+    the plugin would derive. Nothing is written when it says something is wrong: the
+    import is refused with a ``StateError`` naming the player, the state and this answer.
+
+    :param params: the slot's params instance.
+    :param slot: ``"initial"`` for a skill state, ``"rank"`` for a rank state (as
+        :func:`rankcraft_initial`).
+    :param state: the state, an instance of the plugin's state class.
+    :returns: what is wrong, naming the field and the value (``'rating' must be attack +
+        defence, 0.2: 35.0``), or ``None`` when the state is one the plugin could have made.
+
+    .. versionadded:: 0.2
     """
 
 

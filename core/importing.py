@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -39,6 +40,8 @@ if TYPE_CHECKING:
 __all__ = ["StateReader", "imported_ruleset", "parse_export"]
 
 _CLOCK = "this machine's clock"
+MAX_COUNT = 2**31 - 1
+"""The most matches a record counts (a store's integer column holds it everywhere)."""
 
 
 def _check_finite(value: Any, path: str) -> None:
@@ -84,6 +87,8 @@ class StateReader:
         *,
         complete: bool = False,
         mode: str = "match",
+        verify: Callable[[str, State], str | None] | None = None,
+        period_of: Callable[[datetime], int] | None = None,
     ) -> None:
         self.skill_class = skill_class
         self.rank_class = rank_class
@@ -91,6 +96,9 @@ class StateReader:
         self.location = field_of_role(skill_class, "location")
         self.complete = complete
         self.mode = mode  # the ruleset's period mode
+        # (an import's: the owning plugins' check of a state, and a time's rating period)
+        self.verify = verify
+        self.period_of = period_of
 
     def state(self, data: Any, cls: type, path: str) -> State:
         if not isinstance(data, Mapping):
@@ -128,8 +136,10 @@ class StateReader:
                 else self.state(raw_rank, self.rank_class, f"{path}.rank")
             )
         matches = data.get("matches", 0)
-        if type(matches) is not int or matches < 0:
-            raise StateError(f"{path}.matches must be a whole number >= 0: {matches!r}")
+        if type(matches) is not int or not 0 <= matches <= MAX_COUNT:
+            raise StateError(
+                f"{path}.matches must be a whole number in [0, {MAX_COUNT}]: {matches!r}"[:300]
+            )
         last = data.get("last_played")
         last_played = None
         if last is not None:
@@ -145,9 +155,44 @@ class StateReader:
                     f"{path}.open.period_matches exceeds matches: "
                     f"{extra['period_matches']} > {matches}"
                 )
+        if self.complete:
+            self._agree(path, skill, rank, data, matches, last_played, extra)
         return PlayerRecord(
             id=pid, skill=skill, rank=rank, matches=matches, last_played=last_played, **extra
         )
+
+    def _agree(
+        self,
+        path: str,
+        skill: State,
+        rank: State,
+        data: Mapping[str, Any],
+        matches: int,
+        last_played: datetime | None,
+        extra: Mapping[str, Any],
+    ) -> None:
+        """Refuse an imported record whose derived fields disagree with what they derive
+        from: the states' (their plugins say, ``rankcraft_verify``), a rank left to the
+        initial one for a player who has played, an open period that is not the period
+        of the player's last match."""
+        if self.rank_class is not None and data.get("rank") is None and matches > 0:
+            raise StateError(
+                f"{path}.rank is null or missing for a player of {matches} matches: only a "
+                "player without matches starts at the initial rank"
+            )
+        if self.verify is not None:
+            for part, state in (("skill", skill), ("rank", rank)):
+                said = None if state is None else self.verify(part, state)
+                if said is not None:
+                    raise StateError(f"{path}.{part}: {said}")
+        period = extra.get("period")
+        if period is not None and self.period_of is not None:
+            expected = None if last_played is None else self.period_of(last_played)
+            if period != expected:
+                raise StateError(
+                    f"{path}.open.period must be the rating period of 'last_played' "
+                    f"({expected!r}): {period!r}"[:300]
+                )
 
     def open_period(self, data: Any, path: str, own: State) -> dict[str, Any]:
         if not isinstance(data, Mapping):
@@ -165,8 +210,10 @@ class StateReader:
         if period is not None and type(period) is not int:
             raise StateError(f"{path}.period must be a whole number or null: {period!r}")
         count = data.get("period_matches", 0)
-        if type(count) is not int or count < 0:
-            raise StateError(f"{path}.period_matches must be a whole number >= 0: {count!r}")
+        if type(count) is not int or not 0 <= count <= MAX_COUNT:
+            raise StateError(
+                f"{path}.period_matches must be a whole number in [0, {MAX_COUNT}]: {count!r}"[:300]
+            )
         pending_raw = data.get("pending", [])
         if not isinstance(pending_raw, list):
             raise StateError(f"{path}.pending must be a list: {pending_raw!r}")

@@ -29,9 +29,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
+from .answers import duel_pair, finite
 from .bound import Bound
 from .errors import DuplicateMatchError, MatchError, PluginError
-from .generalsteps import checked, duel_sum, late
+from .generalsteps import late
 from .model import Match
 from .rated import Rated
 from .rows import LAST, MATCHES, PENDING, SKILL, Row
@@ -177,7 +178,7 @@ class Loop:
         ``keep``, the match's entry with the factors ``rankcraft_explain`` gives."""
         decay, decayed, expect, update = self.decay, self.decayed, self.expect, self.update
         fields, steps, forms, explain = self.fields, self.steps, self.forms, self.explain
-        singles = self.plain_singles
+        singles, probabilities = self.plain_singles, self.steps.probabilities
 
         def duel(match: Match, row_a: Row, row_b: Row) -> tuple[tuple[float, ...], Rated | None]:
             at = match.played_at
@@ -195,9 +196,8 @@ class Loop:
             score = 1.0 if places[0] < places[1] else 0.0 if places[0] > places[1] else 0.5
             lost, weight = 1.0 - score, match.weight
             if singles:  # (the core pairs the two)
-                expected = tuple(expect([a, b], match.home, match))
-                if len(expected) != 2 or not duel_sum(*expected):
-                    checked(expected, 2)  # (raises)
+                answer = expect([a, b], match.home, match)
+                expected = duel_pair(answer) or probabilities(answer, 2)  # (raises)
                 pairs_a: Any = ((b, score, weight),)
                 pairs_b: Any = ((a, lost, weight),)
             else:  # (a joint team model: its own sides and pairings)
@@ -206,11 +206,11 @@ class Loop:
             games_a, games_b = row_a[MATCHES], row_b[MATCHES]
             won_a, won_b = expected
             after_a = update(a, pairs_a, games_a, 0, match, won_a, score, "match", first, None)
-            if type(after_a) is not tuple or len(after_a) != fields:
-                raise steps.not_a_tuple(after_a)
+            if type(after_a) is not tuple or len(after_a) != fields or not finite(after_a):
+                steps.answered(after_a)  # (raises, naming plugin and hook)
             after_b = update(b, pairs_b, games_b, 1, match, won_b, lost, "match", second, None)
-            if type(after_b) is not tuple or len(after_b) != fields:
-                raise steps.not_a_tuple(after_b)
+            if type(after_b) is not tuple or len(after_b) != fields or not finite(after_b):
+                steps.answered(after_b)
             row_a[SKILL], row_a[MATCHES], row_a[LAST] = after_a, games_a + 1, at
             row_b[SKILL], row_b[MATCHES], row_b[LAST] = after_b, games_b + 1, at
             if not keep:

@@ -24,9 +24,9 @@ from typing import Any, NamedTuple, cast
 import attrs
 import pluggy
 
-from . import hookspecs
+from . import answers, hookspecs
 from ._markers import PROJECT
-from .errors import PluginConflictError, PluginError
+from .errors import PluginConflictError, PluginError, RankcraftError
 from .forms import Form, layout
 from .model import (
     Census,
@@ -159,52 +159,6 @@ def get_plugin_manager(
     return pm
 
 
-_INSTALLED: dict[tuple[Any, ...], Plugins] = {}
-
-
-def installed_plugins() -> Plugins:
-    """The facade over every installed plugin (the ``rankcraft`` entry points, the
-    folders of ``RANKCRAFT_PLUGINS_DIR``, less ``RANKCRAFT_DISABLE_PLUGINS``), built once
-    per process: what a ruleset is loaded with when no facade is given.
-
-    Building a plugin manager imports and registers every plugin (25-50 ms); a ``League``,
-    a CLI command, a tuning trial and a test each used to build their own. The facade is
-    built again when those two variables or ``sys.path`` change, or a file of a plugins
-    folder is added, removed or changed (its name, size and modification time are
-    compared), so an edited plugin file is read again as before. (A distribution installed
-    into a folder already on ``sys.path`` while the process runs is seen by the next
-    process.) It is shared: register nothing on its manager
-    (build your own with :func:`get_plugin_manager` and ``Plugins(pm)``).
-
-    :raises PluginConflictError, PluginError: as :func:`get_plugin_manager` (nothing is
-        kept then).
-    """
-    key = (
-        tuple(sorted(blocked_from_env())),
-        tuple(map(_folder_key, plugin_dirs_from_env())),
-        tuple(sys.path),  # (where distributions, and so entry points, are found)
-    )
-    plugins = _INSTALLED.get(key)
-    if plugins is None:
-        plugins = _INSTALLED[key] = Plugins()
-    return plugins
-
-
-def _folder_key(folder: Path) -> tuple[Any, ...]:
-    """What identifies a plugins folder's contents: each module's name, size and
-    modification time (a folder that does not exist is its own key: the build refuses it)."""
-    try:
-        files = sorted(folder.glob("*.py"))
-        return (str(folder), tuple((p.name, *_stat(p)) for p in files))
-    except OSError:
-        return (str(folder), None)
-
-
-def _stat(path: Path) -> tuple[int, int]:
-    info = path.stat()
-    return info.st_size, info.st_mtime_ns
-
-
 class _Source(NamedTuple):
     """Where a plugin name comes from: a distribution (with its version) or a folder."""
 
@@ -297,26 +251,44 @@ def _layout(forms: Forms | None) -> dict[str, int]:
     return {} if forms is None else layout(forms[0].cls)
 
 
-def _call_adapter(impl: pluggy.HookImpl, spec_args: Sequence[str], fixed: dict[str, Any]) -> Any:
+def _call_adapter(
+    impl: pluggy.HookImpl, spec_args: Sequence[str], fixed: dict[str, Any], hook: str
+) -> Any:
     """A plain function calling ``impl`` with ``fixed`` bound and the rest positional.
 
     The returned function takes the spec's remaining arguments in spec order. An impl
     may take fewer arguments than the spec (pluggy's rule): only those it names are passed.
-    The function is compiled once from the argument names (identifiers of the hookspec
-    and the implementation), so a call costs one call, whatever the subset.
+    Whatever the implementation raises, ``BaseException`` subclasses included, leaves it
+    as a :class:`PluginError` naming the plugin and ``hook``
+    (:func:`rankcraft.answers.raised`; rankcraft's own errors, such as a plugin's
+    ``MatchError``, as they are). The function is compiled once from the argument names
+    (identifiers of the hookspec and the implementation), so a call costs one call,
+    whatever the subset, and its ``try`` nothing until something is raised.
     """
-    function = impl.function
     names = tuple(impl.argnames)
     free = [a for a in spec_args if a not in fixed]
-    if names == tuple(spec_args) and list(spec_args[: len(fixed)]) == list(fixed):
-        return functools.partial(function, *fixed.values()) if fixed else function
     if not all(n.isidentifier() for n in (*names, *free)):  # (never: they are parameters)
         raise PluginError(f"hook implementation {impl.plugin_name!r} has odd argument names")
-    namespace: dict[str, Any] = {"_impl": function}
+    namespace: dict[str, Any] = {
+        "_impl": impl.function,
+        "_raised": answers.raised,
+        "_Own": RankcraftError,
+        "_plugin": impl.plugin_name,
+        "_hook": hook,
+    }
     namespace.update({f"_fixed_{n}": v for n, v in fixed.items()})
     arguments = ", ".join(f"_fixed_{n}" if n in fixed else n for n in names)
-    source = f"lambda {', '.join(free)}: _impl({arguments})"
-    return eval(source, namespace)
+    source = (
+        f"def {hook}({', '.join(free)}):\n"
+        f"    try:\n"
+        f"        return _impl({arguments})\n"
+        f"    except _Own:\n"
+        f"        raise\n"
+        f"    except BaseException as _exc:\n"
+        f"        raise _raised(_exc, _plugin, _hook) from _exc\n"
+    )
+    exec(source, namespace)
+    return namespace[hook]
 
 
 class Plugins:
@@ -407,7 +379,7 @@ class Plugins:
             raise PluginError(f"plugin {plugin!r} does not implement {hook}")
         spec = getattr(self.pm.hook, hook).spec
         assert spec is not None
-        return _call_adapter(impl, spec.argnames, fixed)
+        return _call_adapter(impl, spec.argnames, fixed, hook)
 
     def takes(self, plugin: str, hook: str, argument: str) -> bool:
         """Whether ``plugin``'s implementation of ``hook`` names ``argument`` (an
@@ -422,7 +394,7 @@ class Plugins:
         adapted by :mod:`rankcraft.contract1`)."""
         module = self.pm.get_plugin(plugin)
         value = getattr(module, "RANKCRAFT_CONTRACT", 1)
-        if value not in (1, 2):
+        if type(value) is not int or value not in (1, 2):  # (True == 1: refused too)
             raise PluginError(f"plugin {plugin!r} sets RANKCRAFT_CONTRACT = {value!r} (1 or 2)")
         return int(value)
 
@@ -449,7 +421,13 @@ class Plugins:
         """What ``plugin`` reads from skill states in ``slot``, or None."""
         if not self.implements(plugin, "rankcraft_needs"):
             return None
-        return cast("Needs | None", self._bind(plugin, "rankcraft_needs", slot=slot)())
+        needs = self._bind(plugin, "rankcraft_needs", slot=slot)()
+        if needs is None or isinstance(needs, Needs):
+            return needs
+        raise PluginError(
+            f"plugin {plugin!r}: rankcraft_needs returned {needs!r}, not a rankcraft.Needs "
+            "(or None)"
+        )
 
     def reset_kinds(self, plugin: str, params: Any) -> tuple[str, ...] | None:
         """The season events ``plugin`` runs with the reset slot's ``params``, or None
@@ -554,6 +532,25 @@ class Plugins:
         return cast(
             StandingsScopeFn, self._bind(plugin, "rankcraft_standings_scope", params=params)
         )
+
+    def verify(self, plugin: str, slot: str, params: Any) -> Callable[[State], str | None] | None:
+        """``(state) -> what is wrong, or None``: ``plugin``'s check of a state coming in
+        for ``slot`` (``"initial"`` or ``"rank"``), with its answer checked; None when the
+        plugin has no ``rankcraft_verify`` (an optional hook)."""
+        if not self.implements(plugin, "rankcraft_verify"):
+            return None
+        verify = self._bind(plugin, "rankcraft_verify", params=params, slot=slot)
+
+        def checked(state: State) -> str | None:
+            said = verify(state)
+            if said is None or type(said) is str:
+                return said
+            raise PluginError(
+                f"plugin {plugin!r}: rankcraft_verify returned {said!r:.200}, not what is "
+                "wrong (a string) or None"
+            )
+
+        return checked
 
     def reset(self, plugin: str, params: Any) -> ResetFn:
         """``(players, kind, context) -> records``."""

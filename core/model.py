@@ -141,6 +141,23 @@ def field_of_role(state_class: type, role: Role) -> str | None:
     return None
 
 
+PERIOD_MODES = ("match", "batch", "live")
+"""The ``[period] mode`` values a ruleset may choose (docs/periods.md)."""
+
+
+def _modes(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    """A non-empty tuple of known period modes."""
+    if (
+        type(value) is not tuple
+        or not value
+        or any(m not in PERIOD_MODES for m in value)  # (a str is in the tuple or not)
+    ):
+        raise ValueError(
+            f"{attribute.name!r} must be a non-empty tuple of period modes "
+            f"({', '.join(map(repr, PERIOD_MODES))}): {value!r}"
+        )
+
+
 @attrs.frozen(kw_only=True)
 class Needs:
     """What a plugin reads from the skill states it is given.
@@ -164,6 +181,10 @@ class Needs:
             the score from the places, the match's weight; partial play scales nothing
             there): the core then makes those pairings itself and never calls the team
             hooks for such a match, for any plugin that declares it (default false).
+        modes: the ``[period]`` modes the plugin rates correctly in this slot; a ruleset
+            with another mode is refused when loaded, naming the plugin, its modes and the
+            ruleset's (default: all three, ``("match", "batch", "live")``, what a plugin
+            that declares nothing was always given).
     """
 
     fields: tuple[str, ...] = ()
@@ -171,6 +192,7 @@ class Needs:
     opponents_at_onset: bool = False
     whole_match: bool = False
     plain_singles: bool = False
+    modes: tuple[str, ...] = attrs.field(default=PERIOD_MODES, validator=_modes)
 
 
 class Pairing(NamedTuple):

@@ -135,7 +135,7 @@ class Predictions:
         return forecast_states(
             states,
             home,
-            lambda s, h: steps.expect(s, h, given),
+            lambda s, h: steps.probabilities(steps.expect(s, h, given), len(s)),
             None if outcomes is None else (lambda s, h: outcomes(s, h, given)),
         )
 

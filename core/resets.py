@@ -10,15 +10,16 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from .errors import InputError, PluginError
+from .errors import InputError, PluginError, StateError
 from .io import parse_time
-from .model import ResetContext
+from .model import PlayerRecord, ResetContext
 from .players import Players
 from .ruleset import Ruleset
 from .rulesetschema import reset_kind_refused
 from .seasons import Seasons, due_before
 from .steps import SKILL, Steps
 from .store import Store
+from .store.base import Codec
 from .unit import UnitOfWork
 
 
@@ -28,6 +29,7 @@ class Resets:
     :param ruleset: the league's ruleset. :param steps: its steps (the reset hooks,
         looked up at each event). :param store: its store. :param unit: its unit of work.
     :param seasons: its schedule. :param players: its players' reads (an event's scope).
+    :param codec: its codec (a returned record is checked as an import's are).
     """
 
     def __init__(
@@ -38,6 +40,7 @@ class Resets:
         unit: UnitOfWork,
         seasons: Seasons,
         players: Players,
+        codec: Codec,
     ) -> None:
         self.ruleset = ruleset
         self.steps = steps
@@ -45,6 +48,7 @@ class Resets:
         self.unit = unit
         self.seasons = seasons
         self.players = players
+        self.codec = codec
         # (the rows a prediction projected last: its key, the rows it read, its answer)
         self._projection: tuple[Any, dict[str, Any], dict[str, Any]] | None = None
 
@@ -115,14 +119,35 @@ class Resets:
             return 0
         given = {r.id: r for r in players}
         changed = 0
+        plugin = self.ruleset.reset.plugin if self.ruleset.reset is not None else "?"
         for record in returned:
-            old = given.get(record.id)
+            old = given.get(str(getattr(record, "id", "")))
             if old is None:
-                raise PluginError(f"reset plugin returned unknown player {record.id!r}")
+                raise PluginError(
+                    f"plugin {plugin!r}: rankcraft_reset returned {record!r:.200}, not the "
+                    "record of a player it was given"
+                )
             if record is not old and record != old:
-                self.unit.put_record(record)
+                self.unit.put_record(self._checked(record, plugin))
                 changed += 1
         return changed
+
+    def _checked(self, record: PlayerRecord, plugin: str) -> PlayerRecord:
+        """A record a reset plugin returned, checked as an import's records are (the one
+        validator, :attr:`Codec.parse_record`): written as a state document and read back.
+
+        :raises PluginError: naming the plugin, the hook, the player and what is wrong."""
+        codec = self.codec
+        try:
+            return codec.parse_record(codec.record_to_dict(record), "record")
+        except StateError as exc:
+            reason = str(exc)
+        except (TypeError, ValueError, AttributeError) as exc:  # (not states of its classes)
+            reason = f"{type(exc).__name__}: {exc}"
+        raise PluginError(
+            f"plugin {plugin!r}: rankcraft_reset returned a record of player {record.id!r} "
+            f"that an import would refuse: {reason}"
+        )
 
     def projected(self, when: datetime, season: str | int | None = None) -> Mapping[str, Any]:
         """The players' rows as a match at ``when`` would meet them: the season events due

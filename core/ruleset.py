@@ -30,7 +30,8 @@ import tomli_w
 
 from .errors import PluginError, RulesetError
 from .fits import missing, what_fits
-from .manager import SLOTS, Plugins, installed_plugins
+from .installed import installed_plugins
+from .manager import SLOTS, Plugins
 from .model import field_of_role
 from .rulesetlines import with_line
 from .rulesetschema import (
@@ -426,6 +427,12 @@ def _check_fit(ruleset: Ruleset, source: str) -> None:
         needs = plugins.needs(spec.plugin, slot)
         if needs is None:
             continue
+        if ruleset.period.mode not in needs.modes:
+            raise RulesetError(
+                f"{source}: plugin {spec.plugin!r} in slot {slot!r} rates only in [period] "
+                f"mode {' or '.join(map(repr, needs.modes))}, not in mode "
+                f"{ruleset.period.mode!r} @ ruleset.period.mode"
+            )
         if needs.whole_match and (ruleset.period.mode, ruleset.quits.quitter) != (
             "match",
             "result",

@@ -23,6 +23,7 @@ from cattrs.preconf.tomllib import make_converter
 
 from .errors import PluginError, RulesetError
 from .manager import Plugins
+from .model import PERIOD_MODES as PERIOD_MODES
 from .model import Scale, field_of_role, scale_of
 from .suggest import did_you_mean
 from .validators import within
@@ -174,7 +175,6 @@ def structure(data: Any, cls: type, *, path: str, source: str) -> Any:
         raise RulesetError(f"{source}: " + "; ".join(lines)) from None
 
 
-PERIOD_MODES = ("match", "batch", "live")
 QUITTER_RULES = ("result", "loss", "deferred-loss")
 OTHERS_RULES = ("result", "cancelled")
 DEFAULT_TEAM_PLUGIN = "mean"

@@ -18,17 +18,18 @@ the same numbers both ways.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from .errors import PluginError
+from . import answers
 from .forms import Form
-from .generalsteps import GeneralSteps, checked, duel_sum
-from .manager import OutcomesFn, Plugins, StandingsFn
+from .generalsteps import GeneralSteps
+from .manager import SLOTS, OutcomesFn, Plugins, StandingsFn
 from .model import Match, PlayerScope, State
 from .rows import BASE, LAST, MATCHES, PENDING, PERIOD, PERIOD_MATCHES, RANK, SKILL, Row, Rows
-from .ruleset import Ruleset
+from .ruleset import Ruleset, SlotSpec
 
 __all__ = [
     "BASE",
@@ -66,6 +67,8 @@ class Steps:
         rs, pl = ruleset, plugins
         self.ruleset = ruleset
         self.mode = rs.period.mode
+        # each slot's plugin, as the checks of its answers name it (:mod:`rankcraft.answers`)
+        self.plugin_of = {slot: spec.plugin for slot in SLOTS if (spec := rs.slot(slot))}
         forms = self.forms = self._forms(pl)
         update, expectation = rs.slot("update"), rs.slot("expectation")
         assert update is not None and expectation is not None
@@ -73,10 +76,14 @@ class Steps:
         self.update_context = pl.takes(update.plugin, "rankcraft_update", "context")
         self.explain = pl.explain(update.plugin, update.params)
         self.expect = pl.expectation(expectation.plugin, expectation.params, forms)
+        # ``(answer, sides) -> probabilities``: the expectation's answer checked
+        self.probabilities: Callable[[Any, int], tuple[float, ...]] = functools.partial(
+            answers.probabilities, plugin=expectation.plugin, hook="rankcraft_expectation"
+        )
         expect = self.expect
         # a prediction has no match: the expectation's ``match`` argument is None
         self.predict: Callable[[Sequence[State], int | None], Sequence[float]] = (
-            lambda states, home: expect(states, home, None)
+            lambda states, home: self.probabilities(expect(states, home, None), len(states))
         )
         # the optional draw model beside the expectation (forecasts only, never per match):
         # ``(states, home, match)``, the match None for a forecast without one
@@ -102,13 +109,12 @@ class Steps:
             newcomer = self.aggregate([self._rows.initial])
             if self.outcomes([newcomer, newcomer], None, None) is None:
                 self.outcomes = None
+        self.outcomes = _outcomes(self.outcomes, expectation.plugin)  # (its answers checked)
         # the common shape written out (rankcraft.loop.Loop.duel): what it leaves out
         # is absent
         self.duel_ok = self.mode == "match" and self.rank is None and not self.update_context
         # every other shape, and a row as a match meets it: the general steps
-        general = GeneralSteps(
-            self, not_a_tuple=self.not_a_tuple, explained=self.explained, shared=self.shared
-        )
+        general = GeneralSteps(self, explained=self.explained, shared=self.shared)
         self.rate_general = general.rate
         self.prepare = general.prepare
         self.commit_pending = general.commit_pending
@@ -140,6 +146,9 @@ class Steps:
         self.initial_rank: Callable[[], State] | None = (
             None if rs.rank is None else lambda: first_rank
         )
+        # what the owning plugin says is wrong with a state coming in (an import, a reset's
+        # record): ``verify("skill" or "rank", state) -> str or None``
+        self.verify = _verifier(pl, initial, rs.rank)
         self.skill_names = self.skill_form.names
         self.rank_names = () if self.rank_form is None else self.rank_form.names
         self.fields = len(self.skill_names)  # (an update returns a tuple of this length)
@@ -178,7 +187,7 @@ class Steps:
         self.standings_scope: Callable[[datetime | None], PlayerScope | None] | None = None
         for spec in (rs.rank, rs.slot("update")):
             if spec is not None and pl.implements(spec.plugin, "rankcraft_standings"):
-                self.standings = pl.standings(spec.plugin, spec.params)
+                self.standings = _labelled(pl.standings(spec.plugin, spec.params), spec.plugin)
                 self.standings_scope = pl.standings_scope(spec.plugin, spec.params)
                 break
 
@@ -203,39 +212,73 @@ class Steps:
         refuse an expectation that is not two probabilities summing to 1."""
         aggregate = self.aggregate
         shown = [aggregate([a]), aggregate([b])]
-        expected = tuple(self.expect(shown, match.home, match))
-        if len(expected) != 2 or not duel_sum(*expected):
-            checked(expected, 2)  # (raises)
+        expected = self.probabilities(self.expect(shown, match.home, match), 2)
         pairings = self.team([[a], [b]], match.places, match.weight, match)
+        answers.pairings(pairings, match.teams, self.plugin_of["team"], "rankcraft_team")
         return expected, pairings[0][0], pairings[1][0]
 
     def explained(self, factors: Any) -> Mapping[str, float] | None:
-        """``rankcraft_explain``'s answer, refused unless a mapping or None."""
+        """``rankcraft_explain``'s answer, refused unless a mapping or None (its numbers
+        are checked as they are kept, by :meth:`shared`)."""
         if factors is None or isinstance(factors, dict | Mapping):
             return factors
-        spec = self.ruleset.slot("update")
-        raise PluginError(
-            f"plugin {spec.plugin if spec else '?'!r}: rankcraft_explain returned {factors!r}, "
-            "not a mapping of factor names to numbers (or None)"
-        )
+        return answers.factors(factors, self.plugin_of["update"], "rankcraft_explain")
 
-    def not_a_tuple(self, state: Any, slot: str = "update") -> PluginError:
-        """The error for a hook that returned something else than a state tuple."""
-        spec = self.ruleset.slot(slot)
-        name = spec.plugin if spec is not None else "?"
-        return PluginError(
-            f"plugin {name!r}: rankcraft_{slot} returned {state!r}, not a tuple of "
-            f"{len(self.skill_names if slot != 'rank' else self.rank_names)} fields: in the "
-            "per-match hooks a state is the tuple of its class's fields, in order (hook "
-            "contract 2, docs/plugins.md#migrating-to-hook-contract-2)"
-        )
+    def answered(
+        self, state: Any, slot: str = "update", hook: str | None = None
+    ) -> tuple[Any, ...]:
+        """A state answered by ``slot``'s plugin (``update``, ``decay``, ``rank``, or
+        ``team`` for its aggregate) through ``hook`` (default: the slot's own),
+        checked (:func:`rankcraft.answers.state`)."""
+        if hook is None:
+            hook = "rankcraft_aggregate" if slot == "team" else f"rankcraft_{slot}"
+        names = self.rank_names if slot == "rank" else self.skill_names
+        size = None if slot == "team" else len(names)
+        return answers.state(state, size, self.plugin_of.get(slot, "?"), hook)
 
     def shared(self, factors: Mapping[str, float] | None) -> dict[str, float] | None:
         """The report factors as kept: None when empty, and one dict for equal factors
-        in a row (Elo's ``{"k": 32.0}`` every match; the kept dicts are never changed)."""
+        in a row (Elo's ``{"k": 32.0}`` every match; the kept dicts are never changed).
+        Factors not kept already are checked to be finite numbers (a NaN is never equal
+        to the kept one)."""
         if not factors:
             return None
         if factors is self._factors or factors == self._factors:
             return self._factors
+        answers.factors(factors, self.plugin_of["update"], "rankcraft_explain")
         self._factors = dict(factors)
         return self._factors
+
+
+def _verifier(
+    pl: Plugins, initial: SlotSpec, rank: SlotSpec | None
+) -> Callable[[str, Any], str | None]:
+    """``(part, state) -> what is wrong or None``: ``rankcraft_verify`` of the plugin
+    owning a ``part`` (``"skill"`` or ``"rank"``) state, when it has one."""
+    checks = {
+        "skill": pl.verify(initial.plugin, "initial", initial.params),
+        "rank": None if rank is None else pl.verify(rank.plugin, "rank", rank.params),
+    }
+
+    def verify(part: str, state: Any) -> str | None:
+        check = checks[part]
+        return None if check is None else check(state)
+
+    return verify
+
+
+def _outcomes(outcomes: OutcomesFn | None, plugin: str) -> OutcomesFn | None:
+    """``rankcraft_outcomes`` with its answer checked: None, or three probabilities
+    (forecasts only, never per match)."""
+    if outcomes is None:
+        return None
+    return lambda states, home, match: answers.optional_probabilities(
+        outcomes(states, home, match), 3, plugin, "rankcraft_outcomes"
+    )
+
+
+def _labelled(standings: StandingsFn, plugin: str) -> StandingsFn:
+    """``rankcraft_standings`` with its answer checked (never called per match)."""
+    return lambda players, census: answers.labels(
+        standings(players, census), plugin, "rankcraft_standings"
+    )

@@ -118,6 +118,75 @@ def _rdb_storage(url: str, attempts: int = 5) -> Any:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+SETTINGS_KEY = "rankcraft"
+"""The study's user attribute that records what its trials search (:func:`check_study`)."""
+
+
+def _settings(base: Base) -> dict[str, Any]:
+    """What a study's trials must share to be compared: the params and their ranges, the
+    ruleset they start from, the score and the slices (not the file's path: two machines
+    may keep one history in two places)."""
+    _source, home_from, text, params, validation_from, test_from, score = base
+    return {
+        "params": [
+            f"{p.name}={p.low!r}:{p.high!r}{' (whole)' if p.integer else ''}" for p in params
+        ],
+        "ruleset": text,
+        "score": score,
+        "validation_from": validation_from,
+        "test_from": test_from,
+        "home_from": home_from,
+    }
+
+
+def _ruleset_lines(theirs: str, mine: str) -> str:
+    """The first lines of two ruleset texts that the other lacks."""
+    there = [line for line in theirs.splitlines() if line not in mine.splitlines()]
+    here = [line for line in mine.splitlines() if line not in theirs.splitlines()]
+    return (
+        f"{' / '.join(there[:3]) or '(nothing)'} there, {' / '.join(here[:3]) or '(nothing)'} here"
+    )
+
+
+def check_study(study: Any, base: Base) -> None:
+    """Refuse to add trials to a study made for other settings (:func:`_settings`),
+    before any trial runs, naming what differs; record the settings in a study that has
+    none (new, or made by a rankcraft that did not record them: then its trials' parameter
+    names must be this search's).
+
+    :raises InputError: the study searches other params, or from another ruleset, score
+        or slice.
+    """
+    mine = _settings(base)
+    theirs = study.user_attrs.get(SETTINGS_KEY)
+    differ: list[str] = []
+    if theirs is None:
+        names = sorted(p.name for p in base[3])
+        for trial in study.get_trials(deepcopy=False):
+            if trial.params and sorted(trial.params) != names:
+                differ.append(
+                    f"params: {', '.join(sorted(trial.params))} there, {', '.join(names)} here"
+                )
+                break
+        if not differ:
+            study.set_user_attr(SETTINGS_KEY, mine)
+            return
+    else:
+        for key, value in mine.items():
+            if key not in theirs or theirs[key] == value:
+                continue
+            if key == "ruleset":
+                differ.append(f"ruleset: {_ruleset_lines(str(theirs[key]), value)}")
+            else:
+                differ.append(f"{key}: {theirs[key]!r} there, {value!r} here")
+    if differ:
+        raise InputError(
+            f"'--study' {study.study_name!r} was made for another search, and its trials "
+            f"cannot be compared with this one's: {'; '.join(differ)} (name another study, "
+            "or search as it did)"
+        )
+
+
 def optimize(
     study: Any,
     base: Base,
@@ -132,6 +201,7 @@ def optimize(
     ``made``: this process made the study (it queues the start's values first)."""
     import optuna
 
+    check_study(study, base)
     params = base[3]
     names = [p.name for p in params]
     if made and not study.get_trials(deepcopy=False):

@@ -163,9 +163,14 @@ def state_within(low: float, high: float) -> Validator:
 
 
 def limit(value: float, low: float, high: float) -> float:
-    """``value`` clamped to ``[low, high]`` (``value`` itself when inside; NaN gives
-    ``low``). Plugins keep their updated states inside the range their state class
-    accepts with it."""
+    """``value`` clamped to ``[low, high]`` (``value`` itself when inside; NaN stays NaN,
+    for the core to refuse as the plugin's error, naming the plugin, hook and match:
+    clamped, a NaN from a bad pairing became the lower bound and was stored). Plugins
+    keep their updated states inside the range their state class accepts with it.
+
+    >>> limit(2.0, 0.0, 1.0), limit(-1.0, 0.0, 1.0), limit(float("nan"), 0.0, 1.0)
+    (1.0, 0.0, nan)
+    """
     if low <= value <= high:
         return value
-    return high if value > high else low
+    return high if value > high else low if value < low else value

@@ -54,7 +54,7 @@ from typing import Any
 
 import attrs
 
-from rankcraft import Match, MatchError, Pairing, State, hookimpl, state_field
+from rankcraft import Match, MatchError, Needs, Pairing, State, hookimpl, state_field
 from rankcraft.validators import limit, state_within, whole, within
 
 from ._matchup import LastFactors, first_rule
@@ -382,6 +382,23 @@ def score_forecast(
 @hookimpl
 def rankcraft_params(slot: str) -> type | None:
     return GoalsParams if slot in ("initial", "decay", "expectation", "update") else None
+
+
+@hookimpl
+def rankcraft_needs(slot: str) -> Needs | None:
+    # each match is rated on its own score from the state the match meets: a batch period
+    # keeps no scores, and a live period rates every match from the period's start, so a
+    # team's earlier matches of that period would be lost
+    return Needs(modes=("match",)) if slot == "update" else None
+
+
+@hookimpl
+def rankcraft_verify(state: GoalsSkill) -> str | None:
+    # ``rating`` is derived: the sum the update writes (a state document's own, exactly)
+    total = state.attack + state.defence
+    if abs(state.rating - total) > 1e-9 * max(1.0, abs(total)):
+        return f"'rating' must be attack + defence, {total!r}: {state.rating!r}"
+    return None
 
 
 @hookimpl

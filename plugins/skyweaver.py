@@ -224,6 +224,27 @@ def rankcraft_needs(slot: str) -> Needs | None:
     return Needs(fields=("rating", "deviation")) if slot in ("rank", "reset") else None
 
 
+HARD_FLOORS = tuple(minimum for _, minimum, hard, _ in TIERS if hard)
+"""The hard floors a season can reach (200, 300, 600, 900, 1200)."""
+
+
+@hookimpl
+def rankcraft_verify(slot: str, state: Any) -> str | None:
+    # a rank's tier and floor derive from its points (Table 1): a tier is its points'
+    # tier, a floor one of the hard floors, and points never below the floor reached
+    # (but a new player's, who starts under the first floor)
+    if slot != "rank":
+        return None
+    tier = tier_of(state.points)
+    if state.tier != tier:
+        return f"'tier' must be the tier of {state.points} RP, {tier!r}: {state.tier!r}"
+    if state.floor not in HARD_FLOORS:
+        return f"'floor' must be a hard floor ({', '.join(map(str, HARD_FLOORS))}): {state.floor!r}"
+    if state.points < state.floor and state.floor != HARD_FLOORS[0]:
+        return f"'points' must be at least the 'floor' reached, {state.floor}: {state.points!r}"
+    return None
+
+
 @hookimpl
 def rankcraft_initial(slot: str, params: SkyweaverParams) -> SkyweaverRp:
     points = params.initial_points

@@ -391,8 +391,8 @@ def rankcraft_update(
         mu, sigma = tau / pi, math.sqrt(1.0 / pi)
         if -RATING_LIMIT <= mu <= RATING_LIMIT and _SIGMA_LOW <= sigma <= _SIGMA_HIGH:
             return (mu, sigma)
-        return bounded("trueskill", mu, sigma)
-    return bounded("trueskill", *_moved(params, state, pairings))
+        return bounded(mu, sigma)
+    return bounded(*_moved(params, state, pairings))
 
 
 @hookimpl

@@ -41,6 +41,7 @@ from rankcraft import (
     Census,
     InputError,
     Match,
+    Needs,
     Pairing,
     PlayerRecord,
     PlayerScope,
@@ -181,6 +182,13 @@ def rankcraft_params(slot: str) -> type | None:
     # the team and expectation hooks read no parameter: a [team.params] table would be
     # printed by `check --show` and ignored, so those slots take none (a table is refused)
     return WagerParams if slot in ("initial", "update") else None
+
+
+@hookimpl
+def rankcraft_needs(slot: str) -> Needs | None:
+    # the wager is staked and settled match by match: its team pairings carry one match's
+    # sides, which no batch or live period can keep
+    return Needs(modes=("match",)) if slot in ("update", "team") else None
 
 
 @hookimpl

@@ -40,7 +40,6 @@ from typing import Any, NamedTuple
 import attrs
 
 from rankcraft import Match, Needs, hookimpl, state_field
-from rankcraft.errors import PluginError
 from rankcraft.validators import RATING_LIMIT, limit, state_within, within
 
 from ._gaussian import SQRT2, cdf
@@ -485,17 +484,16 @@ def rankcraft_update(
             return (mu, sigma)  # (bounded's common case, written out)
     else:
         mu, sigma = _moved(params, state, pairings)
-    return bounded("wenglin", mu, sigma)
+    return bounded(mu, sigma)
 
 
-def bounded(plugin: str, mu: float, sigma: float) -> State:
+def bounded(mu: float, sigma: float) -> State:
     """The state ``(mu, sigma)`` held within the rating limit and :data:`SIGMA_RANGE`
-    (the Gaussian plugins' updates); a non-finite one refused, naming ``plugin``."""
+    (the Gaussian plugins' updates); a non-finite one is returned as it is, for the core
+    to refuse, naming the plugin, the hook and the match (docs/plugins.md)."""
     if not (-RATING_LIMIT <= mu <= RATING_LIMIT and _SIGMA_LOW <= sigma <= _SIGMA_HIGH):
         if not math.isfinite(mu) or not math.isfinite(sigma):
-            raise PluginError(
-                f"{plugin} update gave a non-finite state: mu {mu!r}, sigma {sigma!r}"
-            )
+            return (mu, sigma)
         return limit(mu, -RATING_LIMIT, RATING_LIMIT), limit(sigma, _SIGMA_LOW, _SIGMA_HIGH)
     return (mu, sigma)
 

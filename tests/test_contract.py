@@ -268,7 +268,11 @@ def test_an_explain_that_is_no_mapping_and_a_state_that_is_no_number_are_told_so
     plugins = _plugin("return (math.nan,)")
     ruleset = rankcraft.loads_ruleset('name = "m"\n[update]\nplugin = "made"\n', plugins=plugins)
     league = rankcraft.League.open(tmp_path / "nan.sqlite", ruleset)
-    with pytest.raises(rankcraft.PluginError, match="a plugin gave a state that is not a finite"):
+    with pytest.raises(
+        rankcraft.PluginError,
+        match=r"plugin 'made': rankcraft_update returned \(nan,\), whose field 0 is not a finite "
+        r"number \(rating match 'g1'\)",
+    ):
         league.record(MATCHES[1])
     assert league.match_count == 0
     league.close()

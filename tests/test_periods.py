@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import attrs
 import pytest
@@ -260,3 +261,57 @@ def test_glicko1_periods_grow_every_rd_before_rating(mode: str) -> None:
     a, c = lg.player("a").skill, lg.player("c").skill
     assert (round(a.rating, 4), round(a.deviation, 4)) == (1528.9178, 101.4245)
     assert (round(c.rating, 4), round(c.deviation, 4)) == (1487.3624, 68.0569)
+
+
+@pytest.mark.parametrize(
+    ("extends", "mode", "plugin", "slot"),
+    [
+        ("football-goals", "live", "goals", "update"),
+        ("football-goals", "batch", "goals", "update"),
+        ("team-wager", "batch", "wager", "team"),
+        ("team-wager", "live", "wager", "team"),
+    ],
+)
+def test_a_plugin_is_refused_in_a_period_mode_it_does_not_declare(
+    extends: str, mode: str, plugin: str, slot: str
+) -> None:
+    # issue 43 item 3: goals in a live period was accepted (each match rated from the
+    # period's start), team-wager in a batch period ended every replay in a ValueError
+    text = f'name = "x"\nextends = "{extends}"\n[period]\nmode = "{mode}"\n'
+    with pytest.raises(rankcraft.RulesetError) as caught:
+        rankcraft.loads_ruleset(text)
+    assert str(caught.value) == (
+        f"<string>: plugin {plugin!r} in slot {slot!r} rates only in [period] mode 'match', "
+        f"not in mode {mode!r} @ ruleset.period.mode"
+    )
+
+
+def test_a_plugin_that_declares_no_modes_rates_in_every_mode() -> None:
+    class Quiet:  # a third party's decay that declares nothing: any mode, as before
+        @rankcraft.hookimpl
+        def rankcraft_decay(self, state: Any) -> Any:
+            return state
+
+    class Weekly(Quiet):  # one that declares its modes
+        @rankcraft.hookimpl
+        def rankcraft_needs(self, slot: str) -> rankcraft.Needs | None:
+            return rankcraft.Needs(modes=("match", "live")) if slot == "decay" else None
+
+    installed = rankcraft.get_plugin_manager()
+    installed.register(Quiet(), name="quiet")
+    installed.register(Weekly(), name="weekly")
+    plugins = rankcraft.Plugins(installed)
+    for mode in ("match", "batch", "live"):
+        for decay in ("quiet", "weekly"):
+            text = f'name = "q"\n[period]\nmode = "{mode}"\n[update]\nplugin = "glicko2"\n'
+            text += f'[decay]\nplugin = "{decay}"\n'
+            if (decay, mode) == ("weekly", "batch"):
+                with pytest.raises(
+                    rankcraft.RulesetError,
+                    match="plugin 'weekly' in slot 'decay' "
+                    "rates only in \\[period\\] mode 'match' or 'live', not in mode 'batch'",
+                ):
+                    rankcraft.loads_ruleset(text, plugins=plugins)
+                continue
+            assert rankcraft.loads_ruleset(text, plugins=plugins).period.mode == mode
+    assert rankcraft.Needs().modes == ("match", "batch", "live")

@@ -225,3 +225,48 @@ def test_replay_draws_a_catch_up_bar_on_a_terminal_only(tmp_path: Path) -> None:
         drawn = "season events" in err.getvalue()
         assert drawn == (n == 0) and ("/391" in err.getvalue()) == (n == 0)
         assert "recorded 3 matches" in out.getvalue()
+
+
+class _Tamper:
+    """A reset plugin whose records an import would refuse (issue 43 item 7)."""
+
+    def __init__(self, **changes: object) -> None:
+        self.changes = changes
+
+    @rankcraft.hookimpl
+    def rankcraft_reset(self, players: list[rankcraft.PlayerRecord]) -> object:
+        import attrs
+
+        return [attrs.evolve(p, **self.changes) for p in players]
+
+
+@pytest.mark.parametrize(
+    ("changes", "said"),
+    [
+        ({"matches": -7}, "record 'a'.matches must be a whole number in [0, 2147483647]: -7"),
+        ({"skill": "strong"}, "AttributeError"),
+    ],
+    ids=["negative-matches", "no-state"],
+)
+def test_records_a_reset_plugin_returns_are_checked_as_an_import_checks_them(
+    db_url: str, changes: dict[str, object], said: str
+) -> None:
+    pm = rankcraft.get_plugin_manager()
+    pm.register(_Tamper(**changes), name="tamper")
+    plugins = rankcraft.Plugins(pm)
+    text = 'name = "t"\n[update]\nplugin = "elo"\n[reset]\nplugin = "tamper"\n'
+    ruleset = rankcraft.loads_ruleset(text, plugins=plugins)
+    with rankcraft.League.open(db_url, ruleset, plugins=plugins) as league:
+        league.record(game("m1", "2024-01-01"))
+        before = league.export()
+        with pytest.raises(rankcraft.PluginError) as caught:
+            league.reset("soft")
+        message = str(caught.value)
+        assert message.startswith(
+            "plugin 'tamper': rankcraft_reset returned a record of player 'a' that an import "
+            "would refuse: "
+        )
+        assert said in message
+        assert league.export() == before  # nothing written, and the league still reads
+    with rankcraft.League.open(db_url, plugins=plugins) as again:
+        assert again.export() == before

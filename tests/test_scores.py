@@ -107,6 +107,31 @@ def test_a_missing_or_bad_published_forecast_is_refused(
     err = refused("forecast.p")
     assert "P(side 0 wins) in [0, 1]" in err and "1.5" in err
     assert "one path or three" in refused("a,b")
+    # issue 43 item 9: three finite numbers whose sum is not one (an internal OverflowError)
+    history[-1] = dict(history[-2], id="m1499", forecast={"three": [1e308, 1e308, 1e308]})
+    err = refused("forecast.three")
+    assert "internal error" not in err
+    assert (
+        "match 'm1499': --baseline-field 'forecast.three' must hold P(side 0 wins) in [0, 1] "
+        "or three probabilities (win, draw, loss): [1e+308, 1e+308, 1e+308]"
+    ) in err
+
+
+@pytest.mark.parametrize(
+    ("option", "value"), [("--trials", "0"), ("--trials", "-3"), ("--jobs", "0")]
+)
+def test_tune_refuses_a_count_below_one(
+    tmp_path: Path, draw_history: list[dict[str, Any]], option: str, value: str
+) -> None:
+    # issue 43 item 9: these exited 0 (--trials 0 and -3 ran one trial, --jobs 0 none)
+    path = _write(tmp_path / "h.jsonl", draw_history)
+    out = tmp_path / "tuned.toml"
+    argv = ["tune", str(path), "--ruleset", "elo", "--test-from", "2021-01-01"]
+    argv += ["--param", "update.k_factor=10:40", "--out", str(out), option, value]
+    code, _, err = run(*argv)
+    assert code == 2
+    assert f"'{option}' must be a whole number >= 1: {value}" in err
+    assert not out.exists()
 
 
 def test_evaluate_reproduces_fivethirtyeight_as_a_baseline_row(shared_data: Path) -> None:

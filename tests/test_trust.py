@@ -717,3 +717,111 @@ def test_a_disk_full_while_a_new_league_is_made_says_so(
     assert (code, out) == (1, "")
     assert f"rankcraft replay: error: the disk holding '{db}' is full (SQLITE_FULL" in err
     assert "internal error" not in err and not db.exists()
+
+
+# -- issue 43 item 8: derived fields agree with what they derive from ----------------------
+
+BATCH_G2 = (
+    'name = "g2b"\nextends = "glicko2"\n[period]\nmode = "batch"\nlength_days = 7.0\n'
+    'origin = "2024-01-01"\n'
+)
+
+
+def _tampered(ruleset: str, change: Any) -> tuple[rankcraft.Ruleset, dict[str, Any]]:
+    """A two-match league's export with the first player's entry changed by ``change``."""
+    rules = rankcraft.loads_ruleset(ruleset) if "\n" in ruleset else rankcraft.load_ruleset(ruleset)
+    league = rankcraft.League(rules)
+    league.record_many([game("m1", "ann", "bo", 1), game("m2", "bo", "ann", 2)], close=False)
+    document = league.export()
+    entry = document["players"][0]
+    assert entry["id"] == "ann"
+    change(entry)
+    return rules, document
+
+
+def _set(*path: str, value: Any) -> Any:
+    def change(entry: dict[str, Any]) -> None:
+        where = entry
+        for key in path[:-1]:
+            where = where[key]
+        where[path[-1]] = value
+
+    return change
+
+
+@pytest.mark.parametrize(
+    ("ruleset", "change", "said"),
+    [
+        (
+            "football-goals",
+            lambda e: e["skill"].update(attack=0.1, defence=0.1, rating=35.0),
+            "players[0] 'ann'.skill: 'rating' must be attack + defence, 0.2: 35.0",
+        ),
+        (
+            "skyweaver",
+            _set("rank", value=None),
+            "players[0] 'ann'.rank is null or missing for a player of 2 matches",
+        ),
+        (
+            "skyweaver",
+            _set("rank", "tier", value="Bogus"),
+            "players[0] 'ann'.rank: 'tier' must be the tier of",
+        ),
+        (
+            "skyweaver",
+            lambda e: e["rank"].update(points=100, tier="Wanderer", floor=900),
+            "players[0] 'ann'.rank: 'points' must be at least the 'floor' reached, 900: 100",
+        ),
+        (
+            "skyweaver",
+            _set("rank", "floor", value=123),
+            "players[0] 'ann'.rank: 'floor' must be a hard floor (200, 300, 600, 900, 1200): 123",
+        ),
+        (
+            BATCH_G2,
+            _set("open", "period", value=-5),
+            "players[0] 'ann'.open.period must be the rating period of 'last_played' (17): -5",
+        ),
+        (
+            BATCH_G2,
+            _set("open", "period", value=10**9),
+            "players[0] 'ann'.open.period must be the rating period of 'last_played' (17): "
+            "1000000000",
+        ),
+        (
+            "elo",
+            _set("matches", value=10**20),
+            "players[0] 'ann'.matches must be a whole number in [0, 2147483647]: "
+            "100000000000000000000",
+        ),
+    ],
+    ids=[
+        "goals-rating",
+        "rank-null",
+        "bogus-tier",
+        "points-under-floor",
+        "floor-of-no-tier",
+        "period-minus-5",
+        "period-1e9",
+        "matches-1e20",
+    ],
+)
+def test_a_tampered_import_is_refused_naming_the_field(
+    db_url: str, ruleset: str, change: Any, said: str
+) -> None:
+    rules, document = _tampered(ruleset, change)
+    with rankcraft.League.open(db_url, rules) as league:
+        before = league.export()
+        with pytest.raises(rankcraft.StateError) as caught:
+            league.import_state(document)
+        assert str(caught.value).startswith(said)
+        assert league.export() == before
+
+
+def test_an_untampered_export_of_every_kind_is_imported(tmp_path: Path) -> None:
+    # the same leagues, not tampered with: every derived field agrees
+    for ruleset in ("football-goals", "skyweaver", BATCH_G2, "elo"):
+        rules, document = _tampered(ruleset, lambda entry: None)
+        league = rankcraft.League(rules)
+        league.import_state(document)
+        assert league.export()["players"] == document["players"]

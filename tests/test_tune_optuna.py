@@ -212,3 +212,69 @@ def test_two_tune_processes_started_apart_join_one_postgres_study(tmp_path: Path
 
         with psycopg.connect(server[0], autocommit=True) as connection:
             connection.execute(f'DROP SCHEMA "{server[1]}" CASCADE')
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_a_study_made_for_another_search_is_refused_before_any_trial(
+    tmp_path: Path, kind: str
+) -> None:
+    """issue 43 item 5: a reused --study with another --param set, or another ruleset, ran
+    every trial and ended in an internal KeyError, writing nothing."""
+    server = None
+    if kind == "sqlite":
+        url = f"sqlite:///{tmp_path / 'study.db'}"
+    else:
+        server = _pg_schema()
+        if server is None:  # pragma: no cover
+            pytest.skip(f"no PostgreSQL server answers at {PG_SERVER}")
+        url = f"{server[0]}?options=-csearch_path%3D{server[1]}"
+    path = _history(tmp_path / "h.jsonl")
+    ruleset = _bad_start()
+
+    def search(start: rankcraft.Ruleset, *params: str) -> None:
+        ranges = [parse_param(p, start) for p in params]
+        tune(
+            path,
+            start,
+            ranges,
+            test_from="2021-09-01",
+            trials=2,
+            jobs=1,
+            storage=url,
+            study_name="shared",
+        )
+
+    def trials() -> int:
+        storage = optuna.storages.RDBStorage(optuna_storage(url))
+        try:
+            return len(optuna.load_study(study_name="shared", storage=storage).trials)
+        finally:
+            storage.engine.dispose()
+
+    try:
+        search(ruleset, "update.k_factor=1:120")
+        assert trials() == 2
+        with pytest.raises(InputError) as caught:
+            search(ruleset, "update.k_factor=1:120", "update.initial_rating=1000:2000")
+        assert str(caught.value) == (
+            "'--study' 'shared' was made for another search, and its trials cannot be "
+            "compared with this one's: params: ['update.params.k_factor=1.0:120.0'] there, "
+            "['update.params.k_factor=1.0:120.0', 'update.params.initial_rating=1000.0:2000.0'] "
+            "here (name another study, or search as it did)"
+        )
+        other = rankcraft.loads_ruleset(
+            'name = "slow"\n[update]\nplugin = "elo"\n[update.params]\nk_factor = 3.0\n'
+        )
+        with pytest.raises(
+            InputError, match=r"ruleset: k_factor = 2\.0 there, k_factor = 3\.0 here"
+        ):
+            search(other, "update.k_factor=1:120")
+        assert trials() == 2  # (no trial ran)
+        search(ruleset, "update.k_factor=1:120")  # the same search joins it
+        assert trials() == 4
+    finally:
+        if server is not None:
+            import psycopg
+
+            with psycopg.connect(server[0], autocommit=True) as connection:
+                connection.execute(f'DROP SCHEMA "{server[1]}" CASCADE')

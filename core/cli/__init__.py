@@ -24,7 +24,7 @@ from collections.abc import Iterator, Sequence
 from typing import NoReturn, TextIO
 
 from ..contract1 import FirstContractWarning
-from ..errors import InputError, RankcraftError
+from ..errors import InputError, PluginError, RankcraftError
 from ..manager import PLUGINS_DIR_ENV
 from ..ruleset import ImportedRulesetWarning, RulesetMigrationWarning
 from ..version import __version__
@@ -142,6 +142,10 @@ def main(
             warnings.simplefilter("always", FirstContractWarning)
             warnings.showwarning = show_warning(args.command, err, warnings.showwarning)
             return int(args.func(args, out, err))
+    except PluginError as exc:  # (a plugin that failed or broke its contract: named)
+        err.write(f"rankcraft {args.command}: error: {without_password(str(exc), args)}\n")
+        json_error(args, exc, out, 2)
+        return 2
     except InputError as exc:
         hint = error_hint(exc, args)
         err.write(f"rankcraft {args.command}: error: {without_password(str(exc), args)}{hint}\n")

@@ -104,8 +104,15 @@ def checked_limits(args: argparse.Namespace) -> tuple[int, int]:
 
 def check_top(top: int | None) -> None:
     """Refuse a ``--top`` that is not a count of players (-3 listed all but 3, 0 none)."""
-    if top is not None and top < 1:
-        raise InputError(f"'--top' must be a whole number >= 1: {top}")
+    if top is not None:
+        check_count("top", top)
+
+
+def check_count(option: str, value: int) -> None:
+    """Refuse a count option (``--top``, ``--trials``, ``--jobs``) below 1: such a value
+    did nothing, or something else than asked, and exited 0."""
+    if value < 1:
+        raise InputError(f"'--{option}' must be a whole number >= 1: {value}")
 
 
 def check_at(league: League, at: str | None, why: str) -> None:

@@ -6,7 +6,7 @@ import argparse
 from typing import TextIO
 
 from ..errors import RankcraftError
-from ..manager import installed_plugins
+from ..installed import installed_plugins
 from ..ruleset import bundled_names, load_ruleset, to_dict
 from ..terminal import print_table
 from .options import Commands

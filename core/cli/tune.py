@@ -14,7 +14,7 @@ from ..extras import install_hint
 from ..ruleset import load_ruleset
 from ..terminal import Bar, plural, print_table
 from .match_files import match_dicts
-from .options import Commands, checked_limits
+from .options import Commands, check_count, checked_limits
 from .output import emit_json, figure, warn_home
 
 if TYPE_CHECKING:
@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ..tune import parse_param, tune, tuned_toml
 
+    check_count("trials", args.trials)
+    check_count("jobs", args.jobs)
     ruleset = load_ruleset(args.ruleset)
     params = [parse_param(text, ruleset) for text in args.param]
     _read_first(args, ruleset, err)
