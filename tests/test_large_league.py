@@ -251,11 +251,12 @@ def test_a_sort_key_stays_in_the_file_after_a_crash_of_the_fill(tmp_path: Path) 
 
 
 def test_the_tiers_are_read_in_board_order_on_every_store(db_url: str) -> None:
-    """``League.tiers``: each tier's best player in board order, ties between tiers by
-    the id of that player; a database reads it grouped, not player by player."""
-    points = {"a": 900, "b": 900, "c": 1500, "d": 700, "e": 900, "f": 700, "zed": 1500}
-    tier = {"a": "Gold", "b": "Silver", "c": "Master", "d": "Bronze", "e": "Gold"}
-    tier |= {"f": "Iron", "zed": "Diamond"}  # (a tier need not follow the points here)
+    """``League.tiers``: each tier's best player in board order (a tier is the one its
+    points give: an import must agree with the plugin, issue 43); a database reads it
+    grouped, not player by player."""
+    from rankcraft.plugins.skyweaver import hard_floor, tier_of
+
+    points = {"a": 900, "b": 900, "c": 1500, "d": 700, "e": 950, "f": 650, "zed": 1100}
     document = {
         "players": [
             {
@@ -263,8 +264,8 @@ def test_the_tiers_are_read_in_board_order_on_every_store(db_url: str) -> None:
                 "skill": {"rating": 1500.0, "deviation": 100.0},
                 "rank": {
                     "points": rp,
-                    "tier": tier[pid],
-                    "floor": 0,
+                    "tier": tier_of(rp),
+                    "floor": hard_floor(rp),
                     "streak": 0,
                     "weekly": [],
                     "seasons": [],
@@ -277,7 +278,7 @@ def test_the_tiers_are_read_in_board_order_on_every_store(db_url: str) -> None:
     }
     memory = rankcraft.League("skyweaver")
     memory.import_state(document)
-    expected = ["Master", "Diamond", "Gold", "Silver", "Bronze", "Iron"]
+    expected = ["Master", "Expert III", "Expert I", "Apprentice II", "Apprentice I"]
     assert memory.tiers() == expected
     with rankcraft.League.open(db_url, "skyweaver") as league:
         league.import_state(document)
