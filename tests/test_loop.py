@@ -138,3 +138,23 @@ def test_readers_in_a_transaction_see_each_match_at_once() -> None:
         )
     assert inside.rating > committed.rating
     assert league.player("a").skill == committed and league.match_count == 1
+
+
+@pytest.mark.parametrize("name", ["elo", "glicko2", "skyweaver"])
+def test_a_league_on_a_database_streams_as_it_records(db_url: str, name: str) -> None:
+    """``League.stream`` over a database reads a chunk at a time (its players in one
+    query) and keeps no match, yet leaves the players as ``record_many`` does, in one
+    transaction: a refused match leaves the database as it was."""
+    matches = _history(11, 2600, FFA[name])  # (more than one chunk of 2,000)
+    recorded = rankcraft.League(name)
+    recorded.record_many(matches)
+    with rankcraft.League.open(db_url, name) as league:
+        assert league.stream(matches[:2500]) == 2500
+        late = {**matches[-1], "id": "late", "played_at": "2023-01-01T00:00:00Z"}
+        with pytest.raises(rankcraft.MatchError) as caught:
+            league.stream([*matches[2500:], late])
+        assert caught.value.item == len(matches) - 2500
+        assert league.stream(matches[2500:]) == len(matches) - 2500
+    with rankcraft.League.open(db_url) as league:
+        assert league.match_count == 0
+        assert league.export()["players"] == recorded.export()["players"]
