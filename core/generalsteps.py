@@ -136,7 +136,7 @@ class GeneralSteps:
     def rate(
         self, match: Match, stored: Callable[[str], Row | None]
     ) -> tuple[list[tuple[str, Row]], Rated]:
-        """:meth:`rankcraft.steps.Steps.rate` for every shape."""
+        """A match of any shape (:attr:`rankcraft.steps.Steps.rate_general`)."""
         teams = match.teams
         period = None if self.mode == "match" else self.ruleset.period.index(match.played_at)
         singles = (
@@ -144,7 +144,7 @@ class GeneralSteps:
             and len(teams) == 2
             and len(teams[0]) == 1
             and len(teams[1]) == 1
-            and match.seconds_played is None
+            and even_times(match.seconds_played)
         )
         befores, rows, sides, shown = self._load(match, stored, period, singles)
         expected = self.probabilities(self.expect(shown, match.home, match), len(sides))
@@ -337,3 +337,11 @@ def _side_score(places: Sequence[int], side: int) -> float:
     if n == 2:
         return pair_score(places, side, 1 - side)
     return sum(pair_score(places, side, j) for j in range(n) if j != side) / (n - 1)
+
+
+def even_times(seconds: Sequence[Sequence[int]] | None) -> bool:
+    """Whether a 1-v-1's two players played alike: no times, or the same time each (the
+    whole match: a share of play of 1, nothing to scale). Such a match is paired plainly
+    by the core for a team plugin that declares plain singles, and rated by the loop's
+    written-out duel."""
+    return seconds is None or seconds[0] == seconds[1]

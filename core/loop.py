@@ -32,7 +32,7 @@ from typing import Any, Protocol
 from .answers import duel_pair, finite
 from .bound import Bound
 from .errors import DuplicateMatchError, MatchError, PluginError
-from .generalsteps import late
+from .generalsteps import even_times, late
 from .model import Match
 from .rated import Rated
 from .rows import LAST, MATCHES, PENDING, SKILL, Row
@@ -148,16 +148,16 @@ class Loop:
     def one(self, batch: Batch, keep: bool) -> Callable[[Match], Any]:
         """The function that rates one match in ``batch``: ``match -> (probabilities,
         entry)``, by the written-out duel when the match's shape allows (two sides of one
-        player, no quitter, no partial play, no pending result), else by the general
+        player, no quitter, both playing alike, no pending result), else by the general
         steps; the entry is None for a duel without ``keep``. (A closure: what it calls
         are its free variables, read faster than attributes in the per-match path.)"""
         duel = self.duel(keep)
-        general, duels = self.rate_general, self.duels
+        general, duels, even = self.rate_general, self.duels, even_times
         touched, take, put_all, view = batch.touched, batch.take, batch.put_all, batch.rows.get
 
         def one(match: Match) -> tuple[tuple[float, ...], Rated | None]:
             teams = match.teams
-            if duels and len(teams) == 2 and not match.quit and match.seconds_played is None:
+            if duels and len(teams) == 2 and not match.quit and even(match.seconds_played):
                 side_a, side_b = teams
                 if len(side_a) == 1 and len(side_b) == 1:
                     row_a = touched.get(side_a[0]) or take(side_a[0])

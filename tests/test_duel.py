@@ -1,5 +1,6 @@
 """The written-out 1-v-1 (``Loop.duel``, rankcraft.loop) gives the general steps' numbers, bit for
-bit: every bundled ruleset it serves, over random histories of duels and other shapes."""
+bit: every bundled ruleset it serves, over random histories of duels and other shapes, some
+with times played (alike: the duel rates them; unlike: the general steps do)."""
 
 from __future__ import annotations
 
@@ -42,6 +43,10 @@ def _history(seed: int, n: int) -> list[dict[str, Any]]:
         }
         if rng.random() < 0.2:
             match["home"] = rng.choice([0, 1])
+        if rng.random() < 0.3:  # times: alike (the duel rates it) or not (the general steps)
+            played = rng.choice([5400, 600])
+            other = played if rng.random() < 0.7 else played // 3
+            match["seconds_played"] = [[played] * len(teams[0]), [other] * len(teams[1])]
         out.append(match)
     out.sort(key=lambda m: m["played_at"])
     return out
