@@ -60,6 +60,11 @@ class Rater:
 
     :param ruleset: a :class:`~rankcraft.Ruleset`, a bundled ruleset name or a file path.
     :param plugins: the plugin facade (default: the installed plugins).
+
+    Attributes:
+        league: the :class:`~rankcraft.League` underneath, in memory and keeping no
+            history: its reads (leaderboard, forecast, export) answer as any league's.
+        ruleset: its ruleset.
     """
 
     def __init__(self, ruleset: Ruleset | str | Path = "elo", *, plugins: Plugins | None = None):
