@@ -75,7 +75,9 @@ class GeneralSteps:
             days = max((when - last).total_seconds(), 0.0) / 86400.0
             periods = self.ruleset.period.periods(days)
             if periods > 0:
-                state = self.answered(self.decay(state, periods), "decay")
+                state = self.decay(state, periods)
+                if type(state) is not tuple or len(state) != self.fields or not finite(state):
+                    self.answered(state, "decay")  # (raises, naming plugin and hook)
         return state
 
     def commit_pending(self, player: str, row: Row) -> Row:
