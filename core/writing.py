@@ -59,6 +59,20 @@ def _parsed(item: Match | Mapping[str, Any], position: int) -> Match:
         raise
 
 
+def _parse_chunk(
+    chunk: list[Match | Mapping[str, Any]],
+) -> tuple[list[Match], MatchError | None]:
+    """A chunk's matches validated up to the first bad one, and its refusal (None when
+    all are good): the caller rates those before it, then raises it in its turn."""
+    parsed: list[Match] = []
+    for item in chunk:
+        try:
+            parsed.append(item if isinstance(item, Match) else parse_match(item))
+        except MatchError as exc:
+            return parsed, exc
+    return parsed, None
+
+
 def _id_of(item: Any) -> str | None:
     """The id of a match or match dict handed to record_many, when it has a valid one."""
     mid = item.get("id") if type(item) is dict else getattr(item, "id", None)
@@ -180,25 +194,39 @@ class Writer:
         :raises MatchError: the first bad match (its 0-based position as ``item``);
             nothing is changed.
         """
-        unit = self.unit
-        rated = 0
-        with unit.transaction():
-            iterator = iter(matches)
-            if not unit.lazy:  # in memory every player is here: the matches read as rated
-                each = (_parsed(m, i) for i, m in enumerate(iterator))
+        with self.unit.transaction():
+            if self.unit.lazy:  # over a database, a chunk at a time
+                rated = self._stream_chunks(iter(matches), expected, observe)
+            else:  # in memory every player is here: each match read as it is rated
+                each = (_parsed(m, i) for i, m in enumerate(matches))
                 _, rated, _ = self.rate_all(
                     each, position=0, keep=False, observe=observe, expected=expected
                 )
-            # over a database a chunk at a time, its players read in one query
-            while chunk := list(itertools.islice(iterator, CHUNK)):
-                parsed = [_parsed(m, rated + i) for i, m in enumerate(chunk)]
-                unit.fetch({p for m in parsed for side in m.teams for p in side})
-                _, done, _ = self.rate_all(
-                    parsed, position=rated, keep=False, observe=observe, expected=expected
-                )
-                rated += done
             if close and self.ruleset.period.mode == "batch":
                 self.close_period()
+        return rated
+
+    def _stream_chunks(
+        self,
+        iterator: Iterator[Match | Mapping[str, Any]],
+        expected: list[tuple[float, ...]] | None,
+        observe: Observe | None,
+    ) -> int:
+        """:meth:`stream` over a database: each chunk's players read in one query, its
+        matches rated up to a bad one, which is then raised in its turn (as
+        :meth:`record_many` does)."""
+        rated = 0
+        while chunk := list(itertools.islice(iterator, CHUNK)):
+            parsed, failure = _parse_chunk(chunk)
+            self.unit.fetch({p for m in parsed for side in m.teams for p in side})
+            _, done, _ = self.rate_all(
+                parsed, position=rated, keep=False, observe=observe, expected=expected
+            )
+            rated += done
+            if failure is not None:
+                if failure.item is None:
+                    failure.item = rated
+                raise failure
         return rated
 
     def record_many(
@@ -275,14 +303,7 @@ class Writer:
                     unit.pending = []
                 seen.clear()
                 seen.update(store.recorded([i for i in map(_id_of, chunk) if i is not None]))
-                parsed: list[Match] = []
-                failure: MatchError | None = None
-                for item in chunk:
-                    try:
-                        parsed.append(item if isinstance(item, Match) else parse_match(item))
-                    except MatchError as exc:  # raised in its turn, after those before it
-                        failure = exc
-                        break
+                parsed, failure = _parse_chunk(chunk)
                 if lazy:  # the chunk's players, in one query
                     unit.fetch({p for m in parsed for side in m.teams for p in side})
                 _, done, passed = self.rate_all(parsed, seen, skip_seen, progress, position)

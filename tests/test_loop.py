@@ -154,6 +154,9 @@ def test_a_league_on_a_database_streams_as_it_records(db_url: str, name: str) ->
         with pytest.raises(rankcraft.MatchError) as caught:
             league.stream([*matches[2500:], late])
         assert caught.value.item == len(matches) - 2500
+        with pytest.raises(rankcraft.MatchError) as caught:  # (refused in their turn)
+            league.stream([*matches[2500:], late, {"id": "bad"}])
+        assert caught.value.item == len(matches) - 2500 and "'late'" in str(caught.value)
         assert league.stream(matches[2500:]) == len(matches) - 2500
     with rankcraft.League.open(db_url) as league:
         assert league.match_count == 0
