@@ -76,19 +76,9 @@ class Loop:
 
     def __init__(self, steps: Bound) -> None:
         self.steps = steps
-        self.new_row = steps.new_row
-        self.rate_general = steps.rate_general
         # the written-out duel serves rulesets rated match by match, without rank layer
         # and with an update that takes no context
         self.duels = steps.duel_ok
-        self.decay = steps.decay
-        self.decayed = steps.decayed
-        self.plain_singles = steps.plain_singles
-        self.expect = steps.expect
-        self.update = steps.update
-        self.explain = steps.explain
-        self.fields = steps.fields
-        self.forms = steps.forms
 
     def run(
         self,
@@ -152,7 +142,7 @@ class Loop:
         steps; the entry is None for a duel without ``keep``. (A closure: what it calls
         are its free variables, read faster than attributes in the per-match path.)"""
         duel = self.duel(keep)
-        general, duels, even = self.rate_general, self.duels, even_times
+        general, duels, even = self.steps.rate_general, self.duels, even_times
         touched, take, put_all, view = batch.touched, batch.take, batch.put_all, batch.rows.get
 
         def one(match: Match) -> tuple[tuple[float, ...], Rated | None]:
@@ -176,9 +166,10 @@ class Loop:
         """The written-out 1-v-1: ``(match, row_a, row_b) -> (probabilities, entry)``,
         both taken rows changed in place (:meth:`one` has checked the shape); with
         ``keep``, the match's entry with the factors ``rankcraft_explain`` gives."""
-        decay, decayed, expect, update = self.decay, self.decayed, self.expect, self.update
-        fields, steps, forms, explain = self.fields, self.steps, self.forms, self.explain
-        singles, probabilities = self.plain_singles, self.steps.probabilities
+        steps = self.steps
+        decay, decayed, expect, update = steps.decay, steps.decayed, steps.expect, steps.update
+        fields, forms, explain = steps.fields, steps.forms, steps.explain
+        singles, probabilities = steps.plain_singles, steps.probabilities
 
         def duel(match: Match, row_a: Row, row_b: Row) -> tuple[tuple[float, ...], Rated | None]:
             at = match.played_at
