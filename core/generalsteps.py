@@ -28,18 +28,11 @@ class GeneralSteps:
     """The general steps of one ruleset, over the hooks its :class:`~rankcraft.steps.Steps`
     resolved.
 
-    :param steps: the steps whose hooks these use (read once, here).
-    :param explained: ``rankcraft_explain``'s answer, checked.
-    :param shared: the report factors as the steps keep them.
+    :param steps: the steps whose hooks these use (read once, here; with their checks
+        of ``rankcraft_explain``'s answer and the report factors as they keep them).
     """
 
-    def __init__(
-        self,
-        steps: Bound,
-        *,
-        explained: Callable[[Any], Mapping[str, float] | None],
-        shared: Callable[[Mapping[str, float] | None], dict[str, float] | None],
-    ) -> None:
+    def __init__(self, steps: Bound) -> None:
         self.ruleset = steps.ruleset
         self.mode = steps.mode
         self.forms = steps.forms
@@ -61,8 +54,8 @@ class GeneralSteps:
         self.rank_fields = len(steps.rank_names)  # (a rank returns a tuple of this length)
         self.probabilities = steps.probabilities
         self.team_plugin = steps.plugin_of["team"]
-        self.explained = explained
-        self.shared = shared
+        self.explained = steps.explained
+        self.shared = steps.shared
 
     # -- a row as a match meets it ------------------------------------------------------
 

@@ -114,7 +114,7 @@ class Steps:
         # is absent
         self.duel_ok = self.mode == "match" and self.rank is None and not self.update_context
         # every other shape, and a row as a match meets it: the general steps
-        general = GeneralSteps(self, explained=self.explained, shared=self.shared)
+        general = GeneralSteps(self)
         self.rate_general = general.rate
         self.prepare = general.prepare
         self.commit_pending = general.commit_pending
