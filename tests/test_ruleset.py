@@ -177,19 +177,27 @@ def test_unknown_ruleset_name_lists_bundled() -> None:
         rankcraft.load_ruleset("nope")
 
 
+class _RankNeeding:
+    """A rank plugin that changes nothing and needs the fields ``NEEDS`` names."""
+
+    NEEDS: tuple[str, ...] = ()
+
+    @rankcraft.hookimpl
+    def rankcraft_needs(self, slot: str) -> rankcraft.Needs:
+        return rankcraft.Needs(fields=self.NEEDS)
+
+    @rankcraft.hookimpl
+    def rankcraft_rank(self, rank_state: object) -> object:
+        return rank_state
+
+    @rankcraft.hookimpl
+    def rankcraft_initial(self, slot: str) -> object:
+        return None
+
+
 def test_plugins_that_do_not_fit_are_refused(installed_pm) -> None:
-    class NeedsMu:
-        @rankcraft.hookimpl
-        def rankcraft_needs(self, slot: str) -> rankcraft.Needs:
-            return rankcraft.Needs(fields=("mu", "phi"))
-
-        @rankcraft.hookimpl
-        def rankcraft_rank(self, rank_state: object) -> object:
-            return rank_state
-
-        @rankcraft.hookimpl
-        def rankcraft_initial(self, slot: str) -> object:
-            return None
+    class NeedsMu(_RankNeeding):
+        NEEDS = ("mu", "phi")
 
     installed_pm.register(NeedsMu(), name="needs-mu")
     with pytest.raises(
@@ -229,18 +237,8 @@ def test_a_rank_plugin_that_does_not_fit_says_what_would(
 
 
 def test_a_plugin_that_fits_no_skill_plugin_says_so(installed_pm: Any) -> None:
-    class NeedsNothingKept:
-        @rankcraft.hookimpl
-        def rankcraft_needs(self, slot: str) -> rankcraft.Needs:
-            return rankcraft.Needs(fields=("elo_and_glicko",))
-
-        @rankcraft.hookimpl
-        def rankcraft_rank(self, rank_state: object) -> object:
-            return rank_state
-
-        @rankcraft.hookimpl
-        def rankcraft_initial(self, slot: str) -> object:
-            return None
+    class NeedsNothingKept(_RankNeeding):
+        NEEDS = ("elo_and_glicko",)
 
     installed_pm.register(NeedsNothingKept(), name="needs-more")
     with pytest.raises(rankcraft.RulesetError) as caught:
