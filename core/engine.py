@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -37,10 +37,11 @@ import attrs
 
 from . import matchmaking
 from .boards import Boards, leaderboard_key, state_key, tier_function
+from .corrections import Corrected, Corrections
 from .documents import Documents, league_codec
 from .errors import InputError
 from .forecast import Forecast
-from .io import MAX_FUTURE
+from .io import MAX_FUTURE, parse_time
 from .manager import Plugins
 from .matchmaking import Balanced, Opponents, RankFilter
 from .model import Match, PlayerRecord, Report
@@ -115,7 +116,7 @@ Season = str | int | None
 """A match's value of a ruleset's ``season_field``, or None."""
 
 
-class League:
+class League(Corrected):
     """A set of players rated by one ruleset, with a store that keeps them.
 
     :param ruleset: a :class:`Ruleset`, a bundled ruleset name or a ruleset file path.
@@ -158,6 +159,16 @@ class League:
         self._predictions = Predictions(ruleset, steps, unit, resets.projected)
         self._standings = Standings(steps, store, unit, players, codec)
         self._documents = Documents(ruleset, self.plugins, codec, seasons, unit)
+        self._corrections = Corrections(
+            ruleset, store, unit, seasons, codec, display, self._scratch
+        )
+        self._writer.late = self._corrections.late if ruleset.history.late == "rerate" else None
+        self._resets.noted = self._corrections.note_reset
+
+    def _scratch(self) -> tuple[League, Seasons]:
+        """An empty league in memory with this one's ruleset and plugins (an edit's)."""
+        league = League(self.ruleset, store=MemoryStore(pack_after=None), plugins=self.plugins)
+        return league, league._seasons
 
     @classmethod
     def open(
@@ -342,16 +353,8 @@ class League:
         active_days: float | None = None,
     ) -> Opponents:
         """Who a rank filter lets in with ``players`` (:func:`.matchmaking.find_opponents`)."""
-        find = matchmaking.find_opponents
-        return find(
-            self,
-            players,
-            rank_filter,
-            needed=needed,
-            waited=waited,
-            limit=limit,
-            active_days=active_days,
-        )
+        how = {"needed": needed, "waited": waited, "limit": limit, "active_days": active_days}
+        return matchmaking.find_opponents(self, players, rank_filter, **how)
 
     def quality(self, sides: Sides, at: When = None, home: int | None = None) -> float:
         """How good a match ``sides`` would make, in [0, 1] (:func:`.matchmaking.quality`)."""
@@ -365,6 +368,11 @@ class League:
     def skill_model(self) -> Predictions:
         """What matchmaking judges sides with (:class:`.matchmaking.SkillModel`)."""
         return self._predictions
+
+    def as_of(self, at: When) -> League:
+        """The league as it stood at ``at``, in memory (:meth:`.corrections.Corrections.as_of`)."""
+        when = parse_time(at, field="at") if isinstance(at, str) else at or datetime.now(UTC)
+        return self._corrections.as_of(when)  # type: ignore[return-value]
 
     def export(self) -> dict[str, Any]:
         """The state document (docs/design.md; :meth:`.documents.Documents.export`)."""

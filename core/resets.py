@@ -6,7 +6,7 @@ time would meet (the events due by then applied to copies, for a prediction).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -49,6 +49,8 @@ class Resets:
         self.seasons = seasons
         self.players = players
         self.codec = codec
+        # called inside a season event run by hand (the league's audit keeps it)
+        self.noted: Callable[[str, datetime | None], None] | None = None
         # (the rows a prediction projected last: its key, the rows it read, its answer)
         self._projection: tuple[Any, dict[str, Any], dict[str, Any]] | None = None
 
@@ -72,6 +74,8 @@ class Resets:
         when = parse_time(at, field="at") if isinstance(at, str) else at
         with self.unit.transaction():
             changed = self.run(kind, when)
+            if self.noted is not None:
+                self.noted(kind, when)
             if self.seasons.events:  # (every player went through it, up to now)
                 self.unit.written()
                 self.seasons.note_ran(kind, when, self.store.latest_played())

@@ -42,6 +42,7 @@ from .rulesetschema import (
     QUITTER_RULES,
     Display,
     DisplaySpec,
+    HistorySpec,
     PeriodSpec,
     QuitSpec,
     ResetSchedule,
@@ -95,7 +96,8 @@ class ImportedRulesetWarning(UserWarning):
     league's (``League.import_state(accept_ruleset=True)``, ``import --accept-ruleset``)."""
 
 
-_TOP_KEYS = ("name", "description", "extends", "period", "quits", "resets", "display", *SLOTS)
+_HEAD_KEYS = ("name", "description", "extends", "period", "quits", "resets", "display", "history")
+_TOP_KEYS = (*_HEAD_KEYS, *SLOTS)
 _SLOT_HOOKS = {
     "initial": "rankcraft_initial",
     "decay": "rankcraft_decay",
@@ -300,6 +302,7 @@ def from_dict(
     name, description = _header(data, source)
     period = structure(data.get("period", {}), PeriodSpec, path="ruleset.period", source=source)
     quits = structure(data.get("quits", {}), QuitSpec, path="ruleset.quits", source=source)
+    history = structure(data.get("history", {}), HistorySpec, path="ruleset.history", source=source)
     data.setdefault("team", {"plugin": DEFAULT_TEAM_PLUGIN})
     slots = {
         slot: _structure_slot(data[slot], slot, plugins, source, dropped)
@@ -323,6 +326,7 @@ def from_dict(
         plugins=plugins,
         resets=resets,
         display=display,
+        history=history,
         **slots,
     )
     _check_fit(ruleset, source)
@@ -542,6 +546,8 @@ def to_dict(ruleset: Ruleset) -> dict[str, Any]:
         out["resets"] = [_drop_none(converter.unstructure(r)) for r in ruleset.resets]
     if ruleset.display != DisplaySpec():
         out["display"] = _drop_none(converter.unstructure(ruleset.display))
+    if ruleset.history != HistorySpec():
+        out["history"] = converter.unstructure(ruleset.history)
     return out
 
 

@@ -249,6 +249,15 @@ class QuitSpec:
 
 
 @attrs.frozen(kw_only=True)
+class HistorySpec:
+    """``[history]``: ``late`` is ``"refuse"`` (default: a match earlier than one of its
+    players' latest is refused) or ``"rerate"`` (it takes its place in time and every
+    later match is rated again; docs/corrections.md)."""
+
+    late: str = attrs.field(default="refuse", validator=attrs.validators.in_(("refuse", "rerate")))
+
+
+@attrs.frozen(kw_only=True)
 class DisplaySpec:
     """How leaderboards and player views show players (``[display]``). Display only: no
     rating, export or match report depends on it.
@@ -562,6 +571,7 @@ class Ruleset:
         reset: season events, optional.
         resets: season events run by themselves during replays (``[[resets]]``).
         display: how leaderboards and player views show players (:class:`DisplaySpec`).
+        history: what the league does with late matches (:class:`HistorySpec`).
     """
 
     name: str
@@ -577,6 +587,7 @@ class Ruleset:
     reset: SlotSpec | None = None
     resets: tuple[ResetSchedule, ...] = ()
     display: DisplaySpec = attrs.field(factory=DisplaySpec)
+    history: HistorySpec = attrs.field(factory=HistorySpec)
     plugins: Plugins = attrs.field(eq=False, repr=False, factory=Plugins)
 
     def slot(self, name: str) -> SlotSpec | None:

@@ -10,12 +10,12 @@ goes through.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
 
-from .errors import DuplicateMatchError, MatchError, RankcraftError
+from .errors import DuplicateMatchError, LateMatchError, MatchError, RankcraftError
 from .io import parse_match
 from .loop import Loop, Observe
 from .model import Match, Report
@@ -103,8 +103,25 @@ class Writer:
         self.seasons = seasons
         self.run_reset = run_reset
         self.loop = Loop(steps)
+        # places a late match and re-rates after it (the league's corrections, where the
+        # ruleset says ``[history] late = "rerate"``); None: a late match is refused
+        self.late: Callable[[Sequence[Match]], Any] | None = None
 
     def record(self, match: Match | Mapping[str, Any]) -> Report:
+        """Rate one match and store it with its report (:meth:`record_one`); a late
+        match, where the ruleset re-rates them, takes its place in time (outside a batch)."""
+        m = match if isinstance(match, Match) else parse_match(match)
+        try:
+            return self.record_one(m)
+        except LateMatchError:
+            if self.late is None or self.unit.in_transaction:
+                raise
+            self.late([m])
+            row = self.store.match(m.id)
+            assert row is not None
+            return row.report
+
+    def record_one(self, m: Match) -> Report:
         """Rate one match and store it with its report (one transaction).
 
         In PostgreSQL the transaction locks only this match's players and reads their
@@ -112,12 +129,11 @@ class Writer:
         parallel and no process rates from a stale record. (A match whose season event
         is due, and any match in SQLite, takes the league-wide writer lock instead.)
 
-        :param match: a :class:`Match` or a dict in the match format (docs/design.md).
+        :param m: the match.
         :returns: the match's :class:`Report`.
         :raises MatchError: the match is malformed, repeats an id, or goes back in time;
             nothing is changed.
         """
-        m = match if isinstance(match, Match) else parse_match(match)
         unit = self.unit
         one_match = (
             unit.row_locks and not unit.in_transaction and not self.seasons.due_in(self.store, m)
@@ -230,6 +246,37 @@ class Writer:
         return rated
 
     def record_many(
+        self,
+        matches: Iterable[Match | Mapping[str, Any]],
+        skip_seen: bool = False,
+        progress: Callable[[int], None] | None = None,
+        close: bool = True,
+        commit_every: int = 0,
+    ) -> RecordSummary:
+        """:meth:`record_in_order`; where the ruleset re-rates late matches (outside a
+        batch), a late one makes the whole call place its matches at their times
+        (:meth:`rankcraft.corrections.Corrections.late`), ids already recorded passed over
+        (with ``skip_seen``, or when an earlier ``commit_every`` transaction kept them)."""
+        if self.late is None or self.unit.in_transaction:
+            return self.record_in_order(matches, skip_seen, progress, close, commit_every)
+        items = list(matches)
+        try:
+            return self.record_in_order(items, skip_seen, progress, close, commit_every)
+        except LateMatchError:
+            parsed = [_parsed(item, at) for at, item in enumerate(items)]
+            have = self.store.recorded([m.id for m in parsed])
+            if have and not skip_seen and commit_every <= 0:
+                first = next(m.id for m in parsed if m.id in have)
+                raise DuplicateMatchError(
+                    f"match id {first!r} is already recorded", match_id=first
+                ) from None
+            fresh = [m for m in parsed if m.id not in have]
+            self.late(fresh)
+            row = self.store.match(fresh[-1].id) if fresh else None
+            last = None if row is None else row.report
+            return RecordSummary(recorded=len(fresh), skipped=len(parsed) - len(fresh), last=last)
+
+    def record_in_order(
         self,
         matches: Iterable[Match | Mapping[str, Any]],
         skip_seen: bool = False,

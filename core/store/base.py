@@ -279,6 +279,27 @@ class Store(Protocol):
         """Keep ``value`` under ``key``; only called inside a batch."""
         ...
 
+    def history(self, start: int = 1) -> Iterator[tuple[int, Match]]:
+        """The recorded matches from seq ``start`` on, in order, with their seqs."""
+        ...
+
+    def drop_history(self, start: int) -> None:
+        """Remove the matches from seq ``start`` on (inside a batch; a re-rate writes
+        them again)."""
+        ...
+
+    def drop_players(self, players: Collection[str]) -> None:
+        """Remove these players' records (inside a batch)."""
+        ...
+
+    def add_edit(self, edit: Mapping[str, Any]) -> int:
+        """Keep a correction's audit row (inside a batch); returns its number ``n``."""
+        ...
+
+    def edit_rows(self) -> list[dict[str, Any]]:
+        """Every correction's audit row, oldest first."""
+        ...
+
     def close(self) -> None:
         """Release the store's resources."""
         ...

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
 from ..errors import DuplicateMatchError
-from ..model import PlayerRecord, PlayerScope, fold_ascii, id_holds, records_counter
+from ..model import Match, PlayerRecord, PlayerScope, fold_ascii, id_holds, records_counter
 from .base import Codec, Entry, MatchRow
 from .blocks import KeptMatches
 
@@ -136,6 +136,10 @@ class MemoryStore:
         self._meta: dict[str, str] = {}
         self._pending_meta: dict[str, str] = {}
         self._tokens: dict[str, tuple[str, str, str, str]] = {}  # name: key, digest, scope, at
+        self._edits: list[dict[str, Any]] = []  # the corrections' audit, committed
+        self._pending_edits: list[dict[str, Any]] = []
+        self._dropped: tuple[int, list[Any]] | None = None  # the history a batch removed
+        self._pending_drops: set[str] = set()  # players a batch removed
 
     def attach(self, ruleset_name: str, ruleset_toml: str, codec: Codec) -> tuple[str, str] | None:
         self._codec = self._matches.codec = codec
@@ -249,6 +253,9 @@ class MemoryStore:
     def begin(self) -> None:
         self._pending_players = []
         self._pending_meta = {}
+        self._pending_edits = []
+        self._pending_drops = set()
+        self._dropped = None
         self._matches.drop_after(self._committed)
 
     def write(self, players: Iterable[PlayerRecord], matches: Iterable[Entry]) -> None:
@@ -263,6 +270,9 @@ class MemoryStore:
 
     def commit(self) -> None:
         self._meta.update(self._pending_meta)
+        self._edits += self._pending_edits
+        for pid in self._pending_drops:
+            self._players.pop(pid, None)
         for record in self._pending_players:
             self._players[record.id] = record
         kept = self._matches
@@ -274,7 +284,55 @@ class MemoryStore:
         total = kept.frozen + len(kept.rows)
         pending = [kept.kept(seq) for seq in range(self._committed + 1, total + 1)]
         self._ids.difference_update([kept.who(match)[0] for match in pending])
+        dropped = self._dropped
         self.begin()
+        if dropped is not None:  # (the history a correction removed comes back)
+            start, tail = dropped
+            kept.rows.extend(tail)
+            self._committed = start - 1 + len(tail)
+            self._ids.update([kept.who(match)[0] for match in tail])
+            self._forget_index()
+
+    # -- the history as a whole (rankcraft.corrections) --------------------------------
+
+    def history(self, start: int = 1) -> Iterator[tuple[int, Match]]:
+        """The committed matches from seq ``start`` on, in order, with their seqs."""
+        kept = self._matches
+        for seq in range(start, self._committed + 1):
+            yield seq, kept.unpack(kept.kept(seq))[0]
+
+    def entries_from(self, start: int) -> list[Any]:
+        """The matches from seq ``start`` on as kept (entries, in a store that never
+        packs): what a correction's scratch league rated, handed to the real store."""
+        kept = self._matches
+        return [kept.kept(seq) for seq in range(start, kept.frozen + len(kept.rows) + 1)]
+
+    def drop_history(self, start: int) -> None:
+        """Remove the matches from seq ``start`` on in the open batch (back on rollback)."""
+        kept = self._matches
+        tail = [kept.kept(seq) for seq in range(start, self._committed + 1)]
+        self._dropped = (start, tail)
+        kept.drop_after(start - 1)
+        self._committed = start - 1
+        self._ids.difference_update([kept.who(match)[0] for match in tail])
+        self._forget_index()
+
+    def _forget_index(self) -> None:
+        self._by_id, self._by_player, self._indexed = {}, {}, 0
+
+    def drop_players(self, players: Collection[str]) -> None:
+        """Remove these players' records when the batch commits."""
+        self._pending_drops.update(players)
+
+    def add_edit(self, edit: Mapping[str, Any]) -> int:
+        """Keep one correction's audit row (kept when the batch commits); its ``n``."""
+        n = len(self._edits) + len(self._pending_edits) + 1
+        self._pending_edits.append({**edit, "n": n})
+        return n
+
+    def edit_rows(self) -> list[dict[str, Any]]:
+        """Every committed correction's audit row, oldest first."""
+        return [dict(row) for row in self._edits]
 
     def _index(self) -> None:
         """Index the matches committed since the last read (a replay never pays for it)."""

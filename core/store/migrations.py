@@ -154,6 +154,16 @@ STEPS: tuple[Step, ...] = (
             ),
         ),
     ),
+    Step(
+        8,
+        "edits: the audit of corrections (a match voided, corrected or placed late), "
+        "each with its reason, its token and the change it made",
+        both=(
+            "CREATE TABLE edits (n INTEGER PRIMARY KEY, made_at TEXT NOT NULL, "
+            "kind TEXT NOT NULL, match_id TEXT NOT NULL, reason TEXT NOT NULL, "
+            "by_token TEXT, old TEXT, new TEXT, changes TEXT NOT NULL)",
+        ),
+    ),
 )
 
 

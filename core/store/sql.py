@@ -1,6 +1,6 @@
 """What the SQLite and PostgreSQL stores share: the tables, the statements, the codec.
 
-Layout (schema version 7; :mod:`rankcraft.store.migrations` builds and migrates it)::
+Layout (schema version 8; :mod:`rankcraft.store.migrations` builds and migrates it)::
 
     meta(key, value)                      schema_version, ruleset_name, ruleset_toml, ...
     players(id, skill, rank, matches, last_played, open, tier, sort_key)
@@ -13,6 +13,8 @@ Layout (schema version 7; :mod:`rankcraft.store.migrations` builds and migrates 
                                           seq // PARTICIPANT_BUCKET (see migrations)
     schema_history(version, applied_at, rankcraft, summary)   one row per version applied
     api_tokens(name, key, digest, scope, created_at)     rankcraft.tokens: digests only
+    edits(n, made_at, kind, match_id, reason, by_token, old, new, changes)
+                                          the audit of corrections (rankcraft.corrections)
 
 Statements are written with ``?`` placeholders; a dialect turns them into its driver's.
 Each batch of matches is one transaction; the engine rolls a failed batch back whole.
@@ -43,6 +45,7 @@ from ..version import __version__
 from .base import Codec
 from .migrations import SCHEMA_VERSION, upgrade
 from .sql_census import SQLCensus
+from .sql_history import SQLHistory
 from .sql_reads import PLAYER_COLUMNS
 from .sql_search import SQLSearch
 from .sql_writes import SQLWrites, epoch_of
@@ -54,7 +57,7 @@ _FILL_EVERY = 5000
 """Players whose sort key is computed again per statement when a league is opened."""
 
 
-class SQLStore(SQLWrites, SQLSearch, SQLCensus):
+class SQLStore(SQLWrites, SQLSearch, SQLCensus, SQLHistory):
     """A store in SQL tables; subclasses give the connection and the dialect.
 
     :param label: how messages name the database (a path or a URL without password).

@@ -1,0 +1,450 @@
+"""Corrections to a league's history: void a match, correct one, place a late one, and
+rate every later match again, exactly (docs/corrections.md).
+
+An edit is one league-wide transaction. It reads the recorded matches in order, makes
+the edited list, and finds the first place where the two differ: nothing before it can
+change. A scratch league in memory (same ruleset, same plugins) then rates the edited
+list from the start: the matches before that place without keeping anything (the
+rating loop's streaming mode), the rest with their reports, closing the period at the
+end as a replay does. What the scratch league ends with is, by construction, what a
+replay of the edited history from scratch ends with. The real store then drops its
+matches from that place on, takes the scratch league's in their place, and every
+player record that differs (a player whom only a voided match made is removed); the
+season schedule becomes the scratch league's. An audit row keeps what was done, when,
+why, by which token, and the change report: every player whose shown value, skill,
+tier or match count moved, from what to what.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+import attrs
+
+from .errors import InputError, MatchError
+from .io import format_time, parse_match, parse_time
+from .model import Match, PlayerRecord
+from .rated import compact_json, match_text
+from .rulesetschema import Display, Ruleset
+from .seasons import Seasons
+from .store import Store
+from .store.base import Codec
+from .unit import UnitOfWork
+
+__all__ = ["Corrections", "Edit", "PlayerChange", "Scratch"]
+
+KINDS = ("void", "correct", "late")
+"""The edits a league takes (``reset``: a season event run by hand, kept in the same
+audit so that an edit never re-rates across it)."""
+FIELDS = ("played_at", "teams", "scores", "ranks", "seconds_played", "quit", "weight")
+FIELDS += ("meta", "home")
+"""The fields of a match a correction may change (its id stays)."""
+
+
+class ScratchLeague(Protocol):
+    """What an edit asks of the scratch league (a :class:`rankcraft.League` in memory)."""
+
+    store: Any
+
+    def stream(self, matches: Iterable[Match], **how: Any) -> int: ...
+
+    def record_many(self, matches: Iterable[Match], **how: Any) -> Any: ...
+
+    def players(self) -> list[PlayerRecord]: ...
+
+
+Scratch = Callable[[], tuple[ScratchLeague, Seasons]]
+"""Makes an empty league in memory with the real league's ruleset and plugins, with its
+season schedule."""
+
+
+@attrs.frozen(kw_only=True)
+class PlayerChange:
+    """One player moved by an edit. ``before`` / ``after``: what the player showed
+    (``value``: the leaderboard's value; ``skill``: the skill as players see it;
+    ``tier``; ``matches``), None for a player the league did not have then."""
+
+    player: str
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"player": self.player, "before": self.before, "after": self.after}
+
+
+@attrs.frozen(kw_only=True)
+class Edit:
+    """A correction, as the audit keeps it.
+
+    Attributes:
+        n: its number in the league's audit (1 first). kind: ``"void"``, ``"correct"``
+        or ``"late"``. match_id: the match. reason: why (free text). by: the API token's
+        name, or None. made_at: when (UTC). old / new: the match before and after (None:
+        a late match had no old version, a voided one has no new). rerated: how many
+        matches were rated again. changes: the players it moved.
+    """
+
+    n: int
+    kind: str
+    match_id: str
+    reason: str
+    by: str | None
+    made_at: datetime
+    old: Match | None
+    new: Match | None
+    rerated: int
+    changes: tuple[PlayerChange, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The edit as JSON-ready data (what ``--json`` and the HTTP answer carry)."""
+        return {
+            "n": self.n,
+            "kind": self.kind,
+            "match_id": self.match_id,
+            "reason": self.reason,
+            "by": self.by,
+            "made_at": format_time(self.made_at),
+            "old": None if self.old is None else self.old.to_dict(),
+            "new": None if self.new is None else self.new.to_dict(),
+            "rerated": self.rerated,
+            "changes": [c.to_dict() for c in self.changes],
+        }
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> Edit:
+        """An edit from its audit row (:meth:`rankcraft.store.Store.edit_rows`)."""
+        said = json.loads(row["changes"])
+        old, new = (
+            None if t is None else parse_match(json.loads(t)) for t in (row["old"], row["new"])
+        )
+        return cls(
+            n=int(row["n"]),
+            kind=row["kind"],
+            match_id=row["match_id"],
+            reason=row["reason"],
+            by=row["by_token"],
+            made_at=parse_time(row["made_at"], field="made_at"),
+            old=old,
+            new=new,
+            rerated=said["rerated"],
+            changes=tuple(PlayerChange(**c) for c in said["players"]),
+        )
+
+    def names(self, player: str) -> bool:
+        """Whether ``player`` played in the match's old or new version."""
+        return any(player in side for m in (self.old, self.new) if m for side in m.teams)
+
+
+Edited = tuple[list[Match], Match | None, Match | None]
+"""An edit of the history: the edited list of matches, the old version, the new one."""
+
+
+class Corrections:
+    """The corrections of one league (:meth:`rankcraft.League.void`, ``correct``, late
+    matches under ``[history] late = "rerate"``, ``edits`` and ``as_of``).
+
+    :param ruleset: the league's ruleset. :param store: its store. :param unit: its unit
+        of work. :param seasons: its schedule. :param codec: its codec (tiers).
+        :param display: how players are shown. :param scratch: makes a scratch league.
+    """
+
+    def __init__(
+        self,
+        ruleset: Ruleset,
+        store: Store,
+        unit: UnitOfWork,
+        seasons: Seasons,
+        codec: Codec,
+        display: Display,
+        scratch: Scratch,
+    ) -> None:
+        self.ruleset = ruleset
+        self.store = store
+        self.unit = unit
+        self.seasons = seasons
+        self.codec = codec
+        self.display = display
+        self.scratch = scratch
+        self._earlier: list[Edit] = []  # (the audit rows of a late edit's first matches)
+
+    # -- the three edits ----------------------------------------------------------------
+
+    def void(self, match_id: str, reason: str, by: str | None = None) -> Edit:
+        """Void a recorded match: it counts for nothing, and every later match is rated
+        again. :raises InputError: an unknown or already void match, an empty reason."""
+
+        def edit(history: list[Match]) -> Edited:
+            at = _place_of(history, match_id, self._voided())
+            return history[:at] + history[at + 1 :], history[at], None
+
+        return self._edit("void", match_id, reason, by, edit)
+
+    def correct(
+        self, match_id: str, fields: Mapping[str, Any], reason: str, by: str | None = None
+    ) -> Edit:
+        """Correct a recorded match: ``fields`` (any of :data:`FIELDS`, as in the match
+        format) replace the old ones; a new ``played_at`` moves the match to its time.
+        The old version stays in the audit. :raises InputError: an unknown or void
+        match, an unknown field or an id change, a match the new fields make invalid."""
+        unknown = sorted(set(fields) - {*FIELDS, "id"})
+        if unknown:
+            raise InputError(
+                f"a correction cannot change {unknown[0]!r}; it may change {', '.join(FIELDS)}"
+            )
+        if fields.get("id", match_id) != match_id:
+            raise InputError(
+                f"a correction keeps the match's id ({match_id!r}), not {fields['id']!r}"
+            )
+
+        def edit(history: list[Match]) -> Edited:
+            at = _place_of(history, match_id, self._voided())
+            old = history[at]
+            new = _corrected(old, fields)
+            rest = history[:at] + history[at + 1 :]
+            if new.played_at != old.played_at:
+                return _placed(rest, new), old, new
+            edited = list(history)
+            edited[at] = new
+            return edited, old, new
+
+        return self._edit("correct", match_id, reason, by, edit)
+
+    def late(
+        self, matches: Sequence[Match], reason: str = "late", by: str | None = None
+    ) -> list[Edit]:
+        """Place matches earlier than their players' latest at their times, and rate every
+        later match again: one transaction, one audit row per match (the re-rate's
+        changes on the last). :raises MatchError: a repeated or voided id."""
+        if not matches:
+            return []
+        voided = self._voided()
+        for match in matches:
+            if match.id in voided:
+                raise MatchError(
+                    f"match id {match.id!r} was voided; it cannot be recorded again",
+                    match_id=match.id,
+                )
+
+        def edit(history: list[Match]) -> Edited:
+            known = {m.id for m in history}
+            for match in matches:
+                if match.id in known:
+                    raise MatchError(
+                        f"match id {match.id!r} is already recorded", match_id=match.id
+                    )
+                known.add(match.id)
+                history = _placed(history, match)
+            return history, None, matches[-1]
+
+        edit_of = self._edit("late", matches[-1].id, reason, by, edit, also=matches[:-1])
+        return [*self._earlier, edit_of]
+
+    # -- reads ----------------------------------------------------------------------------
+
+    def edits(self, match_id: str | None = None, player: str | None = None) -> list[Edit]:
+        """The league's edits, oldest first (of one match, or naming one player)."""
+        found = [Edit.from_row(r) for r in self.store.edit_rows() if r["kind"] in KINDS]
+        if match_id is not None:
+            found = [e for e in found if e.match_id == match_id]
+        if player is not None:
+            found = [e for e in found if e.names(player)]
+        return found
+
+    def as_of(self, at: datetime) -> ScratchLeague:
+        """A league in memory as this one stood at ``at``: its matches played at or
+        before ``at``, rated as a replay of them (no history kept)."""
+        league, _ = self.scratch()
+        league.stream([m for _, m in self.store.history() if m.played_at <= at], close=False)
+        return league
+
+    def note_reset(self, kind: str, when: datetime | None) -> None:
+        """Keep a season event run by hand in the audit (inside its transaction), with
+        the time of the league's latest match then: an edit of a match played by then
+        would re-rate without the event, so it is refused."""
+        latest = self.store.latest_played()
+        row = {"made_at": _now(), "kind": "reset", "match_id": "", "reason": kind}
+        self.store.add_edit({**row, "new": latest and format_time(latest), "changes": "{}"})
+
+    # -- the re-rate ----------------------------------------------------------------------
+
+    def _voided(self) -> set[str]:
+        return {r["match_id"] for r in self.store.edit_rows() if r["kind"] == "void"}
+
+    def _edit(
+        self,
+        kind: str,
+        match_id: str,
+        reason: str,
+        by: str | None,
+        edit: Callable[[list[Match]], Edited],
+        also: Sequence[Match] = (),
+    ) -> Edit:
+        """Apply ``edit`` to the history and re-rate from the first match it changes,
+        in one transaction (see the module's docstring)."""
+        if not isinstance(reason, str) or not reason.strip():
+            raise InputError(f"an edit needs a reason: got {reason!r}")
+        if self.unit.in_transaction:
+            raise InputError("an edit is a transaction of its own: not inside League.batch()")
+        self._earlier = []
+        with self.unit.transaction():
+            stored = list(self.store.history())
+            history = [m for _, m in stored]
+            edited, old, new = edit(history)
+            start = _first_difference(history, edited)
+            self._refuse_across_resets(history, edited, start)
+            changes, rerated = self._rerate(stored, history, edited, start)
+            for match in also:  # (several late matches: one row each)
+                self._earlier.append(self._audit(kind, match.id, reason, by, None, match, 0, ()))
+            made = self._audit(kind, match_id, reason, by, old, new, rerated, changes)
+        self.unit.load()  # (the rows as the store now has them)
+        return made
+
+    def _refuse_across_resets(self, history: list[Match], edited: list[Match], start: int) -> None:
+        """Refuse an edit of a match played before a season event run by hand (the
+        history does not hold the event, so a re-rate could not run it in its place)."""
+        changed = [m.played_at for m in (*history[start : start + 1], *edited[start : start + 1])]
+        for row in self.store.edit_rows():
+            late = row["kind"] == "reset" and row["new"] and changed
+            if late and min(changed) <= parse_time(row["new"], field="edits.new"):
+                raise InputError(
+                    f"a {row['reason']!r} season event was run by hand after this match's "
+                    "time; the history does not hold it, so no edit can re-rate across it"
+                )
+
+    def _rerate(
+        self,
+        stored: list[tuple[int, Match]],
+        history: list[Match],
+        edited: list[Match],
+        start: int,
+    ) -> tuple[tuple[PlayerChange, ...], int]:
+        """Rate ``edited`` in a scratch league and hand the store what changed."""
+        league, schedule = self.scratch()
+        league.stream(edited[:start], close=False)
+        league.record_many(edited[start:])
+        entries = league.store.entries_from(1)
+        wide = bool(self.seasons.events) or self.ruleset.period.mode != "match"
+        if wide:
+            names = set(self.store.load_players()) | {r.id for r in league.players()}
+        else:
+            names = {p for m in history[start:] + edited[start:] for side in m.teams for p in side}
+        before = self.store.load_many(names)
+        after = {r.id: r for r in league.players() if r.id in names}
+        if start < len(stored):
+            self.store.drop_history(stored[start][0])
+        self.store.drop_players([p for p in before if p not in after])
+        self.store.write([r for p, r in after.items() if before.get(p) != r], entries)
+        self.seasons.restore(schedule.snapshot())
+        self.seasons.dirty = True
+        moved = (self._change(p, before.get(p), after.get(p)) for p in sorted(names))
+        return tuple(c for c in moved if c is not None), len(entries)
+
+    def _change(
+        self, player: str, before: PlayerRecord | None, after: PlayerRecord | None
+    ) -> PlayerChange | None:
+        shown_before, shown_after = self._shown(before), self._shown(after)
+        if shown_before == shown_after:
+            return None
+        return PlayerChange(player=player, before=shown_before, after=shown_after)
+
+    def _shown(self, record: PlayerRecord | None) -> dict[str, Any] | None:
+        if record is None:
+            return None
+        display = self.display
+        return {
+            "value": display.value(record.skill, record.rank),
+            "skill": display.skill(record.skill),
+            "tier": self.codec.tier(record),
+            "matches": record.matches,
+        }
+
+    def _audit(
+        self,
+        kind: str,
+        match_id: str,
+        reason: str,
+        by: str | None,
+        old: Match | None,
+        new: Match | None,
+        rerated: int,
+        changes: tuple[PlayerChange, ...],
+    ) -> Edit:
+        made_at = _now()
+        said = {"rerated": rerated, "players": [c.to_dict() for c in changes]}
+        row = {
+            "made_at": made_at,
+            "kind": kind,
+            "match_id": match_id,
+            "reason": reason,
+            "by_token": by,
+            "old": None if old is None else match_text(old),
+            "new": None if new is None else match_text(new),
+            "changes": compact_json(said),
+        }
+        n = self.store.add_edit(row)
+        return Edit.from_row({**row, "n": n})
+
+
+def _now() -> str:
+    return format_time(datetime.now(UTC))
+
+
+def _place_of(history: list[Match], match_id: str, voided: set[str]) -> int:
+    """Where ``match_id`` is in ``history``. :raises InputError: it is not there."""
+    for at, match in enumerate(history):
+        if match.id == match_id:
+            return at
+    if match_id in voided:
+        raise InputError(f"match {match_id!r} is void already")
+    raise InputError(f"unknown match {match_id!r}")
+
+
+def _corrected(old: Match, fields: Mapping[str, Any]) -> Match:
+    """``old`` with ``fields`` in place of its own, validated as a new match is."""
+    data = old.to_dict()
+    if "ranks" in fields:
+        data.pop("scores", None)
+    if "scores" in fields:
+        data.pop("ranks", None)
+    if "teams" in fields and "seconds_played" not in fields:
+        data.pop("seconds_played", None)
+    return parse_match({**data, **fields})
+
+
+def _placed(history: list[Match], match: Match) -> list[Match]:
+    """``history`` with ``match`` after the last match played at or before its time."""
+    at = len(history)
+    while at > 0 and history[at - 1].played_at > match.played_at:
+        at -= 1
+    return [*history[:at], match, *history[at:]]
+
+
+def _first_difference(old: list[Match], new: list[Match]) -> int:
+    """The first place where ``new`` holds another match than ``old``."""
+    for at, (a, b) in enumerate(zip(old, new, strict=False)):
+        if a is not b:
+            return at
+    return min(len(old), len(new))
+
+
+class Corrected:
+    """The corrections' methods of :class:`rankcraft.League` (docs/corrections.md)."""
+
+    _corrections: Corrections
+
+    def void(self, match_id: str, reason: str, *, by: str | None = None) -> Edit:
+        """Void a match and re-rate every later one (:meth:`Corrections.void`)."""
+        return self._corrections.void(match_id, reason, by)
+
+    def correct(
+        self, match_id: str, fields: Mapping[str, Any], reason: str, *, by: str | None = None
+    ) -> Edit:
+        """Correct a match and re-rate from it (:meth:`Corrections.correct`)."""
+        return self._corrections.correct(match_id, fields, reason, by)
+
+    def edits(self, match_id: str | None = None, *, player: str | None = None) -> list[Edit]:
+        """The league's edits, oldest first (:meth:`Corrections.edits`)."""
+        return self._corrections.edits(match_id, player)
