@@ -34,7 +34,7 @@ from .store import Store
 from .store.base import Codec
 from .unit import UnitOfWork
 
-__all__ = ["Corrections", "Edit", "PlayerChange", "Scratch"]
+__all__ = ["Corrections", "Edit", "Moved", "Scratch"]
 
 KINDS = ("void", "correct", "late")
 """The edits a league takes (``reset``: a season event run by hand, kept in the same
@@ -62,7 +62,7 @@ season schedule."""
 
 
 @attrs.frozen(kw_only=True)
-class PlayerChange:
+class Moved:
     """One player moved by an edit. ``before`` / ``after``: what the player showed
     (``value``: the leaderboard's value; ``skill``: the skill as players see it;
     ``tier``; ``matches``), None for a player the league did not have then."""
@@ -96,7 +96,7 @@ class Edit:
     old: Match | None
     new: Match | None
     rerated: int
-    changes: tuple[PlayerChange, ...]
+    changes: tuple[Moved, ...]
 
     def to_dict(self) -> dict[str, Any]:
         """The edit as JSON-ready data (what ``--json`` and the HTTP answer carry)."""
@@ -130,7 +130,7 @@ class Edit:
             old=old,
             new=new,
             rerated=said["rerated"],
-            changes=tuple(PlayerChange(**c) for c in said["players"]),
+            changes=tuple(Moved(**c) for c in said["players"]),
         )
 
     def names(self, player: str) -> bool:
@@ -320,7 +320,7 @@ class Corrections:
         history: list[Match],
         edited: list[Match],
         start: int,
-    ) -> tuple[tuple[PlayerChange, ...], int]:
+    ) -> tuple[tuple[Moved, ...], int]:
         """Rate ``edited`` in a scratch league and hand the store what changed."""
         league, schedule = self.scratch()
         league.stream(edited[:start], close=False)
@@ -344,11 +344,11 @@ class Corrections:
 
     def _change(
         self, player: str, before: PlayerRecord | None, after: PlayerRecord | None
-    ) -> PlayerChange | None:
+    ) -> Moved | None:
         shown_before, shown_after = self._shown(before), self._shown(after)
         if shown_before == shown_after:
             return None
-        return PlayerChange(player=player, before=shown_before, after=shown_after)
+        return Moved(player=player, before=shown_before, after=shown_after)
 
     def _shown(self, record: PlayerRecord | None) -> dict[str, Any] | None:
         if record is None:
@@ -370,7 +370,7 @@ class Corrections:
         old: Match | None,
         new: Match | None,
         rerated: int,
-        changes: tuple[PlayerChange, ...],
+        changes: tuple[Moved, ...],
     ) -> Edit:
         made_at = _now()
         said = {"rerated": rerated, "players": [c.to_dict() for c in changes]}

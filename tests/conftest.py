@@ -319,7 +319,7 @@ def committed(url: str) -> list[dict[str, Any]]:
 
 def snapshot(url: str) -> dict[str, list[tuple[Any, ...]]]:
     """Every row of a league's tables, to check that a refused command changed nothing."""
-    tables = ("meta", "players", "matches", "participants", "schema_history", "api_tokens")
+    tables = ("meta", "players", "matches", "participants", "schema_history", "api_tokens", "edits")
     try:
         return {t: sorted(sql_rows(url, f"SELECT * FROM {t}")) for t in tables}
     except Exception:  # no league there (yet)

@@ -1,0 +1,235 @@
+"""Corrections (rankcraft.corrections, docs/corrections.md): a league whose history is
+voided, corrected and given late matches ends exactly where a replay of the edited
+history from scratch ends, on every bundled ruleset and on every store; a refused edit
+changes nothing; the audit keeps what was done."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import attrs
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from .test_loop import FFA, RULESETS, _at, _history
+
+import rankcraft
+from rankcraft.ruleset import load_ruleset
+from rankcraft.rulesetschema import HistorySpec
+from rankcraft.store.memory import MemoryStore
+
+
+def rerating(name: str) -> rankcraft.Ruleset:
+    """A bundled ruleset that places late matches at their time."""
+    return attrs.evolve(load_ruleset(name), history=HistorySpec(late="rerate"))
+
+
+def placed(history: list[dict[str, Any]], match: dict[str, Any]) -> list[dict[str, Any]]:
+    """The model of an insertion: after the last match played at or before its time."""
+    at = len(history)
+    while at > 0 and _time(history[at - 1]) > _time(match):
+        at -= 1
+    return [*history[:at], match, *history[at:]]
+
+
+def _time(match: dict[str, Any]) -> Any:
+    return rankcraft.parse_match(match).played_at
+
+
+def exported(league: rankcraft.League) -> str:
+    return json.dumps(league.export(), sort_keys=True)
+
+
+def replayed(ruleset: rankcraft.Ruleset, history: list[dict[str, Any]]) -> str:
+    league = rankcraft.League(ruleset, store=MemoryStore(pack_after=None))
+    league.record_many(history)
+    return exported(league)
+
+
+def random_edit(
+    rng: random.Random, league: rankcraft.League, history: list[dict[str, Any]], step: int
+) -> list[dict[str, Any]]:
+    """One random edit applied to ``league``; returns the edited model history (the
+    same history when the league refused the edit, which then must change nothing)."""
+    kind = rng.choice(["void", "correct", "move", "late"])
+    target = rng.choice(history)
+    before = exported(league)
+    try:
+        if kind == "void":
+            league.void(target["id"], "cheating")
+            return [m for m in history if m is not target]
+        if kind in ("correct", "move"):
+            fields: dict[str, Any] = {"scores": [rng.choice([0, 1, 2]) for _ in target["teams"]]}
+            fields.pop("scores") if "ranks" in target else None
+            if kind == "move":
+                fields["played_at"] = _at(rng.uniform(0, 400))
+            league.correct(target["id"], fields, "wrong score")
+            new = {**target, **fields}
+            rest = [m for m in history if m is not target]
+            if kind == "move" and _time(new) != _time(target):
+                return placed(rest, new)
+            return [new if m is target else m for m in history]
+        late = {
+            "id": f"late{step}",
+            "played_at": _at(rng.uniform(0, 400)),
+            "teams": [
+                [p]
+                for p in rng.sample(sorted({p for m in history for s in m["teams"] for p in s}), 2)
+            ],
+            "scores": [rng.choice([0, 1, 2]), rng.choice([0, 1, 2])],
+        }
+        edits = len(league.edits())
+        league.record(late)
+        if len(league.edits()) == edits:  # (not earlier than its players' latest)
+            return [*history, late]
+        return placed(history, late)
+    except rankcraft.MatchError:  # (a correction that sends a player back in time)
+        assert exported(league) == before
+        return history
+
+
+@pytest.mark.parametrize("name", RULESETS)
+@settings(max_examples=3, deadline=None)
+@given(seed=st.integers(0, 10**6))
+def test_edits_end_where_a_replay_of_the_edited_history_ends(name: str, seed: int) -> None:
+    ruleset = rerating(name)
+    history = _history(seed, 60, FFA[name])
+    league = rankcraft.League(ruleset, store=MemoryStore(pack_after=None))
+    league.record_many(history)
+    rng = random.Random(seed)
+    for step in range(4):
+        history = random_edit(rng, league, history, step)
+        assert exported(league) == replayed(ruleset, history)
+        assert [m.id for _, m in league.store.history()] == [m["id"] for m in history]
+
+
+@pytest.mark.parametrize("name", ["elo", "glicko2", "skyweaver", "trueskill"])
+def test_edits_on_a_database_end_where_a_replay_ends(db_url: str, name: str) -> None:
+    ruleset = rerating(name)
+    history = _history(5, 120, FFA[name])
+    with rankcraft.League.open(db_url, ruleset) as league:
+        league.record_many(history)
+        rng = random.Random(5)
+        for step in range(6):
+            history = random_edit(rng, league, history, step)
+    with rankcraft.League.open(db_url) as league:
+        assert exported(league) == replayed(ruleset, history)
+        assert league.match_count == len(history)
+        assert [m.id for _, m in league.store.history()] == [m["id"] for m in history]
+
+
+def duels() -> list[dict[str, Any]]:
+    pairs = [("ann", "bob"), ("bob", "cat"), ("cat", "ann"), ("ann", "dan"), ("eve", "fay")]
+    return [
+        {"id": f"m{i}", "played_at": f"2024-05-0{i + 1}", "teams": [[a], [b]], "scores": [1, 0]}
+        for i, (a, b) in enumerate(pairs)
+    ]
+
+
+def test_a_void_says_what_it_changed_and_the_audit_keeps_it() -> None:
+    league = rankcraft.League("elo")
+    league.record_many(duels())
+    edit = league.void("m1", "bob's account was shared", by="ops")
+    assert (edit.n, edit.kind, edit.match_id, edit.by, edit.new) == (1, "void", "m1", "ops", None)
+    assert edit.old is not None and edit.old.teams == (("bob",), ("cat",))
+    assert edit.rerated == 3  # (every match after it: m2, m3 and m4)
+    moved = {c.player: c for c in edit.changes}
+    assert sorted(moved) == ["ann", "bob", "cat", "dan"]
+    # bob lost 16 to ann, then beat cat: without that win bob keeps 1484
+    assert moved["bob"].before is not None and moved["bob"].after is not None
+    assert moved["bob"].after["value"] == pytest.approx(1484.0)
+    assert moved["bob"].after["matches"] == moved["bob"].before["matches"] - 1
+    kept = [e.to_dict() for e in league.edits()]
+    assert kept == [edit.to_dict()] == [e.to_dict() for e in league.edits(player="cat")]
+    assert league.edits(player="eve") == [] and league.edits("m0") == []
+    assert edit.to_dict()["changes"][1]["player"] == "bob"
+
+
+def test_voiding_a_players_only_match_removes_the_player() -> None:
+    league = rankcraft.League("elo")
+    league.record_many(duels())
+    edit = league.void("m4", "test accounts")
+    assert "eve" not in league and "fay" not in league and len(league) == 4
+    assert [(c.player, c.after) for c in edit.changes] == [("eve", None), ("fay", None)]
+    assert edit.rerated == 0
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda lg: lg.void("nope", "x"), "unknown match 'nope'"),
+        (lambda lg: lg.void("m0", " "), "an edit needs a reason"),
+        (lambda lg: lg.correct("m0", {"id": "m9"}, "x"), "keeps the match's id"),
+        (lambda lg: lg.correct("m0", {"colour": "red"}, "x"), "cannot change 'colour'"),
+        (lambda lg: lg.correct("m0", {"scores": [1]}, "x"), "scores"),
+        (lambda lg: lg.correct("m3", {"teams": [["ann"], ["ann"]]}, "x"), "appears twice"),
+    ],
+)
+def test_a_refused_edit_changes_nothing(call: Any, message: str) -> None:
+    league = rankcraft.League("elo")
+    league.record_many(duels())
+    before = exported(league)
+    with pytest.raises(rankcraft.InputError, match=message):
+        call(league)
+    assert exported(league) == before and league.edits() == []
+
+
+def test_a_void_match_cannot_be_voided_again_or_corrected() -> None:
+    league = rankcraft.League("elo")
+    league.record_many(duels())
+    league.void("m2", "x")
+    for call in (lambda: league.void("m2", "y"), lambda: league.correct("m2", {}, "y")):
+        with pytest.raises(rankcraft.InputError, match="'m2' is void already"):
+            call()
+
+
+def test_a_late_match_is_refused_unless_the_ruleset_rerates() -> None:
+    late = {
+        "id": "late",
+        "played_at": "2024-05-02T12:00:00Z",
+        "teams": [["ann"], ["cat"]],
+        "scores": [0, 1],
+    }
+    refusing = rankcraft.League("elo")
+    refusing.record_many(duels())
+    with pytest.raises(rankcraft.MatchError, match="earlier than the last match"):
+        refusing.record(late)
+    league = rankcraft.League(rerating("elo"))
+    league.record_many(duels())
+    report = league.record(late)
+    history = duels()
+    assert exported(league) == replayed(rerating("elo"), [*history[:2], late, *history[2:]])
+    assert report.match_id == "late" and [e.kind for e in league.edits()] == ["late"]
+
+
+def test_record_many_places_late_matches_and_passes_over_the_recorded() -> None:
+    league = rankcraft.League(rerating("glicko1"))
+    history = duels()
+    league.record_many(history[1:])
+    summary = league.record_many([history[1], history[0]], skip_seen=True)
+    assert (summary.recorded, summary.skipped) == (1, 1)
+    assert exported(league) == replayed(rerating("glicko1"), history)
+    with pytest.raises(rankcraft.MatchError, match="already recorded"):
+        league.record_many([{**history[0], "id": "m3", "played_at": "2024-05-01T06:00:00Z"}])
+
+
+def test_as_of_a_date_answers_as_the_league_stood() -> None:
+    league = rankcraft.League("elo")
+    league.record_many(duels())
+    then = league.as_of("2024-05-02T12:00:00Z")
+    earlier = rankcraft.League("elo")
+    earlier.record_many(duels()[:2])
+    assert exported(then) == exported(earlier)
+    assert len(league.as_of("2024-01-01")) == 0
+
+
+def test_an_edit_is_refused_across_a_season_event_run_by_hand() -> None:
+    league = rankcraft.League("skyweaver")
+    league.record_many(duels())
+    league.reset("soft")
+    before = exported(league)
+    with pytest.raises(rankcraft.InputError, match="run by hand"):
+        league.void("m1", "x")
+    assert exported(league) == before
