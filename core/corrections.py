@@ -18,45 +18,42 @@ tier or match count moved, from what to what.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, Self
 
 import attrs
 
-from .errors import InputError, MatchError
-from .io import format_time, parse_match, parse_time
-from .model import Match, PlayerRecord
+from .errors import DuplicateMatchError, InputError, MatchError
+from .io import parse_match, parse_time
+from .model import Match, PlayerRecord, format_time
 from .rated import compact_json, match_text
 from .rulesetschema import Display, Ruleset
 from .seasons import Seasons
 from .store import Store
 from .store.base import Codec
 from .unit import UnitOfWork
+from .writing import RecordSummary
 
 __all__ = ["Corrections", "Edit", "Moved", "Scratch"]
 
 KINDS = ("void", "correct", "late")
 """The edits a league takes (``reset``: a season event run by hand, kept in the same
 audit so that an edit never re-rates across it)."""
-FIELDS = ("played_at", "teams", "scores", "ranks", "seconds_played", "quit", "weight")
+FIELDS: tuple[str, ...] = (
+    "played_at",
+    "teams",
+    "scores",
+    "ranks",
+    "seconds_played",
+    "quit",
+    "weight",
+)
 FIELDS += ("meta", "home")
 """The fields of a match a correction may change (its id stays)."""
 
 
-class ScratchLeague(Protocol):
-    """What an edit asks of the scratch league (a :class:`rankcraft.League` in memory)."""
-
-    store: Any
-
-    def stream(self, matches: Iterable[Match], **how: Any) -> int: ...
-
-    def record_many(self, matches: Iterable[Match], **how: Any) -> Any: ...
-
-    def players(self) -> list[PlayerRecord]: ...
-
-
-Scratch = Callable[[], tuple[ScratchLeague, Seasons]]
+Scratch = Callable[[], tuple[Any, Seasons]]
 """Makes an empty league in memory with the real league's ruleset and plugins, with its
 season schedule."""
 
@@ -242,6 +239,22 @@ class Corrections:
         edit_of = self._edit("late", matches[-1].id, reason, by, edit, also=matches[:-1])
         return [*self._earlier, edit_of]
 
+    def record_late(self, items: list[Any], skip_seen: bool, commit_every: int) -> RecordSummary:
+        """What ``record_many`` (and ``record``) do when a match is late under ``[history]
+        late = "rerate"``: every match of the call placed at its time (:meth:`late`), ids
+        already recorded passed over with ``skip_seen`` or when an earlier
+        ``commit_every`` transaction of the call kept them, else refused."""
+        parsed = [item if isinstance(item, Match) else parse_match(item) for item in items]
+        have = self.store.recorded([m.id for m in parsed])
+        if have and not skip_seen and commit_every <= 0:
+            first = next(m.id for m in parsed if m.id in have)
+            raise DuplicateMatchError(f"match id {first!r} is already recorded", match_id=first)
+        fresh = [m for m in parsed if m.id not in have]
+        self.late(fresh)
+        row = self.store.match(fresh[-1].id) if fresh else None
+        last = None if row is None else row.report
+        return RecordSummary(recorded=len(fresh), skipped=len(parsed) - len(fresh), last=last)
+
     # -- reads ----------------------------------------------------------------------------
 
     def edits(self, match_id: str | None = None, player: str | None = None) -> list[Edit]:
@@ -253,7 +266,7 @@ class Corrections:
             found = [e for e in found if e.names(player)]
         return found
 
-    def as_of(self, at: datetime) -> ScratchLeague:
+    def as_of(self, at: datetime) -> Any:
         """A league in memory as this one stood at ``at``: its matches played at or
         before ``at``, rated as a replay of them (no history kept)."""
         league, _ = self.scratch()
@@ -448,3 +461,10 @@ class Corrected:
     def edits(self, match_id: str | None = None, *, player: str | None = None) -> list[Edit]:
         """The league's edits, oldest first (:meth:`Corrections.edits`)."""
         return self._corrections.edits(match_id, player)
+
+    def as_of(self, at: datetime | str | None) -> Self:
+        """The league as it stood at ``at`` (None: now), in memory
+        (:meth:`Corrections.as_of`)."""
+        when = parse_time(at, field="at") if isinstance(at, str) else at or datetime.now(UTC)
+        league: Self = self._corrections.as_of(when)
+        return league

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +41,7 @@ from .corrections import Corrected, Corrections
 from .documents import Documents, league_codec
 from .errors import InputError
 from .forecast import Forecast
-from .io import MAX_FUTURE, parse_time
+from .io import MAX_FUTURE
 from .manager import Plugins
 from .matchmaking import Balanced, Opponents, RankFilter
 from .model import Match, PlayerRecord, Report
@@ -160,15 +160,12 @@ class League(Corrected):
         self._standings = Standings(steps, store, unit, players, codec)
         self._documents = Documents(ruleset, self.plugins, codec, seasons, unit)
         self._corrections = Corrections(
-            ruleset, store, unit, seasons, codec, display, self._scratch
+            ruleset, store, unit, seasons, codec, display, lambda: _scratch(self)
         )
-        self._writer.late = self._corrections.late if ruleset.history.late == "rerate" else None
+        self._writer.late = (
+            self._corrections.record_late if ruleset.history.late == "rerate" else None
+        )
         self._resets.noted = self._corrections.note_reset
-
-    def _scratch(self) -> tuple[League, Seasons]:
-        """An empty league in memory with this one's ruleset and plugins (an edit's)."""
-        league = League(self.ruleset, store=MemoryStore(pack_after=None), plugins=self.plugins)
-        return league, league._seasons
 
     @classmethod
     def open(
@@ -179,22 +176,17 @@ class League(Corrected):
         plugins: Plugins | None = None,
         create: bool = True,
     ) -> League:
-        """Open (or create) a league kept in an SQLite file or a PostgreSQL database.
-
-        :param path: the database file, or ``postgresql://user@host/dbname[?schema=NAME]``.
-        :param ruleset: required for a new database; for an existing one it must be the
-            ruleset the database was created with (None: use that one).
-        :param create: create the file when missing (False: refuse).
-        """
+        """Open (or create, unless ``create`` is False) a league kept in an SQLite file
+        ``path`` or a PostgreSQL database (``postgresql://user@host/db[?schema=NAME]``);
+        ``ruleset``: needed for a new one, else the one it has (None: that one)."""
         store, ruleset = open_league_store(path, ruleset, plugins, create)
         with closed_on_error(store):
             return cls(ruleset, store=store, plugins=plugins)
 
     @contextmanager
     def batch(self) -> Iterator[None]:
-        """Group recordings into one transaction: all of them are kept, or none. Nested
-        uses join the outer batch. On a database the batch holds the league's writer lock
-        alone (other writers wait), and starts from what they committed."""
+        """Group recordings into one transaction (all kept, or none; nested uses join the
+        outer one); on a database it holds the writer lock (other writers wait)."""
         with self._unit.transaction():
             yield
 
@@ -299,8 +291,7 @@ class League(Corrected):
         return self._players.latest_played()
 
     def shown(self, player: str | PlayerRecord) -> Shown:
-        """How a player is shown: their display value (what leaderboards sort by) and
-        their skill's 95% interval (:class:`Shown`; :class:`UnknownPlayerError`)."""
+        """How a player is shown (:class:`Shown`; :class:`UnknownPlayerError`)."""
         record = self.player(player) if isinstance(player, str) else player
         skill, shown = record.skill, self.display
         value = shown.value(skill, record.rank)
@@ -330,8 +321,7 @@ class League(Corrected):
         return self._predictions.has_draw_model
 
     def sort_value(self, player: str) -> float:
-        """The value the leaderboard sorts ``player`` by (:meth:`shown`'s value); refuses
-        an unknown player, and a ruleset whose states have no location field."""
+        """The value the leaderboard sorts ``player`` by (:meth:`shown`'s value)."""
         record = self.player(player)
         return self._players.sort_value(record, self.ruleset.name, self.codec.sort_key)
 
@@ -353,8 +343,16 @@ class League(Corrected):
         active_days: float | None = None,
     ) -> Opponents:
         """Who a rank filter lets in with ``players`` (:func:`.matchmaking.find_opponents`)."""
-        how = {"needed": needed, "waited": waited, "limit": limit, "active_days": active_days}
-        return matchmaking.find_opponents(self, players, rank_filter, **how)
+        find = matchmaking.find_opponents
+        return find(
+            self,
+            players,
+            rank_filter,
+            needed=needed,
+            waited=waited,
+            limit=limit,
+            active_days=active_days,
+        )
 
     def quality(self, sides: Sides, at: When = None, home: int | None = None) -> float:
         """How good a match ``sides`` would make, in [0, 1] (:func:`.matchmaking.quality`)."""
@@ -368,11 +366,6 @@ class League(Corrected):
     def skill_model(self) -> Predictions:
         """What matchmaking judges sides with (:class:`.matchmaking.SkillModel`)."""
         return self._predictions
-
-    def as_of(self, at: When) -> League:
-        """The league as it stood at ``at``, in memory (:meth:`.corrections.Corrections.as_of`)."""
-        when = parse_time(at, field="at") if isinstance(at, str) else at or datetime.now(UTC)
-        return self._corrections.as_of(when)  # type: ignore[return-value]
 
     def export(self) -> dict[str, Any]:
         """The state document (docs/design.md; :meth:`.documents.Documents.export`)."""
@@ -423,3 +416,9 @@ class League(Corrected):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _scratch(league: League) -> tuple[League, Seasons]:
+    """An empty league in memory with ``league``'s ruleset and plugins (an edit's)."""
+    scratch = League(league.ruleset, store=MemoryStore(pack_after=None), plugins=league.plugins)
+    return scratch, scratch._seasons

@@ -10,7 +10,7 @@ goes through.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import attrs
@@ -79,6 +79,12 @@ def _id_of(item: Any) -> str | None:
     return mid if type(mid) is str else None
 
 
+Late = Callable[[list[Any], bool, int], RecordSummary]
+"""Places matches, some late, at their times and re-rates after them: ``(matches or match
+dicts, skip_seen, commit_every) -> summary``
+(:meth:`rankcraft.corrections.Corrections.record_late`)."""
+
+
 class Writer:
     """Records matches into one league.
 
@@ -105,7 +111,7 @@ class Writer:
         self.loop = Loop(steps)
         # places a late match and re-rates after it (the league's corrections, where the
         # ruleset says ``[history] late = "rerate"``); None: a late match is refused
-        self.late: Callable[[Sequence[Match]], Any] | None = None
+        self.late: Late | None = None
 
     def record(self, match: Match | Mapping[str, Any]) -> Report:
         """Rate one match and store it with its report (:meth:`record_one`); a late
@@ -116,10 +122,9 @@ class Writer:
         except LateMatchError:
             if self.late is None or self.unit.in_transaction:
                 raise
-            self.late([m])
-            row = self.store.match(m.id)
-            assert row is not None
-            return row.report
+            report = self.late([m], False, 0).last
+            assert report is not None
+            return report
 
     def record_one(self, m: Match) -> Report:
         """Rate one match and store it with its report (one transaction).
@@ -263,18 +268,7 @@ class Writer:
         try:
             return self.record_in_order(items, skip_seen, progress, close, commit_every)
         except LateMatchError:
-            parsed = [_parsed(item, at) for at, item in enumerate(items)]
-            have = self.store.recorded([m.id for m in parsed])
-            if have and not skip_seen and commit_every <= 0:
-                first = next(m.id for m in parsed if m.id in have)
-                raise DuplicateMatchError(
-                    f"match id {first!r} is already recorded", match_id=first
-                ) from None
-            fresh = [m for m in parsed if m.id not in have]
-            self.late(fresh)
-            row = self.store.match(fresh[-1].id) if fresh else None
-            last = None if row is None else row.report
-            return RecordSummary(recorded=len(fresh), skipped=len(parsed) - len(fresh), last=last)
+            return self.late(items, skip_seen, commit_every)
 
     def record_in_order(
         self,

@@ -13,12 +13,13 @@ import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from .test_loop import FFA, RULESETS, _at, _history
 
 import rankcraft
 from rankcraft.ruleset import load_ruleset
 from rankcraft.rulesetschema import HistorySpec
 from rankcraft.store.memory import MemoryStore
+
+from .test_loop import FFA, RULESETS, _at, _history
 
 
 def rerating(name: str) -> rankcraft.Ruleset:

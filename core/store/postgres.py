@@ -343,7 +343,15 @@ def create_schema(url: str) -> bool:
     return True
 
 
-_OWN_TABLES = ("participants", "matches", "players", "api_tokens", "schema_history", "meta")
+_OWN_TABLES: tuple[str, ...] = (
+    "participants",
+    "matches",
+    "players",
+    "api_tokens",
+    "schema_history",
+    "meta",
+)
+_OWN_TABLES += ("edits",)
 _OWN_SEQUENCES = ("match_seq", "generation_seq")
 
 
