@@ -18,7 +18,7 @@ tier or match count moved, from what to what.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Self
 
@@ -31,7 +31,7 @@ from .rated import compact_json, match_text
 from .rulesetschema import Display, Ruleset
 from .seasons import Seasons
 from .store import Store
-from .store.base import Codec
+from .store.base import Codec, MatchRow
 from .unit import UnitOfWork
 from .writing import RecordSummary
 
@@ -53,9 +53,9 @@ FIELDS += ("meta", "home")
 """The fields of a match a correction may change (its id stays)."""
 
 
-Scratch = Callable[[], tuple[Any, Seasons]]
-"""Makes an empty league in memory with the real league's ruleset and plugins, with its
-season schedule."""
+Scratch = Callable[[Iterable[PlayerRecord]], tuple[Any, Seasons]]
+"""Makes a league in memory with the real league's ruleset and plugins, holding these
+player records and no match, with its season schedule."""
 
 
 @attrs.frozen(kw_only=True)
@@ -136,7 +136,11 @@ class Edit:
 
 
 Edited = tuple[list[Match], Match | None, Match | None]
-"""An edit of the history: the edited list of matches, the old version, the new one."""
+"""An edit of the history from some place on: the matches from there as edited, the old
+version of the match, the new one."""
+Plan = tuple[int | None, Callable[[list[Match]], Edited]]
+"""Where an edit starts (the seq of the first match it can change; None: after the last)
+and what it makes of the matches from there on."""
 
 
 class Corrections:
@@ -166,6 +170,8 @@ class Corrections:
         self.display = display
         self.scratch = scratch
         self._earlier: list[Edit] = []  # (the audit rows of a late edit's first matches)
+        quits = ruleset.quits.quitter != "deferred-loss"
+        self.narrow = not seasons.events and ruleset.period.mode == "match" and quits
 
     # -- the three edits ----------------------------------------------------------------
 
@@ -173,11 +179,11 @@ class Corrections:
         """Void a recorded match: it counts for nothing, and every later match is rated
         again. :raises InputError: an unknown or already void match, an empty reason."""
 
-        def edit(history: list[Match]) -> Edited:
-            at = _place_of(history, match_id, self._voided())
-            return history[:at] + history[at + 1 :], history[at], None
+        def plan() -> Plan:
+            row = self._target(match_id)
+            return row.seq, lambda after: (after[1:], after[0], None)
 
-        return self._edit("void", match_id, reason, by, edit)
+        return self._edit("void", match_id, reason, by, plan)
 
     def correct(
         self, match_id: str, fields: Mapping[str, Any], reason: str, by: str | None = None
@@ -196,27 +202,30 @@ class Corrections:
                 f"a correction keeps the match's id ({match_id!r}), not {fields['id']!r}"
             )
 
-        def edit(history: list[Match]) -> Edited:
-            at = _place_of(history, match_id, self._voided())
-            old = history[at]
-            new = _corrected(old, fields)
-            rest = history[:at] + history[at + 1 :]
-            if new.played_at != old.played_at:
-                return _placed(rest, new), old, new
-            edited = list(history)
-            edited[at] = new
-            return edited, old, new
+        def plan() -> Plan:
+            row = self._target(match_id)
+            old, new = row.match, _corrected(row.match, fields)
+            if new.played_at == old.played_at:
+                return row.seq, lambda after: ([new, *after[1:]], old, new)
+            place = self.store.placement(new.played_at, skip=match_id)
+            start = row.seq if place is None else min(row.seq, place)
+            return start, lambda after: (
+                _placed([m for m in after if m.id != match_id], new),
+                old,
+                new,
+            )
 
-        return self._edit("correct", match_id, reason, by, edit)
+        return self._edit("correct", match_id, reason, by, plan)
 
     def late(
         self, matches: Sequence[Match], reason: str = "late", by: str | None = None
     ) -> list[Edit]:
-        """Place matches earlier than their players' latest at their times, and rate every
-        later match again: one transaction, one audit row per match (the re-rate's
-        changes on the last). :raises MatchError: a repeated or voided id."""
+        """Place matches (some earlier than their players' latest) at their times, and
+        rate every later match again: one transaction, one audit row per match (the
+        re-rate's changes on the last). :raises MatchError: a repeated or voided id."""
         if not matches:
             return []
+        seen: set[str] = set()
         voided = self._voided()
         for match in matches:
             if match.id in voided:
@@ -224,19 +233,22 @@ class Corrections:
                     f"match id {match.id!r} was voided; it cannot be recorded again",
                     match_id=match.id,
                 )
+            if match.id in seen:
+                raise MatchError(f"match id {match.id!r} is given twice", match_id=match.id)
+            seen.add(match.id)
 
-        def edit(history: list[Match]) -> Edited:
-            known = {m.id for m in history}
-            for match in matches:
-                if match.id in known:
-                    raise MatchError(
-                        f"match id {match.id!r} is already recorded", match_id=match.id
-                    )
-                known.add(match.id)
-                history = _placed(history, match)
-            return history, None, matches[-1]
+        def plan() -> Plan:
+            for mid in self.store.recorded(seen):
+                raise MatchError(f"match id {mid!r} is already recorded", match_id=mid)
 
-        edit_of = self._edit("late", matches[-1].id, reason, by, edit, also=matches[:-1])
+            def edit(after: list[Match]) -> Edited:
+                for match in matches:
+                    after = _placed(after, match)
+                return after, None, matches[-1]
+
+            return self.store.placement(min(m.played_at for m in matches)), edit
+
+        edit_of = self._edit("late", matches[-1].id, reason, by, plan, also=matches[:-1])
         return [*self._earlier, edit_of]
 
     def record_late(self, items: list[Any], skip_seen: bool, commit_every: int) -> RecordSummary:
@@ -269,7 +281,7 @@ class Corrections:
     def as_of(self, at: datetime) -> Any:
         """A league in memory as this one stood at ``at``: its matches played at or
         before ``at``, rated as a replay of them (no history kept)."""
-        league, _ = self.scratch()
+        league, _ = self.scratch(())
         league.stream([m for _, m in self.store.history() if m.played_at <= at], close=False)
         return league
 
@@ -286,74 +298,115 @@ class Corrections:
     def _voided(self) -> set[str]:
         return {r["match_id"] for r in self.store.edit_rows() if r["kind"] == "void"}
 
+    def _target(self, match_id: str) -> MatchRow:
+        """The recorded match ``match_id``. :raises InputError: unknown or void."""
+        row = self.store.match(match_id)
+        if row is not None:
+            return row
+        if match_id in self._voided():
+            raise InputError(f"match {match_id!r} is void already")
+        raise InputError(f"unknown match {match_id!r}")
+
     def _edit(
         self,
         kind: str,
         match_id: str,
         reason: str,
         by: str | None,
-        edit: Callable[[list[Match]], Edited],
+        plan: Callable[[], Plan],
         also: Sequence[Match] = (),
     ) -> Edit:
-        """Apply ``edit`` to the history and re-rate from the first match it changes,
-        in one transaction (see the module's docstring)."""
+        """Plan the edit (where it starts; what it makes of the matches from there),
+        re-rate from there, and keep its audit row, in one transaction (see the module's
+        docstring)."""
         if not isinstance(reason, str) or not reason.strip():
             raise InputError(f"an edit needs a reason: got {reason!r}")
         if self.unit.in_transaction:
             raise InputError("an edit is a transaction of its own: not inside League.batch()")
         self._earlier = []
         with self.unit.transaction():
-            stored = list(self.store.history())
-            history = [m for _, m in stored]
-            edited, old, new = edit(history)
-            start = _first_difference(history, edited)
-            self._refuse_across_resets(history, edited, start)
-            changes, rerated = self._rerate(stored, history, edited, start)
+            start, edit = plan()
+            rows = [] if start is None else list(self.store.history(start))
+            edited, old, new = edit([m for _, m in rows])
+            self._refuse_across_resets([m for _, m in rows[:1]] + edited[:1])
+            changes, rerated = self._rerate(start, rows, edited)
             for match in also:  # (several late matches: one row each)
                 self._earlier.append(self._audit(kind, match.id, reason, by, None, match, 0, ()))
             made = self._audit(kind, match_id, reason, by, old, new, rerated, changes)
         self.unit.load()  # (the rows as the store now has them)
         return made
 
-    def _refuse_across_resets(self, history: list[Match], edited: list[Match], start: int) -> None:
-        """Refuse an edit of a match played before a season event run by hand (the
+    def _refuse_across_resets(self, first: list[Match]) -> None:
+        """Refuse an edit from a match played before a season event run by hand (the
         history does not hold the event, so a re-rate could not run it in its place)."""
-        changed = [m.played_at for m in (*history[start : start + 1], *edited[start : start + 1])]
         for row in self.store.edit_rows():
-            late = row["kind"] == "reset" and row["new"] and changed
-            if late and min(changed) <= parse_time(row["new"], field="edits.new"):
+            late = row["kind"] == "reset" and row["new"] and first
+            if late and min(m.played_at for m in first) <= parse_time(row["new"], field="new"):
                 raise InputError(
                     f"a {row['reason']!r} season event was run by hand after this match's "
                     "time; the history does not hold it, so no edit can re-rate across it"
                 )
 
     def _rerate(
-        self,
-        stored: list[tuple[int, Match]],
-        history: list[Match],
-        edited: list[Match],
-        start: int,
+        self, start: int | None, rows: list[tuple[int, Match]], edited: list[Match]
     ) -> tuple[tuple[Moved, ...], int]:
-        """Rate ``edited`` in a scratch league and hand the store what changed."""
-        league, schedule = self.scratch()
-        league.stream(edited[:start], close=False)
-        league.record_many(edited[start:])
-        entries = league.store.entries_from(1)
-        wide = bool(self.seasons.events) or self.ruleset.period.mode != "match"
-        if wide:
-            names = set(self.store.load_players()) | {r.id for r in league.players()}
+        """Rate ``edited`` (what the matches from seq ``start`` on become) in a scratch
+        league and hand the store what changed. Where each player's record is all that
+        rating a match reads (match periods, no season event, no deferred result), the
+        scratch league starts from the records the players had at ``start`` (rebuilt
+        from the reports kept with their next matches) and rates only ``edited``; else
+        it replays the history before ``start`` too, and every player is compared."""
+        named = _players(m for _, m in rows) | _players(edited)
+        if self.narrow:
+            league, schedule = self.scratch(self._seeds(start, rows, named))
         else:
-            names = {p for m in history[start:] + edited[start:] for side in m.teams for p in side}
-        before = self.store.load_many(names)
-        after = {r.id: r for r in league.players() if r.id in names}
-        if start < len(stored):
-            self.store.drop_history(stored[start][0])
+            league, schedule = self.scratch(())
+            league.stream([m for seq, m in self.store.history() if start is None or seq < start])
+            named |= set(self.store.load_players()) | {r.id for r in league.players()}
+        league.record_many(edited)
+        entries = league.store.entries_from(1)
+        before = self.store.load_many(named)
+        after = {r.id: r for r in league.players() if r.id in named}
+        if start is not None:
+            self.store.drop_history(start)
         self.store.drop_players([p for p in before if p not in after])
         self.store.write([r for p, r in after.items() if before.get(p) != r], entries)
-        self.seasons.restore(schedule.snapshot())
-        self.seasons.dirty = True
-        moved = (self._change(p, before.get(p), after.get(p)) for p in sorted(names))
+        if not self.narrow:
+            self.seasons.restore(schedule.snapshot())
+            self.seasons.dirty = True
+        moved = (self._change(p, before.get(p), after.get(p)) for p in sorted(named))
         return tuple(c for c in moved if c is not None), len(entries)
+
+    def _seeds(
+        self, start: int | None, rows: list[tuple[int, Match]], named: set[str]
+    ) -> list[PlayerRecord]:
+        """The records ``named`` players had before the match of seq ``start``: a player
+        with a match from there on, as that match's report says they stood (matches
+        counted, last match read back); any other, as the store has them now."""
+        first: dict[str, int] = {}
+        count: dict[str, int] = {}
+        for seq, match in rows:
+            for pid in _players((match,)):
+                first.setdefault(pid, seq)
+                count[pid] = count.get(pid, 0) + 1
+        now = self.store.load_many(named)
+        earlier = {p: now[p].matches - count[p] for p in first}
+        played = [p for p in first if earlier[p] > 0]
+        reports = self.store.reports({first[p] for p in played})
+        lasts = self.store.last_before(played, start or 0)
+        seeds = [r for p, r in now.items() if p not in first]
+        for pid in played:
+            change = reports[first[pid]].change(pid)
+            seeds.append(
+                PlayerRecord(
+                    id=pid,
+                    skill=change.skill_before,
+                    rank=change.rank_before,
+                    matches=earlier[pid],
+                    last_played=lasts[pid],
+                )
+            )
+        return seeds
 
     def _change(
         self, player: str, before: PlayerRecord | None, after: PlayerRecord | None
@@ -405,16 +458,6 @@ def _now() -> str:
     return format_time(datetime.now(UTC))
 
 
-def _place_of(history: list[Match], match_id: str, voided: set[str]) -> int:
-    """Where ``match_id`` is in ``history``. :raises InputError: it is not there."""
-    for at, match in enumerate(history):
-        if match.id == match_id:
-            return at
-    if match_id in voided:
-        raise InputError(f"match {match_id!r} is void already")
-    raise InputError(f"unknown match {match_id!r}")
-
-
 def _corrected(old: Match, fields: Mapping[str, Any]) -> Match:
     """``old`` with ``fields`` in place of its own, validated as a new match is."""
     data = old.to_dict()
@@ -435,12 +478,8 @@ def _placed(history: list[Match], match: Match) -> list[Match]:
     return [*history[:at], match, *history[at:]]
 
 
-def _first_difference(old: list[Match], new: list[Match]) -> int:
-    """The first place where ``new`` holds another match than ``old``."""
-    for at, (a, b) in enumerate(zip(old, new, strict=False)):
-        if a is not b:
-            return at
-    return min(len(old), len(new))
+def _players(matches: Iterable[Match]) -> set[str]:
+    return {pid for match in matches for side in match.teams for pid in side}
 
 
 class Corrected:

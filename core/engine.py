@@ -160,7 +160,7 @@ class League(Corrected):
         self._standings = Standings(steps, store, unit, players, codec)
         self._documents = Documents(ruleset, self.plugins, codec, seasons, unit)
         self._corrections = Corrections(
-            ruleset, store, unit, seasons, codec, display, lambda: _scratch(self)
+            ruleset, store, unit, seasons, codec, display, lambda seeds: _scratch(self, seeds)
         )
         self._writer.late = (
             self._corrections.record_late if ruleset.history.late == "rerate" else None
@@ -418,7 +418,11 @@ class League(Corrected):
         self.close()
 
 
-def _scratch(league: League) -> tuple[League, Seasons]:
-    """An empty league in memory with ``league``'s ruleset and plugins (an edit's)."""
-    scratch = League(league.ruleset, store=MemoryStore(pack_after=None), plugins=league.plugins)
+def _scratch(league: League, seeds: Iterable[PlayerRecord]) -> tuple[League, Seasons]:
+    """A league in memory with ``league``'s ruleset and plugins, holding the records
+    ``seeds`` and no match (an edit's scratch league), with its schedule."""
+    store = MemoryStore(pack_after=None)
+    store.write(list(seeds), ())
+    store.commit()
+    scratch = League(league.ruleset, store=store, plugins=league.plugins)
     return scratch, scratch._seasons

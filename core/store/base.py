@@ -283,6 +283,21 @@ class Store(Protocol):
         """The recorded matches from seq ``start`` on, in order, with their seqs."""
         ...
 
+    def reports(self, seqs: Collection[int]) -> dict[int, Report]:
+        """The reports of the recorded matches of these seqs."""
+        ...
+
+    def last_before(self, players: Collection[str], seq: int) -> dict[str, datetime]:
+        """Each of ``players``' latest match time among the matches before ``seq`` (a
+        player without one is left out)."""
+        ...
+
+    def placement(self, at: datetime, skip: str | None = None) -> int | None:
+        """Where a match played at ``at`` goes in the history: the seq of the first
+        match after the last one played at or before ``at`` (the match ``skip`` left
+        out), or None: after every match."""
+        ...
+
     def drop_history(self, start: int) -> None:
         """Remove the matches from seq ``start`` on (inside a batch; a re-rate writes
         them again)."""

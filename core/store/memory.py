@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
 from ..errors import DuplicateMatchError
-from ..model import Match, PlayerRecord, PlayerScope, fold_ascii, id_holds, records_counter
+from ..model import Match, PlayerRecord, PlayerScope, Report, fold_ascii, id_holds, records_counter
 from .base import Codec, Entry, MatchRow
 from .blocks import KeptMatches
 
@@ -306,6 +307,34 @@ class MemoryStore:
         packs): what a correction's scratch league rated, handed to the real store."""
         kept = self._matches
         return [kept.kept(seq) for seq in range(start, kept.frozen + len(kept.rows) + 1)]
+
+    def reports(self, seqs: Collection[int]) -> dict[int, Report]:
+        """The reports of the committed matches of these seqs."""
+        kept = self._matches
+        return {seq: kept.unpack(kept.kept(seq))[1] for seq in seqs}
+
+    def last_before(self, players: Collection[str], seq: int) -> dict[str, datetime]:
+        """Each of ``players``' latest match time among the matches before ``seq``."""
+        self._index()
+        kept, found = self._matches, {}
+        for pid in players:
+            seqs = self._by_player.get(pid, [])
+            at = bisect.bisect_left(seqs, seq)
+            if at:
+                found[pid] = kept.unpack(kept.kept(seqs[at - 1]))[0].played_at
+        return found
+
+    def placement(self, at: datetime, skip: str | None = None) -> int | None:
+        """Where a match played at ``at`` goes: the seq of the first match after the
+        last one played at or before ``at`` (``skip``: a match id left out), or None."""
+        kept, found = self._matches, None
+        for seq in range(self._committed, 0, -1):
+            match = kept.unpack(kept.kept(seq))[0]
+            if match.id != skip:
+                if match.played_at <= at:
+                    return found
+                found = seq
+        return found
 
     def drop_history(self, start: int) -> None:
         """Remove the matches from seq ``start`` on in the open batch (back on rollback)."""

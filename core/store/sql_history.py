@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Iterator, Mapping
+from datetime import datetime
 from typing import Any
 
-from ..io import parse_match
-from ..model import Match
+from ..io import parse_match, parse_time
+from ..model import Match, Report
 from .sql_reads import SQLReads
 
 EDIT_COLUMNS = ("n", "made_at", "kind", "match_id", "reason", "by_token", "old", "new", "changes")
@@ -53,3 +54,39 @@ class SQLHistory(SQLReads):
         """Every correction's audit row, oldest first."""
         sql = f"SELECT {', '.join(EDIT_COLUMNS)} FROM edits ORDER BY n"
         return [dict(zip(EDIT_COLUMNS, row, strict=True)) for row in self._execute(sql)]
+
+    def reports(self, seqs: Collection[int]) -> dict[int, Report]:
+        """The reports of the matches of these seqs."""
+        if not seqs:
+            return {}
+        condition, arg = self._in_list("seq", list(seqs))
+        sql = f"SELECT seq, match, report FROM matches WHERE {condition}"
+        return {r[0]: self._row(*r).report for r in self._execute(sql, (arg,)).fetchall()}
+
+    def last_before(self, players: Collection[str], seq: int) -> dict[str, datetime]:
+        """Each of ``players``' latest match time among the matches before ``seq``."""
+        if not players:
+            return {}
+        buckets, in_buckets = self._in_list("bucket", list(range(seq // self._bucket_size() + 1)))
+        named, in_players = self._in_list("player", list(players))
+        sql = (
+            f"SELECT p.player, m.played_at FROM (SELECT player, max(seq) AS seq FROM "
+            f"participants WHERE {buckets} AND {named} AND seq < ? GROUP BY player) p "
+            "JOIN matches m ON m.seq = p.seq"
+        )
+        rows = self._execute(sql, (in_buckets, in_players, seq)).fetchall()
+        return {pid: parse_time(at, field="played_at") for pid, at in rows}
+
+    def placement(self, at: datetime, skip: str | None = None) -> int | None:
+        """Where a match played at ``at`` goes: the seq of the first match after the
+        last one played at or before ``at`` (``skip``: a match id left out), or None
+        after every match."""
+        found = None
+        for seq, mid, played in self._execute(
+            "SELECT seq, id, played_at FROM matches ORDER BY seq DESC"
+        ):
+            if mid != skip and parse_time(played, field="played_at") <= at:
+                return found
+            if mid != skip:
+                found = seq
+        return found
