@@ -486,3 +486,25 @@ def test_replay_late_takes_only_its_two_values(
     assert code == 2
     assert "argument --late: invalid choice: 'maybe'" in capsys.readouterr().err
     assert export(db) == before
+
+
+def test_the_report_of_docs_cli(db: Path) -> None:
+    """The example of docs/cli.md, as printed (a move under the column's decimals is
+    written with three more)."""
+    assert run("void", "m4", "--reason", "never played", "--db", str(db)) == (
+        0,
+        "voided m4 (never played): 1 match re-rated, 2 players changed\n"
+        "  d: removed (was 1516, 1 match)\n"
+        "  e: removed (was 1484, 1 match)\n",
+        "",
+    )
+    code, out, _ = run(
+        "correct", "m2", "--scores", "0", "1", "--reason", "wrong score", "--db", str(db)
+    )
+    assert code == 0
+    assert out == (
+        "corrected m2 (wrong score): 3 matches re-rated, 3 players changed\n"
+        "  a: value 1544.4 -> 1513.9 (-30.5)\n"
+        "  b: value 1454.9140 -> 1454.8703 (-0.0437)\n"
+        "  c: value 1500.7 -> 1531.2 (+30.5)\n"
+    )

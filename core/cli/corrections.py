@@ -44,6 +44,8 @@ def _change_line(change: PlayerChange, digits: int) -> str:
     old, new = _value(before), _value(after)
     parts = []
     if old is not None and new is not None:
+        if num(old) == num(new):  # (a move under the column's decimals: shown with more)
+            digits += 3
         sign = "+" if new >= old else "-"
         parts.append(f"value {num(old)} -> {num(new)} ({sign}{num(abs(new - old))})")
     if before.get("tier") != after.get("tier"):
