@@ -443,8 +443,12 @@ def test_replay_late_rerate_is_refused_under_a_refusing_ruleset(db: Path, tmp_pa
     late = write(tmp_path / "late.jsonl", [match("m0", "a", "b", 1)])
     code, _, err = run("replay", str(late), "--db", str(db), "--late", "rerate")
     assert code == 2
-    assert "the ruleset 'elo' says [history] late = 'refuse'" in err
+    assert "'--late' must be what the ruleset 'elo' says in its [history] table, " in err
+    assert "late = 'refuse'" in err and err.rstrip().endswith(": rerate")
     assert "set late = 'rerate' in the ruleset's [history] table" in err
+    code, out, _ = run("replay", str(late), "--db", str(db), "--late", "rerate", "--json")
+    error = json.loads(out)["error"]
+    assert (error["field"], error["value"], error["status"]) == ("--late", "rerate", 2)
     assert export(db) == before
 
 
@@ -473,7 +477,8 @@ def test_replay_late_refuse_asserts_the_ruleset(db: Path, tmp_path: Path) -> Non
     code, _, err = run(
         "replay", str(src), "--ruleset", str(ruleset), "--db", str(path), "--late", "refuse"
     )
-    assert code == 2 and "the ruleset 'elo-rerate' says [history] late = 'rerate'" in err
+    assert code == 2 and "the ruleset 'elo-rerate' says in its [history] table" in err
+    assert "late = 'rerate'" in err and err.rstrip().endswith(": refuse")
     assert not path.exists()
 
 

@@ -145,9 +145,10 @@ def _check_late(args: argparse.Namespace, db: str) -> None:
     said = ruleset.history.late
     if said != args.late:
         raise InputError(
-            f"'--late' is {args.late!r} but the ruleset {ruleset.name!r} says "
-            f"[history] late = {said!r}: set late = {args.late!r} in the ruleset's "
-            "[history] table (a league's ruleset decides what a late match does)"
+            f"'--late' must be what the ruleset {ruleset.name!r} says in its [history] "
+            f"table, late = {said!r} (the ruleset decides what a late match does; to have "
+            f"{args.late!r}, set late = {args.late!r} in the ruleset's [history] table): "
+            f"{args.late}"
         )
 
 
