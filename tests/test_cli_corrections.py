@@ -513,3 +513,29 @@ def test_the_report_of_docs_cli(db: Path) -> None:
         "  b: value 1454.9140 -> 1454.8703 (-0.0437)\n"
         "  c: value 1500.7 -> 1531.2 (+30.5)\n"
     )
+
+
+def test_the_report_says_a_tier_change(tmp_path: Path) -> None:
+    """Under the ladder (5 placement matches), voiding the fifth of a player's wins takes
+    the player back below placement: the report says the tier from and to."""
+    wins = [
+        {**match(f"w{i}", "a", f"x{i}", i), "played_at": f"2024-01-{i:02d}T00:00:00Z"}
+        for i in range(1, 6)
+    ]
+    path = tmp_path / "ladder.sqlite"
+    src = write(tmp_path / "w.jsonl", wins)
+    assert run("replay", str(src), "--ruleset", "ladder", "--db", str(path))[0] == 0
+    code, out, err = run("void", "w5", "--reason", "x", "--db", str(path), "--json")
+    assert code == 0, err
+    changes = {c["player"]: c for c in json.loads(out)["changes"]}
+    assert changes["a"]["before"]["tier"] == "Platinum"
+    assert changes["a"]["after"]["tier"] == "Unranked"
+    assert (changes["a"]["before"]["matches"], changes["a"]["after"]["matches"]) == (5, 4)
+    assert changes["x5"]["after"] is None
+    assert (changes["a"]["before"]["value"], changes["a"]["after"]["value"]) == (1212, -1)
+    again = tmp_path / "again.sqlite"
+    assert run("replay", str(src), "--ruleset", "ladder", "--db", str(again))[0] == 0
+    code, out, _ = run("void", "w5", "--reason", "x", "--db", str(again))
+    assert code == 0
+    assert "  a: value 1212 -> -1 (-1213); tier Platinum -> Unranked; matches 5 -> 4\n" in out
+    assert "  x5: removed (was -1, 1 match)\n" in out
