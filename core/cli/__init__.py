@@ -2,7 +2,8 @@
 parser assembled from the command groups, each a module that adds its subcommands:
 
 - ``replay``: demo, sample, replay; ``reads``: leaderboard, player, predict;
-  ``import_export``: export, import; ``reset``; ``evaluate``; ``tune``;
+  ``import_export``: export, import; ``reset``; ``corrections``: void, correct, edits;
+  ``evaluate``; ``tune``;
   ``rulesets``: rulesets, plugins; ``serve``: serve, token; ``match``; ``check``;
 - shared by them: ``options`` (the options every group uses, their checks, the league
   ``--db`` names), ``output`` (tables, ``--json``, warnings, errors) and ``match_files``
@@ -28,7 +29,19 @@ from ..errors import InputError, PluginError, RankcraftError
 from ..manager import PLUGINS_DIR_ENV
 from ..ruleset import ImportedRulesetWarning, RulesetMigrationWarning
 from ..version import __version__
-from . import check, evaluate, import_export, match, reads, replay, reset, rulesets, serve, tune
+from . import (
+    check,
+    corrections,
+    evaluate,
+    import_export,
+    match,
+    reads,
+    replay,
+    reset,
+    rulesets,
+    serve,
+    tune,
+)
 from .options import DB_ENV, DEFAULT_DB, Commands
 from .output import emit_json, error_hint, error_json, json_error, show_warning, without_password
 from .replay import DEMO_DB
@@ -107,6 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
         reads.add_read_commands,  # leaderboard, player, predict
         import_export.add_import_export_commands,  # export, import
         reset.add_reset_command,
+        corrections.add_correction_commands,  # void, correct, edits
         evaluate.add_evaluate_command,
         tune.add_tune_command,
         rulesets.add_ruleset_commands,  # rulesets, plugins

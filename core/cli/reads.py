@@ -5,18 +5,22 @@ explained) and ``predict`` (a match's forecast).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, TextIO
 
+from ..corrections import Edit
 from ..engine import League, UnknownPlayerError
 from ..errors import InputError
+from ..io import parse_time
 from ..model import Match, PlayerRecord, format_time, shown_state
 from ..store import mask_url
 from ..suggest import did_you_mean, player_candidates
 from ..terminal import plural, print_table
+from .corrections import correction_line
 from .options import Commands, check_at, check_top, database_exists, db_path, open_existing
 from .output import (
     column,
@@ -40,13 +44,45 @@ def _known_player(league: League, player: str) -> PlayerRecord:
     raise UnknownPlayerError(f"unknown player {player!r}{_did_you_mean_player(league, player)}")
 
 
+@contextlib.contextmanager
+def _league_at(args: argparse.Namespace) -> Iterator[tuple[League, League]]:
+    """The league at ``--db`` (read-only) and the league the command answers from: the
+    same one, or with ``--at`` the league as it stood then (:meth:`League.as_of`)."""
+    with open_existing(args, read_only=True) as league:
+        if args.at is None:
+            yield league, league
+            return
+        then = league.as_of(parse_time(args.at, field="--at"))
+        try:
+            yield league, then
+        finally:
+            then.close()
+
+
+def _player_then(league: League, then: League, args: argparse.Namespace) -> PlayerRecord:
+    """``player``'s record in ``then``; an id unknown then, or unknown now but named by
+    the audit (a player whom only voided matches made), is refused saying so."""
+    if args.id in then:
+        return then.player(args.id)
+    if args.id in league:  # (``then`` is the league at --at)
+        raise UnknownPlayerError(
+            f"unknown player {args.id!r} at '--at' {args.at}: no match of theirs by then"
+        )
+    if league.edits(player=args.id):
+        raise UnknownPlayerError(
+            f"unknown player {args.id!r}: the league has no match of theirs now "
+            f"(their edits: rankcraft edits --player {args.id})"
+        )
+    return _known_player(league, args.id)
+
+
 def cmd_leaderboard(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     check_top(args.top)
     if args.offset < 0:
         raise InputError(f"'--offset' must be a whole number >= 0: {args.offset}")
     if args.active_days is not None and not args.active_days >= 0:
         raise InputError(f"'--active-days' must be a number of days >= 0: {args.active_days}")
-    with open_existing(args, read_only=True) as league:
+    with _league_at(args) as (_, league):
         top = league.placed(
             args.top,
             offset=args.offset,
@@ -121,31 +157,49 @@ def _fmt_item(item: Any) -> str:
 
 
 def cmd_player(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    with open_existing(args, read_only=True) as league:
-        record = _known_player(league, args.id)
+    if args.plot and args.at is not None:
+        raise InputError(f"'--plot' draws the whole history, not the league at '--at': {args.at}")
+    with _league_at(args) as (now, league):
+        record = _player_then(now, league, args)
         if args.plot:
             from ..plots import plot_player
 
             written = plot_player(league, args.id, args.plot)
             if not args.json:
                 err.write(f"wrote the plot of {args.id!r} to {written.resolve()}\n")
-        rows = league.history(args.id, args.last)
+        rows = league.history(args.id, args.last) if args.at is None else []
         standing = league.standings([args.id]).get(args.id)
+        edits = now.edits(player=args.id)
         if args.json:
-            emit_json(_player_json(league, record, standing, rows), out)
+            document = _player_json(league, record, standing, rows)
+            emit_json({**document, "corrections": [e.to_dict() for e in edits]}, out)
             return 0
         _write_player_state(league, record, standing, out)
-        resets = _resets_before(rows, args.id)
-        if rows:
-            out.write(
-                f"\nlast {plural(len(rows), 'match')}"
-                + (", newest first" if len(rows) > 1 else "")
-                + (" (* after a season reset)" if resets else "")
-                + ":\n"
-            )
-        for row in rows:
-            out.write(_history_line(league, row, args.id, resets))
+        _write_rows(league, rows, args.id, out)
+        _write_corrections(edits, out)
     return 0
+
+
+def _write_rows(league: League, rows: Sequence[Any], player: str, out: TextIO) -> None:
+    """The player's latest matches, newest first, each change explained."""
+    resets = _resets_before(rows, player)
+    if rows:
+        out.write(
+            f"\nlast {plural(len(rows), 'match')}"
+            + (", newest first" if len(rows) > 1 else "")
+            + (" (* after a season reset)" if resets else "")
+            + ":\n"
+        )
+    for row in rows:
+        out.write(_history_line(league, row, player, resets))
+
+
+def _write_corrections(edits: Sequence[Edit], out: TextIO) -> None:
+    """The corrections of the player's matches, oldest first: voided, corrected, late."""
+    if edits:
+        out.write(f"\n{plural(len(edits), 'correction')} of their matches, oldest first:\n")
+    for edit in edits:
+        out.write(correction_line(edit))
 
 
 def _player_json(
@@ -357,7 +411,17 @@ def _add_leaderboard(c: Commands) -> None:
         help="only players whose id holds TEXT (ASCII letters in either case), at their "
         "places on the board",
     )
+    _add_at(p, "the board")
     c.db(p)
+
+
+def _add_at(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument(
+        "--at",
+        metavar="TIME",
+        help=f"{what} as the league stood at TIME (ISO-8601): a replay of the matches "
+        "played by then, as corrected now",
+    )
 
 
 def _add_player(c: Commands) -> None:
@@ -365,6 +429,7 @@ def _add_player(c: Commands) -> None:
     p.add_argument("id", help="player id")
     p.add_argument("--last", type=int, default=10, help="how many matches to show (default 10)")
     p.add_argument("--plot", metavar="FILE.png", help="draw skill, uncertainty and rank over time")
+    _add_at(p, "the player's state (no matches listed)")
     c.db(p)
 
 

@@ -129,9 +129,33 @@ def _fitted_for_replay(
         raise exc.at_line(line) from None
 
 
+def _check_late(args: argparse.Namespace, db: str) -> None:
+    """``--late rerate|refuse`` asserts what the league's ruleset does with a late match
+    (its ``[history] late``; the ruleset decides, the flag does not override it): a
+    ruleset that says otherwise is refused before anything is written."""
+    if args.late is None:
+        return
+    if database_exists(db):
+        with League.open(db, create=False) as league:
+            ruleset = league.ruleset
+    elif args.ruleset is not None:
+        ruleset = load_ruleset(args.ruleset)
+    else:
+        return  # (League.open refuses a new league without a ruleset)
+    said = ruleset.history.late
+    if said != args.late:
+        raise InputError(
+            f"'--late' must be what the ruleset {ruleset.name!r} says in its [history] "
+            f"table, late = {said!r} (the ruleset decides what a late match does; to have "
+            f"{args.late!r}, set late = {args.late!r} in the ruleset's [history] table): "
+            f"{args.late}"
+        )
+
+
 def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     db = db_path(args)
     limits = checked_limits(args)
+    _check_late(args, db)
     ruleset, fit = _fitted_for_replay(args, db, limits)
     if fit is not None:
         values = ", ".join(f"{k} {v:.4g}" for k, v in fit.values.items())
@@ -265,6 +289,14 @@ def add_replay_commands(c: Commands) -> None:
         metavar="N",
         help="commit every N matches, so that a crash keeps what was done (default "
         "0: the whole file is one transaction, all or nothing)",
+    )
+    p.add_argument(
+        "--late",
+        choices=("rerate", "refuse"),
+        default=None,
+        help="assert what a match earlier than its players' latest does: rerate (placed at "
+        'its time, every later match rated again) needs the ruleset\'s [history] late = "rerate"; '
+        "refuse (the default of rulesets) an error; the ruleset decides, the flag checks it",
     )
     c.limits(p)
     c.home_from(p)
