@@ -358,7 +358,7 @@ class Corrections:
         it replays the history before ``start`` too, and every player is compared."""
         named = _players(m for _, m in rows) | _players(edited)
         if self.narrow:
-            league, schedule = self.scratch(self._seeds(start, rows, named))
+            league, schedule = self.scratch(_seeds(self.store, start, rows, named))
         else:
             league, schedule = self.scratch(())
             league.stream([m for seq, m in self.store.history() if start is None or seq < start])
@@ -374,58 +374,9 @@ class Corrections:
         if not self.narrow:
             self.seasons.restore(schedule.snapshot())
             self.seasons.dirty = True
-        moved = (self._change(p, before.get(p), after.get(p)) for p in sorted(named))
+        shown, codec = self.display, self.codec
+        moved = (_moved(shown, codec, p, before.get(p), after.get(p)) for p in sorted(named))
         return tuple(c for c in moved if c is not None), len(entries)
-
-    def _seeds(
-        self, start: int | None, rows: list[tuple[int, Match]], named: set[str]
-    ) -> list[PlayerRecord]:
-        """The records ``named`` players had before the match of seq ``start``: a player
-        with a match from there on, as that match's report says they stood (matches
-        counted, last match read back); any other, as the store has them now."""
-        first: dict[str, int] = {}
-        count: dict[str, int] = {}
-        for seq, match in rows:
-            for pid in _players((match,)):
-                first.setdefault(pid, seq)
-                count[pid] = count.get(pid, 0) + 1
-        now = self.store.load_many(named)
-        earlier = {p: now[p].matches - count[p] for p in first}
-        played = [p for p in first if earlier[p] > 0]
-        reports = self.store.reports({first[p] for p in played})
-        lasts = self.store.last_before(played, start or 0)
-        seeds = [r for p, r in now.items() if p not in first]
-        for pid in played:
-            change = reports[first[pid]].change(pid)
-            seeds.append(
-                PlayerRecord(
-                    id=pid,
-                    skill=change.skill_before,
-                    rank=change.rank_before,
-                    matches=earlier[pid],
-                    last_played=lasts[pid],
-                )
-            )
-        return seeds
-
-    def _change(
-        self, player: str, before: PlayerRecord | None, after: PlayerRecord | None
-    ) -> Moved | None:
-        shown_before, shown_after = self._shown(before), self._shown(after)
-        if shown_before == shown_after:
-            return None
-        return Moved(player=player, before=shown_before, after=shown_after)
-
-    def _shown(self, record: PlayerRecord | None) -> dict[str, Any] | None:
-        if record is None:
-            return None
-        display = self.display
-        return {
-            "value": display.value(record.skill, record.rank),
-            "skill": display.skill(record.skill),
-            "tier": self.codec.tier(record),
-            "matches": record.matches,
-        }
 
     def _audit(
         self,
@@ -476,6 +427,63 @@ def _placed(history: list[Match], match: Match) -> list[Match]:
     while at > 0 and history[at - 1].played_at > match.played_at:
         at -= 1
     return [*history[:at], match, *history[at:]]
+
+
+def _seeds(
+    store: Store, start: int | None, rows: list[tuple[int, Match]], named: set[str]
+) -> list[PlayerRecord]:
+    """The records ``named`` players had before the match of seq ``start``: a player
+    with a match from there on, as that match's report says they stood (matches
+    counted, last match read back); any other, as the store has them now."""
+    first: dict[str, int] = {}
+    count: dict[str, int] = {}
+    for seq, match in rows:
+        for pid in _players((match,)):
+            first.setdefault(pid, seq)
+            count[pid] = count.get(pid, 0) + 1
+    now = store.load_many(named)
+    earlier = {p: now[p].matches - count[p] for p in first}
+    played = [p for p in first if earlier[p] > 0]
+    reports = store.reports({first[p] for p in played})
+    lasts = store.last_before(played, start or 0)
+    seeds = [r for p, r in now.items() if p not in first]
+    for pid in played:
+        change = reports[first[pid]].change(pid)
+        seeds.append(
+            PlayerRecord(
+                id=pid,
+                skill=change.skill_before,
+                rank=change.rank_before,
+                matches=earlier[pid],
+                last_played=lasts[pid],
+            )
+        )
+    return seeds
+
+
+def _moved(
+    display: Display,
+    codec: Codec,
+    player: str,
+    before: PlayerRecord | None,
+    after: PlayerRecord | None,
+) -> Moved | None:
+    """How ``player`` moved (what they show: :class:`Moved`), or None: not at all."""
+    shown_before, shown_after = _shown(display, codec, before), _shown(display, codec, after)
+    if shown_before == shown_after:
+        return None
+    return Moved(player=player, before=shown_before, after=shown_after)
+
+
+def _shown(display: Display, codec: Codec, record: PlayerRecord | None) -> dict[str, Any] | None:
+    if record is None:
+        return None
+    return {
+        "value": display.value(record.skill, record.rank),
+        "skill": display.skill(record.skill),
+        "tier": codec.tier(record),
+        "matches": record.matches,
+    }
 
 
 def _players(matches: Iterable[Match]) -> set[str]:

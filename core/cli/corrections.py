@@ -10,7 +10,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from ..corrections import FIELDS, Edit, PlayerChange
+from ..corrections import FIELDS, Edit, Moved
 from ..engine import League
 from ..errors import InputError
 from ..model import format_time
@@ -26,7 +26,7 @@ def _value(shown: dict[str, Any]) -> float | None:
     return value if isinstance(value, int | float) else None
 
 
-def _change_line(change: PlayerChange, digits: int) -> str:
+def _change_line(change: Moved, digits: int) -> str:
     """One moved player: ``a: value 1516.0 -> 1500.0 (-16.0); tier Gold -> Silver``,
     ``c: removed (was 1484.0, 1 match)`` or ``d: added (1500.0, 1 match)``."""
     before, after = change.before, change.after

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import bisect
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
 from ..errors import DuplicateMatchError
-from ..model import Match, PlayerRecord, PlayerScope, Report, fold_ascii, id_holds, records_counter
+from ..model import PlayerRecord, PlayerScope, fold_ascii, id_holds, records_counter
 from .base import Codec, Entry, MatchRow
 from .blocks import KeptMatches
+from .memory_history import MemoryHistory
 
 T = TypeVar("T")
 
@@ -110,7 +110,7 @@ def in_scope(
     return chosen
 
 
-class MemoryStore:
+class MemoryStore(MemoryHistory):
     """Players, matches and reports in dicts; ``rollback`` drops the pending batch.
 
     Matches are kept as the engine hands them over (compact entries stay compact) and
@@ -293,75 +293,6 @@ class MemoryStore:
             self._committed = start - 1 + len(tail)
             self._ids.update([kept.who(match)[0] for match in tail])
             self._forget_index()
-
-    # -- the history as a whole (rankcraft.corrections) --------------------------------
-
-    def history(self, start: int = 1) -> Iterator[tuple[int, Match]]:
-        """The committed matches from seq ``start`` on, in order, with their seqs."""
-        kept = self._matches
-        for seq in range(start, self._committed + 1):
-            yield seq, kept.unpack(kept.kept(seq))[0]
-
-    def entries_from(self, start: int) -> list[Any]:
-        """The matches from seq ``start`` on as kept (entries, in a store that never
-        packs): what a correction's scratch league rated, handed to the real store."""
-        kept = self._matches
-        return [kept.kept(seq) for seq in range(start, kept.frozen + len(kept.rows) + 1)]
-
-    def reports(self, seqs: Collection[int]) -> dict[int, Report]:
-        """The reports of the committed matches of these seqs."""
-        kept = self._matches
-        return {seq: kept.unpack(kept.kept(seq))[1] for seq in seqs}
-
-    def last_before(self, players: Collection[str], seq: int) -> dict[str, datetime]:
-        """Each of ``players``' latest match time among the matches before ``seq``."""
-        self._index()
-        kept, found = self._matches, {}
-        for pid in players:
-            seqs = self._by_player.get(pid, [])
-            at = bisect.bisect_left(seqs, seq)
-            if at:
-                found[pid] = kept.unpack(kept.kept(seqs[at - 1]))[0].played_at
-        return found
-
-    def placement(self, at: datetime, skip: str | None = None) -> int | None:
-        """Where a match played at ``at`` goes: the seq of the first match after the
-        last one played at or before ``at`` (``skip``: a match id left out), or None."""
-        kept, found = self._matches, None
-        for seq in range(self._committed, 0, -1):
-            match = kept.unpack(kept.kept(seq))[0]
-            if match.id != skip:
-                if match.played_at <= at:
-                    return found
-                found = seq
-        return found
-
-    def drop_history(self, start: int) -> None:
-        """Remove the matches from seq ``start`` on in the open batch (back on rollback)."""
-        kept = self._matches
-        tail = [kept.kept(seq) for seq in range(start, self._committed + 1)]
-        self._dropped = (start, tail)
-        kept.drop_after(start - 1)
-        self._committed = start - 1
-        self._ids.difference_update([kept.who(match)[0] for match in tail])
-        self._forget_index()
-
-    def _forget_index(self) -> None:
-        self._by_id, self._by_player, self._indexed = {}, {}, 0
-
-    def drop_players(self, players: Collection[str]) -> None:
-        """Remove these players' records when the batch commits."""
-        self._pending_drops.update(players)
-
-    def add_edit(self, edit: Mapping[str, Any]) -> int:
-        """Keep one correction's audit row (kept when the batch commits); its ``n``."""
-        n = len(self._edits) + len(self._pending_edits) + 1
-        self._pending_edits.append({**edit, "n": n})
-        return n
-
-    def edit_rows(self) -> list[dict[str, Any]]:
-        """Every committed correction's audit row, oldest first."""
-        return [dict(row) for row in self._edits]
 
     def _index(self) -> None:
         """Index the matches committed since the last read (a replay never pays for it)."""

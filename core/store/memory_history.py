@@ -1,0 +1,99 @@
+"""The history of a store in memory as a whole, for corrections
+(:mod:`rankcraft.corrections`): the matches read from a place on, their reports, where
+a match of a given time goes, the matches from a place on removed (back on rollback),
+players removed, and the audit of edits. A part of :class:`~.memory.MemoryStore`."""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Collection, Iterator, Mapping
+from datetime import datetime
+from typing import Any
+
+from ..model import Match, Report
+from .blocks import KeptMatches
+
+
+class MemoryHistory:
+    """:class:`~.memory.MemoryStore`'s history reads and edits (its attributes)."""
+
+    _matches: KeptMatches
+    _committed: int
+    _ids: set[str]
+    _by_player: dict[str, list[int]]
+    _by_id: dict[str, int]
+    _indexed: int
+    _edits: list[dict[str, Any]]
+    _pending_edits: list[dict[str, Any]]
+    _dropped: tuple[int, list[Any]] | None
+    _pending_drops: set[str]
+
+    def _index(self) -> None:
+        raise NotImplementedError  # (the store's)
+
+    def history(self, start: int = 1) -> Iterator[tuple[int, Match]]:
+        """The committed matches from seq ``start`` on, in order, with their seqs."""
+        kept = self._matches
+        for seq in range(start, self._committed + 1):
+            yield seq, kept.unpack(kept.kept(seq))[0]
+
+    def entries_from(self, start: int) -> list[Any]:
+        """The matches from seq ``start`` on as kept (entries, in a store that never
+        packs): what a correction's scratch league rated, handed to the real store."""
+        kept = self._matches
+        return [kept.kept(seq) for seq in range(start, kept.frozen + len(kept.rows) + 1)]
+
+    def reports(self, seqs: Collection[int]) -> dict[int, Report]:
+        """The reports of the committed matches of these seqs."""
+        kept = self._matches
+        return {seq: kept.unpack(kept.kept(seq))[1] for seq in seqs}
+
+    def last_before(self, players: Collection[str], seq: int) -> dict[str, datetime]:
+        """Each of ``players``' latest match time among the matches before ``seq``."""
+        self._index()
+        kept, found = self._matches, {}
+        for pid in players:
+            seqs = self._by_player.get(pid, [])
+            at = bisect.bisect_left(seqs, seq)
+            if at:
+                found[pid] = kept.unpack(kept.kept(seqs[at - 1]))[0].played_at
+        return found
+
+    def placement(self, at: datetime, skip: str | None = None) -> int | None:
+        """Where a match played at ``at`` goes: the seq of the first match after the
+        last one played at or before ``at`` (``skip``: a match id left out), or None."""
+        kept, found = self._matches, None
+        for seq in range(self._committed, 0, -1):
+            match = kept.unpack(kept.kept(seq))[0]
+            if match.id != skip:
+                if match.played_at <= at:
+                    return found
+                found = seq
+        return found
+
+    def drop_history(self, start: int) -> None:
+        """Remove the matches from seq ``start`` on in the open batch (back on rollback)."""
+        kept = self._matches
+        tail = [kept.kept(seq) for seq in range(start, self._committed + 1)]
+        self._dropped = (start, tail)
+        kept.drop_after(start - 1)
+        self._committed = start - 1
+        self._ids.difference_update([kept.who(match)[0] for match in tail])
+        self._forget_index()
+
+    def _forget_index(self) -> None:
+        self._by_id, self._by_player, self._indexed = {}, {}, 0
+
+    def drop_players(self, players: Collection[str]) -> None:
+        """Remove these players' records when the batch commits."""
+        self._pending_drops.update(players)
+
+    def add_edit(self, edit: Mapping[str, Any]) -> int:
+        """Keep one correction's audit row (kept when the batch commits); its ``n``."""
+        n = len(self._edits) + len(self._pending_edits) + 1
+        self._pending_edits.append({**edit, "n": n})
+        return n
+
+    def edit_rows(self) -> list[dict[str, Any]]:
+        """Every committed correction's audit row, oldest first."""
+        return [dict(row) for row in self._edits]
