@@ -189,6 +189,15 @@ class KeptMatches:
         match = parse_match(data)
         return match, self.codec.report_of(match, kept[end:])
 
+    def match_of(self, kept: Any) -> Match:
+        """A kept match's match (its report not built)."""
+        if type(kept) is tuple:
+            kept = _unflat(kept, self._forms)
+        if not isinstance(kept, bytes):
+            match: Match = kept[0]
+            return match
+        return parse_match(json_at(kept, 0)[0])
+
     @staticmethod
     def who(kept: Any) -> tuple[str, Any]:
         """A kept match's id and teams (without building its report)."""

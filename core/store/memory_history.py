@@ -35,7 +35,7 @@ class MemoryHistory:
         """The committed matches from seq ``start`` on, in order, with their seqs."""
         kept = self._matches
         for seq in range(start, self._committed + 1):
-            yield seq, kept.unpack(kept.kept(seq))[0]
+            yield seq, kept.match_of(kept.kept(seq))
 
     def entries_from(self, start: int) -> list[Any]:
         """The matches from seq ``start`` on as kept (entries, in a store that never
@@ -56,7 +56,7 @@ class MemoryHistory:
             seqs = self._by_player.get(pid, [])
             at = bisect.bisect_left(seqs, seq)
             if at:
-                found[pid] = kept.unpack(kept.kept(seqs[at - 1]))[0].played_at
+                found[pid] = kept.match_of(kept.kept(seqs[at - 1])).played_at
         return found
 
     def placement(self, at: datetime, skip: str | None = None) -> int | None:
@@ -64,7 +64,7 @@ class MemoryHistory:
         last one played at or before ``at`` (``skip``: a match id left out), or None."""
         kept, found = self._matches, None
         for seq in range(self._committed, 0, -1):
-            match = kept.unpack(kept.kept(seq))[0]
+            match = kept.match_of(kept.kept(seq))
             if match.id != skip:
                 if match.played_at <= at:
                     return found
