@@ -337,3 +337,31 @@ def test_the_document_lists_the_corrections() -> None:
     schemas = document["components"]["schemas"]
     assert schemas["Correction"]["required"] == ["fields", "reason"]
     assert schemas["Edit"]["properties"]["kind"]["enum"] == ["void", "correct", "late"]
+
+
+@pytest.mark.parametrize("late", ["refuse", "rerate"])
+def test_a_late_match_over_http_as_the_ruleset_says(tmp_path: Path, late: str) -> None:
+    ruleset = tmp_path / "elo-late.toml"
+    ruleset.write_text(f'name = "elo-late"\n[update]\nplugin = "elo"\n[history]\nlate = "{late}"\n')
+    league = rankcraft.League(str(ruleset))
+    league.record_many(MATCHES)
+    early = game("m0", "ann", "bo", 1, 0) | {"played_at": "2024-04-30T12:00:00Z"}
+    with client_of(league) as client:
+        before = league.export()
+        answer = client.post("/matches", json=early)
+        if late == "refuse":
+            assert answer.status_code == 409
+            assert answer.json()["error"]["type"] == "LateMatchError"
+            assert answer.json()["error"]["field"] == "played_at"
+            assert league.export() == before
+            assert client.get("/edits").json() == []
+            return
+        assert answer.status_code == 201, answer.text
+        reference = rankcraft.League(str(ruleset))
+        reference.record_many([early, *MATCHES])
+        assert players_of(league) == players_of(reference)
+        edits = client.get("/edits?match=m0").json()
+        assert [(e["kind"], e["reason"], e["old"]) for e in edits] == [("late", "late", None)]
+        assert edits[0]["new"] == rankcraft.parse_match(early).to_dict()
+        ann = client.get("/web/players/ann").json()
+        assert [e["kind"] for e in ann["corrections"]] == ["late"]
