@@ -148,6 +148,8 @@ def test_correct_answers_the_edit_and_the_league_is_a_replay_of_the_corrected_ma
             "m2"
         ]
         assert client.get("/edits?player=nobody").json() == []
+        document = client.get("/openapi.json").json()
+        conforms(client.get("/edits").json(), {"$ref": "#/components/schemas/Edits"}, document)
 
 
 def test_writes_need_a_record_token(league: rankcraft.League) -> None:
