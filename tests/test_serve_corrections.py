@@ -250,9 +250,13 @@ def test_refused_edits_change_nothing(league: rankcraft.League) -> None:
             ),
             ("/matches/m1/correct", {"reason": "x"}, 400, "InputError", "fields", "'fields'"),
         ]
+        document = client.get("/openapi.json").json()
         for path, body, status, kind, field, said in cases:
             answer = client.post(path, json=body)
             error = answer.json()["error"]
+            template = "/matches/{match_id}/" + path.rsplit("/", 1)[1]
+            assert str(status) in document["paths"][template]["post"]["responses"]
+            conforms(answer.json(), {"$ref": "#/components/schemas/Error"}, document)
             assert (answer.status_code, error["status"], error["type"]) == (status, status, kind), (
                 path,
                 body,
