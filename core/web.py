@@ -15,7 +15,8 @@ GET      ``/web/meta``                the ruleset's name and fields, bundled rul
 GET      ``/web/search?q=TEXT``       up to 10 player ids holding TEXT (suggestions,
                                       :meth:`League.search`)
 GET      ``/web/players/{id}``        the player and every match of theirs, oldest first,
-                                      with resets between matches marked
+                                      with resets between matches marked, and the
+                                      edits of their matches (``corrections``)
 GET      ``/web/seasons``             each ended season's tiers, as the rank keeps them
 GET      ``/web/played-at?at=TIME``   what recording a match played then would set off:
                                       the season events that would run first, and

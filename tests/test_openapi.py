@@ -464,7 +464,7 @@ def test_the_leaderboard_parameters_are_the_ones_checked() -> None:
         document = client.get("/openapi.json").json()
         listed = document["paths"]["/leaderboard"]["get"]["parameters"]
         schemas = {p["name"]: p["schema"] for p in listed}
-        assert list(schemas) == ["top", "offset", "active_days", "tier", "all", "holding"]
+        assert list(schemas) == ["top", "offset", "active_days", "tier", "all", "holding", "at"]
         probes = [
             ("offset", "0", 0, True),
             ("offset", "-1", -1, False),

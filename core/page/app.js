@@ -468,6 +468,8 @@ function clearPlayer(title, summary) {
   $("#player-prev").hidden = $("#player-next").hidden = true;
   $("#rating-legend").replaceChildren();
   $("#rank-block").hidden = true;
+  $("#corrections-block").hidden = true;
+  $("#player-corrections").replaceChildren();
   drawn.delete($("#rating-chart"));
   drawn.delete($("#rank-chart"));
 }
@@ -535,6 +537,32 @@ async function showPlayer(id) {
     redrawn($("#rank-chart"), () => lineChart($("#rank-chart"), rankSeries, { marks, height: 260, labels }));
   }
   renderPlayerMatches();
+  renderCorrections(data.corrections || [], p.id);
+}
+
+// The edits of the player's matches, newest first: what was done to which match, why,
+// by whom, and how the player's shown value moved
+const EDITED = { void: "voided", correct: "corrected", late: "recorded late" };
+
+function renderCorrections(edits, id) {
+  $("#corrections-block").hidden = !edits.length;
+  const items = edits.slice().reverse().map((e) => {
+    const mine = e.changes.find((c) => c.player === id);
+    const moved = mine && mine.before && mine.after && mine.before.value !== null && mine.after.value !== null
+      ? `; ${fmt(mine.before.value, 1)} → ${fmt(mine.after.value, 1)}` : "";
+    const was = e.kind === "correct" && e.old && e.new ? ` (${changedFields(e.old, e.new)})` : "";
+    return el("li", { "data-edit": e.n },
+      el("span", { class: e.kind === "void" ? "down" : "reset", text: EDITED[e.kind] || e.kind }),
+      ` ${e.match_id}${was} on ${e.made_at.slice(0, 10)}${e.by ? ` by ${e.by}` : ""}: `,
+      el("q", { text: e.reason }), moved);
+  });
+  $("#player-corrections").replaceChildren(...items);
+}
+
+function changedFields(old, now) {
+  const keys = [...new Set([...Object.keys(old), ...Object.keys(now)])];
+  const changed = keys.filter((k) => JSON.stringify(old[k]) !== JSON.stringify(now[k]));
+  return changed.length ? `${changed.join(", ")} changed` : "unchanged";
 }
 
 // The player's matches, newest first, a page at a time (every one of them, not the latest

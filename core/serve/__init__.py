@@ -10,10 +10,15 @@ POST     ``/matches``            record       record one match; 201 ``{"match", 
 POST     ``/matches/batch``      record       record many in one transaction (all or none);
                                               201 ``{"recorded", "reports"}``
 GET      ``/matches/{id}``       (read)       a recorded match with its report
-GET      ``/players/{id}``       (read)       ``{"player", "standing"}``
+POST     ``/matches/{id}/void``  record       ``{"reason"}``: void it, re-rate what follows;
+                                              the edit (docs/corrections.md)
+POST     ``.../{id}/correct``    record       ``{"fields", "reason"}``: correct it, the same
+GET      ``/edits``              (read)       the audit of edits (``?match=ID&player=ID``)
+GET      ``/players/{id}``       (read)       ``{"player", "standing"}``; ``?at=TIME``: then
 GET      ``/leaderboard``        (read)       players best first; a page of them with
                                               ``?top=N&offset=N``, filtered by
-                                              ``active_days=D``, ``tier=T``, ``all=true``
+                                              ``active_days=D``, ``tier=T``, ``all=true``;
+                                              ``at=TIME``: as the league stood then
 GET      ``/predict``            (read)       ``?side=a,b&side=c[&at=ISO]``: the forecast
 POST     ``/predict``            (read)       the same for ``{"sides", "at", "home", "season"}``
 POST     ``/match/opponents``    (read)       ``{"players", "width", ...}``: a rank filter's players
@@ -58,6 +63,7 @@ The package, one module a part: :mod:`~rankcraft.serve.app` (the application fac
 :mod:`~rankcraft.serve.settings`, :mod:`~rankcraft.serve.parsing` (request bodies and
 query parameters), :mod:`~rankcraft.serve.auth` (tokens), :mod:`~rankcraft.serve.errors`,
 the routes of each resource (:mod:`~rankcraft.serve.matches`,
+:mod:`~rankcraft.serve.corrections`,
 :mod:`~rankcraft.serve.players` with the leaderboard, :mod:`~rankcraft.serve.predict`
 with matchmaking, :mod:`~rankcraft.serve.league` with the ruleset, season events and
 health, :mod:`~rankcraft.serve.page` with the web page and the lab's jobs),

@@ -19,8 +19,8 @@ from ..errors import InputError, RankcraftError
 from ..extras import missing
 from ..jobs import JobPool, LeagueThread, Worker
 from ..openapi import Operation
+from . import corrections, matches, page, parsing, players, predict
 from . import league as league_routes
-from . import matches, page, parsing, players, predict
 from .auth import Handler, guard
 from .errors import answer_error
 from .openapi_document import openapi_route
@@ -122,6 +122,7 @@ def _resources(
     shared = (league, settings, thread, bodies, query, worker, lab_handlers.db)
     return [
         (matches.OPERATIONS, matches.MatchRoutes(*shared)),
+        (corrections.OPERATIONS, corrections.CorrectionRoutes(*shared)),
         (players.OPERATIONS, players.PlayerRoutes(*shared)),
         (predict.OPERATIONS, predict.PredictRoutes(*shared)),
         (league_routes.OPERATIONS, league_routes.LeagueRoutes(*shared)),

@@ -22,7 +22,8 @@ Handler = Callable[[Request], Awaitable[JSONResponse]]
 
 
 def bearer(request: Request, league: League, scope: str) -> None:
-    """Let the request through only with a token that allows ``scope``."""
+    """Let the request through only with a token that allows ``scope``; its name is left
+    in ``request.state.token_name`` (what an edit's audit keeps as ``by``)."""
     challenge = f'Bearer realm="rankcraft", scope="{scope}"'
     header = request.headers.get("authorization")
     if header is None:
@@ -52,6 +53,13 @@ def bearer(request: Request, league: League, scope: str) -> None:
             field="Authorization",
             headers={"WWW-Authenticate": f'{challenge}, error="insufficient_scope"'},
         )
+    request.state.token_name = token.name
+
+
+def token_name(request: Request) -> str | None:
+    """The name of the token the request came with (None: it needed none)."""
+    name = getattr(request.state, "token_name", None)
+    return name if isinstance(name, str) else None
 
 
 def guard(league: League, settings: Settings) -> Callable[[Handler, str | None], Handler]:

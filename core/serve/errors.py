@@ -57,6 +57,12 @@ class Forbidden(ServiceError):
     status = 403
 
 
+class Conflict(ServiceError):
+    """A request the league's state refuses, such as voiding a void match (409)."""
+
+    status = 409
+
+
 class RequestTimeout(ServiceError):
     """A request body that did not arrive in time."""
 

@@ -11,7 +11,7 @@ from .. import lab
 from ..engine import League
 from ..extras import missing
 from ..openapi import build_document
-from . import league, matches, parsing, players, predict
+from . import corrections, league, matches, parsing, players, predict
 from .page import lab_limits
 from .settings import Settings
 
@@ -22,7 +22,13 @@ except ImportError:  # pragma: no cover - checked by cli.cmd_serve before use
     raise missing("the HTTP service needs", "Starlette and uvicorn", "serve") from None
 
 
-OPERATIONS = matches.OPERATIONS + players.OPERATIONS + predict.OPERATIONS + league.OPERATIONS
+OPERATIONS = (
+    matches.OPERATIONS
+    + corrections.OPERATIONS
+    + players.OPERATIONS
+    + predict.OPERATIONS
+    + league.OPERATIONS
+)
 """The service's endpoints: they build its routes and token checks (:func:`create_app`)
 and its document (:func:`openapi_document`). ``/openapi.json`` and ``/docs`` are served
 besides, open to all."""
@@ -41,7 +47,7 @@ def openapi_document(league: League, settings: Settings | None = None) -> dict[s
         bodies,
         parsing.query_parameters(settings),
         settings.auth_reads,
-        answers=lab.lab_schemas(),
+        answers=lab.lab_schemas() | corrections.correction_schemas(),
     )
 
 

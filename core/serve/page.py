@@ -86,7 +86,9 @@ def routes(
         league.refresh([player])
         if league.has_standings:
             league.refresh()
-        return JSONResponse(player_history(league, player))
+        history = player_history(league, player)
+        history["corrections"] = [e.to_dict() for e in league.edits(player=player)]
+        return JSONResponse(history)
 
     async def get_seasons(request: Request) -> JSONResponse:
         league.refresh()

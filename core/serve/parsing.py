@@ -179,6 +179,7 @@ def request_bodies(settings: Settings) -> dict[str, Body]:
         "Prediction": _prediction_body(settings),
         **matchmaking_bodies(settings),
         "SeasonEvent": _season_event_body(),
+        **correction_bodies(),
     }
 
 
@@ -243,6 +244,51 @@ def _prediction_body(settings: Settings) -> Body:
         description="the sides to predict (player ids may hold commas here)",
         unknown_error=RequestError,
     )
+
+
+def _reason(value: Any, path: str) -> None:
+    """Refuse a reason that is only blanks (an edit needs one)."""
+    if not value.strip():
+        raise RequestError(f"{path!r} must be a non-empty text: {value!r}", field=path)
+
+
+def correction_bodies() -> dict[str, Body]:
+    """The bodies of ``POST /matches/{id}/void`` and ``POST /matches/{id}/correct``: why,
+    and for a correction the match's fields to change (docs/corrections.md)."""
+    reason = Field(
+        "reason",
+        "string",
+        required=True,
+        min_length=1,
+        max_length=1000,
+        must="a non-empty text of at most 1000 characters",
+        limit=_reason,
+        description="why (kept in the league's audit of edits)",
+    )
+    fields = Field(
+        "fields",
+        "object",
+        required=True,
+        must="a JSON object of the match's fields to change",
+        description="the fields to change, in the match format (any of played_at, teams, "
+        "scores, ranks, seconds_played, quit, weight, meta, home; the id stays)",
+    )
+    return {
+        "Void": Body(
+            "a void",
+            (reason,),
+            description="void a recorded match: it counts for nothing, every later "
+            "match is rated again",
+            unknown_error=RequestError,
+        ),
+        "Correction": Body(
+            "a correction",
+            (fields, reason),
+            description="correct a recorded match: the fields given replace its own, "
+            "every later match is rated again",
+            unknown_error=RequestError,
+        ),
+    }
 
 
 def _season_event_body() -> Body:
@@ -416,7 +462,38 @@ def matchmaking_bodies(settings: Settings) -> dict[str, Body]:
 def query_parameters(settings: Settings) -> dict[str, Field]:
     """The query parameters of the GET endpoints, by name: the handlers read and check
     them with these specs (``read_query``), and the OpenAPI document lists them."""
-    return {**_board_parameters(), **_predict_parameters(settings)}
+    return {**_board_parameters(), **_predict_parameters(settings), **_edit_parameters()}
+
+
+def _edit_parameters() -> dict[str, Field]:
+    """The query parameters of the corrections: ``at`` of ``GET /leaderboard`` and
+    ``GET /players/{id}`` (key ``as_of``: the league as it stood then), and the filters
+    of ``GET /edits``."""
+    return {
+        "as_of": Field(
+            "at",
+            "string",
+            min_length=1,
+            must="an ISO-8601 time",
+            description="the league as it stood at this time: its matches played then or "
+            "before, rated again (an ISO-8601 date or date-time; no zone means UTC); "
+            "default: now",
+        ),
+        "match": Field(
+            "match",
+            "string",
+            min_length=1,
+            must="a match id",
+            description="only the edits of this match",
+        ),
+        "player": Field(
+            "player",
+            "string",
+            min_length=1,
+            must="a player id",
+            description="only the edits of matches this player played in (old or new version)",
+        ),
+    }
 
 
 def _board_parameters() -> dict[str, Field]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..extras import missing
 from ..openapi import Operation
+from .corrections import league_at
 from .parsing import read_query
 from .resource import Resource
 
@@ -19,24 +20,29 @@ class PlayerRoutes(Resource):
     """The endpoints of the league's players and its leaderboard."""
 
     async def get_player(self, request: Request) -> JSONResponse:
+        """The player now, or (``?at=TIME``) as the league stood then."""
         player = request.path_params["player_id"]
-        self.league.refresh([player])
-        record = self.league.player(player)
+        at = read_query(request, self.query["as_of"])
+        league = self.league if at is None else league_at(self.league, at)
+        if at is None:
+            league.refresh([player])
+        record = league.player(player)
         standing = None
-        if self.league.has_standings:
-            self.league.refresh()
-            standing = self.league.standings([player]).get(player)
+        if league.has_standings:
+            league.refresh()
+            standing = league.standings([player]).get(player)
         return JSONResponse(
             {
                 "player": self.codec.record_to_dict(record),
                 "standing": standing,
-                "display": self.league.shown(record).to_dict(),
+                "display": league.shown(record).to_dict(),
             }
         )
 
     async def leaderboard(self, request: Request) -> JSONResponse:
         """A page of the leaderboard, as ``League.leaderboard`` gives it (and the CLI's
-        ``leaderboard`` with the same options); places count from ``offset + 1``."""
+        ``leaderboard`` with the same options); places count from ``offset + 1``;
+        ``?at=TIME``: as the league stood then (:func:`.corrections.league_at`)."""
         query = self.query
         top = read_query(request, query["top"])
         offset = read_query(request, query["offset"]) or 0
@@ -44,8 +50,8 @@ class PlayerRoutes(Resource):
         tier = read_query(request, query["tier"])
         everyone = bool(read_query(request, query["all"]))
         holding = read_query(request, query["holding"])
-        self.league.refresh()
-        page = self.league.placed(
+        league = league_at(self.league, read_query(request, query["as_of"]))
+        page = league.placed(
             top,
             offset=offset,
             active_days=active_days,
@@ -53,13 +59,13 @@ class PlayerRoutes(Resource):
             everyone=everyone,
             holding=holding,
         )
-        standings = self.league.standings(r.id for _, r in page)
+        standings = league.standings(r.id for _, r in page)
         return JSONResponse(
             [
                 {
                     "place": place,
                     "standing": standings.get(r.id),
-                    "display": self.league.shown(r).to_dict(),
+                    "display": league.shown(r).to_dict(),
                     **self.codec.record_to_dict(r),
                 }
                 for place, r in page
@@ -75,7 +81,8 @@ OPERATIONS = (
         scope="read",
         summary="A player's state",
         answer=(200, "the player (state export format) and league-wide label", "Standing"),
-        errors=(404,),
+        query=("as_of",),
+        errors=(400, 404),
     ),
     Operation(
         method="GET",
@@ -84,7 +91,7 @@ OPERATIONS = (
         scope="read",
         summary="Players best first",
         answer=(200, "place, standing and state per player", "Leaderboard"),
-        query=("top", "offset", "active_days", "tier", "all", "holding"),
+        query=("top", "offset", "active_days", "tier", "all", "holding", "as_of"),
         errors=(400,),
     ),
 )
