@@ -326,11 +326,23 @@ def snapshot(url: str) -> dict[str, list[tuple[Any, ...]]]:
         return {}
 
 
+def age_to_version_7(url: str) -> None:
+    """Turn a current database into what rankcraft wrote at schema version 7: no
+    ``edits`` table (no correction made)."""
+    sql_run(
+        url,
+        "DROP TABLE edits",
+        "DELETE FROM schema_history WHERE version = 8",
+        "UPDATE meta SET value = '7' WHERE key = 'schema_version'",
+    )
+
+
 def age_to_version_6(url: str) -> None:
     """Turn a current database into what rankcraft wrote at schema version 6: the
     participants keyed by (player, seq), without buckets (and, on PostgreSQL, no
     ``players_by_id``)."""
     postgres = url.startswith("postgresql://")
+    age_to_version_7(url)
     sql_run(
         url,
         "CREATE TABLE participants_6 (player TEXT NOT NULL, "
