@@ -24,6 +24,7 @@ from typing import Any, Self
 
 import attrs
 
+from .documents import IMPORTED
 from .errors import DuplicateMatchError, InputError, MatchError
 from .io import parse_match, parse_time
 from .model import Match, PlayerRecord, format_time
@@ -357,6 +358,12 @@ class Corrections:
         from the reports kept with their next matches) and rates only ``edited``; else
         it replays the history before ``start`` too, and every player is compared."""
         named = _players(m for _, m in rows) | _players(edited)
+        if not self.narrow and self.store.get_meta(IMPORTED):
+            raise InputError(
+                f"this league's players were imported and ruleset {self.ruleset.name!r} "
+                "re-rates an edit by replaying the whole history (season events or rating "
+                "periods), which does not hold what was imported: no edit can be made"
+            )
         if self.narrow:
             league, schedule = self.scratch(_seeds(self.store, start, rows, named))
         else:
@@ -447,6 +454,12 @@ def _seeds(
     reports = store.reports({first[p] for p in played})
     lasts = store.last_before(played, start or 0)
     seeds = [r for p, r in now.items() if p not in first]
+    unknown = sorted(set(played) - set(lasts))
+    if unknown:  # (their record before came from an import, whose times it did not keep)
+        raise InputError(
+            f"player {unknown[0]!r}'s record before this edit came from an import, not from "
+            "a match the league holds: the edit cannot rebuild it"
+        )
     for pid in played:
         change = reports[first[pid]].change(pid)
         seeds.append(

@@ -27,7 +27,17 @@ if TYPE_CHECKING:
 from .codec import league_codec, make_codec
 from .importing import imported_ruleset, parse_export
 
-__all__ = ["Documents", "imported_ruleset", "league_codec", "make_codec", "parse_export"]
+IMPORTED = "imported"
+"""meta key set once players were imported (:mod:`rankcraft.corrections` reads it)."""
+
+__all__ = [
+    "IMPORTED",
+    "Documents",
+    "imported_ruleset",
+    "league_codec",
+    "make_codec",
+    "parse_export",
+]
 
 
 class Documents:
@@ -109,4 +119,6 @@ class Documents:
                 seasons.adopt(document["schedule"])
             for record in records:
                 unit.put_record(record)
+            if records:  # (the players hold what no match of the history explains)
+                self.unit.store.set_meta(IMPORTED, "true")
         return len(records)

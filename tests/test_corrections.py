@@ -234,3 +234,33 @@ def test_an_edit_is_refused_across_a_season_event_run_by_hand() -> None:
     with pytest.raises(rankcraft.InputError, match="run by hand"):
         league.void("m1", "x")
     assert exported(league) == before
+
+
+def test_an_imported_league_is_edited_only_where_its_history_explains_the_records() -> None:
+    source = rankcraft.League("elo")
+    source.record_many(duels()[:2])
+    later = [
+        {"id": f"n{i}", "played_at": f"2024-06-0{i + 1}", "teams": [[a], [b]], "scores": [1, 0]}
+        for i, (a, b) in enumerate([("ann", "cat"), ("cat", "bob"), ("bob", "ann")])
+    ]
+    imported = rankcraft.League("elo")
+    imported.import_state(source.export())
+    imported.record_many(later)
+    imported.void("n2", "bob and ann: both played n0 or n1 since the import")
+    reference = rankcraft.League("elo")
+    reference.import_state(source.export())
+    reference.record_many(later[:2])
+    assert exported(imported) == exported(reference)
+    before = exported(imported)
+    with pytest.raises(rankcraft.InputError, match="came from an import"):
+        imported.void("n0", "ann's and cat's records before n0 are the import's")
+    assert exported(imported) == before
+    seeded = rankcraft.League("glicko2")
+    seeded.record_many(duels()[:2])
+    wide = rankcraft.League("glicko2")
+    wide.import_state(seeded.export())
+    wide.record_many(later)
+    before = exported(wide)
+    with pytest.raises(rankcraft.InputError, match="were imported"):
+        wide.void("n2", "x")
+    assert exported(wide) == before
