@@ -27,6 +27,7 @@ import os
 import random
 import tempfile
 import time
+from datetime import UTC, datetime, timedelta
 from importlib import resources
 from typing import Any
 
@@ -39,6 +40,9 @@ def demo_matches() -> list[dict[str, Any]]:
         return [json.loads(line) for line in lines if line.strip()]
 
 
+START = datetime(2000, 1, 1, tzinfo=UTC)
+
+
 def random_matches(count: int, players: int) -> list[dict[str, Any]]:
     rng = random.Random(40)
     out = []
@@ -47,7 +51,7 @@ def random_matches(count: int, players: int) -> list[dict[str, Any]]:
         out.append(
             {
                 "id": f"m{i}",
-                "played_at": f"{2000 + i * 20 // count:04d}-01-01T00:00:{i % 60:02d}Z",
+                "played_at": (START + timedelta(minutes=10 * i)).strftime("%Y-%m-%dT%H:%M:%SZ"),
                 "teams": [[f"p{a}"], [f"p{b}"]],
                 "scores": [1, 0] if rng.random() < 0.5 else [0, 1],
             }
@@ -94,13 +98,12 @@ def main() -> None:
             f"prefix replayed: {whole:.2f} s (the shortcut takes {quick / whole:.2f} of it, "
             f"{quick / recorded:.3f} of the recording)"
         )
+        league.close()
         if args.db.startswith("postgresql://"):
-            from rankcraft.store.postgres import discard_league
+            import psycopg
 
-            league.close()
-            discard_league(f"{args.db}{'&' if '?' in args.db else '?'}schema=bench_edit_{os.getpid()}")
-        else:
-            league.close()
+            with psycopg.connect(args.db.split("?")[0], autocommit=True) as db:
+                db.execute(f"DROP SCHEMA bench_edit_{os.getpid()} CASCADE")
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ from .rulesetschema import Display, Ruleset
 from .seasons import Seasons
 from .store import Store
 from .store.base import Codec, MatchRow
+from .touched import players_of, seeds, touched
 from .unit import UnitOfWork
 from .writing import RecordSummary
 
@@ -139,9 +140,10 @@ class Edit:
 Edited = tuple[list[Match], Match | None, Match | None]
 """An edit of the history from some place on: the matches from there as edited, the old
 version of the match, the new one."""
-Plan = tuple[int | None, Callable[[list[Match]], Edited]]
-"""Where an edit starts (the seq of the first match it can change; None: after the last)
-and what it makes of the matches from there on."""
+Plan = tuple[int | None, Callable[[list[Match]], Edited], bool]
+"""Where an edit starts (the seq of the first match it can change; None: after the last),
+what it makes of the matches from there on, and whether it keeps their order (a void, a
+correction at the same time)."""
 
 
 class Corrections:
@@ -182,7 +184,7 @@ class Corrections:
 
         def plan() -> Plan:
             row = self._target(match_id)
-            return row.seq, lambda after: (after[1:], after[0], None)
+            return row.seq, lambda after: (after[1:], after[0], None), True
 
         return self._edit("void", match_id, reason, by, plan)
 
@@ -207,14 +209,10 @@ class Corrections:
             row = self._target(match_id)
             old, new = row.match, _corrected(row.match, fields)
             if new.played_at == old.played_at:
-                return row.seq, lambda after: ([new, *after[1:]], old, new)
+                return row.seq, lambda after: ([new, *after[1:]], old, new), True
             place = self.store.placement(new.played_at, skip=match_id)
             start = row.seq if place is None else min(row.seq, place)
-            return start, lambda after: (
-                _placed([m for m in after if m.id != match_id], new),
-                old,
-                new,
-            )
+            return start, lambda after: (_placed(_without(after, match_id), new), old, new), False
 
         return self._edit("correct", match_id, reason, by, plan)
 
@@ -247,12 +245,14 @@ class Corrections:
                     after = _placed(after, match)
                 return after, None, matches[-1]
 
-            return self.store.placement(min(m.played_at for m in matches)), edit
+            return self.store.placement(min(m.played_at for m in matches)), edit, False
 
         edit_of = self._edit("late", matches[-1].id, reason, by, plan, also=matches[:-1])
         return [*self._earlier, edit_of]
 
-    def record_late(self, items: list[Any], skip_seen: bool, commit_every: int) -> RecordSummary:
+    def record_late(
+        self, items: list[Any], skip_seen: bool, commit_every: int, by: str | None = None
+    ) -> RecordSummary:
         """What ``record_many`` (and ``record``) do when a match is late under ``[history]
         late = "rerate"``: every match of the call placed at its time (:meth:`late`), ids
         already recorded passed over with ``skip_seen`` or when an earlier
@@ -263,7 +263,7 @@ class Corrections:
             first = next(m.id for m in parsed if m.id in have)
             raise DuplicateMatchError(f"match id {first!r} is already recorded", match_id=first)
         fresh = [m for m in parsed if m.id not in have]
-        self.late(fresh)
+        self.late(fresh, by=by)
         row = self.store.match(fresh[-1].id) if fresh else None
         last = None if row is None else row.report
         return RecordSummary(recorded=len(fresh), skipped=len(parsed) - len(fresh), last=last)
@@ -326,11 +326,14 @@ class Corrections:
             raise InputError("an edit is a transaction of its own: not inside League.batch()")
         self._earlier = []
         with self.unit.transaction():
-            start, edit = plan()
+            start, edit, in_place = plan()
             rows = [] if start is None else list(self.store.history(start))
             edited, old, new = edit([m for _, m in rows])
             self._refuse_across_resets([m for _, m in rows[:1]] + edited[:1])
-            changes, rerated = self._rerate(start, rows, edited)
+            if self.narrow and in_place and start is not None:
+                changes, rerated = self._rerate_touched(start, rows, edited)
+            else:
+                changes, rerated = self._rerate(start, rows, edited)
             for match in also:  # (several late matches: one row each)
                 self._earlier.append(self._audit(kind, match.id, reason, by, None, match, 0, ()))
             made = self._audit(kind, match_id, reason, by, old, new, rerated, changes)
@@ -357,7 +360,7 @@ class Corrections:
         scratch league starts from the records the players had at ``start`` (rebuilt
         from the reports kept with their next matches) and rates only ``edited``; else
         it replays the history before ``start`` too, and every player is compared."""
-        named = _players(m for _, m in rows) | _players(edited)
+        named = players_of(m for _, m in rows) | players_of(edited)
         if not self.narrow and self.store.get_meta(IMPORTED):
             raise InputError(
                 f"this league's players were imported and ruleset {self.ruleset.name!r} "
@@ -365,25 +368,51 @@ class Corrections:
                 "periods), which does not hold what was imported: no edit can be made"
             )
         if self.narrow:
-            league, schedule = self.scratch(_seeds(self.store, start, rows, named))
+            points = dict.fromkeys(named, start or 0)
+            league, schedule = self.scratch(seeds(self.store, start, rows, points))
         else:
             league, schedule = self.scratch(())
             league.stream([m for seq, m in self.store.history() if start is None or seq < start])
             named |= set(self.store.load_players()) | {r.id for r in league.players()}
         league.record_many(edited)
         entries = league.store.entries_from(1)
-        before = self.store.load_many(named)
-        after = {r.id: r for r in league.players() if r.id in named}
         if start is not None:
             self.store.drop_history(start)
-        self.store.drop_players([p for p in before if p not in after])
-        self.store.write([r for p, r in after.items() if before.get(p) != r], entries)
+        self.store.write((), entries)
         if not self.narrow:
             self.seasons.restore(schedule.snapshot())
             self.seasons.dirty = True
+        return self._settle(named, league), len(entries)
+
+    def _rerate_touched(
+        self, start: int, rows: list[tuple[int, Match]], edited: list[Match]
+    ) -> tuple[tuple[Moved, ...], int]:
+        """An edit that keeps the order, where a player's record is all a match reads:
+        only the matches its touched players play (:func:`rankcraft.touched.touched`) are
+        rated again, from the records those players had just before them; the store
+        drops the removed matches and rewrites the others in their places."""
+        again, points = touched(rows, edited, start)
+        league, _ = self.scratch(seeds(self.store, start, rows, points))
+        league.record_many(again)
+        entries = league.store.entries_from(1)
+        seq_of = {match.id: seq for seq, match in rows}
+        kept = {match.id for match in edited}
+        changed = {id(m) for m in edited} - {id(m) for _, m in rows}
+        relink = {m.id for m in edited if id(m) in changed}
+        self.store.rewrite_matches([(seq_of[e.id], e) for e in entries], relink)
+        self.store.drop_matches([seq for seq, match in rows if match.id not in kept])
+        return self._settle(set(points), league), len(entries)
+
+    def _settle(self, named: set[str], league: Any) -> tuple[Moved, ...]:
+        """Hand the store the ``named`` players' records as the scratch league has them
+        (removing those it has not), and say how each moved."""
+        before = self.store.load_many(named)
+        after = {r.id: r for r in league.players() if r.id in named}
+        self.store.drop_players([p for p in before if p not in after])
+        self.store.write([r for p, r in after.items() if before.get(p) != r], ())
         shown, codec = self.display, self.codec
         moved = (_moved(shown, codec, p, before.get(p), after.get(p)) for p in sorted(named))
-        return tuple(c for c in moved if c is not None), len(entries)
+        return tuple(c for c in moved if c is not None)
 
     def _audit(
         self,
@@ -428,50 +457,16 @@ def _corrected(old: Match, fields: Mapping[str, Any]) -> Match:
     return parse_match({**data, **fields})
 
 
+def _without(history: list[Match], match_id: str) -> list[Match]:
+    return [match for match in history if match.id != match_id]
+
+
 def _placed(history: list[Match], match: Match) -> list[Match]:
     """``history`` with ``match`` after the last match played at or before its time."""
     at = len(history)
     while at > 0 and history[at - 1].played_at > match.played_at:
         at -= 1
     return [*history[:at], match, *history[at:]]
-
-
-def _seeds(
-    store: Store, start: int | None, rows: list[tuple[int, Match]], named: set[str]
-) -> list[PlayerRecord]:
-    """The records ``named`` players had before the match of seq ``start``: a player
-    with a match from there on, as that match's report says they stood (matches
-    counted, last match read back); any other, as the store has them now."""
-    first: dict[str, int] = {}
-    count: dict[str, int] = {}
-    for seq, match in rows:
-        for pid in _players((match,)):
-            first.setdefault(pid, seq)
-            count[pid] = count.get(pid, 0) + 1
-    now = store.load_many(named)
-    earlier = {p: now[p].matches - count[p] for p in first}
-    played = [p for p in first if earlier[p] > 0]
-    reports = store.reports({first[p] for p in played})
-    lasts = store.last_before(played, start or 0)
-    seeds = [r for p, r in now.items() if p not in first]
-    unknown = sorted(set(played) - set(lasts))
-    if unknown:  # (their record before came from an import, whose times it did not keep)
-        raise InputError(
-            f"player {unknown[0]!r}'s record before this edit came from an import, not from "
-            "a match the league holds: the edit cannot rebuild it"
-        )
-    for pid in played:
-        change = reports[first[pid]].change(pid)
-        seeds.append(
-            PlayerRecord(
-                id=pid,
-                skill=change.skill_before,
-                rank=change.rank_before,
-                matches=earlier[pid],
-                last_played=lasts[pid],
-            )
-        )
-    return seeds
 
 
 def _moved(
@@ -497,10 +492,6 @@ def _shown(display: Display, codec: Codec, record: PlayerRecord | None) -> dict[
         "tier": codec.tier(record),
         "matches": record.matches,
     }
-
-
-def _players(matches: Iterable[Match]) -> set[str]:
-    return {pid for match in matches for side in match.teams for pid in side}
 
 
 class Corrected:

@@ -190,9 +190,9 @@ class League(Corrected):
         with self._unit.transaction():
             yield
 
-    def record(self, match: Match | Mapping[str, Any]) -> Report:
+    def record(self, match: Match | Mapping[str, Any], *, by: str | None = None) -> Report:
         """Rate one match and store it with its report (:meth:`.writing.Writer.record`)."""
-        return self._writer.record(match)
+        return self._writer.record(match, by)
 
     def record_many(
         self,

@@ -79,9 +79,9 @@ def _id_of(item: Any) -> str | None:
     return mid if type(mid) is str else None
 
 
-Late = Callable[[list[Any], bool, int], RecordSummary]
+Late = Callable[[list[Any], bool, int, str | None], RecordSummary]
 """Places matches, some late, at their times and re-rates after them: ``(matches or match
-dicts, skip_seen, commit_every) -> summary``
+dicts, skip_seen, commit_every, by) -> summary``
 (:meth:`rankcraft.corrections.Corrections.record_late`)."""
 
 
@@ -113,16 +113,17 @@ class Writer:
         # ruleset says ``[history] late = "rerate"``); None: a late match is refused
         self.late: Late | None = None
 
-    def record(self, match: Match | Mapping[str, Any]) -> Report:
+    def record(self, match: Match | Mapping[str, Any], by: str | None = None) -> Report:
         """Rate one match and store it with its report (:meth:`record_one`); a late
-        match, where the ruleset re-rates them, takes its place in time (outside a batch)."""
+        match, where the ruleset re-rates them, takes its place in time (outside a batch;
+        ``by``: the API token's name its audit entry keeps)."""
         m = match if isinstance(match, Match) else parse_match(match)
         try:
             return self.record_one(m)
         except LateMatchError:
             if self.late is None or self.unit.in_transaction:
                 raise
-            report = self.late([m], False, 0).last
+            report = self.late([m], False, 0, by).last
             assert report is not None
             return report
 
@@ -268,7 +269,7 @@ class Writer:
         try:
             return self.record_in_order(items, skip_seen, progress, close, commit_every)
         except LateMatchError:
-            return self.late(items, skip_seen, commit_every)
+            return self.late(items, skip_seen, commit_every, None)
 
     def record_in_order(
         self,

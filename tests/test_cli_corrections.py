@@ -89,7 +89,7 @@ def test_void_of_two_fresh_players_removes_both(db: Path) -> None:
     assert edit["reason"] == "never played" and edit["by"] is None
     assert edit["old"]["id"] == "m4" and edit["old"]["teams"] == [["d"], ["e"]]
     assert edit["new"] is None
-    assert edit["rerated"] == 1  # (m5, after it)
+    assert edit["rerated"] == 0  # (m5, after it, touches neither d nor e)
     changes = {c["player"]: c for c in edit["changes"]}
     assert set(changes) == {"d", "e"}
     assert changes["d"]["after"] is None and changes["e"]["after"] is None
@@ -108,7 +108,7 @@ def test_void_of_a_decisive_match_gives_the_replay_without_it(db: Path) -> None:
         for player in "abc":
             assert rating(league, player) == rating(ref, player)
         assert league.player("a").matches == 2
-    assert out.startswith("voided m1 (wrong players): 4 matches re-rated, 3 players changed\n")
+    assert out.startswith("voided m1 (wrong players): 3 matches re-rated, 3 players changed\n")
     before = reference(HISTORY)
     a_before, a_after = rating(before, "a"), rating(ref, "a")
     sign = "+" if a_after >= a_before else "-"
@@ -169,7 +169,7 @@ def test_correct_scores_rerates_as_a_replay_of_the_corrected_history(db: Path) -
     edit = json.loads(out)
     assert edit["kind"] == "correct" and edit["reason"] == "wrong score"
     assert edit["old"]["scores"] == [1.0, 0.0] and edit["new"]["scores"] == [0.0, 1.0]
-    assert edit["new"]["id"] == "m2" and edit["rerated"] == 4  # m2 to m5
+    assert edit["new"]["id"] == "m2" and edit["rerated"] == 3  # m2, m3, m5 (not m4: d, e)
     fixed = [match("m2", "a", "c", 2, (0, 1)) if m["id"] == "m2" else m for m in HISTORY]
     ref = reference(fixed)
     with League.open(db, create=False) as league:
@@ -289,12 +289,12 @@ def test_edits_lists_the_audit(db: Path) -> None:
         (1, "void", "m4", "fake"),
         (2, "correct", "m2", "typo"),
     ]
-    assert [e["rerated"] for e in edits] == [1, 3]
+    assert [e["rerated"] for e in edits] == [0, 3]
     code, out, _ = run("edits", "--db", str(db))
     assert code == 0
     lines = out.splitlines()
     assert lines[0].split() == ["n", "made", "at", "kind", "match", "reason", "by", "rerated"]
-    assert lines[1].split()[2:] == ["void", "m4", "fake", "-", "1"]
+    assert lines[1].split()[2:] == ["void", "m4", "fake", "-", "0"]
     assert lines[2].split()[2:] == ["correct", "m2", "typo", "-", "3"]
     # one match, one player (a voided player stays in the audit)
     assert [
@@ -498,7 +498,7 @@ def test_the_report_of_docs_cli(db: Path) -> None:
     written with three more)."""
     assert run("void", "m4", "--reason", "never played", "--db", str(db)) == (
         0,
-        "voided m4 (never played): 1 match re-rated, 2 players changed\n"
+        "voided m4 (never played): 0 matches re-rated, 2 players changed\n"
         "  d: removed (was 1516, 1 match)\n"
         "  e: removed (was 1484, 1 match)\n",
         "",

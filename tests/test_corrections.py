@@ -135,7 +135,7 @@ def test_a_void_says_what_it_changed_and_the_audit_keeps_it() -> None:
     edit = league.void("m1", "bob's account was shared", by="ops")
     assert (edit.n, edit.kind, edit.match_id, edit.by, edit.new) == (1, "void", "m1", "ops", None)
     assert edit.old is not None and edit.old.teams == (("bob",), ("cat",))
-    assert edit.rerated == 3  # (every match after it: m2, m3 and m4)
+    assert edit.rerated == 2  # (m2 and m3, which touched players play; not m4)
     moved = {c.player: c for c in edit.changes}
     assert sorted(moved) == ["ann", "bob", "cat", "dan"]
     # bob lost 16 to ann, then beat cat: without that win bob keeps 1484
@@ -264,3 +264,18 @@ def test_an_imported_league_is_edited_only_where_its_history_explains_the_record
     with pytest.raises(rankcraft.InputError, match="were imported"):
         wide.void("n2", "x")
     assert exported(wide) == before
+
+
+@pytest.mark.parametrize("where", ["memory", "sqlite", "postgres"])
+def test_a_voided_id_stays_taken(where: str, tmp_path: Any, request: Any) -> None:
+    url = {"memory": None, "sqlite": str(tmp_path / "l.sqlite")}.get(where)
+    if where == "postgres":
+        url = request.getfixturevalue("pg_url")
+    league = rankcraft.League("elo") if url is None else rankcraft.League.open(url, "elo")
+    league.record_many(duels())
+    league.void("m4", "test accounts")
+    again = {**duels()[4], "played_at": "2024-07-01"}
+    for call in (lambda: league.record(again), lambda: league.record_many([again])):
+        with pytest.raises(rankcraft.DuplicateMatchError):
+            call()
+    assert league.match_count == 4 and "eve" not in league

@@ -369,5 +369,6 @@ def test_a_late_match_over_http_as_the_ruleset_says(tmp_path: Path, late: str) -
         edits = client.get("/edits?match=m0").json()
         assert [(e["kind"], e["reason"], e["old"]) for e in edits] == [("late", "late", None)]
         assert edits[0]["new"] == rankcraft.parse_match(early).to_dict()
+        assert edits[0]["by"] == "ingest"  # (the token's name)
         ann = client.get("/web/players/ann").json()
         assert [e["kind"] for e in ann["corrections"]] == ["late"]

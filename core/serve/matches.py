@@ -16,6 +16,7 @@ from ..fields import Body
 from ..io import parse_match, past_the_clock
 from ..model import Match
 from ..openapi import Operation
+from .auth import token_name
 from .errors import LimitError, NotFoundError, error_body, item_error
 from .parsing import check_sides, json_body
 from .resource import Resource
@@ -71,7 +72,7 @@ class MatchRoutes(Resource):
 
     async def post_match(self, request: Request) -> JSONResponse:
         match = self.parse(await json_body(request, self.settings))
-        report = self.league.record(match)
+        report = self.league.record(match, by=token_name(request))
         return JSONResponse(
             {"match": match.to_dict(), "report": self.codec.report_to_dict(report)},
             status_code=201,

@@ -214,7 +214,8 @@ class Store(Protocol):
         ...
 
     def recorded(self, ids: Collection[str]) -> set[str]:
-        """Which of ``ids`` are recorded: committed, or written in the open batch.
+        """Which of ``ids`` are recorded: committed, or written in the open batch (a
+        voided match's id too: it stays taken).
 
         The engine asks once per chunk of matches instead of keeping every id in
         memory, so that a league's memory does not grow with its number of matches."""
@@ -296,6 +297,16 @@ class Store(Protocol):
         """Where a match played at ``at`` goes in the history: the seq of the first
         match after the last one played at or before ``at`` (the match ``skip`` left
         out), or None: after every match."""
+        ...
+
+    def drop_matches(self, seqs: Collection[int]) -> None:
+        """Remove the matches of these seqs (inside a batch; a store in memory moves the
+        later ones up, so a batch that also rewrites matches rewrites them first)."""
+        ...
+
+    def rewrite_matches(self, items: Sequence[tuple[int, Any]], relink: Collection[str]) -> None:
+        """Write each ``(seq, entry)`` over the match of that seq (inside a batch); the
+        participants of the ids in ``relink`` again too."""
         ...
 
     def drop_history(self, start: int) -> None:

@@ -6,7 +6,7 @@ players removed, and the audit of edits. A part of :class:`~.memory.MemoryStore`
 from __future__ import annotations
 
 import bisect
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -71,6 +71,36 @@ class MemoryHistory:
                 found = seq
         return found
 
+    def drop_matches(self, seqs: Collection[int]) -> None:
+        """Remove the matches of these seqs in the open batch (back on rollback); the
+        later matches move up (a store in memory numbers its matches by place)."""
+        if seqs:
+            self._retail(min(seqs), dict.fromkeys(seqs))
+
+    def rewrite_matches(self, items: Sequence[tuple[int, Any]], relink: Collection[str]) -> None:
+        """Put each ``(seq, entry)`` in the place of the match of that seq."""
+        if items:
+            self._retail(min(seq for seq, _ in items), dict(items))
+
+    def _retail(self, start: int, changes: Mapping[int, Any]) -> None:
+        """The committed matches from seq ``start`` on again, each seq of ``changes``
+        replaced by its entry (None: removed)."""
+        kept = self._matches
+        tail = [kept.kept(seq) for seq in range(start, self._committed + 1)]
+        if self._dropped is None:  # (the first change of the batch: what a rollback restores)
+            self._dropped = (start, tail)
+        elif self._dropped[0] > start:  # (unchanged until the first change: as committed)
+            first, restored = self._dropped
+            self._dropped = (start, tail[: first - start] + restored)
+        new = [changes.get(seq, old) for seq, old in enumerate(tail, start)]
+        new = [item for item in new if item is not None]
+        kept.drop_after(start - 1)
+        kept.rows.extend(new)
+        self._committed = start - 1 + len(new)
+        self._ids.difference_update([kept.who(item)[0] for item in tail])
+        self._ids.update([kept.who(item)[0] for item in new])
+        self._forget_index()
+
     def drop_history(self, start: int) -> None:
         """Remove the matches from seq ``start`` on in the open batch (back on rollback)."""
         kept = self._matches
@@ -92,6 +122,8 @@ class MemoryHistory:
         """Keep one correction's audit row (kept when the batch commits); its ``n``."""
         n = len(self._edits) + len(self._pending_edits) + 1
         self._pending_edits.append({**edit, "n": n})
+        if edit.get("kind") == "void":  # (its id stays taken)
+            self._ids.add(edit["match_id"])
         return n
 
     def edit_rows(self) -> list[dict[str, Any]]:

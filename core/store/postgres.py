@@ -230,7 +230,11 @@ class PostgresStore(SQLStore):
                     )
                 )
             if match_id is not None:
-                seen = self._db.execute("SELECT 1 FROM matches WHERE id = %s", (match_id,))
+                seen = self._db.execute(
+                    "SELECT 1 FROM matches WHERE id = %s UNION ALL "
+                    "SELECT 1 FROM edits WHERE kind = 'void' AND match_id = %s",
+                    (match_id, match_id),
+                )
                 seq = self._db.execute("SELECT nextval('match_seq')")
         found = {}
         for cursor in cursors:

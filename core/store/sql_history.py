@@ -6,16 +6,21 @@ every correction (schema version 8)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from ..io import parse_match, parse_time
-from ..model import Match, Report
+from ..model import Match, Report, format_time
 from .sql_reads import SQLReads
 
 EDIT_COLUMNS = ("n", "made_at", "kind", "match_id", "reason", "by_token", "old", "new", "changes")
 """The columns of ``edits``, in the order :meth:`SQLHistory.edit_rows` gives them."""
+
+
+_REWRITE = "UPDATE matches SET match = ?, played_at = ?, report = ? WHERE seq = ?"
+_UNLINK = "DELETE FROM participants WHERE bucket = ? AND seq = ?"
+_LINK = "INSERT INTO participants (bucket, player, seq) VALUES (?, ?, ?)"
 
 
 class SQLHistory(SQLReads):
@@ -90,3 +95,35 @@ class SQLHistory(SQLReads):
             if mid != skip:
                 found = seq
         return found
+
+    def drop_matches(self, seqs: Collection[int]) -> None:
+        """Remove the matches of these seqs, in the open write transaction."""
+        size = self._bucket_size()
+        rows = [(seq // size, seq) for seq in seqs]
+        self._executemany(_UNLINK, rows)
+        self._executemany("DELETE FROM matches WHERE seq = ?", [(seq,) for _, seq in rows])
+
+    def rewrite_matches(self, items: Sequence[tuple[int, Any]], relink: Collection[str]) -> None:
+        """Write each ``(seq, entry)`` over the match of that seq (its text, time and
+        report), in the open write transaction; the participants of the matches whose
+        ids are in ``relink`` (a corrected version: its players may differ) are written
+        again too."""
+        entry_row, size = self.codec.entry_row, self._bucket_size()
+        rows, again = [], []
+        for seq, entry in items:
+            text, report = entry_row(entry)
+            match = entry.match
+            rows.append((text, format_time(match.played_at), report, seq))
+            if match.id in relink:
+                again.append((seq, match))
+        self._executemany(
+            "UPDATE matches SET match = ?, played_at = ?, report = ? WHERE seq = ?", rows
+        )
+        for seq, match in again:
+            self._execute(
+                "DELETE FROM participants WHERE bucket = ? AND seq = ?", (seq // size, seq)
+            )
+            players = [(seq // size, p, seq) for side in match.teams for p in side]
+            self._executemany(
+                "INSERT INTO participants (bucket, player, seq) VALUES (?, ?, ?)", players
+            )

@@ -103,7 +103,12 @@ class SQLReads(SQLDialect):
         if not ids:
             return set()
         condition, arg = self._in_list("id", ids)
-        return {r[0] for r in self._execute(f"SELECT id FROM matches WHERE {condition}", (arg,))}
+        voided, in_voided = self._in_list("match_id", ids)
+        sql = (
+            f"SELECT id FROM matches WHERE {condition} UNION "
+            f"SELECT match_id FROM edits WHERE kind = 'void' AND {voided}"
+        )
+        return {r[0] for r in self._execute(sql, (arg, in_voided))}
 
     def rank_documents(self) -> Iterator[tuple[str, Any]]:
         """Each player's rank column, parsed from its JSON and nothing more (about 3 us
