@@ -2,16 +2,18 @@
 
 A league recorded with ``elo`` (the bundled demo history of 49,520 international football
 matches, or ``--matches N`` random 1-v-1 matches among ``--players``), then a match
-voided at a fraction ``--at`` of the history from its start, twice:
+voided at a fraction ``--at`` of the history from its start, three ways:
 
-* as the league does it: the matches from the voided one on are read back, the players
-  they name start from the records their reports say they had there, and only those
-  matches are rated again;
-* with that shortcut switched off: the whole history before the voided match is read
-  back and replayed too (what a ruleset with season events or rating periods needs).
+* as the league does it: the matches from the voided one on are read back, and only those
+  that its players, or players they met since, play are rated again, from the records
+  their reports say those players had then; the others keep their reports;
+* every later match rated again, from the records the players had at the voided match;
+* the whole history before the voided match replayed too (what a ruleset with season
+  events or rating periods needs).
 
-Figures: wall seconds of each void (the transaction included), and the first as a
-fraction of the second and of recording the whole history. Nothing here is asserted by
+Figures: wall seconds of each void (the transaction included; three neighbouring matches
+voided, one each way), and the first as a fraction of the others and of recording the
+whole history. Nothing here is asserted by
 the tests.
 
     python benchmarks/corrections.py [--db sqlite|memory|postgresql://...] [--at 0.5]
@@ -68,8 +70,10 @@ def opened(where: str, folder: str) -> rankcraft.League:
     return rankcraft.League.open(f"{where}{joiner}schema=bench_edit_{os.getpid()}", "elo")
 
 
-def timed_void(league: rankcraft.League, match_id: str, shortcut: bool) -> tuple[float, Any]:
-    league._corrections.narrow = shortcut  # (a benchmark's switch, not an option)
+def timed_void(league: rankcraft.League, match_id: str, how: str) -> tuple[float, Any]:
+    fixes = league._corrections  # (the benchmark's switches, not options)
+    fixes.narrow = how != "replayed"
+    fixes.touched_only = how == "touched"
     start = time.perf_counter()
     edit = league.void(match_id, "benchmark")
     return time.perf_counter() - start, edit
@@ -89,14 +93,18 @@ def main() -> None:
         start = time.perf_counter()
         league.record_many(matches, commit_every=100_000 if len(matches) > 100_000 else 0)
         recorded = time.perf_counter() - start
-        quick, edit = timed_void(league, matches[at]["id"], True)
-        whole, _ = timed_void(league, matches[at + 1]["id"], False)
+        quick, edit = timed_void(league, matches[at]["id"], "touched")
+        later, every = timed_void(league, matches[at + 1]["id"], "later")
+        whole, _ = timed_void(league, matches[at + 2]["id"], "replayed")
         print(
             f"{len(matches):,} matches, elo, {args.db}: recorded in {recorded:.1f} s; void of "
-            f"the match at {args.at:.1%} ({edit.rerated:,} matches rated again, "
-            f"{len(edit.changes):,} players moved): {quick:.2f} s; the same with the "
-            f"prefix replayed: {whole:.2f} s (the shortcut takes {quick / whole:.2f} of it, "
-            f"{quick / recorded:.3f} of the recording)"
+            f"the match at {args.at:.1%}:\n"
+            f"  the touched players' matches rated again ({edit.rerated:,}; "
+            f"{len(edit.changes):,} players moved): {quick:.2f} s\n"
+            f"  every later match rated again ({every.rerated:,}): {later:.2f} s\n"
+            f"  the history before it replayed too: {whole:.2f} s\n"
+            f"  the first: {quick / later:.2f} of the second, {quick / whole:.3f} of the third, "
+            f"{quick / recorded:.3f} of the recording"
         )
         league.close()
         if args.db.startswith("postgresql://"):

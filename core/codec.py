@@ -71,6 +71,9 @@ def make_codec(
     packer = ReportPacker(writer)
     entry_row = _entry_row(packer)
 
+    def report_row(entry: Rated) -> bytes:
+        return entry_row(entry, with_text=False)[1]
+
     def report_of(match: Match, kept: str | bytes) -> Report:
         if kept[0] == PACKED and isinstance(kept, bytes):
             return states.report(packer.unpack(kept, match))
@@ -82,6 +85,7 @@ def make_codec(
         report_to_dict=report_to_dict,
         report_from_dict=states.report,
         entry_row=entry_row,
+        report_row=report_row,
         record_texts=record_texts,
         report_of=report_of,
         parse_record=imported.record,
@@ -143,13 +147,13 @@ def _record_texts(
     return record_texts
 
 
-def _entry_row(packer: ReportPacker) -> Callable[[Rated], tuple[str, bytes]]:
+def _entry_row(packer: ReportPacker) -> Callable[..., tuple[str, bytes]]:
     """:attr:`Codec.entry_row`: a rated match's text and packed report; a state or factor
     that is not a finite number is the plugin's error, naming the match."""
 
-    def entry_row(entry: Rated) -> tuple[str, bytes]:
+    def entry_row(entry: Rated, with_text: bool = True) -> tuple[str, bytes]:
         try:
-            return match_text(entry.match), packer.pack(entry)
+            return (match_text(entry.match) if with_text else ""), packer.pack(entry)
         except ValueError as exc:  # (JSON refuses NaN and infinity)
             raise PluginError(
                 f"match {entry.match.id!r}: a plugin gave a state or a factor that is not a "

@@ -175,6 +175,9 @@ class Corrections:
         self._earlier: list[Edit] = []  # (the audit rows of a late edit's first matches)
         quits = ruleset.quits.quitter != "deferred-loss"
         self.narrow = not seasons.events and ruleset.period.mode == "match" and quits
+        # (where narrow, an edit that keeps the order rates only its touched players'
+        # matches; benchmarks/corrections.py switches the two off to measure them)
+        self.touched_only = self.narrow
 
     # -- the three edits ----------------------------------------------------------------
 
@@ -330,7 +333,7 @@ class Corrections:
             rows = [] if start is None else list(self.store.history(start))
             edited, old, new = edit([m for _, m in rows])
             self._refuse_across_resets([m for _, m in rows[:1]] + edited[:1])
-            if self.narrow and in_place and start is not None:
+            if self.touched_only and in_place and start is not None:
                 changes, rerated = self._rerate_touched(start, rows, edited)
             else:
                 changes, rerated = self._rerate(start, rows, edited)

@@ -324,7 +324,7 @@ def _seconds(
 
 
 def _extras(
-    data: Mapping[str, Any], teams: tuple[tuple[str, ...], ...], fail: _Fail
+    data: Mapping[str, Any], teams: tuple[tuple[str, ...], ...], fail: _Fail, stored: bool
 ) -> tuple[tuple[str, ...], int | None, float, Mapping[str, Any]]:
     """The optional fields of a match: (quit, home, weight, meta with the forecast)."""
     n = len(teams)
@@ -351,13 +351,14 @@ def _extras(
         meta = _NO_META
     elif not isinstance(meta, Mapping):
         raise fail(f"'meta' must be an object: {meta!r}")
-    elif meta:
+    elif meta and not stored:
         _check_json(meta, "meta", 0, fail)
     forecast = data.get("forecast")
     if forecast is not None:
         if not isinstance(forecast, Mapping):
             raise fail(f"'forecast' must be an object: {forecast!r}")
-        _check_json(forecast, "forecast", 0, fail)
+        if not stored:
+            _check_json(forecast, "forecast", 0, fail)
         meta = {**meta, "forecast": forecast}
     return quit, home, float(weight), meta
 
@@ -451,11 +452,13 @@ def _duel(data: dict[str, Any]) -> Match | None:
     )
 
 
-def parse_match(data: Any, *, line: int | None = None) -> Match:
+def parse_match(data: Any, *, line: int | None = None, stored: bool = False) -> Match:
     """Validate one match (the match document of docs/design.md) and return it as a
     :class:`Match`. The one validator of matches: every way in (files, dicts, the HTTP
     service) comes through it.
 
+    :param stored: the match is one a store wrote (validated when it was recorded): its
+        ``meta`` and ``forecast`` are taken without walking them again.
     :raises MatchError: naming the field and the value (and ``line`` when given).
     """
     if type(data) is dict and len(data) == 4:  # (the common shape: checked first, cheaply)
@@ -495,5 +498,5 @@ def parse_match(data: Any, *, line: int | None = None) -> Match:
         teams,
         _outcome(data, len(teams), fail),
         None if seconds is None else _seconds(seconds, teams, fail),
-        _extras(data, teams, fail),
+        _extras(data, teams, fail, stored),
     )

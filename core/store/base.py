@@ -62,6 +62,11 @@ class Codec:
     entry_row: Callable[[Any], tuple[str, bytes]]
     """``(entry) -> (match text, packed report)``: what a store on disk writes per match
     (the report packed by :class:`rankcraft.rated.ReportPacker`)."""
+    report_row: Callable[[Any], bytes] = attrs.field(
+        default=attrs.Factory(lambda codec: lambda e: codec.entry_row(e)[1], takes_self=True)
+    )
+    """``(entry) -> packed report``: :attr:`entry_row`'s report alone (a correction
+    rewrites the reports of matches it leaves as they were)."""
     record_texts: Callable[[PlayerRecord], tuple[str, str | None, str | None, str | None]] = (
         attrs.field(default=attrs.Factory(lambda codec: _texts_of_dicts(codec), takes_self=True))
     )

@@ -196,7 +196,7 @@ class KeptMatches:
         if not isinstance(kept, bytes):
             match: Match = kept[0]
             return match
-        return parse_match(json_at(kept, 0)[0])
+        return parse_match(json_at(kept, 0)[0], stored=True)
 
     @staticmethod
     def who(kept: Any) -> tuple[str, Any]:

@@ -19,6 +19,7 @@ EDIT_COLUMNS = ("n", "made_at", "kind", "match_id", "reason", "by_token", "old",
 
 
 _REWRITE = "UPDATE matches SET match = ?, played_at = ?, report = ? WHERE seq = ?"
+_REWRITE_REPORT = "UPDATE matches SET report = ? WHERE seq = ?"
 _UNLINK = "DELETE FROM participants WHERE bucket = ? AND seq = ?"
 _LINK = "INSERT INTO participants (bucket, player, seq) VALUES (?, ?, ?)"
 
@@ -30,7 +31,7 @@ class SQLHistory(SQLReads):
         """The recorded matches from seq ``start`` on, in order, with their seqs."""
         sql = "SELECT seq, match FROM matches WHERE seq >= ? ORDER BY seq"
         for seq, text in self._execute(sql, (start,)).fetchall():
-            yield seq, parse_match(json.loads(text))
+            yield seq, parse_match(json.loads(text), stored=True)
 
     def drop_history(self, start: int) -> None:
         """Remove the matches from seq ``start`` on, in the open write transaction."""
@@ -104,26 +105,21 @@ class SQLHistory(SQLReads):
         self._executemany("DELETE FROM matches WHERE seq = ?", [(seq,) for _, seq in rows])
 
     def rewrite_matches(self, items: Sequence[tuple[int, Any]], relink: Collection[str]) -> None:
-        """Write each ``(seq, entry)`` over the match of that seq (its text, time and
-        report), in the open write transaction; the participants of the matches whose
-        ids are in ``relink`` (a corrected version: its players may differ) are written
-        again too."""
-        entry_row, size = self.codec.entry_row, self._bucket_size()
-        rows, again = [], []
+        """Write each ``(seq, entry)`` over the match of that seq, in the open write
+        transaction: its report; for the ids in ``relink`` (a corrected version: its
+        time and players may differ) its text, time and participants too."""
+        codec, size = self.codec, self._bucket_size()
+        rows, reports, again = [], [], []
         for seq, entry in items:
-            text, report = entry_row(entry)
             match = entry.match
-            rows.append((text, format_time(match.played_at), report, seq))
             if match.id in relink:
+                text, report = codec.entry_row(entry)
+                rows.append((text, format_time(match.played_at), report, seq))
                 again.append((seq, match))
-        self._executemany(
-            "UPDATE matches SET match = ?, played_at = ?, report = ? WHERE seq = ?", rows
-        )
+            else:
+                reports.append((codec.report_row(entry), seq))
+        self._executemany(_REWRITE, rows)
+        self._executemany(_REWRITE_REPORT, reports)
         for seq, match in again:
-            self._execute(
-                "DELETE FROM participants WHERE bucket = ? AND seq = ?", (seq // size, seq)
-            )
-            players = [(seq // size, p, seq) for side in match.teams for p in side]
-            self._executemany(
-                "INSERT INTO participants (bucket, player, seq) VALUES (?, ?, ?)", players
-            )
+            self._execute(_UNLINK, (seq // size, seq))
+            self._executemany(_LINK, [(seq // size, p, seq) for side in match.teams for p in side])
