@@ -49,15 +49,8 @@ def make_codec(
     plugins' check of a state coming in (:meth:`rankcraft.steps.Steps.verify`);
     ``period_of``: the rating period of a time (``batch`` and ``live`` modes)."""
     states = StateReader(skill_class, rank_class, initial_rank)
-    imported = StateReader(
-        skill_class,
-        rank_class,
-        initial_rank,
-        complete=True,
-        mode=mode,
-        verify=verify,
-        period_of=period_of,
-    )
+    how: dict[str, Any] = {"complete": True, "mode": mode, "verify": verify, "period_of": period_of}
+    imported = StateReader(skill_class, rank_class, initial_rank, **how)
     record_to_dict = _record_to_dict(writer)
     record_texts = _record_texts(writer, record_to_dict)
 
@@ -71,9 +64,6 @@ def make_codec(
     packer = ReportPacker(writer)
     entry_row = _entry_row(packer)
 
-    def report_row(entry: Rated) -> bytes:
-        return entry_row(entry, with_text=False)[1]
-
     def report_of(match: Match, kept: str | bytes) -> Report:
         if kept[0] == PACKED and isinstance(kept, bytes):
             return states.report(packer.unpack(kept, match))
@@ -85,7 +75,7 @@ def make_codec(
         report_to_dict=report_to_dict,
         report_from_dict=states.report,
         entry_row=entry_row,
-        report_row=report_row,
+        report_row=lambda entry: entry_row(entry, with_text=False)[1],
         record_texts=record_texts,
         report_of=report_of,
         parse_record=imported.record,

@@ -213,7 +213,7 @@ class Corrections:
             old, new = row.match, _corrected(row.match, fields)
             if new.played_at == old.played_at:
                 return row.seq, lambda after: ([new, *after[1:]], old, new), True
-            place = self.store.placement(new.played_at, skip=match_id)
+            place = self.store.placement([(new.played_at, players_of((new,)))], skip=match_id)
             start = row.seq if place is None else min(row.seq, place)
             return start, lambda after: (_placed(_without(after, match_id), new), old, new), False
 
@@ -248,7 +248,8 @@ class Corrections:
                     after = _placed(after, match)
                 return after, None, matches[-1]
 
-            return self.store.placement(min(m.played_at for m in matches)), edit, False
+            items = [(m.played_at, players_of((m,))) for m in matches]
+            return self.store.placement(items), edit, False
 
         edit_of = self._edit("late", matches[-1].id, reason, by, plan, also=matches[:-1])
         return [*self._earlier, edit_of]
@@ -465,10 +466,18 @@ def _without(history: list[Match], match_id: str) -> list[Match]:
 
 
 def _placed(history: list[Match], match: Match) -> list[Match]:
-    """``history`` with ``match`` after the last match played at or before its time."""
-    at = len(history)
-    while at > 0 and history[at - 1].played_at > match.played_at:
-        at -= 1
+    """``history`` with ``match`` right after the latest match (in the history's order)
+    of one of its players played at or before its time; without one, right before the
+    first match of one of its players; without any, at the end."""
+    named = players_of((match,))
+    first = None
+    for at in range(len(history) - 1, -1, -1):
+        other = history[at]
+        if not named.isdisjoint(players_of((other,))):
+            if other.played_at <= match.played_at:
+                return [*history[: at + 1], match, *history[at + 1 :]]
+            first = at
+    at = len(history) if first is None else first
     return [*history[:at], match, *history[at:]]
 
 

@@ -50,6 +50,7 @@ from .players import Players
 from .predictions import Predictions
 from .resets import Resets
 from .ruleset import Display, Ruleset, load_ruleset
+from .rulesetschema import HistorySpec
 from .search import SEARCH_TEXT_MAX
 from .seasons import Seasons
 from .standings import Standings
@@ -424,5 +425,6 @@ def _scratch(league: League, seeds: Iterable[PlayerRecord]) -> tuple[League, Sea
     store = MemoryStore(pack_after=None)
     store.write(list(seeds), ())
     store.commit()
-    scratch = League(league.ruleset, store=store, plugins=league.plugins)
+    refusing = attrs.evolve(league.ruleset, history=HistorySpec())  # (late: refused)
+    scratch = League(refusing, store=store, plugins=league.plugins)
     return scratch, scratch._seasons

@@ -11,7 +11,7 @@ from typing import Any
 
 import attrs
 import pytest
-from hypothesis import given, settings
+from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
 import rankcraft
@@ -28,10 +28,16 @@ def rerating(name: str) -> rankcraft.Ruleset:
 
 
 def placed(history: list[dict[str, Any]], match: dict[str, Any]) -> list[dict[str, Any]]:
-    """The model of an insertion: after the last match played at or before its time."""
-    at = len(history)
-    while at > 0 and _time(history[at - 1]) > _time(match):
-        at -= 1
+    """The model of an insertion: right after the latest match of one of its players
+    played at or before its time; else right before their first match; else at the end."""
+    named = {p for side in match["teams"] for p in side}
+    first = None
+    for at in range(len(history) - 1, -1, -1):
+        if named & {p for side in history[at]["teams"] for p in side}:
+            if _time(history[at]) <= _time(match):
+                return [*history[: at + 1], match, *history[at + 1 :]]
+            first = at
+    at = len(history) if first is None else first
     return [*history[:at], match, *history[at:]]
 
 
@@ -95,6 +101,7 @@ def random_edit(
 @settings(max_examples=3, deadline=None)
 @given(seed=st.integers(0, 10**6))
 def test_edits_end_where_a_replay_of_the_edited_history_ends(name: str, seed: int) -> None:
+    note(f"seed {seed}")
     ruleset = rerating(name)
     history = _history(seed, 60, FFA[name])
     league = rankcraft.League(ruleset, store=MemoryStore(pack_after=None))
@@ -279,3 +286,26 @@ def test_a_voided_id_stays_taken(where: str, tmp_path: Any, request: Any) -> Non
         with pytest.raises(rankcraft.DuplicateMatchError):
             call()
     assert league.match_count == 4 and "eve" not in league
+    league.close()
+
+
+def test_a_late_match_goes_after_its_players_latest_match_before_it() -> None:
+    """A league's order is time order per player, not across players: a late match goes
+    right after the latest match of one of its players played by its time, and where
+    that would send another of its players back in time, it is refused."""
+
+    def duel(mid: str, a: str, b: str, day: int) -> dict[str, Any]:
+        return {"id": mid, "played_at": f"2024-05-0{day}", "teams": [[a], [b]], "scores": [1, 0]}
+
+    late = duel("late", "a", "c", 3)
+    league = rankcraft.League(rerating("elo"))
+    league.record_many([duel("m0", "c", "d", 1), duel("m1", "a", "b", 5)])
+    league.record(late)
+    expected = replayed(rerating("elo"), [duel("m0", "c", "d", 1), late, duel("m1", "a", "b", 5)])
+    assert exported(league) == expected
+    league = rankcraft.League(rerating("elo"))
+    league.record_many([duel("m0", "a", "b", 5), duel("m1", "c", "d", 1)])  # (out of order)
+    before = exported(league)
+    with pytest.raises(rankcraft.LateMatchError, match="earlier than the last match of player 'a'"):
+        league.record(late)
+    assert exported(league) == before and league.edits() == []

@@ -372,3 +372,21 @@ def test_a_late_match_over_http_as_the_ruleset_says(tmp_path: Path, late: str) -
         assert edits[0]["by"] == "ingest"  # (the token's name)
         ann = client.get("/web/players/ann").json()
         assert [e["kind"] for e in ann["corrections"]] == ["late"]
+
+
+def test_a_batch_with_a_late_match_under_rerate_places_it(tmp_path: Path) -> None:
+    ruleset = tmp_path / "elo-late.toml"
+    ruleset.write_text('name = "elo-late"\n[update]\nplugin = "elo"\n[history]\nlate = "rerate"\n')
+    league = rankcraft.League(str(ruleset))
+    league.record_many(MATCHES)
+    early = game("e0", "ann", "bo", 1, 0) | {"played_at": "2024-04-30T12:00:00Z"}
+    fresh = game("e1", "ann", "bo", 30, 0)
+    with client_of(league) as client:
+        answer = client.post("/matches/batch", json={"matches": [early, fresh]})
+        assert answer.status_code == 201, answer.text
+        assert [r["match_id"] for r in answer.json()["reports"]] == ["e0", "e1"]
+        again = client.post("/matches/batch", json={"matches": [early]})
+        assert again.status_code == 409 and again.json()["errors"][0]["index"] == 0
+    reference = rankcraft.League(str(ruleset))
+    reference.record_many([early, *MATCHES, fresh])
+    assert players_of(league) == players_of(reference)

@@ -93,6 +93,8 @@ class MatchRoutes(Resource):
                 matches.append(self.parse(item))
             except InputError as exc:
                 errors.append(item_error(index, exc))
+        if not errors and self.league.ruleset.history.late == "rerate":
+            return self._record_placed(matches)
         if not errors:
             reports = []
             try:
@@ -125,6 +127,26 @@ class MatchRoutes(Resource):
         )
         answer["errors"] = errors
         return _ItemwiseJSON(answer, status_code=status)
+
+    def _record_placed(self, matches: list[Match]) -> JSONResponse:
+        """A batch under ``[history] late = "rerate"``: recorded in one call, each late
+        match placed at its time (every later match rated again), or none (the refused
+        match's error, with its index)."""
+        try:
+            self.league.record_many(matches)
+        except InputError as exc:
+            error = item_error(getattr(exc, "item", None) or 0, exc)
+            message = f"matches[{error['index']}]: {error['message']}; nothing was recorded"
+            answer = error_body(
+                error["status"], error["type"], message, f"matches[{error['index']}]"
+            )
+            answer["errors"] = [error]
+            return _ItemwiseJSON(answer, status_code=error["status"])
+        reports = [self.league.report(m.id) for m in matches]
+        return _ItemwiseJSON(
+            {"recorded": len(reports), "reports": (self.codec.report_to_dict(r) for r in reports)},
+            status_code=201,
+        )
 
     async def get_match(self, request: Request) -> JSONResponse:
         match_id = request.path_params["match_id"]

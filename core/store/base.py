@@ -298,10 +298,14 @@ class Store(Protocol):
         player without one is left out)."""
         ...
 
-    def placement(self, at: datetime, skip: str | None = None) -> int | None:
-        """Where a match played at ``at`` goes in the history: the seq of the first
-        match after the last one played at or before ``at`` (the match ``skip`` left
-        out), or None: after every match."""
+    def placement(
+        self, items: Sequence[tuple[datetime, Collection[str]]], skip: str | None = None
+    ) -> int | None:
+        """The seq from which the history changes when matches ``items`` (each its time
+        and its players) are placed in it: for each, the seq of its players' latest
+        match played at or before its time, else of their first match (None: it goes at
+        the end); the least of those (:func:`rankcraft.store.memory_history.placed_from`;
+        ``skip``: a match id left out)."""
         ...
 
     def drop_matches(self, seqs: Collection[int]) -> None:

@@ -59,17 +59,17 @@ class MemoryHistory:
                 found[pid] = kept.match_of(kept.kept(seqs[at - 1])).played_at
         return found
 
-    def placement(self, at: datetime, skip: str | None = None) -> int | None:
-        """Where a match played at ``at`` goes: the seq of the first match after the
-        last one played at or before ``at`` (``skip``: a match id left out), or None."""
-        kept, found = self._matches, None
-        for seq in range(self._committed, 0, -1):
-            match = kept.match_of(kept.kept(seq))
-            if match.id != skip:
-                if match.played_at <= at:
-                    return found
-                found = seq
-        return found
+    def placement(
+        self, items: Sequence[tuple[datetime, Collection[str]]], skip: str | None = None
+    ) -> int | None:
+        """Where the first of ``items`` (a time, the players) goes (:func:`placed_from`)."""
+        self._index()
+        kept, found = self._matches, {}
+        for pid in {p for _, players in items for p in players}:
+            seqs = self._by_player.get(pid, [])
+            matches = [(seq, kept.match_of(kept.kept(seq))) for seq in reversed(seqs)]
+            found[pid] = [(seq, m.id, m.played_at) for seq, m in matches]
+        return placed_from(found, items, skip)
 
     def drop_matches(self, seqs: Collection[int]) -> None:
         """Remove the matches of these seqs in the open batch (back on rollback); the
@@ -129,3 +129,26 @@ class MemoryHistory:
     def edit_rows(self) -> list[dict[str, Any]]:
         """Every committed correction's audit row, oldest first."""
         return [dict(row) for row in self._edits]
+
+
+Played = dict[str, list[tuple[int, str, datetime]]]
+"""Each player's matches, newest first: (seq, match id, time)."""
+
+
+def placed_from(
+    played: Played, items: Sequence[tuple[datetime, Collection[str]]], skip: str | None
+) -> int | None:
+    """The seq from which a history changes when matches ``items`` (each a time and its
+    players) are placed in it (:meth:`rankcraft.store.Store.placement`): for each, the
+    seq of its players' latest match (in the history's order) played at or before its
+    time, else of their first match, else none (it goes at the end); the least of these
+    (None: every item goes at the end). ``skip``: a match left out (a corrected one)."""
+    places = []
+    for at, players in items:
+        mine = [(seq, when) for p in players for seq, mid, when in played.get(p, ()) if mid != skip]
+        earlier = [seq for seq, when in mine if when <= at]
+        if earlier:
+            places.append(max(earlier))
+        elif mine:
+            places.append(min(seq for seq, _ in mine))
+    return min(places, default=None)

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..io import parse_match, parse_time
 from ..model import Match, Report, format_time
+from .memory_history import Played, placed_from
 from .sql_reads import SQLReads
 
 EDIT_COLUMNS = ("n", "made_at", "kind", "match_id", "reason", "by_token", "old", "new", "changes")
@@ -83,19 +84,25 @@ class SQLHistory(SQLReads):
         rows = self._execute(sql, (in_buckets, in_players, seq)).fetchall()
         return {pid: parse_time(at, field="played_at") for pid, at in rows}
 
-    def placement(self, at: datetime, skip: str | None = None) -> int | None:
-        """Where a match played at ``at`` goes: the seq of the first match after the
-        last one played at or before ``at`` (``skip``: a match id left out), or None
-        after every match."""
-        found = None
-        for seq, mid, played in self._execute(
-            "SELECT seq, id, played_at FROM matches ORDER BY seq DESC"
-        ):
-            if mid != skip and parse_time(played, field="played_at") <= at:
-                return found
-            if mid != skip:
-                found = seq
-        return found
+    def placement(
+        self, items: Sequence[tuple[datetime, Collection[str]]], skip: str | None = None
+    ) -> int | None:
+        """Where the first of ``items`` (a time, the players) goes (:func:`placed_from`):
+        the players' matches read along the participants index."""
+        players = list({p for _, named in items for p in named})
+        if not players:
+            return None
+        last = self._execute("SELECT max(seq) FROM matches").fetchone()[0] or 0
+        buckets, in_buckets = self._in_list("bucket", list(range(last // self._bucket_size() + 1)))
+        named, in_players = self._in_list("p.player", players)
+        sql = (
+            "SELECT p.player, p.seq, m.id, m.played_at FROM participants p JOIN matches m "
+            f"ON m.seq = p.seq WHERE {buckets} AND {named} ORDER BY p.seq DESC"
+        )
+        played: Played = {}
+        for pid, seq, mid, when in self._execute(sql, (in_buckets, in_players)).fetchall():
+            played.setdefault(pid, []).append((seq, mid, parse_time(when, field="played_at")))
+        return placed_from(played, items, skip)
 
     def drop_matches(self, seqs: Collection[int]) -> None:
         """Remove the matches of these seqs, in the open write transaction."""
