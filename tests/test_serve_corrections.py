@@ -390,3 +390,18 @@ def test_a_batch_with_a_late_match_under_rerate_places_it(tmp_path: Path) -> Non
     reference = rankcraft.League(str(ruleset))
     reference.record_many([early, *MATCHES, fresh])
     assert players_of(league) == players_of(reference)
+
+
+def test_the_league_as_of_a_time_needs_a_token() -> None:
+    """``?at=`` replays the history on the league's thread: an anonymous visitor may
+    not ask for it, even where reads need no token."""
+    league = rankcraft.League("elo")
+    league.record_many(MATCHES)
+    anonymous = TestClient(create_app(league))
+    for path in ("/leaderboard?at=2024-05-03T00:00:00Z", "/players/ann?at=2024-05-03T00:00:00Z"):
+        answer = anonymous.get(path)
+        assert answer.status_code == 401 and answer.json()["error"]["field"] == "Authorization"
+        assert anonymous.get(path.split("?")[0]).status_code == 200
+    with client_of(league, scope="read", name="reader") as client:
+        board = client.get("/leaderboard?at=2024-05-03T00:00:00Z").json()
+    assert {row["id"] for row in board} == {"ann", "bo", "cy"}

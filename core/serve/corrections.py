@@ -13,7 +13,7 @@ from ..errors import InputError
 from ..extras import missing
 from ..io import parse_time, past_the_clock
 from ..openapi import Operation
-from .auth import token_name
+from .auth import bearer, token_name
 from .errors import Conflict, LimitError, NotFoundError, RequestError
 from .parsing import check_sides, json_body, read_query
 from .resource import Resource
@@ -29,10 +29,12 @@ CORRECTABLE += ("quit", "weight", "meta", "home", "id")
 """The keys of a correction's ``fields`` (``id`` only as the match's own)."""
 
 
-def league_at(league: League, text: str | None) -> League:
+def league_at(league: League, text: str | None, request: Request) -> League:
     """``league`` itself (refreshed) without a time, else the league as it stood at
-    ``text`` (:meth:`League.as_of`, in memory). :raises InputError: a bad time,
-    naming ``at``."""
+    ``text`` (:meth:`League.as_of`, in memory). That replays the history up to then on
+    the league's thread, so it needs a token of scope ``read`` even where reads need
+    none: an anonymous visitor cannot make the league replay its history at will.
+    :raises InputError: a bad time, naming ``at``; no token (401)."""
     if text is None:
         league.refresh()
         return league
@@ -40,6 +42,7 @@ def league_at(league: League, text: str | None) -> League:
         when = parse_time(text, field="at")
     except InputError as exc:
         raise RequestError(str(exc), field="at") from None
+    bearer(request, league, "read")
     return league.as_of(when)
 
 

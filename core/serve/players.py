@@ -23,7 +23,7 @@ class PlayerRoutes(Resource):
         """The player now, or (``?at=TIME``) as the league stood then."""
         player = request.path_params["player_id"]
         at = read_query(request, self.query["as_of"])
-        league = self.league if at is None else league_at(self.league, at)
+        league = self.league if at is None else league_at(self.league, at, request)
         if at is None:
             league.refresh([player])
         record = league.player(player)
@@ -50,7 +50,7 @@ class PlayerRoutes(Resource):
         tier = read_query(request, query["tier"])
         everyone = bool(read_query(request, query["all"]))
         holding = read_query(request, query["holding"])
-        league = league_at(self.league, read_query(request, query["as_of"]))
+        league = league_at(self.league, read_query(request, query["as_of"]), request)
         page = league.placed(
             top,
             offset=offset,
