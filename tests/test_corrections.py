@@ -19,7 +19,7 @@ from rankcraft.ruleset import load_ruleset
 from rankcraft.rulesetschema import HistorySpec
 from rankcraft.store.memory import MemoryStore
 
-from .test_loop import FFA, RULESETS, _at, _history
+from .test_loop import FFA, PLAYERS, RULESETS, _at, _history
 
 
 def rerating(name: str) -> rankcraft.Ruleset:
@@ -72,6 +72,8 @@ def random_edit(
             fields.pop("scores") if "ranks" in target else None
             if kind == "move":
                 fields["played_at"] = _at(rng.uniform(0, 400))
+            if rng.random() < 0.4:  # (a wrong player: another one, or one never seen)
+                fields["teams"] = _swapped(rng, target["teams"], step)
             league.correct(target["id"], fields, "wrong score")
             new = {**target, **fields}
             rest = [m for m in history if m is not target]
@@ -95,6 +97,20 @@ def random_edit(
     except rankcraft.MatchError:  # (a correction that sends a player back in time)
         assert exported(league) == before
         return history
+
+
+def _swapped(rng: random.Random, teams: list[list[str]], step: int) -> list[list[str]]:
+    """``teams`` with one player replaced by another not in the match (``new<step>``
+    or one of the others)."""
+    named = [p for side in teams for p in side]
+    others = [p for p in [*PLAYERS, f"new{step}"] if p not in named]
+    out, at = [list(side) for side in teams], rng.randrange(len(named))
+    for side in out:
+        if at < len(side):
+            side[at] = rng.choice(others)
+            return out
+        at -= len(side)
+    return out
 
 
 @pytest.mark.parametrize("name", RULESETS)
