@@ -223,7 +223,7 @@ class Corrections:
         self, matches: Sequence[Match], reason: str = "late", by: str | None = None
     ) -> list[Edit]:
         """Place matches (some earlier than their players' latest) at their times, and
-        rate every later match again: one transaction, one audit row per match (the
+        rate every later match again: one transaction, one audit row per late match (the
         re-rate's changes on the last). :raises MatchError: a repeated or voided id."""
         if not matches:
             return []
@@ -246,12 +246,13 @@ class Corrections:
             def edit(after: list[Match]) -> Edited:
                 for match in matches:
                     after = _placed(after, match)
-                return after, None, matches[-1]
+                return after, None, late[-1]
 
             items = [(m.played_at, players_of((m,))) for m in matches]
             return self.store.placement(items), edit, False
 
-        edit_of = self._edit("late", matches[-1].id, reason, by, plan, also=matches[:-1])
+        late = _late_ones(self.store, matches) or list(matches)
+        edit_of = self._edit("late", late[-1].id, reason, by, plan, also=late[:-1])
         return [*self._earlier, edit_of]
 
     def record_late(
@@ -443,6 +444,22 @@ class Corrections:
         }
         n = self.store.add_edit(row)
         return Edit.from_row({**row, "n": n})
+
+
+def _late_ones(store: Store, matches: Sequence[Match]) -> list[Match]:
+    """Those of ``matches`` (in order) earlier than a player's latest match, the
+    league's or an earlier one of ``matches``: the audit's late matches (the others
+    of a call are recorded as any match is)."""
+    lasts = {p: r.last_played for p, r in store.load_many(players_of(matches)).items()}
+    late = []
+    for match in matches:
+        named = players_of((match,))
+        if any((lasts.get(p) or match.played_at) > match.played_at for p in named):
+            late.append(match)
+        for pid in named:
+            last = lasts.get(pid)
+            lasts[pid] = match.played_at if last is None else max(last, match.played_at)
+    return late
 
 
 def _now() -> str:

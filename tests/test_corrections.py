@@ -235,6 +235,12 @@ def test_record_many_places_late_matches_and_passes_over_the_recorded() -> None:
     summary = league.record_many([history[1], history[0]], skip_seen=True)
     assert (summary.recorded, summary.skipped) == (1, 1)
     assert exported(league) == replayed(rerating("glicko1"), history)
+    fresh = {**history[0], "id": "m5", "played_at": "2024-06-01"}
+    late = {**history[2], "id": "m6", "played_at": "2024-05-02T12:00:00Z"}
+    league.record_many([fresh, late])  # (only the late one is an edit)
+    assert [(e.kind, e.match_id) for e in league.edits()] == [("late", "m0"), ("late", "m6")]
+    placed_history = [*history[:2], late, *history[2:], fresh]
+    assert exported(league) == replayed(rerating("glicko1"), placed_history)
     with pytest.raises(rankcraft.MatchError, match="already recorded"):
         league.record_many([{**history[0], "id": "m3", "played_at": "2024-05-01T06:00:00Z"}])
 
