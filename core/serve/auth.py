@@ -8,8 +8,9 @@ from collections.abc import Awaitable, Callable
 
 from ..engine import League
 from ..extras import missing
+from ..store.base import FED_BY
 from ..tokens import authenticate
-from .errors import Forbidden, Unauthorized
+from .errors import Conflict, Forbidden, Unauthorized
 from .settings import Settings
 
 try:
@@ -62,6 +63,18 @@ def token_name(request: Request) -> str | None:
     return name if isinstance(name, str) else None
 
 
+def refuse_if_fed(league: League) -> None:
+    """Refuse a write to a league a consumer feeds from a log (409, naming the log):
+    its matches come in through the log, in the log's order, and nowhere else."""
+    fed = league.store.get_meta(FED_BY)
+    if fed:
+        raise Conflict(
+            f"this league is fed by a consumer of the log {fed!r} (rankcraft consume): "
+            "publish its matches and edits there; writes over HTTP are refused",
+            field=None,
+        )
+
+
 def guard(league: League, settings: Settings) -> Callable[[Handler, str | None], Handler]:
     """``guarded(handler, scope)``: the handler behind the token check of ``scope`` (the
     handler itself when the scope needs no token: none, or ``read`` without
@@ -73,6 +86,8 @@ def guard(league: League, settings: Settings) -> Callable[[Handler, str | None],
 
         async def endpoint(request: Request) -> JSONResponse:
             bearer(request, league, scope)
+            if scope != "read":
+                refuse_if_fed(league)
             return await handler(request)
 
         return endpoint

@@ -12,7 +12,11 @@ from ..model import Match, PlayerRecord, PlayerScope, Report
 from ..rated import compact_json
 from .migrations import SCHEMA_VERSION
 
-__all__ = ["SCHEMA_VERSION", "Codec", "Entry", "MatchRow", "Store", "compact_json"]
+__all__ = ["FED_BY", "SCHEMA_VERSION", "Codec", "Entry", "MatchRow", "Store", "compact_json"]
+
+FED_BY = "fed_by"
+"""meta key: the log a consumer feeds the league from (``rankcraft consume`` keeps
+``nats://host:port stream subject`` there); the HTTP service then refuses writes."""
 
 
 @attrs.frozen(kw_only=True)
