@@ -307,12 +307,14 @@ def _league_answers() -> dict[str, dict[str, Any]]:
             {"kind": {"type": "string"}, "changed": {"type": "integer", "minimum": 0}},
         ),
         "Health": _closed(
-            "the service is up",
+            "the service is up (consumer: where a consumer feeds the league from a log, "
+            "what it said after its last batch)",
             ["ok", "rankcraft", "matches"],
             {
                 "ok": {"type": "boolean"},
                 "rankcraft": {"type": "string"},
                 "matches": {"type": "integer", "minimum": 0},
+                "consumer": {"type": "object"},
             },
         ),
     }

@@ -3,11 +3,13 @@ HTTP, every write refused with a message naming the log, and nothing changed."""
 
 from __future__ import annotations
 
+import json
+
 from starlette.testclient import TestClient
 
 import rankcraft
 from rankcraft.serve import create_app
-from rankcraft.store.base import FED_BY
+from rankcraft.store.base import CONSUMED, FED_BY
 from rankcraft.tokens import create_token
 
 MATCH = {"id": "m1", "played_at": "2024-05-01", "teams": [["ann"], ["bo"]], "scores": [1, 0]}
@@ -37,3 +39,13 @@ def test_writes_to_a_league_fed_by_a_log_are_refused_and_reads_answered() -> Non
     assert client.get("/players/ann").status_code == 200
     assert [row["id"] for row in client.get("/leaderboard").json()] == ["ann", "bo"]
     assert client.get("/matches/m1").status_code == 200
+
+
+def test_health_says_what_the_consumer_said_last() -> None:
+    league = rankcraft.League("elo")
+    client = TestClient(create_app(league))
+    assert "consumer" not in client.get("/health").json()
+    said = {"log": "nats://127.0.0.1:4222 RESULTS results.x", "lag": 12, "matches_per_s": 950.5}
+    with league.batch():
+        league.store.set_meta(CONSUMED, json.dumps(said))
+    assert client.get("/health").json()["consumer"] == said

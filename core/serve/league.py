@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from typing import Any
 
 from ..extras import missing
 from ..openapi import Operation
 from ..ruleset import dumps, to_dict
+from ..store.base import CONSUMED
 from ..version import __version__
 from .errors import error_body
 from .parsing import json_body
@@ -54,6 +56,15 @@ class LeagueRoutes(Resource):
             }
         )
 
+    consumed: dict[str, Any] | None = None
+    """What the league's consumer said after its last batch (read with the count)."""
+
+    def consumer_said(self) -> dict[str, Any] | None:
+        """The consumer's last word (meta ``consumed``), or None: no consumer feeds it."""
+        text = self.league.store.get_meta(CONSUMED)
+        said = json.loads(text) if text else None
+        return said if isinstance(said, dict) else None
+
     async def health(self, request: Request) -> JSONResponse:
         """Answered on the service's loop: the count of matches is asked of the league's
         thread, and the last one read is answered while that thread is busy (no answer
@@ -63,6 +74,7 @@ class LeagueRoutes(Resource):
         try:
             async with asyncio.timeout(ASKED):
                 self.matches = await self.thread.call(lambda: self.league.match_count)
+                self.consumed = await self.thread.call(self.consumer_said)
             self.unanswered = None
         except TimeoutError:
             self.unanswered = self.unanswered or time.monotonic()
@@ -74,7 +86,11 @@ class LeagueRoutes(Resource):
         if problem is not None:
             body = error_body(503, "LeagueUnavailable", problem, None)
             return JSONResponse(body, status_code=503, headers={"Retry-After": "5"})
-        return JSONResponse({"ok": True, "rankcraft": __version__, "matches": self.matches})
+        said: dict[str, Any] = {"ok": True, "rankcraft": __version__, "matches": self.matches}
+        consumer = self.consumed
+        if consumer is not None:
+            said["consumer"] = consumer
+        return JSONResponse(said)
 
 
 OPERATIONS = (

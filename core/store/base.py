@@ -12,8 +12,20 @@ from ..model import Match, PlayerRecord, PlayerScope, Report
 from ..rated import compact_json
 from .migrations import SCHEMA_VERSION
 
-__all__ = ["FED_BY", "SCHEMA_VERSION", "Codec", "Entry", "MatchRow", "Store", "compact_json"]
+__all__ = [
+    "CONSUMED",
+    "FED_BY",
+    "SCHEMA_VERSION",
+    "Codec",
+    "Entry",
+    "MatchRow",
+    "Store",
+    "compact_json",
+]
 
+CONSUMED = "consumed"
+"""meta key: what the consumer of a log said after its last batch, a JSON object (its
+lag, throughput, last batch time): ``GET /health`` shows it."""
 FED_BY = "fed_by"
 """meta key: the log a consumer feeds the league from (``rankcraft consume`` keeps
 ``nats://host:port stream subject`` there); the HTTP service then refuses writes."""
