@@ -167,6 +167,7 @@ def test_the_page_compares_the_league_with_its_challenger(tmp_path: Path) -> Non
         assert {k: body[k] for k in want} == json.loads(json.dumps(want))
         assert (body["common"], body["champion_only"]) == (120, 10)
         assert client.get("/web/compare-live").json() == body  # (kept: nothing new)
+        assert client.get("/web/meta").json()["challenger"] is True
         with rankcraft.League.open(settings.challenger or "") as challenger:
             challenger.record_many(matches[120:130])  # (the challenger catches up)
         again = client.get("/web/compare-live").json()
@@ -179,6 +180,7 @@ def test_the_page_compares_the_league_with_its_challenger(tmp_path: Path) -> Non
 def test_the_page_answers_404_without_a_challenger() -> None:
     with TestClient(create_app(league_with("elo", history(10)))) as client:
         answer = client.get("/web/compare-live")
+        assert client.get("/web/meta").json()["challenger"] is False
     assert answer.status_code == 404
     assert "--challenger" in answer.json()["error"]["message"]
 
@@ -207,3 +209,54 @@ def test_an_in_memory_league_is_compared_on_its_thread(
         again = client.get("/web/compare-live").json()
     assert again["common"] == 60 and again["challenger_only"] == 0 and len(replays) == 2
     assert again == compare_live(champion, league_with("glicko1", matches)).to_dict()
+
+
+def test_the_page_shows_champion_and_challenger_in_a_browser(tmp_path: Path) -> None:
+    import os
+    import threading
+    import time
+
+    from .test_web import CHROMIUM
+
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="needs Playwright")
+    import uvicorn
+
+    matches = history(100, seed=7)
+    league_with("glicko1", matches[:90], tmp_path / "challenger.sqlite").close()
+    settings = Settings(challenger=str(tmp_path / "challenger.sqlite"))
+    app = create_app(league_with("elo", matches), settings)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="error"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.02)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        with sync_api.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+            page = browser.new_page()
+            page.goto(f"http://127.0.0.1:{port}/#league")
+            section = page.locator("#live")
+            sync_api.expect(section).to_be_visible()
+            sync_api.expect(page.locator("#live h2")).to_have_text("Champion vs challenger")
+            sync_api.expect(page.locator("#live-summary")).to_contain_text(
+                "90 matches both hold (left out: 10 only the champion holds"
+            )
+            rows = page.locator("#live-scores tbody tr")
+            sync_api.expect(rows).to_have_count(2)
+            sync_api.expect(rows.nth(1).locator("td").first).to_have_text("glicko1")
+            sync_api.expect(page.locator("#live-differences tbody tr")).to_have_count(2)
+            browser.close()
+    finally:
+        server.should_exit = True
+        thread.join(5)
+
+
+def test_the_challenger_setting_is_checked_and_handed_to_workers() -> None:
+    with pytest.raises(InputError, match="'challenger' must be a database file or URL"):
+        Settings(challenger=" ")
+    assert Settings.from_json(Settings(challenger="x.sqlite").to_json()).challenger == "x.sqlite"

@@ -90,7 +90,9 @@ def create_app(
         Route("/openapi.json", openapi_route(league, settings), methods=["GET"]),
         Route("/docs", page.docs_page, methods=["GET"]),
     ]
-    routes += page.routes(league, check_body, worker, off_loop)
+    routes += page.routes(
+        league, check_body, worker, off_loop, challenger=settings.challenger is not None
+    )
     app = Starlette(
         routes=routes,
         middleware=_middleware(settings),
