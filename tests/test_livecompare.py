@@ -143,9 +143,9 @@ def test_the_command_refuses_a_missing_league_or_no_common_match(tmp_path: Path)
     a, b = str(tmp_path / "a.sqlite"), str(tmp_path / "b.sqlite")
     code, out, err = run("compare-live", "--db", a, "--challenger", str(tmp_path / "no"))
     assert (code, out) == (2, "")
-    assert f"--challenger: no league at '{tmp_path / 'no'}'" in err
+    assert f"'--challenger': no league at '{tmp_path / 'no'}'" in err
     code, _, err = run("compare-live", "--db", str(tmp_path / "none"), "--challenger", a)
-    assert code == 2 and "--db: no league at" in err
+    assert code == 2 and "'--db': no league at" in err
     code, _, err = run("compare-live", "--db", a, "--challenger", b)
     assert code == 2 and "hold no match in common (10 and 0 matches)" in err
     code, _, err = run("compare-live", "--db", a, "--challenger", a, "--test-from", "soon")
@@ -260,3 +260,11 @@ def test_the_challenger_setting_is_checked_and_handed_to_workers() -> None:
     with pytest.raises(InputError, match="'challenger' must be a database file or URL"):
         Settings(challenger=" ")
     assert Settings.from_json(Settings(challenger="x.sqlite").to_json()).challenger == "x.sqlite"
+
+
+def test_serve_refuses_a_challenger_that_is_not_there(tmp_path: Path) -> None:
+    db, other = tmp_path / "champion.sqlite", tmp_path / "challenger.sqlite"
+    code, out, err = run("serve", "--db", str(db), "--ruleset", "elo", "--challenger", str(other))
+    assert (code, out) == (2, "")
+    assert f"'--challenger': no league at '{other}'" in err
+    assert not db.exists() and not other.exists()  # (nothing made)

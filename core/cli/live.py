@@ -24,7 +24,7 @@ def cmd_compare_live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     champion_db = db_path(args)
     for option, db in (("--db", champion_db), ("--challenger", args.challenger)):
         if not database_exists(db):
-            raise InputError(f"{option}: no league at {mask_url(db)!r}")
+            raise InputError(f"'{option}': no league at {mask_url(db)!r}")
     with (
         open_existing(args, read_only=True) as champion,
         open_existing(argparse.Namespace(db=args.challenger), read_only=True) as challenger,

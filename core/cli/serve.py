@@ -61,12 +61,12 @@ def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     _check_serve_options(args)
     settings = _serve_settings(args, serve.Settings)
     db = db_path(args)
+    if settings.challenger is not None and not database_exists(settings.challenger):
+        raise InputError(f"'--challenger': no league at {mask_url(settings.challenger)!r}")
     # open (and create or migrate) the league once here, so that a bad database or
     # ruleset fails before any worker starts, with exit status 2
     with creating(db) as creation:
         League.open(creation.target, args.ruleset).close()
-    if settings.challenger is not None and not database_exists(settings.challenger):
-        raise InputError(f"'--challenger': no league at {mask_url(settings.challenger)!r}")
     os.environ[serve.DB_ENV] = db
     os.environ.pop(serve.RULESET_ENV, None)
     os.environ[serve.SETTINGS_ENV] = settings.to_json()
