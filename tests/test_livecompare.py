@@ -268,3 +268,19 @@ def test_serve_refuses_a_challenger_that_is_not_there(tmp_path: Path) -> None:
     assert (code, out) == (2, "")
     assert f"'--challenger': no league at '{other}'" in err
     assert not db.exists() and not other.exists()  # (nothing made)
+
+
+def test_a_league_in_postgresql_against_one_in_sqlite(db_url: str, tmp_path: Path) -> None:
+    from rankcraft.livecompare import compare_dbs
+
+    matches = history(80, seed=8)
+    with rankcraft.League.open(db_url, "elo") as champion:
+        champion.record_many(matches)
+    league_with("glicko1", matches[:70], tmp_path / "challenger.sqlite").close()
+    document = compare_dbs(db_url, str(tmp_path / "challenger.sqlite"))
+    want = expected("elo", "glicko1", matches[:70], "2024-01-01T10:00:00Z")
+    assert {k: document[k] for k in want} == want
+    assert (document["common"], document["champion_only"]) == (70, 10)
+    with pytest.raises(InputError, match="the challenger league: "):
+        compare_dbs(db_url, str(tmp_path / "none.sqlite"))
+    assert not (tmp_path / "none.sqlite").exists()
