@@ -529,10 +529,11 @@ def test_openapi_describes_every_route() -> None:
         for route in app.routes
         if isinstance(route, Route)
         and route.path not in ("/openapi.json", "/docs", "/")
-        # the web page's own reads (the lab's jobs are documented: rankcraft.lab)
+        # the web page's own reads (the lab's jobs are documented: rankcraft.lab, and
+        # the champion against the challenger: rankcraft.serve.livecompare)
         and (
             route.path.startswith("/web/lab/jobs")
-            or route.path == "/web/lab/compare"
+            or route.path in ("/web/lab/compare", "/web/compare-live")
             or not route.path.startswith(("/web/", "/static/"))
         )
         for method in route.methods or ()

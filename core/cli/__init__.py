@@ -34,6 +34,7 @@ from . import (
     corrections,
     evaluate,
     import_export,
+    live,
     match,
     reads,
     replay,
@@ -122,6 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
         reset.add_reset_command,
         corrections.add_correction_commands,  # void, correct, edits
         evaluate.add_evaluate_command,
+        live.add_compare_live_command,
         tune.add_tune_command,
         rulesets.add_ruleset_commands,  # rulesets, plugins
         serve.add_serve_commands,  # serve, token

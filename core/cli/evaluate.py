@@ -36,7 +36,7 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ..evaluate import differences, evaluate_field
 
     test_from = parse_time(args.test_from, field="--test-from")
-    _check_bootstrap(args)
+    check_bootstrap(args)
     if args.plot:  # (before the replays, not after them)
         from ..plots import require_matplotlib
 
@@ -65,7 +65,7 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         emit_json(report(results, baseline, paired, test_from=args.test_from), out)
         return 0
     out.write(f"{args.matches}: one step ahead from {args.test_from}\n\n")
-    _evaluation_tables(results, baseline, paired, out)
+    evaluation_tables(results, baseline, paired, out)
     if args.plot:
         out.write(f"\nplot written to {args.plot}\n")
     return 0
@@ -82,7 +82,7 @@ def _warn_no_warmup(results: dict[str, Evaluation], args: argparse.Namespace, er
         )
 
 
-def _check_bootstrap(args: argparse.Namespace) -> None:
+def check_bootstrap(args: argparse.Namespace) -> None:
     """Refuse a ``--bootstrap`` or ``--block-days`` out of its range."""
     from ..evaluate import MAX_SAMPLES
 
@@ -206,7 +206,7 @@ def _evaluate_parallel(
             bar[0].done()
 
 
-def _evaluation_tables(
+def evaluation_tables(
     results: dict[str, Evaluation], baseline: str, differences: list[Difference], out: TextIO
 ) -> None:
     """The text of ``rankcraft evaluate``: the scores, the differences, the calibration."""

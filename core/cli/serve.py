@@ -16,7 +16,7 @@ from ..errors import InputError
 from ..extras import missing
 from ..store import creating, mask_url, open_store
 from ..terminal import print_table
-from .options import Commands, db_path
+from .options import Commands, database_exists, db_path
 from .output import emit_json
 
 SHUTDOWN_GRACE = 30
@@ -43,6 +43,7 @@ def _serve_settings(args: argparse.Namespace, settings_class: Any) -> Any:
             lab_keep=args.lab_keep,
             lab_timeout=args.lab_timeout,
             lab_processes=args.lab_processes,
+            challenger=args.challenger,
         )
     except InputError as exc:  # name the option, not the attribute
         named = re.sub(r"'(\w+)'", lambda m: f"'--{m[1].replace('_', '-')}'", str(exc), count=1)
@@ -60,6 +61,8 @@ def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     _check_serve_options(args)
     settings = _serve_settings(args, serve.Settings)
     db = db_path(args)
+    if settings.challenger is not None and not database_exists(settings.challenger):
+        raise InputError(f"'--challenger': no league at {mask_url(settings.challenger)!r}")
     # open (and create or migrate) the league once here, so that a bad database or
     # ruleset fails before any worker starts, with exit status 2
     with creating(db) as creation:
@@ -261,6 +264,12 @@ def _add_serve(c: Commands) -> None:
     _add_lab_options(p)
     _add_connection_options(p)
     c.db(p)
+    p.add_argument(
+        "--challenger",
+        metavar="DB",
+        help="a challenger league fed the same matches (database file or postgresql:// URL): "
+        "the page compares it with this one (GET /web/compare-live)",
+    )
 
 
 def _add_lab_options(p: argparse.ArgumentParser) -> None:

@@ -361,6 +361,50 @@ async function showLeague() {
   // a worker answers one request at a time
   state.seasons = await api("/web/seasons");
   renderSeasons();
+  await showLive();
+}
+
+// -- champion vs challenger (a service started with --challenger) --------------------------
+
+const LIVE_EVERY = 30000;  // ms between two readings of the comparison while it is shown
+
+async function showLive() {
+  if (!state.meta.challenger) return;  // (a service without --challenger)
+  // (400 while the two leagues hold no match in common yet: nothing to show)
+  const data = await api("/web/compare-live").catch(() => null);
+  $("#live").hidden = !data;
+  if (data) renderLive(data);
+}
+
+function renderLive(data) {
+  const labels = [data.champion, data.challenger];
+  const rs = labels.map((label) => data.results[label]);
+  const left = data.champion_only || data.challenger_only
+    ? ` (left out: ${count(data.champion_only)} only the champion holds, ${count(data.challenger_only)} only the challenger)` : "";
+  $("#live-summary").textContent = `this league (${data.champion}) against the challenger (${data.challenger}): ${count(data.common)} matches both hold${left}, one step ahead from ${data.test_from}`;
+  // the columns of rankcraft evaluate's table, a row per league
+  const three = rs.some((r) => r.three_way);
+  const headers = ["ruleset", "scored", "matches", "log loss", "Brier", "accuracy", "decisive", "draws",
+    ...(three ? ["3-way log loss", "RPS"] : [])];
+  $("#live-scores thead").replaceChildren(el("tr", {}, ...headers.map((h, i) => el("th", { class: i ? "num" : "", text: h }))));
+  $("#live-scores tbody").replaceChildren(...rs.map((r, i) => {
+    const cells = [count(r.n), count(r.matches), fmt(r.log_loss, 4), fmt(r.brier, 4), fmt(r.accuracy, 4),
+      count(r.decisive), count(r.draws)];
+    if (three) cells.push(r.three_way ? fmt(r.three_way.log_loss, 4) : "-", r.three_way ? fmt(r.three_way.rps, 4) : "-");
+    return el("tr", { "data-league": i ? "challenger" : "champion" }, el("td", { text: labels[i] }),
+      ...cells.map((text) => el("td", { class: "num", text })));
+  }));
+  const diffs = data.differences || [];
+  $("#live-differences").hidden = !diffs.length;
+  const d0 = diffs[0];
+  $("#live-paired-note").textContent = d0
+    ? `against ${data.champion}, the same items (negative: the challenger is better); 95 % interval of ${count(d0.samples)} bootstrap resamples of ${d0.block_days}-day blocks, seed ${d0.seed}` : "";
+  const signed = (v) => (v === null ? "-" : (v >= 0 ? "+" : "") + v.toFixed(4));
+  $("#live-differences tbody").replaceChildren(...diffs.map((d) => el("tr", { "data-score": d.score },
+    el("td", { text: d.ruleset }), el("td", { text: d.score }),
+    el("td", { class: "num", text: signed(d.difference) }),
+    el("td", { class: "num nowrap", text: `[${signed(d.low)}, ${signed(d.high)}]` }),
+    el("td", { class: "num", text: count(d.blocks) }))));
 }
 
 async function loadBoard() {
@@ -1152,6 +1196,10 @@ async function start() {
   labBundled();
   showBaseline();
   window.addEventListener("hashchange", route);
+  // the comparison moves as matches arrive: read again while the league's page shows it
+  setInterval(() => {
+    if (document.body.dataset.page === "league" && state.meta.challenger) showLive();
+  }, LIVE_EVERY);
   await route();
 }
 

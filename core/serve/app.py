@@ -19,7 +19,7 @@ from ..errors import InputError, RankcraftError
 from ..extras import missing
 from ..jobs import JobPool, LeagueThread, Worker
 from ..openapi import Operation
-from . import corrections, matches, page, parsing, players, predict
+from . import corrections, livecompare, matches, page, parsing, players, predict
 from . import league as league_routes
 from .auth import Handler, guard
 from .errors import answer_error
@@ -75,6 +75,7 @@ def create_app(
     )
     lab_handlers = page.lab_handlers(league, settings, db, lab_body, worker)
     pool = lab_handlers.pool
+    resources = _resources(league, settings, thread, worker, lab_handlers)
     routes = [
         Route(
             op.route_path,
@@ -83,13 +84,15 @@ def create_app(
             ),
             methods=[op.method],
         )
-        for ops, handlers in _resources(league, settings, thread, worker, lab_handlers)
+        for ops, handlers in resources
         for op in ops
     ] + [
         Route("/openapi.json", openapi_route(league, settings), methods=["GET"]),
         Route("/docs", page.docs_page, methods=["GET"]),
     ]
-    routes += page.routes(league, check_body, worker, off_loop)
+    routes += page.routes(
+        league, check_body, worker, off_loop, challenger=settings.challenger is not None
+    )
     app = Starlette(
         routes=routes,
         middleware=_middleware(settings),
@@ -99,7 +102,7 @@ def create_app(
             HTTPException: answer_error,
             Exception: answer_error,
         },
-        lifespan=_lifespan(league, pool, worker, thread),
+        lifespan=_lifespan(league, pool, worker, thread, _closers(resources)),
     )
     app.state.worker = worker  # (request bodies larger than parsing.INLINE_BODY)
     weakref.finalize(app, pool.close)  # (an application never shut down, as in tests)
@@ -126,8 +129,14 @@ def _resources(
         (players.OPERATIONS, players.PlayerRoutes(*shared)),
         (predict.OPERATIONS, predict.PredictRoutes(*shared)),
         (league_routes.OPERATIONS, league_routes.LeagueRoutes(*shared)),
+        (livecompare.OPERATIONS, livecompare.LiveCompareRoutes(*shared)),
         (lab.OPERATIONS, lab_handlers),
     ]
+
+
+def _closers(resources: list[tuple[tuple[Operation, ...], Any]]) -> list[Callable[[], None]]:
+    """What the resources hold open besides the league (the challenger league)."""
+    return [h.close for _, h in resources if isinstance(h, livecompare.LiveCompareRoutes)]
 
 
 def _middleware(settings: Settings) -> list[Middleware]:
@@ -147,11 +156,16 @@ def _middleware(settings: Settings) -> list[Middleware]:
 
 
 def _lifespan(
-    league: League, pool: JobPool, worker: Worker, thread: LeagueThread
+    league: League,
+    pool: JobPool,
+    worker: Worker,
+    thread: LeagueThread,
+    closers: list[Callable[[], None]],
 ) -> Callable[[Starlette], AbstractAsyncContextManager[None]]:
     """The application's shutdown: the lab's pool, the worker processes, the league's
-    thread, then the league (left open if the thread is still in a piece of work after
-    10 s: a plugin that does not return; the process ends with it)."""
+    thread, then the league and what the resources hold open (the challenger league)
+    (left open if the thread is still in a piece of work after 10 s: a plugin that does
+    not return; the process ends with it)."""
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -160,6 +174,8 @@ def _lifespan(
         worker.close()
         if thread.close(timeout=10.0):
             league.close()
+            for close in closers:
+                close()
 
     return lifespan
 

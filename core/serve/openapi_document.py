@@ -11,7 +11,7 @@ from .. import lab
 from ..engine import League
 from ..extras import missing
 from ..openapi import build_document
-from . import corrections, league, matches, parsing, players, predict
+from . import corrections, league, livecompare, matches, parsing, players, predict
 from .page import lab_limits
 from .settings import Settings
 
@@ -28,6 +28,7 @@ OPERATIONS = (
     + players.OPERATIONS
     + predict.OPERATIONS
     + league.OPERATIONS
+    + livecompare.OPERATIONS
 )
 """The service's endpoints: they build its routes and token checks (:func:`create_app`)
 and its document (:func:`openapi_document`). ``/openapi.json`` and ``/docs`` are served
@@ -47,7 +48,7 @@ def openapi_document(league: League, settings: Settings | None = None) -> dict[s
         bodies,
         parsing.query_parameters(settings),
         settings.auth_reads,
-        answers=lab.lab_schemas() | corrections.correction_schemas(),
+        answers=lab.lab_schemas() | corrections.correction_schemas() | livecompare.live_schemas(),
     )
 
 

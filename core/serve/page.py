@@ -68,14 +68,17 @@ def routes(
     read_body: Callable[[Request], Awaitable[bytes]],
     worker: Worker,
     guard: Callable[[Any, str | None], Any],
+    *,
+    challenger: bool = False,
 ) -> list[Route]:
     """The page's routes; ``read_body(request)`` reads a request's body as the service
     does, ``worker`` checks a lab's ruleset off the league's thread, ``guard`` wraps a
-    handler in the service's token check of a scope."""
+    handler in the service's token check of a scope; ``challenger``: the service has a
+    challenger league (``/web/meta`` says so: the page then shows the comparison)."""
 
     async def get_meta(request: Request) -> JSONResponse:
         league.refresh()
-        return JSONResponse(meta(league))
+        return JSONResponse(meta(league) | {"challenger": challenger})
 
     async def get_search(request: Request) -> JSONResponse:
         league.refresh()

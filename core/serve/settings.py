@@ -42,6 +42,9 @@ class Settings:
         lab_timeout: seconds a lab job may run before it is ended.
         lab_processes: the most processes one lab job replays its rulesets in at once
             (each ruleset's replay in one); None: one per core (``os.cpu_count()``).
+        challenger: the database of a challenger league fed the same matches (a file or
+            ``postgresql://`` URL): ``GET /web/compare-live`` compares the two
+            (:mod:`rankcraft.livecompare`); None: no challenger.
     """
 
     auth_reads: bool = False
@@ -59,6 +62,7 @@ class Settings:
     lab_keep: float = 600.0
     lab_timeout: float = 3600.0
     lab_processes: int | None = None
+    challenger: str | None = None
 
     def __attrs_post_init__(self) -> None:
         for name in (
@@ -82,6 +86,10 @@ class Settings:
             value = getattr(self, name)
             if not isinstance(value, int | float) or not 0 < value < 1e9:
                 raise InputError(f"'{name}' must be a number of seconds > 0: {value!r}")
+        if self.challenger is not None and (
+            not isinstance(self.challenger, str) or not self.challenger.strip()
+        ):
+            raise InputError(f"'challenger' must be a database file or URL: {self.challenger!r}")
         if self.max_sides < 2:
             raise InputError(f"'max_sides' must be at least 2: {self.max_sides}")
         for origin in self.cors_origins:
