@@ -200,14 +200,14 @@ class Consumer:
 
     async def run(self) -> Counts:
         nats = nats_client()
-        nc = await connect(nats, self.options.nats)
+        nc = await connect(nats, self.options.nats, self._write)
         try:
             js = nc.jetstream(publish_async_max_pending=20_000)
             await self.publish_outbox(js)  # (what a consumer killed after a commit left)
             sub = await self._subscribe(nats, js)
             with _on_sigterm(self.stop):
                 await self._loop(nats, js, sub)
-            await self.publish_outbox(js)
+            await self._publish_last(nats, js)
         finally:
             await nc.close()
         self._write(self.counts.line())
@@ -265,7 +265,7 @@ class Consumer:
                     break
             try:
                 msgs = await sub.fetch(want, timeout=wait)
-            except (TimeoutError, nats.errors.Error) as exc:
+            except _transient(nats) as exc:
                 if not isinstance(exc, TimeoutError | nats.errors.TimeoutError):
                     await asyncio.sleep(0.2)  # (the server restarting: the client reconnects)
                 if o.idle_exit is not None and time.monotonic() - idle_since >= o.idle_exit:
@@ -281,18 +281,18 @@ class Consumer:
             self.last_delivery = msgs[-1].metadata.sequence.consumer
             try:
                 await self.handle(js, msgs)
-            except (TimeoutError, nats.errors.Error):  # (committed or not: read on from the floor)
+            except _transient(nats):  # (committed or not: read on from the floor)
                 sub = await self._recover(nats, js, sub)
             self._progress()
 
     async def _recover(self, nats: Any, js: Any, sub: Any) -> Any:
         """The subscription made again once the server answers (what was not
         acknowledged is read again, the recorded matches passed over)."""
-        with contextlib.suppress(TimeoutError, nats.errors.Error):
+        with contextlib.suppress(*_transient(nats)):
             await sub.unsubscribe()
         while True:
             await asyncio.sleep(0.2)
-            with contextlib.suppress(TimeoutError, nats.errors.Error):
+            with contextlib.suppress(*_transient(nats)):
                 return await self._subscribe(nats, js)
 
     async def handle(self, js: Any, msgs: Sequence[Any]) -> None:
@@ -335,7 +335,7 @@ class Consumer:
                     seen.add(match.id)
                     fresh.append((msg, match))
             try:
-                league.record_many([m for _, m in fresh], skip_seen=True)
+                league.record_many([m for _, m in fresh], skip_seen=True, close=False)
             except MatchError as exc:
                 if exc.item is None:
                     raise
@@ -375,8 +375,19 @@ class Consumer:
 
     async def _publish_quietly(self, nats: Any, js: Any) -> None:
         """The outbox published when the server is back (it keeps what it could not)."""
-        with contextlib.suppress(TimeoutError, nats.errors.Error):
+        with contextlib.suppress(*_transient(nats)):
             await self.publish_outbox(js)
+
+    async def _publish_last(self, nats: Any, js: Any) -> None:
+        """The outbox published before the consumer stops, the server given 10 s to come
+        back; what is left is published by the next start."""
+        deadline = time.monotonic() + 10
+        while self.league.store.outbox(1) and time.monotonic() < deadline:
+            await self._publish_quietly(nats, js)
+            if self.league.store.outbox(1):
+                await asyncio.sleep(0.2)
+        if self.league.store.outbox(1):
+            self._write("consume: events left in the outbox: the next start publishes them\n")
 
     def _progress(self) -> None:
         now = time.monotonic()
@@ -390,8 +401,28 @@ class Consumer:
             self.log.flush()
 
 
-async def connect(nats: Any, url: str) -> Any:
-    """A connection that reconnects for ever once made; the error if none is made."""
+def _transient(nats: Any) -> tuple[type[BaseException], ...]:
+    """The errors of a connection lost or a server restarting (the client reconnects)."""
+    return (TimeoutError, OSError, nats.errors.Error)
+
+
+async def connect(nats: Any, url: str, say: Any = None) -> Any:
+    """A connection that reconnects for ever once made; the error if none is made.
+    ``say``: where its disconnections and errors are told, one line each."""
+
+    async def told(what: str, error: BaseException | None = None) -> None:
+        if say is not None:
+            say(f"consume: NATS {what}{f': {error}' if error else ''}\n")
+
+    async def on_error(error: Exception) -> None:
+        await told("error", error)
+
+    async def on_disconnect() -> None:
+        await told("disconnected")
+
+    async def on_reconnect() -> None:
+        await told("reconnected")
+
     try:
         return await nats.connect(
             url,
@@ -399,6 +430,9 @@ async def connect(nats: Any, url: str) -> Any:
             allow_reconnect=True,
             max_reconnect_attempts=-1,
             reconnect_time_wait=0.5,
+            error_cb=on_error,
+            disconnected_cb=on_disconnect,
+            reconnected_cb=on_reconnect,
         )
     except (OSError, TimeoutError, nats.errors.Error) as exc:
         raise RankcraftError(f"no NATS server answers at {url}: {exc}") from None

@@ -340,3 +340,20 @@ def test_a_nats_restart_while_consuming_loses_and_doubles_nothing(tmp_path: Path
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(10)
+
+
+def test_the_memory_store_keeps_the_outbox_with_its_batch() -> None:
+    league = rankcraft.League("elo")
+    with league.batch():
+        league.record_many(games(2))
+        league.store.add_outbox([("e1", "{}"), ("e2", "[]")])
+        assert league.store.outbox(10) == []  # (kept when the batch commits)
+    with pytest.raises(RuntimeError), league.batch():
+        league.store.add_outbox([("e3", "{}")])
+        league.store.drop_outbox(2)
+        raise RuntimeError
+    assert league.store.outbox(10) == [(1, "e1", "{}"), (2, "e2", "[]")]
+    with league.batch():
+        league.store.drop_outbox(1)
+        league.store.add_outbox([("e3", "1")])
+    assert league.store.outbox(10) == [(2, "e2", "[]"), (3, "e3", "1")]
