@@ -41,8 +41,9 @@ KILL_ENV = "RANKCRAFT_CONSUME_KILL"
 first batch's commit (before its acknowledgement) or after its acknowledgement (before
 the outbox is published)."""
 
-RANK_KEYS = ("rank_before", "rank_after", "tier_before", "tier_after")
-"""The rank-layer fields of a report's change that an event carries, where present."""
+RANK_KEYS = ("rank_before", "rank_after")
+"""The rank-layer fields of a report's change that an event carries, where present (with
+``tier_before`` and ``tier_after`` taken from them where the rank has a tier)."""
 
 
 @attrs.frozen
@@ -121,6 +122,10 @@ def events_of(league: League, subject: str, match_ids: Sequence[str]) -> list[tu
                 "after": change.get("skill_after"),
             }
             event.update({k: change[k] for k in RANK_KEYS if k in change})
+            for when in ("before", "after"):  # (a rank layer's tier, said on its own)
+                rank = change.get(f"rank_{when}")
+                if isinstance(rank, dict) and "tier" in rank:
+                    event[f"tier_{when}"] = rank["tier"]
             events.append((f"{subject}:{mid}:{player}", compact_json(event)))
     return events
 
@@ -408,7 +413,7 @@ def _transient(nats: Any) -> tuple[type[BaseException], ...]:
 
 async def connect(nats: Any, url: str, say: Any = None) -> Any:
     """A connection that reconnects for ever once made; the error if none is made.
-    ``say``: where its disconnections and errors are told, one line each."""
+    ``say``: where its errors and reconnections are told, one line each."""
 
     async def told(what: str, error: BaseException | None = None) -> None:
         if say is not None:
@@ -416,9 +421,6 @@ async def connect(nats: Any, url: str, say: Any = None) -> Any:
 
     async def on_error(error: Exception) -> None:
         await told("error", error)
-
-    async def on_disconnect() -> None:
-        await told("disconnected")
 
     async def on_reconnect() -> None:
         await told("reconnected")
@@ -431,7 +433,6 @@ async def connect(nats: Any, url: str, say: Any = None) -> Any:
             max_reconnect_attempts=-1,
             reconnect_time_wait=0.5,
             error_cb=on_error,
-            disconnected_cb=on_disconnect,
             reconnected_cb=on_reconnect,
         )
     except (OSError, TimeoutError, nats.errors.Error) as exc:

@@ -221,6 +221,26 @@ def test_a_poison_message_goes_to_the_dead_letter_subject_and_the_rest_is_rated(
     assert json.loads(dead[1][1]["data"])["id"] == "m50"
 
 
+def test_a_rank_layer_s_changes_are_in_the_events(log: Log, tmp_path: Path) -> None:
+    db = str(tmp_path / "league.sqlite")
+    matches = games(12)
+    log.publish(matches)
+    code, done, _ = consume(log, db, "--ruleset", "skyweaver", "--idle-exit", "0")
+    assert code == 0 and done["published"] == 24
+    reference = rankcraft.League("skyweaver")
+    reference.record_many(matches)
+    report = reference.codec.report_to_dict(reference.report("m11"))
+    events = {(e["match_id"], e["player"]): e for _, e in log.read(f"{log.subject}.ratings")}
+    for change in report["changes"]:
+        event = events["m11", change["player"]]
+        assert event["rank_before"] == change["rank_before"]
+        assert event["rank_after"] == change["rank_after"]
+        assert (event["tier_before"], event["tier_after"]) == (
+            change["rank_before"]["tier"],
+            change["rank_after"]["tier"],
+        )
+
+
 def wait_for(proc: subprocess.Popen[str]) -> tuple[int, str]:
     _, err = proc.communicate(timeout=30)
     return proc.returncode, err
