@@ -280,8 +280,7 @@ class Consumer:
                 continue
             idle_since = time.monotonic()
             if msgs[0].metadata.sequence.consumer != self.last_delivery + 1:
-                await sub.unsubscribe()  # (a delivery went missing: read on from the floor)
-                sub = await self._subscribe(nats, js)
+                sub = await self._recover(nats, js, sub)  # (a delivery went missing)
                 continue
             self.last_delivery = msgs[-1].metadata.sequence.consumer
             try:
@@ -359,7 +358,8 @@ class Consumer:
             "stream_seq": seq,
             "data": msg.data.decode("utf-8", "replace"),
         }
-        headers = {"Nats-Msg-Id": f"dead:{self.options.stream}:{seq}", "Rankcraft-Error": error}
+        said = " ".join(error.split())[:1000]  # (a header is one line)
+        headers = {"Nats-Msg-Id": f"dead:{self.options.stream}:{seq}", "Rankcraft-Error": said}
         await js.publish(
             self.options.dead_subject, compact_json(envelope).encode(), headers=headers
         )
