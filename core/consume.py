@@ -24,7 +24,7 @@ import json
 import os
 import signal
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
 import attrs
@@ -197,7 +197,12 @@ class Consumer:
         self.counts = Counts()
         self.stopping = False
         self.last_delivery = 0  # the consumer sequence of the last message handled
+        self.connected: Callable[[], bool] = lambda: True
+        self.reconnected = -1e9  # (time.monotonic() of the last reconnection)
         self._logged = time.monotonic()
+
+    def _reconnected(self) -> None:
+        self.reconnected = time.monotonic()
 
     def stop(self) -> None:
         """Stop after the batch under way (SIGTERM)."""
@@ -205,7 +210,8 @@ class Consumer:
 
     async def run(self) -> Counts:
         nats = nats_client()
-        nc = await connect(nats, self.options.nats, self._write)
+        nc = await connect(nats, self.options.nats, self._write, self._reconnected)
+        self.connected = lambda: bool(nc.is_connected)
         try:
             js = nc.jetstream(publish_async_max_pending=20_000)
             await self.publish_outbox(js)  # (what a consumer killed after a commit left)
@@ -273,6 +279,9 @@ class Consumer:
             except _transient(nats) as exc:
                 if not isinstance(exc, TimeoutError | nats.errors.TimeoutError):
                     await asyncio.sleep(0.2)  # (the server restarting: the client reconnects)
+                back = time.monotonic() - self.reconnected < 3  # (JetStream recovering)
+                if not isinstance(exc, TimeoutError) or not self.connected() or back:
+                    idle_since = time.monotonic()  # (a server away is not an idle log)
                 if o.idle_exit is not None and time.monotonic() - idle_since >= o.idle_exit:
                     break
                 await self._publish_quietly(nats, js)
@@ -373,7 +382,9 @@ class Consumer:
                 await js.publish_async(subject, text.encode(), headers={"Nats-Msg-Id": eid})
                 for _, eid, text in rows
             ]
-            await asyncio.gather(*futures)
+            # (a server lost mid-way never answers: the futures are cancelled, and
+            # the outbox, kept, is published again once it is back)
+            await asyncio.wait_for(asyncio.gather(*futures), timeout=2 + len(rows) / 1000)
             with self.league.batch():
                 store.drop_outbox(rows[-1][0])
             self.counts.published += len(rows)
@@ -411,9 +422,10 @@ def _transient(nats: Any) -> tuple[type[BaseException], ...]:
     return (TimeoutError, OSError, nats.errors.Error)
 
 
-async def connect(nats: Any, url: str, say: Any = None) -> Any:
+async def connect(nats: Any, url: str, say: Any = None, back: Any = None) -> Any:
     """A connection that reconnects for ever once made; the error if none is made.
-    ``say``: where its errors and reconnections are told, one line each."""
+    ``say``: where its errors and reconnections are told, one line each; ``back``:
+    called on each reconnection."""
 
     async def told(what: str, error: BaseException | None = None) -> None:
         if say is not None:
@@ -423,6 +435,8 @@ async def connect(nats: Any, url: str, say: Any = None) -> Any:
         await told("error", error)
 
     async def on_reconnect() -> None:
+        if back is not None:
+            back()
         await told("reconnected")
 
     try:
