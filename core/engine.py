@@ -238,9 +238,9 @@ class League(Corrected):
         return self.store.player_matches(player, limit)
 
     def report(self, match_id: str) -> Report:
-        """The report kept with a recorded match (:class:`InputError`: no such match)."""
-        row = self.store.match(match_id)
-        if row is None:
+        """A recorded match's report, of the open batch too (InputError: no such match)."""
+        self._unit.written()
+        if (row := self.store.match(match_id)) is None:
             raise InputError(f"unknown match {match_id!r}")
         return row.report
 

@@ -319,16 +319,37 @@ def committed(url: str) -> list[dict[str, Any]]:
 
 def snapshot(url: str) -> dict[str, list[tuple[Any, ...]]]:
     """Every row of a league's tables, to check that a refused command changed nothing."""
-    tables = ("meta", "players", "matches", "participants", "schema_history", "api_tokens", "edits")
+    tables = (
+        "meta",
+        "players",
+        "matches",
+        "participants",
+        "schema_history",
+        "api_tokens",
+        "edits",
+        "outbox",
+    )
     try:
         return {t: sorted(sql_rows(url, f"SELECT * FROM {t}")) for t in tables}
     except Exception:  # no league there (yet)
         return {}
 
 
+def age_to_version_8(url: str) -> None:
+    """Turn a current database into what rankcraft wrote at schema version 8: no
+    ``outbox`` table (no event to publish)."""
+    sql_run(
+        url,
+        "DROP TABLE outbox",
+        "DELETE FROM schema_history WHERE version = 9",
+        "UPDATE meta SET value = '8' WHERE key = 'schema_version'",
+    )
+
+
 def age_to_version_7(url: str) -> None:
     """Turn a current database into what rankcraft wrote at schema version 7: no
     ``edits`` table (no correction made)."""
+    age_to_version_8(url)
     sql_run(
         url,
         "DROP TABLE edits",

@@ -113,10 +113,10 @@ def age_to_version_1(url: str, league: rankcraft.League) -> None:
 def test_a_new_database_has_the_current_version_and_its_history(db_url: str) -> None:
     rankcraft.League.open(db_url, "elo").close()
     meta = dict(sql_rows(db_url, "SELECT key, value FROM meta"))
-    assert meta["schema_version"] == str(SCHEMA_VERSION) == "8"
+    assert meta["schema_version"] == str(SCHEMA_VERSION) == "9"
     assert meta["sort_key"] == "skill.rating"
     history = sql_rows(db_url, "SELECT version, summary FROM schema_history ORDER BY version")
-    assert [v for v, _ in history] == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert [v for v, _ in history] == [1, 2, 3, 4, 5, 6, 7, 8, 9]
     assert history[0][1] == "created"
     assert [s for _, s in history[1:]] == [step.summary for step in STEPS]
 
@@ -141,7 +141,7 @@ def test_a_version_1_database_is_migrated_and_reads_the_same(db_url: str, tmp_pa
         history = [row.match.id for row in league.history("p1", limit=2)]
     assert layout(db_url) == fresh
     rows = sql_rows(db_url, "SELECT version FROM schema_history ORDER BY version")
-    assert rows == [(2,), (3,), (4,), (5,), (6,), (7,), (8,)]
+    assert rows == [(2,), (3,), (4,), (5,), (6,), (7,), (8,), (9,)]
     seqs = [r[0] for r in sql_rows(db_url, "SELECT seq FROM matches ORDER BY seq")]
     assert seqs == sorted(set(seqs)) and len(seqs) == 40 and seqs[:30] == list(range(1, 31))
     reference.record_many(games(10, day=2))
@@ -184,7 +184,7 @@ def test_a_version_4_database_gets_its_sort_keys_on_open(db_url: str) -> None:
     keys = sql_rows(db_url, "SELECT id, sort_key, tier FROM players ORDER BY id")
     assert keys == [(r.id, float(r.rank.points), r.rank.tier) for r in reference.players()]
     meta = dict(sql_rows(db_url, "SELECT key, value FROM meta"))
-    assert meta["schema_version"] == "8" and meta["sort_key"] == "rank.points"
+    assert meta["schema_version"] == "9" and meta["sort_key"] == "rank.points"
 
 
 def test_version_5_json_reports_are_read_and_new_ones_packed(db_url: str) -> None:
@@ -212,7 +212,7 @@ def test_version_5_json_reports_are_read_and_new_ones_packed(db_url: str) -> Non
     # (PostgreSQL's migration turned the old texts into bytes; SQLite keeps them text)
     assert starts == [b"{" if db_url.startswith("postgresql://") else "{"] * 30 + [b"\x01"] * 10
     meta = dict(sql_rows(db_url, "SELECT key, value FROM meta"))
-    assert meta["schema_version"] == "8"
+    assert meta["schema_version"] == "9"
 
 
 def history_of(league: rankcraft.League, player: str, limit: int | None = 10) -> list[Any]:
@@ -238,7 +238,7 @@ def test_a_version_6_database_gets_bucketed_participants(db_url: str) -> None:
     assert len(rows) == 60 and {bucket for bucket, _, _ in rows} == {0}
     assert sql_rows(db_url, "SELECT count(*) FROM participants WHERE player = 'p1'") == [(12,)]
     meta = dict(sql_rows(db_url, "SELECT key, value FROM meta"))
-    assert meta["schema_version"] == "8"
+    assert meta["schema_version"] == "9"
 
 
 def test_a_history_spread_over_buckets_reads_newest_first(
@@ -270,5 +270,22 @@ def test_a_version_7_database_gets_the_edits_table(db_url: str) -> None:
         league.void(games(6)[2]["id"], "migrated")
         assert [e.kind for e in league.edits()] == ["void"] and league.match_count == 5
     meta = dict(sql_rows(db_url, "SELECT key, value FROM meta"))
-    assert meta["schema_version"] == "8"
+    assert meta["schema_version"] == "9"
     assert sql_rows(db_url, "SELECT kind, reason FROM edits") == [("void", "migrated")]
+
+
+def test_a_version_8_database_gets_the_outbox_table(db_url: str) -> None:
+    from .conftest import age_to_version_8
+
+    with rankcraft.League.open(db_url, "elo") as league:
+        league.record_many(games(6))
+    age_to_version_8(db_url)
+    with rankcraft.League.open(db_url) as league:
+        with league.batch():
+            league.store.add_outbox([("e1", '{"a": 1}'), ("e2", "{}")])
+        assert league.store.outbox(10) == [(1, "e1", '{"a": 1}'), (2, "e2", "{}")]
+        with league.batch():
+            league.store.drop_outbox(1)
+        assert league.store.outbox(10) == [(2, "e2", "{}")] and league.match_count == 6
+    meta = dict(sql_rows(db_url, "SELECT key, value FROM meta"))
+    assert meta["schema_version"] == "9"

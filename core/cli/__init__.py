@@ -5,6 +5,7 @@ parser assembled from the command groups, each a module that adds its subcommand
   ``import_export``: export, import; ``reset``; ``corrections``: void, correct, edits;
   ``evaluate``; ``tune``;
   ``rulesets``: rulesets, plugins; ``serve``: serve, token; ``match``; ``check``;
+  ``consume`` (a league fed from NATS JetStream);
 - shared by them: ``options`` (the options every group uses, their checks, the league
   ``--db`` names), ``output`` (tables, ``--json``, warnings, errors) and ``match_files``
   (match files read with their lines, held to ``--max-sides`` and ``--max-players``).
@@ -31,6 +32,7 @@ from ..ruleset import ImportedRulesetWarning, RulesetMigrationWarning
 from ..version import __version__
 from . import (
     check,
+    consume,
     corrections,
     evaluate,
     import_export,
@@ -129,6 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
         serve.add_serve_commands,  # serve, token
         match.add_match_command,
         check.add_check_command,
+        consume.add_consume_command,
     ):
         group(commands)
     return parser

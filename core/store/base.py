@@ -351,6 +351,18 @@ class Store(Protocol):
         """Every correction's audit row, oldest first."""
         ...
 
+    def add_outbox(self, events: Sequence[tuple[str, str]]) -> None:
+        """Keep events to publish, each (its id, its JSON text), in order (inside a batch)."""
+        ...
+
+    def outbox(self, limit: int) -> list[tuple[int, str, str]]:
+        """The first ``limit`` committed events to publish: (``n``, id, JSON text)."""
+        ...
+
+    def drop_outbox(self, upto: int) -> None:
+        """Remove the events up to number ``upto`` (published; inside a batch)."""
+        ...
+
     def close(self) -> None:
         """Release the store's resources."""
         ...

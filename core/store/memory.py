@@ -139,6 +139,9 @@ class MemoryStore(MemoryHistory):
         self._tokens: dict[str, tuple[str, str, str, str]] = {}  # name: key, digest, scope, at
         self._edits: list[dict[str, Any]] = []  # the corrections' audit, committed
         self._pending_edits: list[dict[str, Any]] = []
+        self._outbox: list[tuple[int, str, str]] = []  # events to publish, committed
+        self._pending_outbox: list[tuple[int, str, str]] = []
+        self._outbox_upto = 0  # the open batch removes the events up to this one
         self._dropped: tuple[int, list[Any]] | None = None  # the history a batch removed
         self._pending_drops: set[str] = set()  # players a batch removed
 
@@ -255,6 +258,7 @@ class MemoryStore(MemoryHistory):
         self._pending_players = []
         self._pending_meta = {}
         self._pending_edits = []
+        self._pending_outbox, self._outbox_upto = [], 0
         self._pending_drops = set()
         self._dropped = None
         self._matches.drop_after(self._committed)
@@ -272,6 +276,8 @@ class MemoryStore(MemoryHistory):
     def commit(self) -> None:
         self._meta.update(self._pending_meta)
         self._edits += self._pending_edits
+        self._outbox = [e for e in self._outbox + self._pending_outbox if e[0] > self._outbox_upto]
+        self._pending_outbox, self._outbox_upto = [], 0
         for pid in self._pending_drops:
             self._players.pop(pid, None)
         for record in self._pending_players:

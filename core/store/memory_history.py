@@ -25,6 +25,9 @@ class MemoryHistory:
     _indexed: int
     _edits: list[dict[str, Any]]
     _pending_edits: list[dict[str, Any]]
+    _outbox: list[tuple[int, str, str]]
+    _pending_outbox: list[tuple[int, str, str]]
+    _outbox_upto: int
     _dropped: tuple[int, list[Any]] | None
     _pending_drops: set[str]
 
@@ -129,6 +132,20 @@ class MemoryHistory:
     def edit_rows(self) -> list[dict[str, Any]]:
         """Every committed correction's audit row, oldest first."""
         return [dict(row) for row in self._edits]
+
+    def add_outbox(self, events: Sequence[tuple[str, str]]) -> None:
+        """Keep events to publish (kept when the batch commits)."""
+        kept = self._pending_outbox or self._outbox
+        last = kept[-1][0] if kept else 0
+        self._pending_outbox += [(last + i, eid, t) for i, (eid, t) in enumerate(events, 1)]
+
+    def outbox(self, limit: int) -> list[tuple[int, str, str]]:
+        """The first ``limit`` committed events to publish."""
+        return self._outbox[:limit]
+
+    def drop_outbox(self, upto: int) -> None:
+        """Remove the events up to ``upto`` when the batch commits."""
+        self._outbox_upto = max(self._outbox_upto, upto)
 
 
 Played = dict[str, list[tuple[int, str, datetime]]]

@@ -164,6 +164,14 @@ STEPS: tuple[Step, ...] = (
             "by_token TEXT, old TEXT, new TEXT, changes TEXT NOT NULL)",
         ),
     ),
+    Step(
+        9,
+        "outbox: the rating-change events of a batch, written in the batch's transaction "
+        "and removed once `rankcraft consume` has published them",
+        both=(
+            "CREATE TABLE outbox (n INTEGER PRIMARY KEY, id TEXT NOT NULL, event TEXT NOT NULL)",
+        ),
+    ),
 )
 
 

@@ -355,7 +355,7 @@ _OWN_TABLES: tuple[str, ...] = (
     "schema_history",
     "meta",
 )
-_OWN_TABLES += ("edits",)
+_OWN_TABLES += ("edits", "outbox")
 _OWN_SEQUENCES = ("match_seq", "generation_seq")
 
 

@@ -62,6 +62,22 @@ class SQLHistory(SQLReads):
         sql = f"SELECT {', '.join(EDIT_COLUMNS)} FROM edits ORDER BY n"
         return [dict(zip(EDIT_COLUMNS, row, strict=True)) for row in self._execute(sql)]
 
+    def add_outbox(self, events: Sequence[tuple[str, str]]) -> None:
+        """Keep events to publish (numbered on from the last), in the open transaction."""
+        last = self._execute("SELECT max(n) FROM outbox").fetchone()[0] or 0
+        rows = [(last + i, eid, text) for i, (eid, text) in enumerate(events, 1)]
+        if rows:
+            self._executemany("INSERT INTO outbox (n, id, event) VALUES (?, ?, ?)", rows)
+
+    def outbox(self, limit: int) -> list[tuple[int, str, str]]:
+        """The first ``limit`` events to publish: (n, id, JSON text)."""
+        sql = "SELECT n, id, event FROM outbox ORDER BY n LIMIT ?"
+        return [tuple(row) for row in self._execute(sql, (limit,)).fetchall()]
+
+    def drop_outbox(self, upto: int) -> None:
+        """Remove the published events up to ``upto``, in the open transaction."""
+        self._execute("DELETE FROM outbox WHERE n <= ?", (upto,))
+
     def reports(self, seqs: Collection[int]) -> dict[int, Report]:
         """The reports of the matches of these seqs."""
         if not seqs:

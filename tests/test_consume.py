@@ -1,0 +1,413 @@
+"""`rankcraft consume` against the real NATS JetStream server (skipped, saying why, when
+none answers at $RANKCRAFT_NATS_URL): exactly once under redelivery, republishing, a
+restart, a SIGKILL between commit and acknowledgement and between commit and publish, a
+poison message and a NATS restart; each league equal to a replay of the same matches."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import pytest
+
+import rankcraft
+from rankcraft.cli import main
+
+NATS_URL = os.environ.get("RANKCRAFT_NATS_URL", "nats://127.0.0.1:4222")
+
+
+def _unreachable(url: str) -> str | None:
+    try:
+        import nats  # noqa: F401
+    except ImportError:
+        return "needs nats-py for the NATS tests (pip install -e '.[test]')"
+    where = urlparse(url)
+    try:
+        socket.create_connection((where.hostname or "", where.port or 4222), 1).close()
+    except OSError as exc:
+        return f"needs a NATS JetStream server at {url} (set RANKCRAFT_NATS_URL): {exc}"
+    return None
+
+
+def games(n: int, start: int = 0) -> list[dict[str, Any]]:
+    """``n`` 1-v-1 matches among 12 players, one a minute."""
+    t0 = datetime(2025, 1, 1, tzinfo=UTC)
+    out = []
+    for i in range(start, start + n):
+        a, b = f"p{i % 12}", f"p{(i * 5 + 1) % 12}"
+        b = b if b != a else f"p{(i + 1) % 12}"
+        when = (t0 + timedelta(minutes=i)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        ranks = [1, 2] if i % 3 else [2, 1]
+        out.append({"id": f"m{i}", "played_at": when, "teams": [[a], [b]], "ranks": ranks})
+    return out
+
+
+class Log:
+    """A test's own stream (subjects ``SUBJECT`` and ``SUBJECT.>``), deleted after it."""
+
+    def __init__(self, url: str) -> None:
+        suffix = uuid.uuid4().hex[:10]
+        self.url, self.stream, self.subject = url, f"rctest_{suffix}", f"rctest.{suffix}.matches"
+
+    async def _js(self, work: Any) -> Any:
+        import nats
+
+        nc = await nats.connect(self.url, connect_timeout=2)
+        try:
+            return await work(nc.jetstream())
+        finally:
+            await nc.close()
+
+    def create(self) -> None:
+        async def work(js: Any) -> None:
+            await js.add_stream(name=self.stream, subjects=[self.subject, f"{self.subject}.>"])
+
+        asyncio.run(self._js(work))
+
+    def delete(self) -> None:
+        async def work(js: Any) -> None:
+            await js.delete_stream(self.stream)
+
+        asyncio.run(self._js(work))
+
+    def publish(self, items: list[Any]) -> None:
+        async def work(js: Any) -> None:
+            futures = []
+            for item in items:
+                data = item if isinstance(item, bytes) else json.dumps(item).encode()
+                futures.append(await js.publish_async(self.subject, data))
+            await asyncio.gather(*futures)
+
+        asyncio.run(self._js(work))
+
+    def read(self, subject: str) -> list[tuple[str | None, Any]]:
+        """Every message the stream holds on ``subject``: (its Nats-Msg-Id, its JSON)."""
+
+        async def work(js: Any) -> list[tuple[str | None, Any]]:
+            from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+
+            info = await js.stream_info(self.stream, subjects_filter=subject)
+            count = (info.state.subjects or {}).get(subject, 0)
+            if not count:
+                return []
+            config = ConsumerConfig(deliver_policy=DeliverPolicy.ALL, ack_policy=AckPolicy.NONE)
+            sub = await js.pull_subscribe(subject, stream=self.stream, config=config)
+            msgs: list[Any] = []
+            with contextlib.suppress(TimeoutError):  # (all read: the count is checked)
+                while len(msgs) < count:
+                    msgs += await sub.fetch(min(500, count - len(msgs)), timeout=1)
+            return [((m.headers or {}).get("Nats-Msg-Id"), json.loads(m.data)) for m in msgs]
+
+        found: list[tuple[str | None, Any]] = asyncio.run(self._js(work))
+        return found
+
+
+@pytest.fixture
+def log() -> Iterator[Log]:
+    reason = _unreachable(NATS_URL)
+    if reason:
+        pytest.skip(reason)
+    made = Log(NATS_URL)
+    made.create()
+    yield made
+    made.delete()
+
+
+def consume(log: Log, db: str, *more: str) -> tuple[int, dict[str, Any], str]:
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["consume", "--db", db, "--nats", log.url, "--stream", log.stream]
+    argv += ["--subject", log.subject, "--ruleset", "elo", "--json", *more]
+    code = main(argv, out=out, err=err)
+    return code, json.loads(out.getvalue() or "{}"), err.getvalue()
+
+
+def consume_process(
+    log: Log, db: str, *more: str, kill: str | None = None
+) -> subprocess.Popen[str]:
+    env = {**os.environ, "RANKCRAFT_CONSUME_KILL": kill or ""}
+    argv = [sys.executable, "-m", "rankcraft.cli", "consume", "--db", db, "--nats", log.url]
+    argv += ["--stream", log.stream, "--subject", log.subject, "--ruleset", "elo", *more]
+    return subprocess.Popen(
+        argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+def replayed(matches: list[dict[str, Any]]) -> list[Any]:
+    league = rankcraft.League("elo")
+    league.record_many(matches)
+    return league.players()
+
+
+def players_at(db: str) -> list[Any]:
+    with rankcraft.League.open(db, create=False) as league:
+        return league.players()
+
+
+def test_a_league_fed_by_the_consumer_equals_a_replay_and_publishes_each_change(
+    log: Log, db_url: str
+) -> None:
+    matches = games(240)
+    log.publish(matches)
+    code, done, _ = consume(log, db_url, "--batch", "100", "--max-messages", "240")
+    assert code == 0, done
+    assert (done["consumed"], done["rated"], done["skipped"], done["dead"]) == (240, 240, 0, 0)
+    assert done["matches"] == 240 and done["published"] == 480
+    assert players_at(db_url) == replayed(matches)
+    events = log.read(f"{log.subject}.ratings")
+    assert len(events) == 480 and len({mid for mid, _ in events}) == 480
+    reference = rankcraft.League("elo")
+    reference.record_many(matches[:1])
+    first = {e["player"]: e for mid, e in events if e["match_id"] == "m0"}
+    report = reference.codec.report_to_dict(reference.report("m0"))
+    for change in report["changes"]:
+        event = first[change["player"]]
+        assert event["before"] == change["skill_before"] and event["after"] == change["skill_after"]
+        assert event["league"] == log.subject
+    assert events[0][0] == f"{log.subject}:m0:{events[0][1]['player']}"
+    with rankcraft.League.open(db_url, create=False) as league:
+        assert league.store.outbox(10) == []
+    code, found, _ = consume(log, db_url, "--status")
+    assert code == 0 and (found["lag"], found["matches"], found["outbox"]) == (0, 240, 0)
+
+
+def test_a_republished_match_is_rated_once_and_a_restart_goes_on_from_its_place(
+    log: Log, tmp_path: Path
+) -> None:
+    db = str(tmp_path / "league.sqlite")
+    matches = games(150)
+    log.publish([*matches[:100], matches[10], matches[99]])  # (two again, within the batch)
+    code, done, _ = consume(log, db, "--batch", "60", "--max-messages", "70")
+    assert code == 0 and (done["consumed"], done["rated"]) == (70, 70)
+    code, done, _ = consume(log, db, "--batch", "60", "--idle-exit", "0")
+    assert (done["consumed"], done["rated"], done["skipped"]) == (32, 30, 2)
+    log.publish([matches[5], *matches[100:]])
+    code, done, _ = consume(log, db, "--idle-exit", "0")
+    assert (done["consumed"], done["rated"], done["skipped"]) == (51, 50, 1)
+    assert players_at(db) == replayed(matches)
+    assert len(log.read(f"{log.subject}.ratings")) == 300
+
+
+def test_a_poison_message_goes_to_the_dead_letter_subject_and_the_rest_is_rated(
+    log: Log, tmp_path: Path
+) -> None:
+    db = str(tmp_path / "league.sqlite")
+    matches = games(20)
+    bad_time = {**games(1, 50)[0], "played_at": "yesterday"}
+    one_side = {**games(1, 51)[0], "teams": [["p1"]], "ranks": [1]}
+    log.publish([*matches[:5], b"{not json", bad_time, *matches[5:12], one_side, *matches[12:]])
+    code, done, _ = consume(
+        log, db, "--batch", "10", "--idle-exit", "0", "--dead-letter", f"{log.subject}.bad"
+    )
+    assert code == 0 and (done["rated"], done["dead"]) == (20, 3)
+    assert players_at(db) == replayed(matches)
+    dead = log.read(f"{log.subject}.bad")
+    assert [e["stream_seq"] for _, e in dead] == [6, 7, 15]
+    assert "not a JSON match" in dead[0][1]["error"] and dead[0][1]["data"] == "{not json"
+    assert "played_at" in dead[1][1]["error"] and "yesterday" in dead[1][1]["error"]
+    assert "teams" in dead[2][1]["error"]
+    assert json.loads(dead[1][1]["data"])["id"] == "m50"
+
+
+def test_a_rank_layer_s_changes_are_in_the_events(log: Log, tmp_path: Path) -> None:
+    db = str(tmp_path / "league.sqlite")
+    matches = games(12)
+    log.publish(matches)
+    code, done, _ = consume(log, db, "--ruleset", "skyweaver", "--idle-exit", "0")
+    assert code == 0 and done["published"] == 24
+    reference = rankcraft.League("skyweaver")
+    reference.record_many(matches)
+    report = reference.codec.report_to_dict(reference.report("m11"))
+    events = {(e["match_id"], e["player"]): e for _, e in log.read(f"{log.subject}.ratings")}
+    for change in report["changes"]:
+        event = events["m11", change["player"]]
+        assert event["rank_before"] == change["rank_before"]
+        assert event["rank_after"] == change["rank_after"]
+        assert (event["tier_before"], event["tier_after"]) == (
+            change["rank_before"]["tier"],
+            change["rank_after"]["tier"],
+        )
+
+
+def wait_for(proc: subprocess.Popen[str]) -> tuple[int, str]:
+    _, err = proc.communicate(timeout=30)
+    return proc.returncode, err
+
+
+def test_a_consumer_killed_between_commit_and_acknowledgement_loses_and_doubles_nothing(
+    log: Log, tmp_path: Path
+) -> None:
+    db = str(tmp_path / "league.sqlite")
+    matches = games(200)
+    log.publish(matches)
+    killed = consume_process(log, db, "--batch", "80", kill="commit")
+    assert wait_for(killed)[0] == -signal.SIGKILL
+    assert len(players_at(db)) > 0 and log.read(f"{log.subject}.ratings") == []
+    code, done, _ = consume(log, db, "--batch", "80", "--idle-exit", "0")
+    assert code == 0 and (done["rated"], done["skipped"]) == (120, 80)
+    assert players_at(db) == replayed(matches)
+    events = log.read(f"{log.subject}.ratings")
+    assert len(events) == 400 and len({mid for mid, _ in events}) == 400
+
+
+def test_a_consumer_killed_between_commit_and_publish_publishes_each_event_once(
+    log: Log, tmp_path: Path
+) -> None:
+    db = str(tmp_path / "league.sqlite")
+    matches = games(100)
+    log.publish(matches)
+    killed = consume_process(log, db, "--batch", "60", kill="ack")
+    assert wait_for(killed)[0] == -signal.SIGKILL
+    with rankcraft.League.open(db, create=False) as league:
+        assert len(league.store.outbox(1000)) == 120  # (the first batch's, kept)
+    assert log.read(f"{log.subject}.ratings") == []
+    code, done, _ = consume(log, db, "--batch", "60", "--idle-exit", "0")
+    assert code == 0 and (done["consumed"], done["rated"], done["published"]) == (40, 40, 200)
+    assert players_at(db) == replayed(matches)
+    events = log.read(f"{log.subject}.ratings")
+    assert len(events) == 200 and len({mid for mid, _ in events}) == 200
+
+
+def test_sigterm_finishes_the_batch_under_way_and_exits_0(log: Log, tmp_path: Path) -> None:
+    db = str(tmp_path / "league.sqlite")
+    matches = games(50)
+    log.publish(matches)
+    proc = consume_process(log, db, "--batch", "20")
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        code, found, _ = consume(log, db, "--status")
+        if code == 0 and found["lag"] == 0 and found["outbox"] == 0 and found["matches"] == 50:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    code, err = wait_for(proc)
+    assert code == 0, err
+    assert "50 messages" in err and "lag 0" in err
+    assert players_at(db) == replayed(matches)
+
+
+def test_bad_options_are_refused_naming_them_and_create_nothing(log: Log, tmp_path: Path) -> None:
+    db = tmp_path / "league.sqlite"
+    for more, named in (
+        (["--batch", "0"], "'--batch'"),
+        (["--max-messages", "-1"], "'--max-messages'"),
+        (["--durable", "a b"], "'--durable'"),
+    ):
+        code, found, _ = consume(log, str(db), *more)
+        assert code == 2 and named in found["error"]["message"]
+        assert not db.exists()
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["consume", "--db", str(db), "--nats", log.url, "--stream", "rctest_none_here"]
+    argv += ["--ruleset", "elo", "--idle-exit", "0", "--subject"]
+    code = main([*argv, "rctest.none"], out=out, err=err)
+    assert code == 2 and "'--stream' names no stream" in err.getvalue()
+    argv[argv.index("rctest_none_here")] = log.stream
+    code = main([*argv, log.subject, "--events", "rctest.nowhere"], out=out, err=err)
+    assert code == 2 and "'--events' is a subject no stream" in err.getvalue()
+    assert not db.exists()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_nats(port: int, store: Path) -> subprocess.Popen[bytes]:
+    argv = [shutil.which("nats-server") or "nats-server", "-js", "-a", "127.0.0.1"]
+    proc = subprocess.Popen([*argv, "-p", str(port), "-sd", str(store)], stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while not _jetstream_answers(f"nats://127.0.0.1:{port}") and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return proc
+
+
+def _jetstream_answers(url: str) -> bool:
+    import nats
+
+    async def ask() -> bool:
+        try:
+            nc = await nats.connect(url, connect_timeout=0.5, max_reconnect_attempts=0)
+        except Exception:
+            return False
+        try:
+            await nc.jetstream().account_info()
+        except Exception:
+            return False
+        finally:
+            await nc.close()
+        return True
+
+    return asyncio.run(ask())
+
+
+def matches_at(db: str) -> int:
+    import sqlite3
+
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as con:
+            return int(con.execute("SELECT count(*) FROM matches").fetchone()[0])
+    except sqlite3.Error:  # (not made yet)
+        return 0
+
+
+@pytest.mark.slow(seconds=7)
+def test_a_nats_restart_while_consuming_loses_and_doubles_nothing(tmp_path: Path) -> None:
+    if shutil.which("nats-server") is None:
+        pytest.skip("needs the nats-server binary to restart a server of its own")
+    if _unreachable(NATS_URL) and "nats-py" in (_unreachable(NATS_URL) or ""):
+        pytest.skip(_unreachable(NATS_URL) or "")
+    port, store, db = free_port(), tmp_path / "js", str(tmp_path / "league.sqlite")
+    server = start_nats(port, store)
+    try:
+        log = Log(f"nats://127.0.0.1:{port}")
+        log.create()
+        matches = games(1500)
+        log.publish(matches[:1400])
+        proc = consume_process(log, db, "--batch", "50", "--idle-exit", "1")
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and matches_at(db) < 100:
+            time.sleep(0.01)  # (the server is killed while the consumer is busy)
+        server.send_signal(signal.SIGKILL)
+        server.wait()
+        server = start_nats(port, store)
+        log.publish(matches[1400:])
+        code, err = wait_for(proc)
+        assert code == 0, err
+        assert players_at(db) == replayed(matches), err
+        events = log.read(f"{log.subject}.ratings")
+        assert len(events) == 3000 and len({mid for mid, _ in events}) == 3000
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(10)
+
+
+def test_the_memory_store_keeps_the_outbox_with_its_batch() -> None:
+    league = rankcraft.League("elo")
+    with league.batch():
+        league.record_many(games(2))
+        league.store.add_outbox([("e1", "{}"), ("e2", "[]")])
+        assert league.store.outbox(10) == []  # (kept when the batch commits)
+    with pytest.raises(RuntimeError), league.batch():
+        league.store.add_outbox([("e3", "{}")])
+        league.store.drop_outbox(2)
+        raise RuntimeError
+    assert league.store.outbox(10) == [(1, "e1", "{}"), (2, "e2", "[]")]
+    with league.batch():
+        league.store.drop_outbox(1)
+        league.store.add_outbox([("e3", "1")])
+    assert league.store.outbox(10) == [(2, "e2", "[]"), (3, "e3", "1")]
