@@ -35,6 +35,7 @@ from .extras import missing
 from .io import parse_match
 from .model import Match
 from .rated import compact_json
+from .store.base import CONSUMED, FED_BY
 
 KILL_ENV = "RANKCRAFT_CONSUME_KILL"
 """Tests only: ``commit`` or ``ack`` makes the consumer SIGKILL itself right after the
@@ -356,7 +357,17 @@ class Consumer:
                 raise _Refused(index, exc) from None
             ids = [m.id for _, m in fresh]
             league.store.add_outbox(events_of(league, self.options.subject, ids))
+            self._say(league, len(good))
         return len(fresh), len(good) - len(fresh)
+
+    def _say(self, league: League, taking: int) -> None:
+        """Keep in the league, in the batch's transaction, which log feeds it (the HTTP
+        service refuses writes) and how the consumer is doing (``/health`` shows it)."""
+        options = self.options
+        log = f"{options.nats} {options.stream} {options.subject}"
+        said = {**self.counts.to_dict(), "log": log, "taking": taking, "durable": self.durable}
+        league.store.set_meta(FED_BY, log)
+        league.store.set_meta(CONSUMED, json.dumps(said))
 
     async def _dead_letter(self, js: Any, msg: Any, error: str) -> None:
         seq = msg.metadata.sequence.stream

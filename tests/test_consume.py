@@ -27,6 +27,7 @@ import pytest
 
 import rankcraft
 from rankcraft.cli import main
+from rankcraft.store.base import CONSUMED, FED_BY
 
 NATS_URL = os.environ.get("RANKCRAFT_NATS_URL", "nats://127.0.0.1:4222")
 
@@ -181,6 +182,10 @@ def test_a_league_fed_by_the_consumer_equals_a_replay_and_publishes_each_change(
     assert events[0][0] == f"{log.subject}:m0:{events[0][1]['player']}"
     with rankcraft.League.open(db_url, create=False) as league:
         assert league.store.outbox(10) == []
+        fed = league.store.get_meta(FED_BY)  # (what the HTTP service refuses writes with)
+        said = json.loads(league.store.get_meta(CONSUMED) or "{}")  # (what /health shows)
+    assert fed is not None and fed.endswith(f" {log.subject}")
+    assert said["log"] == fed and said["rated"] + 100 >= 240
     code, found, _ = consume(log, db_url, "--status")
     assert code == 0 and (found["lag"], found["matches"], found["outbox"]) == (0, 240, 0)
 
