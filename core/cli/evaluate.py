@@ -322,6 +322,21 @@ def add_evaluate_command(c: Commands) -> None:
         "P(side 0 wins) (e.g. forecast.p_team0_wins), or three probabilities (a list, or "
         "three paths joined by commas: win, draw, loss)",
     )
+    add_bootstrap_options(p)
+    p.add_argument(
+        "--jobs",
+        type=int,
+        metavar="N",
+        help="replay the rulesets in up to N processes at once (default: one per core; "
+        "1: one after another in this process)",
+    )
+    c.limits(p)
+    c.home_from(p)
+
+
+def add_bootstrap_options(p: argparse.ArgumentParser) -> None:
+    """The options of the paired interval (``--bootstrap``, ``--block-days``,
+    ``--seed``), which ``evaluate`` and ``compare-live`` share."""
     p.add_argument(
         "--bootstrap",
         type=int,
@@ -337,12 +352,3 @@ def add_evaluate_command(c: Commands) -> None:
         help="days per bootstrap block (default 7)",
     )
     p.add_argument("--seed", type=int, default=0, help="the bootstrap's seed (default 0)")
-    p.add_argument(
-        "--jobs",
-        type=int,
-        metavar="N",
-        help="replay the rulesets in up to N processes at once (default: one per core; "
-        "1: one after another in this process)",
-    )
-    c.limits(p)
-    c.home_from(p)

@@ -10,7 +10,7 @@ from typing import TextIO
 from ..errors import InputError
 from ..io import parse_time
 from ..store import mask_url
-from .evaluate import check_bootstrap, evaluation_tables
+from .evaluate import add_bootstrap_options, check_bootstrap, evaluation_tables
 from .options import Commands, database_exists, db_path, open_existing
 from .output import emit_json
 
@@ -75,18 +75,4 @@ def add_compare_live_command(c: Commands) -> None:
         help="score matches played on or after this ISO-8601 date or date-time (UTC; "
         "default: the first match both hold, every match scored)",
     )
-    p.add_argument(
-        "--bootstrap",
-        type=int,
-        default=2000,
-        metavar="N",
-        help="bootstrap resamples for the 95%% interval of a difference (2000; <= 100000)",
-    )
-    p.add_argument(
-        "--block-days",
-        type=int,
-        default=7,
-        metavar="N",
-        help="days per bootstrap block (default 7)",
-    )
-    p.add_argument("--seed", type=int, default=0, help="the bootstrap's seed (default 0)")
+    add_bootstrap_options(p)
