@@ -35,7 +35,7 @@ from .store import Store
 from .store.base import Codec, MatchRow
 from .touched import players_of, seeds, touched
 from .unit import UnitOfWork
-from .writing import RecordSummary
+from .writing import RecordSummary, parsed_item
 
 __all__ = ["Corrections", "Edit", "Moved", "Scratch"]
 
@@ -262,7 +262,7 @@ class Corrections:
         late = "rerate"``: every match of the call placed at its time (:meth:`late`), ids
         already recorded passed over with ``skip_seen`` or when an earlier
         ``commit_every`` transaction of the call kept them, else refused."""
-        parsed = [item if isinstance(item, Match) else parse_match(item) for item in items]
+        parsed = [parsed_item(item, at) for at, item in enumerate(items)]
         have = self.store.recorded([m.id for m in parsed])
         if have and not skip_seen and commit_every <= 0:
             first = next(m.id for m in parsed if m.id in have)
@@ -334,7 +334,7 @@ class Corrections:
             start, edit, in_place = plan()
             rows = [] if start is None else list(self.store.history(start))
             edited, old, new = edit([m for _, m in rows])
-            self._refuse_across_resets([m for _, m in rows[:1]] + edited[:1])
+            _refuse_across_resets(self.store, [m for _, m in rows[:1]] + edited[:1])
             if self.touched_only and in_place and start is not None:
                 changes, rerated = self._rerate_touched(start, rows, edited)
             else:
@@ -344,17 +344,6 @@ class Corrections:
             made = self._audit(kind, match_id, reason, by, old, new, rerated, changes)
         self.unit.load()  # (the rows as the store now has them)
         return made
-
-    def _refuse_across_resets(self, first: list[Match]) -> None:
-        """Refuse an edit from a match played before a season event run by hand (the
-        history does not hold the event, so a re-rate could not run it in its place)."""
-        for row in self.store.edit_rows():
-            late = row["kind"] == "reset" and row["new"] and first
-            if late and min(m.played_at for m in first) <= parse_time(row["new"], field="new"):
-                raise InputError(
-                    f"a {row['reason']!r} season event was run by hand after this match's "
-                    "time; the history does not hold it, so no edit can re-rate across it"
-                )
 
     def _rerate(
         self, start: int | None, rows: list[tuple[int, Match]], edited: list[Match]
@@ -372,13 +361,15 @@ class Corrections:
                 "re-rates an edit by replaying the whole history (season events or rating "
                 "periods), which does not hold what was imported: no edit can be made"
             )
+        stored = None  # (where every player may move: every record, read once)
         if self.narrow:
             points = dict.fromkeys(named, start or 0)
             league, schedule = self.scratch(seeds(self.store, start, rows, points))
         else:
             league, schedule = self.scratch(())
             league.stream([m for seq, m in self.store.history() if start is None or seq < start])
-            named |= set(self.store.load_players()) | {r.id for r in league.players()}
+            stored = self.store.load_players()
+            named |= set(stored)
         league.record_many(edited)
         entries = league.store.entries_from(1)
         if start is not None:
@@ -387,7 +378,7 @@ class Corrections:
         if not self.narrow:
             self.seasons.restore(schedule.snapshot())
             self.seasons.dirty = True
-        return self._settle(named, league), len(entries)
+        return self._settle(named, league, stored), len(entries)
 
     def _rerate_touched(
         self, start: int, rows: list[tuple[int, Match]], edited: list[Match]
@@ -408,10 +399,12 @@ class Corrections:
         self.store.drop_matches([seq for seq, match in rows if match.id not in kept])
         return self._settle(set(points), league), len(entries)
 
-    def _settle(self, named: set[str], league: Any) -> tuple[Moved, ...]:
-        """Hand the store the ``named`` players' records as the scratch league has them
-        (removing those it has not), and say how each moved."""
-        before = self.store.load_many(named)
+    def _settle(
+        self, named: set[str], league: Any, stored: dict[str, PlayerRecord] | None = None
+    ) -> tuple[Moved, ...]:
+        """Hand the store ``named``'s records as the scratch league has them (removing
+        those it has not; ``stored``: the records before, if read), and say how each moved."""
+        before = self.store.load_many(named) if stored is None else stored
         after = {r.id: r for r in league.players() if r.id in named}
         self.store.drop_players([p for p in before if p not in after])
         self.store.write([r for p, r in after.items() if before.get(p) != r], ())
@@ -460,6 +453,18 @@ def _late_ones(store: Store, matches: Sequence[Match]) -> list[Match]:
             last = lasts.get(pid)
             lasts[pid] = match.played_at if last is None else max(last, match.played_at)
     return late
+
+
+def _refuse_across_resets(store: Store, first: list[Match]) -> None:
+    """Refuse an edit from a match played before a season event run by hand (the
+    history does not hold the event, so a re-rate could not run it in its place)."""
+    for row in store.edit_rows():
+        late = row["kind"] == "reset" and row["new"] and first
+        if late and min(m.played_at for m in first) <= parse_time(row["new"], field="new"):
+            raise InputError(
+                f"a {row['reason']!r} season event was run by hand after this match's "
+                "time; the history does not hold it, so no edit can re-rate across it"
+            )
 
 
 def _now() -> str:

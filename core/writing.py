@@ -46,7 +46,7 @@ class RecordSummary:
     last: Report | None = None
 
 
-def _parsed(item: Match | Mapping[str, Any], position: int) -> Match:
+def parsed_item(item: Match | Mapping[str, Any], position: int) -> Match:
     """A match dict validated (a :class:`Match` is already), a refusal naming its 0-based
     position."""
     if isinstance(item, Match):
@@ -220,7 +220,7 @@ class Writer:
             if self.unit.lazy:  # over a database, a chunk at a time
                 rated = self._stream_chunks(iter(matches), expected, observe)
             else:  # in memory every player is here: each match read as it is rated
-                each = (_parsed(m, i) for i, m in enumerate(matches))
+                each = (parsed_item(m, i) for i, m in enumerate(matches))
                 _, rated, _ = self.rate_all(
                     each, position=0, keep=False, observe=observe, expected=expected
                 )

@@ -331,3 +331,14 @@ def test_a_late_match_goes_after_its_players_latest_match_before_it() -> None:
     with pytest.raises(rankcraft.LateMatchError, match="earlier than the last match of player 'a'"):
         league.record(late)
     assert exported(league) == before and league.edits() == []
+
+
+def test_a_bad_match_after_a_late_one_is_refused_with_its_place() -> None:
+    league = rankcraft.League(rerating("elo"))
+    league.record_many(duels())
+    before = exported(league)
+    late = {**duels()[0], "id": "late", "played_at": "2024-05-01T12:00:00Z"}
+    with pytest.raises(rankcraft.MatchError) as caught:
+        league.record_many([late, {"id": "bad"}])
+    assert caught.value.item == 1 and "'bad'" in str(caught.value)
+    assert exported(league) == before and league.edits() == []

@@ -106,13 +106,7 @@ class MemoryHistory:
 
     def drop_history(self, start: int) -> None:
         """Remove the matches from seq ``start`` on in the open batch (back on rollback)."""
-        kept = self._matches
-        tail = [kept.kept(seq) for seq in range(start, self._committed + 1)]
-        self._dropped = (start, tail)
-        kept.drop_after(start - 1)
-        self._committed = start - 1
-        self._ids.difference_update([kept.who(match)[0] for match in tail])
-        self._forget_index()
+        self._retail(start, dict.fromkeys(range(start, self._committed + 1)))
 
     def _forget_index(self) -> None:
         self._by_id, self._by_player, self._indexed = {}, {}, 0

@@ -90,7 +90,7 @@ class SQLHistory(SQLReads):
         """Each of ``players``' latest match time among the matches before ``seq``."""
         if not players:
             return {}
-        buckets, in_buckets = self._in_list("bucket", list(range(seq // self._bucket_size() + 1)))
+        buckets, in_buckets = self._buckets_through(seq)
         named, in_players = self._in_list("player", list(players))
         sql = (
             f"SELECT p.player, m.played_at FROM (SELECT player, max(seq) AS seq FROM "
@@ -109,7 +109,7 @@ class SQLHistory(SQLReads):
         if not players:
             return None
         last = self._execute("SELECT max(seq) FROM matches").fetchone()[0] or 0
-        buckets, in_buckets = self._in_list("bucket", list(range(last // self._bucket_size() + 1)))
+        buckets, in_buckets = self._buckets_through(last)
         named, in_players = self._in_list("p.player", players)
         sql = (
             "SELECT p.player, p.seq, m.id, m.played_at FROM participants p JOIN matches m "

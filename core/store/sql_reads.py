@@ -31,6 +31,11 @@ class SQLReads(SQLDialect):
         alike (a test shrinks it here)."""
         return PARTICIPANT_BUCKET
 
+    def _buckets_through(self, seq: int) -> tuple[str, Any]:
+        """The condition "``bucket`` is one of the buckets up to ``seq``'s" and its
+        parameter: the participants index is sought once per bucket."""
+        return self._in_list("bucket", list(range(seq // self._bucket_size() + 1)))
+
     def _decode(self, row: Sequence[Any]) -> PlayerRecord:
         pid, skill, rank, matches, last, open_ = row
         data = {
@@ -129,7 +134,7 @@ class SQLReads(SQLDialect):
         last = self._execute("SELECT max(seq) FROM matches").fetchone()[0]
         if last is None:
             return []
-        buckets, arg = self._in_list("bucket", list(range(last // self._bucket_size() + 1)))
+        buckets, arg = self._buckets_through(last)
         newest = f"SELECT seq FROM participants WHERE {buckets} AND player = ? ORDER BY seq DESC"
         args: tuple[Any, ...] = (arg, player)
         if limit is not None:
