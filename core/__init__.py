@@ -29,6 +29,7 @@ from .errors import (
     StoreError,
 )
 from .forecast import Forecast
+from .historyspec import FitLimits
 from .io import parse_match, read_matches
 from .manager import PluginInfo, Plugins, get_plugin_manager
 from .model import (
@@ -72,6 +73,7 @@ __all__ = [
     "Display",
     "DisplaySpec",
     "DuplicateMatchError",
+    "FitLimits",
     "Forecast",
     "InputError",
     "LateMatchError",

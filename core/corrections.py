@@ -174,7 +174,9 @@ class Corrections:
         self.scratch = scratch
         self._earlier: list[Edit] = []  # (the audit rows of a late edit's first matches)
         quits = ruleset.quits.quitter != "deferred-loss"
-        self.narrow = not seasons.events and ruleset.period.mode == "match" and quits
+        self.narrow = (
+            not seasons.events and ruleset.period.mode == "match" and quits and not ruleset.fit
+        )
         # (where narrow, an edit that keeps the order rates only its touched players'
         # matches; benchmarks/corrections.py switches the two off to measure them)
         self.touched_only = self.narrow

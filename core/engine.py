@@ -48,6 +48,7 @@ from .model import Match, PlayerRecord, Report
 from .opening import attach, closed_on_error, open_league_store
 from .players import Players
 from .predictions import Predictions
+from .refits import Fitted, make_refits
 from .resets import Resets
 from .ruleset import Display, Ruleset, load_ruleset
 from .rulesetschema import HistorySpec
@@ -56,7 +57,7 @@ from .seasons import Seasons
 from .standings import Standings
 from .steps import Steps
 from .store import MatchRow, MemoryStore, Store
-from .unit import UnitOfWork
+from .unit import Schedules, UnitOfWork
 from .version import __version__
 from .writing import CHUNK, RecordSummary, Writer
 
@@ -117,7 +118,7 @@ Season = str | int | None
 """A match's value of a ruleset's ``season_field``, or None."""
 
 
-class League(Corrected):
+class League(Corrected, Fitted):
     """A set of players rated by one ruleset, with a store that keeps them.
 
     :param ruleset: a :class:`Ruleset`, a bundled ruleset name or a ruleset file path.
@@ -152,11 +153,15 @@ class League(Corrected):
         self.codec = codec = league_codec(steps, display, ruleset.period.mode)
         attach(store, ruleset, self.plugins, codec)
         self._seasons = seasons = Seasons(ruleset)
-        self._unit = unit = UnitOfWork(store, seasons, steps)
+        kept = Schedules(seasons)
+        self._unit = unit = UnitOfWork(store, kept, steps)
+        self._refits = refits = make_refits(ruleset, self.plugins, steps, store, unit)
+        if refits is not None:  # (its fit is kept with each transaction too)
+            kept.parts += (refits,)
         self._players = players = Players(store, unit, steps, display)
         self._boards = Boards(store, unit, players, codec, display)
         self._resets = resets = Resets(ruleset, steps, store, unit, seasons, players, codec)
-        self._writer = Writer(ruleset, store, unit, steps, seasons, resets.run)
+        self._writer = Writer(ruleset, store, unit, steps, seasons, resets.run, refits)
         self._predictions = Predictions(ruleset, steps, unit, resets.projected)
         self._standings = Standings(steps, store, unit, players, codec)
         self._documents = Documents(ruleset, self.plugins, codec, seasons, unit)

@@ -18,10 +18,14 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from .errors import PluginError, RulesetError
+from .historyspec import FitLimits
+from .manager import SLOTS
 from .model import Needs, field_of_role
 
 if TYPE_CHECKING:
     from .manager import Plugins
+    from .rulesetschema import Ruleset
 
 
 def missing(needs: Needs, state_class: type) -> list[str]:
@@ -81,3 +85,72 @@ def what_fits(plugins: Plugins, slot: str, plugin: str, skill_plugin: str) -> st
 
 
 __all__ = ["missing", "skill_class", "what_fits"]
+
+
+def check_fit(ruleset: Ruleset, source: str) -> None:
+    """Refuse a loaded ruleset whose plugins read skill fields the skill plugin does not
+    keep (or rate in another period mode); ``source`` names the ruleset in the error."""
+    plugins = ruleset.plugins
+    initial = ruleset.slot("initial")
+    assert initial is not None
+    try:
+        state = plugins.initial(initial.plugin, "initial", initial.params)()
+    except PluginError as exc:
+        raise RulesetError(f"{source}: {exc}") from None
+    if not attrs.has(type(state)):
+        raise RulesetError(
+            f"{source}: plugin {initial.plugin!r} returned a non-attrs initial state: {state!r}"
+        )
+    state_class = type(state)
+    names = {f.name for f in attrs.fields(state_class)}
+    conservative = ruleset.display.conservative
+    if conservative and field_of_role(state_class, "spread") is None:
+        raise RulesetError(
+            f"{source}: 'conservative' needs a skill with an uncertainty (a field of role "
+            f"'spread'), but {initial.plugin!r} keeps {', '.join(sorted(names))}: "
+            f"{conservative!r} @ ruleset.display.conservative"
+        )
+    for slot in SLOTS:
+        spec = ruleset.slot(slot)
+        if spec is None:
+            continue
+        needs = plugins.needs(spec.plugin, slot)
+        if needs is None:
+            continue
+        if ruleset.period.mode not in needs.modes:
+            raise RulesetError(
+                f"{source}: plugin {spec.plugin!r} in slot {slot!r} rates only in [period] "
+                f"mode {' or '.join(map(repr, needs.modes))}, not in mode "
+                f"{ruleset.period.mode!r} @ ruleset.period.mode"
+            )
+        if needs.whole_match and (ruleset.period.mode, ruleset.quits.quitter) != (
+            "match",
+            "result",
+        ):
+            raise RulesetError(
+                f"{source}: plugin {spec.plugin!r} in slot {slot!r} rates each match as a "
+                f"whole: it needs [period] mode 'match' and [quits] quitter 'result', not "
+                f"{ruleset.period.mode!r} and {ruleset.quits.quitter!r} @ ruleset.period.mode"
+            )
+        lacking = missing(needs, state_class)
+        if lacking:
+            raise RulesetError(
+                f"{source}: plugin {spec.plugin!r} in slot {slot!r} does not fit skill plugin "
+                f"{initial.plugin!r}: it needs {', '.join(lacking)}, but {initial.plugin!r} "
+                f"keeps {', '.join(sorted(names))}. "
+                f"{what_fits(plugins, slot, spec.plugin, initial.plugin)}"
+            )
+
+
+def check_history(ruleset: Ruleset, source: str) -> None:
+    """A ``[fit]`` slot rates in ``match`` mode; the refit limits need one."""
+    if ruleset.fit is not None and ruleset.period.mode != "match":
+        raise RulesetError(
+            f"{source}: a [fit] slot needs [period] mode 'match' (it refits before each "
+            f"day's first match), not {ruleset.period.mode!r} @ ruleset.period.mode"
+        )
+    if ruleset.fit is None and ruleset.history.limits() != FitLimits():
+        raise RulesetError(
+            f"{source}: [history] tolerance, iterations and window_days bound the refits "
+            "of a [fit] slot, and this ruleset has none @ ruleset.history"
+        )

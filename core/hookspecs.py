@@ -32,6 +32,10 @@ from datetime import datetime
 from typing import Any
 
 from ._markers import hookspec
+from .fithooks import FIT_HOOK_SLOTS
+from .fithooks import rankcraft_fit as rankcraft_fit
+from .fithooks import rankcraft_fit_curve as rankcraft_fit_curve
+from .fithooks import rankcraft_fit_start as rankcraft_fit_start
 from .model import (
     Census,
     Match,
@@ -576,5 +580,6 @@ HOOK_SLOTS: dict[str, tuple[str, ...]] = {
     "rankcraft_reset": ("reset",),
     "rankcraft_reset_scope": ("reset",),
     "rankcraft_reset_kinds": ("reset",),
+    **FIT_HOOK_SLOTS,
 }
 """Which slots each per-match or season hook serves (used by ``rankcraft plugins``)."""

@@ -56,7 +56,7 @@ FOLDER_MODULES = "rankcraft_plugins_dir."
 Forms = tuple[Form, "Form | None"]
 """The skill and rank state forms of a ruleset (the rank one None without a rank slot)."""
 
-SLOTS = ("initial", "decay", "team", "expectation", "update", "rank", "reset")
+SLOTS = ("initial", "decay", "team", "expectation", "update", "rank", "reset", "fit")
 
 TeamFn = Callable[
     [Sequence[Sequence[State]], Sequence[int], float, Match],
@@ -551,6 +551,17 @@ class Plugins:
             )
 
         return checked
+
+    def fit(self, plugin: str, params: Any) -> tuple[Callable[[], Any], Any, Any]:
+        """A history model's ``(start, fit, curve)``: ``() -> fit``, ``(fit, matches,
+        now, limits) -> {player: state}``, ``(fit, player) -> [(time, state)]`` (None
+        without ``rankcraft_fit_curve``)."""
+        curve = "rankcraft_fit_curve"
+        return (
+            self._bind(plugin, "rankcraft_fit_start", params=params),
+            self._bind(plugin, "rankcraft_fit", params=params),
+            self._bind(plugin, curve, params=params) if self.implements(plugin, curve) else None,
+        )
 
     def reset(self, plugin: str, params: Any) -> ResetFn:
         """``(players, kind, context) -> records``."""

@@ -212,10 +212,8 @@ class Pairing(NamedTuple):
 
 @attrs.frozen(kw_only=True, eq=False)
 class Match:
-    """A validated match (docs/design.md, the match document). Build one with
-    :func:`rankcraft.io.parse_match`.
-
-    Attributes:
+    """A validated match (docs/design.md, the match document), immutable (a deep copy is
+    the match itself). Build one with :func:`rankcraft.io.parse_match`. Attributes:
         id: unique id within the league.
         played_at: when it was played, timezone-aware UTC.
         teams: player ids per side; at least two sides, none empty, no player twice.
@@ -240,6 +238,9 @@ class Match:
     weight: float = 1.0
     meta: Mapping[str, Any] = attrs.field(factory=dict)
     home: int | None = None
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Match:
+        return self
 
     def to_dict(self) -> dict[str, Any]:
         """The match in the JSON line format (docs/design.md, the match document)."""

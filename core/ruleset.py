@@ -25,14 +25,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import attrs
 import tomli_w
 
-from .errors import PluginError, RulesetError
-from .fits import missing, what_fits
+from .errors import RulesetError
+from .fits import check_fit, check_history
 from .installed import installed_plugins
 from .manager import SLOTS, Plugins
-from .model import field_of_role
 from .rulesetlines import with_line
 from .rulesetschema import (
     DEFAULT_TEAM_PLUGIN,
@@ -106,6 +104,7 @@ _SLOT_HOOKS = {
     "update": "rankcraft_update",
     "rank": "rankcraft_rank",
     "reset": "rankcraft_reset",
+    "fit": "rankcraft_fit",
 }
 
 
@@ -268,19 +267,22 @@ def _structure_slot(
 
 
 def _share_update_params(slots: dict[str, SlotSpec], data: Mapping[str, Any]) -> None:
-    """A ``[team]`` slot naming the update slot's plugin, without a params table of its
-    own, uses the update slot's params when the plugin validates both slots with the same
-    class (a joint model's team step and update read one set of constants)."""
-    team, update = slots["team"], slots["update"]
-    raw = data["team"]
-    if (
-        team.plugin == update.plugin
-        and isinstance(raw, Mapping)
-        and "params" not in raw
-        and team.params is not None
-        and type(team.params) is type(update.params)
-    ):
-        slots["team"] = SlotSpec(plugin=team.plugin, params=update.params)
+    """A ``[team]`` or ``[fit]`` slot naming the update slot's plugin, without a params
+    table of its own, uses the update slot's params when the plugin validates both slots
+    with the same class (a joint model's team step, or a history model's fit, and its
+    update read one set of constants)."""
+    update = slots["update"]
+    for name in ("team", "fit"):
+        spec, raw = slots.get(name), data.get(name)
+        if (
+            spec is not None
+            and spec.plugin == update.plugin
+            and isinstance(raw, Mapping)
+            and "params" not in raw
+            and spec.params is not None
+            and type(spec.params) is type(update.params)
+        ):
+            slots[name] = SlotSpec(plugin=spec.plugin, params=update.params)
 
 
 def from_dict(
@@ -329,7 +331,8 @@ def from_dict(
         history=history,
         **slots,
     )
-    _check_fit(ruleset, source)
+    check_fit(ruleset, source)
+    check_history(ruleset, source)
     return ruleset
 
 
@@ -400,60 +403,6 @@ def _display(data: Mapping[str, Any], slots: Mapping[str, SlotSpec], source: str
             "ruleset.display.conservative"
         )
     return display
-
-
-def _check_fit(ruleset: Ruleset, source: str) -> None:
-    """Refuse plugins that read skill fields the skill plugin does not keep."""
-    plugins = ruleset.plugins
-    initial = ruleset.slot("initial")
-    assert initial is not None
-    try:
-        state = plugins.initial(initial.plugin, "initial", initial.params)()
-    except PluginError as exc:
-        raise RulesetError(f"{source}: {exc}") from None
-    if not attrs.has(type(state)):
-        raise RulesetError(
-            f"{source}: plugin {initial.plugin!r} returned a non-attrs initial state: {state!r}"
-        )
-    state_class = type(state)
-    names = {f.name for f in attrs.fields(state_class)}
-    conservative = ruleset.display.conservative
-    if conservative and field_of_role(state_class, "spread") is None:
-        raise RulesetError(
-            f"{source}: 'conservative' needs a skill with an uncertainty (a field of role "
-            f"'spread'), but {initial.plugin!r} keeps {', '.join(sorted(names))}: "
-            f"{conservative!r} @ ruleset.display.conservative"
-        )
-    for slot in SLOTS:
-        spec = ruleset.slot(slot)
-        if spec is None:
-            continue
-        needs = plugins.needs(spec.plugin, slot)
-        if needs is None:
-            continue
-        if ruleset.period.mode not in needs.modes:
-            raise RulesetError(
-                f"{source}: plugin {spec.plugin!r} in slot {slot!r} rates only in [period] "
-                f"mode {' or '.join(map(repr, needs.modes))}, not in mode "
-                f"{ruleset.period.mode!r} @ ruleset.period.mode"
-            )
-        if needs.whole_match and (ruleset.period.mode, ruleset.quits.quitter) != (
-            "match",
-            "result",
-        ):
-            raise RulesetError(
-                f"{source}: plugin {spec.plugin!r} in slot {slot!r} rates each match as a "
-                f"whole: it needs [period] mode 'match' and [quits] quitter 'result', not "
-                f"{ruleset.period.mode!r} and {ruleset.quits.quitter!r} @ ruleset.period.mode"
-            )
-        lacking = missing(needs, state_class)
-        if lacking:
-            raise RulesetError(
-                f"{source}: plugin {spec.plugin!r} in slot {slot!r} does not fit skill plugin "
-                f"{initial.plugin!r}: it needs {', '.join(lacking)}, but {initial.plugin!r} "
-                f"keeps {', '.join(sorted(names))}. "
-                f"{what_fits(plugins, slot, spec.plugin, initial.plugin)}"
-            )
 
 
 def loads_ruleset(
@@ -533,12 +482,12 @@ def to_dict(ruleset: Ruleset) -> dict[str, Any]:
     out["period"] = converter.unstructure(ruleset.period)
     if ruleset.quits != QuitSpec():
         out["quits"] = converter.unstructure(ruleset.quits)
-    for slot in ("update", "initial", "decay", "expectation", "team", "rank", "reset"):
+    for slot in ("update", "initial", "decay", "expectation", "team", "rank", "reset", "fit"):
         spec: SlotSpec | None = getattr(ruleset, slot)
         if spec is None:
             continue
         table: dict[str, Any] = {"plugin": spec.plugin}
-        shared = slot == "team" and spec.params is ruleset.update.params  # (see from_dict)
+        shared = slot in ("team", "fit") and spec.params is ruleset.update.params  # (see from_dict)
         if spec.params is not None and not shared:
             table["params"] = _drop_none(converter.unstructure(spec.params))
         out[slot] = table

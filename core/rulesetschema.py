@@ -22,6 +22,7 @@ from cattrs.gen import make_dict_structure_fn
 from cattrs.preconf.tomllib import make_converter
 
 from .errors import PluginError, RulesetError
+from .historyspec import HistorySpec as HistorySpec
 from .manager import Plugins
 from .model import PERIOD_MODES as PERIOD_MODES
 from .model import Scale, field_of_role, scale_of
@@ -246,15 +247,6 @@ class QuitSpec:
 
     quitter: str = attrs.field(default="result", validator=attrs.validators.in_(QUITTER_RULES))
     others: str = attrs.field(default="result", validator=attrs.validators.in_(OTHERS_RULES))
-
-
-@attrs.frozen(kw_only=True)
-class HistorySpec:
-    """``[history]``: ``late`` is ``"refuse"`` (default: a match earlier than one of its
-    players' latest is refused) or ``"rerate"`` (it takes its place in time and every
-    later match is rated again; docs/corrections.md)."""
-
-    late: str = attrs.field(default="refuse", validator=attrs.validators.in_(("refuse", "rerate")))
 
 
 @attrs.frozen(kw_only=True)
@@ -569,6 +561,8 @@ class Ruleset:
         team: how sides become pairings (a file without ``[team]`` gets plugin ``mean``).
         rank: the visible rank layer, optional.
         reset: season events, optional.
+        fit: a whole-history model refitting the skills every day, optional
+            (:mod:`rankcraft.fithooks`).
         resets: season events run by themselves during replays (``[[resets]]``).
         display: how leaderboards and player views show players (:class:`DisplaySpec`).
         history: what the league does with late matches (:class:`HistorySpec`).
@@ -585,6 +579,7 @@ class Ruleset:
     team: SlotSpec
     rank: SlotSpec | None = None
     reset: SlotSpec | None = None
+    fit: SlotSpec | None = None
     resets: tuple[ResetSchedule, ...] = ()
     display: DisplaySpec = attrs.field(factory=DisplaySpec)
     history: HistorySpec = attrs.field(factory=HistorySpec)

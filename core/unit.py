@@ -45,6 +45,29 @@ class Schedule(Protocol):
     def load(self, store: Store) -> None: ...
 
 
+class Schedules:
+    """Several things kept with each transaction (the season schedule, a history model's
+    fit), as one :class:`Schedule`."""
+
+    def __init__(self, *parts: Schedule) -> None:
+        self.parts = parts
+
+    def snapshot(self) -> Any:
+        return tuple(part.snapshot() for part in self.parts)
+
+    def restore(self, snapshot: Any) -> None:
+        for part, taken in zip(self.parts, snapshot, strict=True):
+            part.restore(taken)
+
+    def save(self, store: Store) -> None:
+        for part in self.parts:
+            part.save(store)
+
+    def load(self, store: Store) -> None:
+        for part in self.parts:
+            part.load(store)
+
+
 class UnitOfWork:
     """A league's players and the open transaction over its store.
 

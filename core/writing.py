@@ -20,6 +20,7 @@ from .io import parse_match
 from .loop import Loop, Observe
 from .model import Match, Report
 from .rated import Rated
+from .refits import Refits
 from .rows import PENDING
 from .ruleset import Ruleset
 from .seasons import Run, Seasons
@@ -101,6 +102,7 @@ class Writer:
         steps: Steps,
         seasons: Seasons,
         run_reset: Run,
+        refits: Refits | None = None,
     ) -> None:
         self.ruleset = ruleset
         self.store = store
@@ -108,6 +110,7 @@ class Writer:
         self.steps = steps
         self.seasons = seasons
         self.run_reset = run_reset
+        self.refits = refits
         self.loop = Loop(steps)
         # places a late match and re-rates after it (the league's corrections, where the
         # ruleset says ``[history] late = "rerate"``); None: a late match is refused
@@ -142,7 +145,10 @@ class Writer:
         """
         unit = self.unit
         one_match = (
-            unit.row_locks and not unit.in_transaction and not self.seasons.due_in(self.store, m)
+            unit.row_locks
+            and not unit.in_transaction
+            and self.refits is None  # (a refit may change every player)
+            and not self.seasons.due_in(self.store, m)
         )
         players = sorted({p for side in m.teams for p in side})
         with unit.transaction(players, m.id) if one_match else unit.transaction():
@@ -181,19 +187,33 @@ class Writer:
         history is made (a scored replay, the streaming rater).
 
         Returns the last entry, and how many matches were rated and passed over."""
-        seasons, run_reset = self.seasons, self.run_reset
         return self.loop.run(
             matches,
             self.unit,
             keep=self.unit.add if keep else None,
             seen=seen,
             skip_seen=skip_seen,
-            run_due=(lambda m: seasons.run_due(m, run_reset)) if seasons.events else None,
+            run_due=self._due(),
             observe=observe,
             expected=expected,
             progress=progress,
             position=position,
         )
+
+    def _due(self) -> Callable[[Match], None] | None:
+        """What runs before each match: a history model's refit, then the season
+        events due (None: nothing)."""
+        seasons, run_reset, refits = self.seasons, self.run_reset, self.refits
+        if refits is None:
+            return (lambda m: seasons.run_due(m, run_reset)) if seasons.events else None
+        if not seasons.events:
+            return refits.due
+
+        def due(match: Match) -> None:
+            refits.due(match)
+            seasons.run_due(match, run_reset)
+
+        return due
 
     def stream(
         self,
