@@ -153,11 +153,8 @@ class League(Corrected, Fitted):
         self.codec = codec = league_codec(steps, display, ruleset.period.mode)
         attach(store, ruleset, self.plugins, codec)
         self._seasons = seasons = Seasons(ruleset)
-        kept = Schedules(seasons)
-        self._unit = unit = UnitOfWork(store, kept, steps)
-        self._refits = refits = make_refits(ruleset, self.plugins, steps, store, unit)
-        if refits is not None:  # (its fit is kept with each transaction too)
-            kept.parts += (refits,)
+        self._unit = unit = UnitOfWork(store, kept := Schedules(seasons), steps)
+        self._refits = refits = make_refits(ruleset, self.plugins, steps, store, unit, kept)
         self._players = players = Players(store, unit, steps, display)
         self._boards = Boards(store, unit, players, codec, display)
         self._resets = resets = Resets(ruleset, steps, store, unit, seasons, players, codec)
@@ -168,9 +165,8 @@ class League(Corrected, Fitted):
         self._corrections = Corrections(
             ruleset, store, unit, seasons, codec, display, lambda seeds: _scratch(self, seeds)
         )
-        self._writer.late = (
-            self._corrections.record_late if ruleset.history.late == "rerate" else None
-        )
+        rerate = ruleset.history.late == "rerate"
+        self._writer.late = self._corrections.record_late if rerate else None
         self._resets.noted = self._corrections.note_reset
 
     @classmethod

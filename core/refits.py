@@ -29,7 +29,7 @@ from .rows import SKILL
 from .rulesetschema import Ruleset
 from .steps import Steps
 from .store import Store
-from .unit import UnitOfWork
+from .unit import Schedules, UnitOfWork
 
 FitFn = Callable[[Any, Sequence[Match], datetime, FitLimits], Mapping[str, State]]
 """A bound ``rankcraft_fit``: ``(fit, matches, now, limits) -> {player: state}``."""
@@ -40,15 +40,23 @@ __all__ = ["CurveFn", "FitFn", "Fitted", "Refits", "make_refits"]
 
 
 def make_refits(
-    ruleset: Ruleset, plugins: Plugins, steps: Steps, store: Store, unit: UnitOfWork
+    ruleset: Ruleset,
+    plugins: Plugins,
+    steps: Steps,
+    store: Store,
+    unit: UnitOfWork,
+    kept: Schedules,
 ) -> Refits | None:
-    """The fit of a league with ``ruleset`` (None without a ``[fit]`` slot)."""
+    """The fit of a league with ``ruleset`` (None without a ``[fit]`` slot), kept with
+    each of the unit's transactions (added to ``kept``)."""
     spec = ruleset.fit
     if spec is None:
         return None
     start, refit, curve = plugins.fit(spec.plugin, spec.params)
     limits = ruleset.history.limits()
-    return Refits(spec.plugin, start, refit, curve, limits, steps.fields, store, unit)
+    refits = Refits(spec.plugin, start, refit, curve, limits, steps.fields, store, unit)
+    kept.parts += (refits,)
+    return refits
 
 
 class Refits:

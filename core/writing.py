@@ -144,12 +144,9 @@ class Writer:
             nothing is changed.
         """
         unit = self.unit
-        one_match = (
-            unit.row_locks
-            and not unit.in_transaction
-            and self.refits is None  # (a refit may change every player)
-            and not self.seasons.due_in(self.store, m)
-        )
+        # (a refit may change every player: league-wide too)
+        one_match = unit.row_locks and not unit.in_transaction and self.refits is None
+        one_match = one_match and not self.seasons.due_in(self.store, m)
         players = sorted({p for side in m.teams for p in side})
         with unit.transaction(players, m.id) if one_match else unit.transaction():
             # (inside the transaction: another process may have recorded it; the one-match
@@ -193,27 +190,12 @@ class Writer:
             keep=self.unit.add if keep else None,
             seen=seen,
             skip_seen=skip_seen,
-            run_due=self._due(),
+            run_due=before_each(self.seasons, self.run_reset, self.refits),
             observe=observe,
             expected=expected,
             progress=progress,
             position=position,
         )
-
-    def _due(self) -> Callable[[Match], None] | None:
-        """What runs before each match: a history model's refit, then the season
-        events due (None: nothing)."""
-        seasons, run_reset, refits = self.seasons, self.run_reset, self.refits
-        if refits is None:
-            return (lambda m: seasons.run_due(m, run_reset)) if seasons.events else None
-        if not seasons.events:
-            return refits.due
-
-        def due(match: Match) -> None:
-            refits.due(match)
-            seasons.run_due(match, run_reset)
-
-        return due
 
     def stream(
         self,
@@ -400,3 +382,20 @@ class Writer:
             for pid in waiting:
                 unit.put(pid, self.steps.commit_pending(pid, known[pid]))
         return len(waiting)
+
+
+def before_each(
+    seasons: Seasons, run_reset: Run, refits: Refits | None
+) -> Callable[[Match], None] | None:
+    """What runs before each match is rated: a history model's refit, then the season
+    events due (None: nothing)."""
+    if refits is None:
+        return (lambda m: seasons.run_due(m, run_reset)) if seasons.events else None
+    if not seasons.events:
+        return refits.due
+
+    def due(match: Match) -> None:
+        refits.due(match)
+        seasons.run_due(match, run_reset)
+
+    return due
