@@ -22,10 +22,11 @@ from .ruleset import (
 from .store.base import Codec
 
 if TYPE_CHECKING:
+    from .refits import Refits
     from .seasons import Seasons
     from .unit import UnitOfWork
 from .codec import league_codec, make_codec
-from .importing import imported_ruleset, parse_export
+from .importing import fit_history, imported_ruleset, parse_export
 
 IMPORTED = "imported"
 """meta key set once players were imported (:mod:`rankcraft.corrections` reads it)."""
@@ -49,8 +50,15 @@ class Documents:
     """
 
     def __init__(
-        self, ruleset: Ruleset, plugins: Any, codec: Codec, seasons: Seasons, unit: UnitOfWork
+        self,
+        ruleset: Ruleset,
+        plugins: Any,
+        codec: Codec,
+        seasons: Seasons,
+        unit: UnitOfWork,
+        refits: Refits | None = None,
     ) -> None:
+        self.refits = refits  # (a history model's league exports its matches too)
         self.ruleset = ruleset
         self.plugins = plugins
         self.codec = codec
@@ -72,6 +80,8 @@ class Documents:
         if seasons.events:
             document["schedule"] = seasons.to_texts()
         document["players"] = [to_dict(r) for r in records]
+        if self.refits is not None:
+            document["history"] = [m.to_dict() for m in self.refits.history()]
         return document
 
     def import_state(
@@ -98,6 +108,7 @@ class Documents:
         """
         ruleset, seasons, unit = self.ruleset, self.seasons, self.unit
         records = parse_export(document, ruleset.name, self.codec, max_future=max_future)
+        history = fit_history(document, self.refits is not None)
         differ = imported_ruleset(document, ruleset, self.plugins)
         if differ:
             shown = "; ".join(differ[:4]) + (f"; and {len(differ) - 4} more" if differ[4:] else "")
@@ -121,4 +132,6 @@ class Documents:
                 unit.put_record(record)
             if records:  # (the players hold what no match of the history explains)
                 self.unit.store.set_meta(IMPORTED, "true")
+            if self.refits is not None and history:
+                self.refits.adopt(history)
         return len(records)

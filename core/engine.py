@@ -161,7 +161,7 @@ class League(Corrected, Fitted):
         self._writer = Writer(ruleset, store, unit, steps, seasons, resets.run, refits)
         self._predictions = Predictions(ruleset, steps, unit, resets.projected)
         self._standings = Standings(steps, store, unit, players, codec)
-        self._documents = Documents(ruleset, self.plugins, codec, seasons, unit)
+        self._documents = Documents(ruleset, self.plugins, codec, seasons, unit, refits)
         self._corrections = Corrections(
             ruleset, store, unit, seasons, codec, display, lambda seeds: _scratch(self, seeds)
         )

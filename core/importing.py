@@ -15,8 +15,9 @@ import attrs
 import cattrs
 
 from .errors import MatchError, RulesetError, StateError
-from .io import MAX_FUTURE, parse_time, past_the_clock
+from .io import MAX_FUTURE, parse_match, parse_time, past_the_clock
 from .model import (
+    Match,
     Pairing,
     PlayerChange,
     PlayerRecord,
@@ -314,7 +315,14 @@ def parse_export(
     """
     if not isinstance(document, Mapping):
         raise StateError(f"a state document must be an object, got {type(document).__name__}")
-    extra = set(document) - {"ruleset", "rankcraft", "ruleset_toml", "schedule", "players"}
+    extra = set(document) - {
+        "ruleset",
+        "rankcraft",
+        "ruleset_toml",
+        "schedule",
+        "players",
+        "history",
+    }
     if extra:
         raise StateError(
             f"unknown key(s) {', '.join(map(repr, sorted(extra)))} in the state document"
@@ -360,3 +368,28 @@ def imported_ruleset(document: Mapping[str, Any], ruleset: Ruleset, plugins: Any
     except RulesetError as exc:
         raise StateError(f"'ruleset_toml' is not a valid ruleset: {exc}") from None
     return differences(theirs, ruleset)
+
+
+def fit_history(document: Mapping[str, Any], fitted: bool) -> list[Match]:
+    """The matches of a document's ``history`` (what a league with a whole-history model
+    exports, its fit being built from them), validated; ``fitted``: the importing league
+    has such a model (it then needs them when the document has players).
+
+    :raises StateError: naming the match that is not valid, or the missing key."""
+    rows = document.get("history")
+    if rows is None:
+        if fitted and document.get("players"):
+            raise StateError(
+                "this league's ruleset fits the whole history (a [fit] slot): the document "
+                "must bring it ('history', as such a league exports it)"
+            )
+        return []
+    if not isinstance(rows, list):
+        raise StateError(f"'history' must be a list of matches: {rows!r}"[:300])
+    out = []
+    for i, row in enumerate(rows):
+        try:
+            out.append(parse_match(row))
+        except MatchError as exc:
+            raise StateError(f"history[{i}]: {exc}") from None
+    return out if fitted else []

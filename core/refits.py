@@ -16,6 +16,7 @@ by handing it the stored history again, day by day, as it was handed the first t
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import date, datetime
 from typing import Any
@@ -23,6 +24,7 @@ from typing import Any
 from .answers import finite
 from .errors import MatchError, PluginError
 from .historyspec import FitLimits
+from .io import parse_match
 from .manager import Plugins
 from .model import Match, State
 from .rows import SKILL
@@ -36,7 +38,11 @@ FitFn = Callable[[Any, Sequence[Match], datetime, FitLimits], Mapping[str, State
 CurveFn = Callable[[Any, str], Sequence[tuple[datetime, State]]]
 """A bound ``rankcraft_fit_curve``: ``(fit, player) -> [(time, state)]``."""
 
-__all__ = ["CurveFn", "FitFn", "Fitted", "Refits", "make_refits"]
+FIT_HISTORY = "fit_history"
+"""meta key: the matches an imported state document brought (JSON list), which the fit is
+built from before the league's own."""
+
+__all__ = ["FIT_HISTORY", "CurveFn", "FitFn", "Fitted", "Refits", "make_refits"]
 
 
 def make_refits(
@@ -119,6 +125,20 @@ class Refits:
     def save(self, store: Store) -> None:
         """Nothing to write: the fit is a function of the stored history."""
 
+    def history(self) -> Iterable[Match]:
+        """Every match the fit is built from, in order: those an import brought
+        (:meth:`adopt`), then the stored history."""
+        text = self.store.get_meta(FIT_HISTORY)
+        if text is not None:
+            yield from (parse_match(m, stored=True) for m in json.loads(text))
+        yield from (match for _, match in self.store.history())
+
+    def adopt(self, matches: Sequence[Match]) -> None:
+        """Take an imported history (in the open transaction): the fit is built from it,
+        before the league's own matches."""
+        self.store.set_meta(FIT_HISTORY, json.dumps([m.to_dict() for m in matches]))
+        self.load(self.store)
+
     def load(self, store: Store) -> None:
         """The store changed under the league: rebuild the fit when it is next used."""
         self.fit, self.pending, self.day = None, [], None
@@ -187,17 +207,13 @@ class Refits:
         """Hand a new fit the stored history, day by day, as it was handed first."""
         self.fit, self.pending, self.day = self.start(), [], None
         self.builds += 1
-        for match in _matches(self.store.history()):
+        for match in self.history():
             day = match.played_at.date()
             if self.day is not None and day > self.day:
                 self._refit(match.played_at)
             self.pending.append(match)
             self.day = day
         self._base = self.refits  # (a refit after this in the transaction keeps a copy)
-
-
-def _matches(history: Iterable[tuple[int, Match]]) -> Iterable[Match]:
-    return (match for _, match in history)
 
 
 class Fitted:

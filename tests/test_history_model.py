@@ -4,6 +4,7 @@ kept or rolled back with the transaction, rebuilt from the stored history exactl
 
 from __future__ import annotations
 
+import json
 import math
 import random
 from collections.abc import Mapping, Sequence
@@ -189,7 +190,10 @@ def test_the_curve_and_the_limits_reach_the_plugin(plugins: rankcraft.Plugins) -
     ("extra", "message"),
     [
         ('[period]\nmode = "batch"\n', r"\[fit\] slot needs \[period\] mode 'match'"),
-        ("[history]\ntolerance = 0.0\n", r"'tolerance' must be a finite number in \[1e-15, 1.0\]: 0.0"),
+        (
+            "[history]\ntolerance = 0.0\n",
+            r"'tolerance' must be a finite number in \[1e-15, 1.0\]: 0.0",
+        ),
         ('[history]\nwindow_days = "x"\n', r"window_days"),
     ],
 )
@@ -207,3 +211,23 @@ def test_a_ruleset_with_a_fit_round_trips(plugins: rankcraft.Plugins) -> None:
     loaded = ruleset(plugins, "[history]\ntolerance = 1e-8\n")
     text = rankcraft.dumps_ruleset(loaded)
     assert "[fit]" in text and rankcraft.loads_ruleset(text, plugins=plugins) == loaded
+
+
+def test_export_import_continue_carries_the_history(plugins: rankcraft.Plugins) -> None:
+    matches = history()
+    original = rankcraft.League(ruleset(plugins), plugins=plugins)
+    original.record_many(matches[:200])
+    document = json.loads(json.dumps(original.export()))
+    assert [m["id"] for m in document["history"]] == [m["id"] for m in matches[:200]]
+    copy = rankcraft.League(ruleset(plugins), plugins=plugins)
+    copy.import_state(document)
+    original.record_many(matches[200:])
+    copy.record_many(matches[200:])
+    assert copy.export()["players"] == original.export()["players"]
+    # without its history the document cannot feed a fit
+    del document["history"]
+    with pytest.raises(rankcraft.StateError, match=r"must bring it \('history'"):
+        rankcraft.League(ruleset(plugins), plugins=plugins).import_state(document)
+    document["history"] = [{"id": "x", "teams": [["a"], ["b"]]}]
+    with pytest.raises(rankcraft.StateError, match=r"history\[0\]: .*played_at"):
+        rankcraft.League(ruleset(plugins), plugins=plugins).import_state(document)
