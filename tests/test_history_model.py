@@ -192,7 +192,7 @@ def test_the_curve_and_the_limits_reach_the_plugin(plugins: rankcraft.Plugins) -
         ('[period]\nmode = "batch"\n', r"\[fit\] slot needs \[period\] mode 'match'"),
         (
             "[history]\ntolerance = 0.0\n",
-            r"'tolerance' must be a finite number in \[1e-15, 1.0\]: 0.0",
+            r"'tolerance' must be .*: 0.0",
         ),
         ('[history]\nwindow_days = "x"\n', r"window_days"),
     ],
