@@ -9,7 +9,7 @@ import contextlib
 import itertools
 import math
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, TextIO
 
 from ..corrections import Edit
@@ -170,14 +170,40 @@ def cmd_player(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         rows = league.history(args.id, args.last) if args.at is None else []
         standing = league.standings([args.id]).get(args.id)
         edits = now.edits(player=args.id)
+        curve = _curve(league, args) if args.curve else []
         if args.json:
             document = _player_json(league, record, standing, rows)
-            emit_json({**document, "corrections": [e.to_dict() for e in edits]}, out)
+            document["corrections"] = [e.to_dict() for e in edits]
+            if args.curve:
+                document["curve"] = curve
+            emit_json(document, out)
             return 0
         _write_player_state(league, record, standing, out)
         _write_rows(league, rows, args.id, out)
         _write_corrections(edits, out)
+        _write_curve(curve, out)
     return 0
+
+
+def _curve(league: League, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """``player --curve``: the smoothed skill of a whole-history model, one point per day
+    the player played (refused for a ruleset without one)."""
+    if league.ruleset.fit is None:
+        raise InputError(
+            f"'--curve' needs a ruleset with a whole-history model (a [fit] slot); "
+            f"{league.ruleset.name!r} rates forward only"
+        )
+    skill = league.display.skill
+    return [{"at": format_time(at), "skill": skill(state)} for at, state in league.curve(args.id)]
+
+
+def _write_curve(curve: Sequence[Mapping[str, Any]], out: TextIO) -> None:
+    """The smoothed skill's lines, oldest first."""
+    if curve:
+        out.write(f"\nsmoothed skill (the whole-history fit), {plural(len(curve), 'point')}:\n")
+    for point in curve:
+        shown = ", ".join(f"{k} {_fmt_item(v)}" for k, v in point["skill"].items())
+        out.write(f"  {point['at']}  {shown}\n")
 
 
 def _write_rows(league: League, rows: Sequence[Any], player: str, out: TextIO) -> None:
@@ -429,6 +455,11 @@ def _add_player(c: Commands) -> None:
     p.add_argument("id", help="player id")
     p.add_argument("--last", type=int, default=10, help="how many matches to show (default 10)")
     p.add_argument("--plot", metavar="FILE.png", help="draw skill, uncertainty and rank over time")
+    p.add_argument(
+        "--curve",
+        action="store_true",
+        help="the smoothed skill through time of a whole-history model ([fit] slot)",
+    )
     _add_at(p, "the player's state (no matches listed)")
     c.db(p)
 
