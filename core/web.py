@@ -122,12 +122,15 @@ def player_history(league: League, player: str, limit: int = HISTORY_LIMIT) -> d
     location, spread, rank = fields["location"], fields["spread"], fields["rank"]
     rows = list(reversed(league.history(player, limit)))
     out = []
+    # (a whole-history model's refits move states between matches: not season events)
     previous: tuple[Any, Any] | None = None
+    refitted = league.ruleset.fit is not None
     for row in rows:
         change = row.report.change(player)
         match = row.match
         reset = previous is not None and (
-            change.skill_before != previous[0] or change.rank_before != previous[1]
+            (change.skill_before != previous[0] and not refitted)
+            or change.rank_before != previous[1]
         )
         previous = (change.skill_after, change.rank_after)
         out.append(
@@ -157,6 +160,11 @@ def player_history(league: League, player: str, limit: int = HISTORY_LIMIT) -> d
         "fields": fields,
         "ruleset": league.ruleset.name,
         "matches": out,
+        # the smoothed skill of a whole-history model: [time, location, spread] per day played
+        "curve": [
+            [format_time(at), _shown(league, state, location), _shown(league, state, spread)]
+            for at, state in league.curve(player)
+        ],
     }
 
 

@@ -564,6 +564,12 @@ async function showPlayer(id) {
   }];
   const items = [{ label: f.location, color: COLORS[0] }];
   if (f.spread) items.push({ label: `± 2 ${f.spread}`, color: "#c5d6f6", band: true });
+  // a whole-history model's smoothed curve: what the fit of every match says now
+  const curve = data.curve || [];
+  if (curve.length) {
+    series.push({ label: "smoothed", color: COLORS[2], points: curve.map((c) => [Date.parse(c[0]), c[1]]) });
+    items.push({ label: `smoothed ${f.location} (whole-history fit)`, color: COLORS[2] });
+  }
   if (marks.length) items.push({ label: "season reset", color: "#9a5b00", dashed: true });
   $("#rating-legend").replaceChildren(legend(items));
   redrawn($("#rating-chart"), () => lineChart($("#rating-chart"), series, { marks }));

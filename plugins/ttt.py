@@ -1,0 +1,179 @@
+"""``ttt`` plugin: TrueSkill Through Time, a whole-history model (docs/ttt.md).
+
+A player's skill is a Gaussian belief that drifts in time: between two appearances
+``dt`` days apart its variance grows by γ² · dt, and a game's performances are the
+skills plus N(0, β²) noise, compared as TrueSkill compares them (a draw within the margin
+that ``p_draw`` sets). Where TrueSkill moves a match's players once, TrueSkill Through
+Time (Dangauthier, Herbrich, Minka and Graepel, NIPS 2007) fits every belief at every
+time from the whole history by expectation propagation, forward and backward in time, so
+that later matches correct earlier estimates (of a player and, through them, of their
+opponents).
+
+The plugin fills the ``[fit]`` slot (:mod:`rankcraft.fithooks`): before each day's first
+match the league hands it the previous day's matches, and it refits from where the last
+fit stood (only the beliefs that move are visited, :mod:`rankcraft.plugins._ttt`). Within
+a day it rates forward as TrueSkill does (its ``update`` and ``team`` slots are the
+``trueskill`` plugin's factor graph with τ = 0), and its decay grows σ by γ² per idle day,
+so that a forecast is the fit's belief at the player's latest day grown to the match's.
+
+>>> params = TTTParams(gamma=0.1)
+>>> rankcraft_decay(params, (1.0, 2.0), 16.0)
+(1.0, 2.0099751242241775)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from datetime import UTC, date, datetime
+from typing import Any
+
+import attrs
+
+from rankcraft import FitLimits, Match, Needs, hookimpl
+from rankcraft.validators import within
+
+from . import trueskill
+from ._ttt import Game, ThroughTime
+from .trueskill import TrueSkillParams, TrueSkillSkill
+
+RANKCRAFT_CONTRACT = 2
+
+State = tuple[Any, ...]
+
+__all__ = ["TTTParams", "day_of", "game_of"]
+
+
+@attrs.frozen(kw_only=True)
+class TTTParams(TrueSkillParams):
+    """Params of the ``ttt`` plugin (every slot it fills; ``[team]`` and ``[fit]`` naming
+    ``ttt`` without their own params table share the update's). TrueSkill's fields
+    (:class:`rankcraft.plugins.trueskill.TrueSkillParams`) with the defaults of the
+    ``trueskillthroughtime`` package, and:
+
+    Attributes:
+        gamma: the skill drift γ, deviation per √day, in [0, 1e3] (default 0.03):
+            between appearances ``dt`` days apart a belief's variance grows by γ² · dt.
+        tau: fixed at 0 (the drift is γ's, per day, not per match); in [0, 0].
+    """
+
+    mu: float = attrs.field(default=0.0, validator=within(-1e6, 1e6))
+    sigma: float = attrs.field(default=6.0, validator=within(1e-6, 1e6))
+    beta: float = attrs.field(default=1.0, validator=within(1e-6, 1e6))
+    tau: float = attrs.field(default=0.0, validator=within(0.0, 0.0))
+    draw_probability: float = attrs.field(default=0.0, validator=within(0.0, 0.999999))
+    gamma: float = attrs.field(default=0.03, validator=within(0.0, 1e3))
+
+
+@hookimpl
+def rankcraft_params(slot: str) -> type | None:
+    return TTTParams if slot in ("initial", "decay", "expectation", "update", "team", "fit") else None
+
+
+@hookimpl
+def rankcraft_needs(slot: str) -> Needs | None:
+    if slot == "fit":
+        return Needs(fields=("mu", "sigma"), modes=("match",))
+    result: Needs | None = trueskill.rankcraft_needs(slot)
+    return result
+
+
+@hookimpl
+def rankcraft_initial(slot: str, params: TTTParams) -> TrueSkillSkill:
+    result: TrueSkillSkill = trueskill.rankcraft_initial(slot, params)
+    return result
+
+
+@hookimpl
+def rankcraft_decay(params: TTTParams, state: State, periods: float) -> State:
+    """σ grows by γ² per idle period (a day, with the ruleset's ``length_days = 1``)."""
+    if periods <= 0.0 or params.gamma == 0.0:
+        return state
+    mu, sigma = state
+    return (mu, math.sqrt(sigma * sigma + params.gamma * params.gamma * periods))
+
+
+@hookimpl
+def rankcraft_aggregate(params: TTTParams, members: Sequence[State], layout: Mapping[str, int]) -> State:
+    result: State = trueskill.rankcraft_aggregate(params, members, layout)
+    return result
+
+
+@hookimpl
+def rankcraft_team(
+    params: TTTParams,
+    sides: Sequence[Sequence[State]],
+    places: Sequence[int],
+    weight: float,
+    match: Match | None,
+    layout: Mapping[str, int],
+) -> Any:
+    return trueskill.rankcraft_team(params, sides, places, weight, match, layout)
+
+
+@hookimpl
+def rankcraft_expectation(params: TTTParams, side_states: Sequence[State]) -> list[float]:
+    result: list[float] = trueskill.rankcraft_expectation(params, side_states)
+    return result
+
+
+@hookimpl
+def rankcraft_outcomes(params: TTTParams, side_states: Sequence[State]) -> tuple[float, ...] | None:
+    """Win, draw and loss of two sides: the performance difference against the draw
+    margin of ``draw_probability`` (None without draws, or for more sides)."""
+    if len(side_states) != 2 or params.draw_probability == 0.0:
+        return None
+    a, b = side_states
+    players = [s[2] if len(s) > 2 else 1 for s in (a, b)]
+    sd = math.sqrt(a[1] ** 2 + b[1] ** 2 + (players[0] + players[1]) * params.beta**2)
+    margin = params.draw_margin(players[0] + players[1])
+    gap = a[0] - b[0]
+    win = 0.5 * math.erfc((margin - gap) / (sd * math.sqrt(2.0)))
+    loss = 0.5 * math.erfc((margin + gap) / (sd * math.sqrt(2.0)))
+    return (win, max(1.0 - win - loss, 0.0), loss)
+
+
+@hookimpl
+def rankcraft_update(params: TTTParams, state: State, pairings: Sequence[Sequence[Any]]) -> State:
+    result: State = trueskill.rankcraft_update(params, state, pairings)
+    return result
+
+
+@hookimpl
+def rankcraft_fit_start(params: TTTParams) -> ThroughTime:
+    return ThroughTime(params.mu, params.sigma, params.beta, params.gamma, params.draw_probability)
+
+
+@hookimpl
+def rankcraft_fit(
+    params: TTTParams, fit: ThroughTime, matches: Sequence[Match], limits: FitLimits
+) -> dict[str, State]:
+    """Add the matches, one batch per day, and refit from where the fit stood."""
+    days: dict[int, list[Game]] = {}
+    for match in matches:
+        days.setdefault(day_of(match.played_at), []).append(game_of(match))
+    for day, games in days.items():
+        fit.add(float(day), games)
+    fit.converge(limits.tolerance, limits.iterations)
+    return {player: fit.posterior(player) for player in fit.ids}
+
+
+@hookimpl
+def rankcraft_fit_curve(fit: ThroughTime, player: str) -> list[tuple[datetime, State]]:
+    if player not in fit.index:
+        return []
+    return [(_moment(day), (mu, sigma)) for day, mu, sigma in fit.curve(player)]
+
+
+def day_of(moment: datetime) -> int:
+    """The day number of a UTC time (days since 0001-01-01: the fit's time unit)."""
+    return moment.date().toordinal()
+
+
+def _moment(day: float) -> datetime:
+    return datetime.combine(date.fromordinal(int(day)), datetime.min.time(), tzinfo=UTC)
+
+
+def game_of(match: Match) -> Game:
+    """A match as the fit's game: its teams, and its places as results (higher better)."""
+    return Game(match.teams, [-float(place) for place in match.places])
