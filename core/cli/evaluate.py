@@ -328,7 +328,8 @@ def add_evaluate_command(c: Commands) -> None:
         metavar="PATH",
         help="score a published forecast read from each match as a row named PATH: "
         "P(side 0 wins) (e.g. forecast.p_team0_wins), or three probabilities (a list, or "
-        "three paths joined by commas: win, draw, loss)",
+        "three paths joined by commas: win, draw, loss); one number is scored as side 0's "
+        "expected score, so on a history with draws give the three (warned of otherwise)",
     )
     add_bootstrap_options(p)
     p.add_argument(
