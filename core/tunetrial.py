@@ -49,9 +49,10 @@ class Trial:
     better; pruned: the running score where the trial was stopped, and ``pruned`` true).
 
     Attributes:
-        scored, validation_matches: a pruned trial's partial score is over its first
-            ``scored`` of the ``validation_matches`` matches of the validation slice
-            (both 0 where not known: the random search, a trial run whole).
+        scored, validation_matches: the score is over the first ``scored`` of the
+            validation slice's ``validation_matches`` matches (all of them unless the
+            trial was pruned; both 0 where not counted: the random search, a ruleset of
+            ``batch`` periods replayed in one piece).
     """
 
     values: tuple[float, ...]
