@@ -55,6 +55,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BINS",
     "BLOCK_DAYS",
+    "DRAWS_WARNED",
     "MAX_SAMPLES",
     "SAMPLES",
     "SCORES",
@@ -69,6 +70,7 @@ __all__ = [
     "evaluate_field",
     "evaluate_ruleset",
     "field_at",
+    "field_warning",
     "outcome_of",
     "score",
     "score_three_way",
@@ -338,6 +340,35 @@ def evaluate_field(
         items.append((p, 1.0 - 0.5 * outcome))
         days.append(day)
     return _summary(items, days, three, three_days, tests=tests, warmup=warmup, start=first)
+
+
+DRAWS_WARNED = 0.01
+"""The share of drawn test matches from which a one-number ``--baseline-field`` is warned
+of (:func:`field_warning`): below it (the NFL's 9 ties in 2,939 games) a P(win) read
+as an expected score moves the scores little."""
+
+
+def field_warning(result: Evaluation, path: str) -> str | None:
+    """The warning for a published forecast given as one number per match on a test part
+    with draws (at least :data:`DRAWS_WARNED` of the scored items), or None.
+
+    One number is scored as side 0's expected score, P(win) + ½ P(draw): a bookmaker's or
+    a model's P(side 0 wins) alone, read so, counts every draw it forecast as a loss and
+    scores the forecast much worse than it is. Three probabilities are scored three ways
+    and need no warning.
+
+    :param result: :func:`evaluate_field`'s evaluation of ``path``.
+    """
+    if result.outcomes or not result.n or result.draws < DRAWS_WARNED * result.n:
+        return None
+    return (
+        f"--baseline-field {path!r} is one number per match, scored as side 0's expected "
+        f"score (P(win) + ½ P(draw)), and {result.draws:,} of the {result.n:,} test matches "
+        f"are draws ({result.draws / result.n:.1%}): if it holds P(side 0 wins) alone, the "
+        "published forecast is scored wrongly (much worse than it is); give its three "
+        "probabilities, win, draw and loss, as three paths joined by commas "
+        "(--baseline-field 'meta.p_win,meta.p_draw,meta.p_loss') or a path to a list of three"
+    )
 
 
 def _probabilities(values: list[Any], match_id: str, path: str) -> list[float]:

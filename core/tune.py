@@ -92,7 +92,9 @@ class TuneResult:
     Attributes:
         params: the searched ranges. best: the chosen values, in the order of ``params``.
         score: the score the search minimised (one of ``SCORES``).
-        validation_log_loss: the chosen point's ``score`` on the validation slice.
+        validation_log_loss: the chosen point's ``score`` on the validation slice (the
+            log loss only when ``score`` is ``log-loss``; ``tune --json`` names it by the
+            score, :attr:`validation_key`).
         ruleset: the tuned ruleset. test: its scores on the test part.
         validation: its scores on the validation slice.
         start_validation, start_test: the starting ruleset's scores on the validation
@@ -118,7 +120,8 @@ class TuneResult:
     method: str = "random"
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready (``tune --json``): the method and score, the chosen values, every
+        """JSON-ready (``tune --json``): the method and score, the chosen values, the
+        chosen point's score on the validation slice (under :attr:`validation_key`), every
         score of the start and the tuned ruleset on the validation slice and the test
         part (null: a three-way score without three-way forecasts), and every trial."""
         names = [p.name for p in self.params]
@@ -137,7 +140,7 @@ class TuneResult:
             },
             "kept_start": self.kept_start,
             "validation_from": self.validation_from,
-            "validation_log_loss": self.validation_log_loss,
+            self.validation_key: self.validation_log_loss,
             "scores": {
                 part: None if e is None else {score: e.figure(score) for score in SCORES}
                 for part, e in parts
@@ -154,6 +157,13 @@ class TuneResult:
                 for number, t in enumerate(self.trials, 1)
             ],
         }
+
+    @property
+    def validation_key(self) -> str:
+        """The key of the chosen point's validation score in :meth:`to_dict`, named by the
+        score: ``validation_log_loss``, ``validation_three_way``, ``validation_rps`` or
+        ``validation_brier`` (docs/decisions.md, issue 42)."""
+        return "validation_" + self.score.replace("-", "_")
 
     @property
     def worse_on_test(self) -> bool:

@@ -223,7 +223,7 @@ def optimize(
                 batch.append((trial, values))
             limits = _medians(study)
             jobs_list = [(*trial_job(base, values), limits) for _, values in batch]
-            for (trial, values), (running, pruned) in zip(
+            for (trial, values), (running, pruned, (scored, of)) in zip(
                 batch, pool.map(run_checked, jobs_list), strict=True
             ):
                 for step, value in enumerate(running):
@@ -232,7 +232,8 @@ def optimize(
                     study.tell(trial, state=optuna.trial.TrialState.PRUNED)
                 else:
                     study.tell(trial, running[-1])
-                done.append(Trial(values=values, value=running[-1], pruned=pruned))
+                counts = {"scored": scored, "validation_matches": of}
+                done.append(Trial(values=values, value=running[-1], pruned=pruned, **counts))
                 if progress is not None:
                     finished = [t.value for t in done if not t.pruned]
                     progress(len(done), trials, min(finished) if finished else math.inf, done[-1])

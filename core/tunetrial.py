@@ -47,11 +47,19 @@ class ParamRange:
 class Trial:
     """A point of the search and its validation score (the tuned score, lower is
     better; pruned: the running score where the trial was stopped, and ``pruned`` true).
+
+    Attributes:
+        scored, validation_matches: the score is over the first ``scored`` of the
+            validation slice's ``validation_matches`` matches (all of them unless the
+            trial was pruned; both 0 where not counted: the random search, a ruleset of
+            ``batch`` periods replayed in one piece).
     """
 
     values: tuple[float, ...]
     value: float
     pruned: bool = False
+    scored: int = 0
+    validation_matches: int = 0
 
     @property
     def log_loss(self) -> float:
@@ -235,12 +243,13 @@ CHECKPOINTS = 4
 """Optuna trials report their running log loss this many times on the validation slice."""
 
 
-def run_checked(job: CheckedJob) -> tuple[list[float], bool]:
+def run_checked(job: CheckedJob) -> tuple[list[float], bool, tuple[int, int]]:
     """One Optuna trial: replay the warm-up in chunks (the draw parameters first fitted
     before the validation slice, when the ruleset asks), report the running validation
     score at each checkpoint, stop when it is worse than ``limits`` there.
 
-    :returns: (running score at each checkpoint reached, pruned).
+    :returns: (running score at each checkpoint reached, pruned, (validation matches
+        scored, validation matches in all); (0, 0) for a ruleset replayed whole).
     """
     path, home_from, text, params, values, validation_from, test_from, score, limits = job
     ruleset = apply(loads_ruleset(text), params, values)
@@ -253,9 +262,9 @@ def run_checked(job: CheckedJob) -> tuple[list[float], bool]:
             score_from=validation_from,
             stop_at=test_from,
         )
-        return [figure(result, score)], False
+        return [figure(result, score)], False, (0, 0)
     ruleset, _ = fit_draws(ruleset, matches, before=validation_from)
-    bounds, end = _bounds(matches_of(path, home_from), validation_from, test_from)
+    bounds, first, end = _bounds(matches_of(path, home_from), validation_from, test_from)
     league = scratch_league(ruleset)
     start, total, count, running = 0, 0.0, 0, []
     for step, stop in enumerate(bounds):
@@ -278,23 +287,24 @@ def run_checked(job: CheckedJob) -> tuple[list[float], bool]:
         running.append(total / count)
         limit_here = limits[step] if step < len(limits) else None
         if limit_here is not None and running[-1] > limit_here and stop < end:
-            return running, True
+            return running, True, (stop - first, end - first)
     if not running:
         figure(part, score)  # (refused: no three-way forecast in the validation slice)
-    return running, False
+    return running, False, (end - first, end - first)
 
 
 def _bounds(
     matches: Sequence[dict[str, Any]], validation_from: str, test_from: str
-) -> tuple[list[int], int]:
+) -> tuple[list[int], int, int]:
     """Where the validation slice's ``CHECKPOINTS`` chunks end (indexes into ``matches``),
-    and where the slice ends."""
+    where the slice starts and where it ends."""
     first = next(i for i, d in enumerate(matches) if str(d.get("played_at", "")) >= validation_from)
     end = next(
         (i for i, d in enumerate(matches) if str(d.get("played_at", "")) >= test_from),
         len(matches),
     )
-    return [first + (end - first) * (k + 1) // CHECKPOINTS for k in range(CHECKPOINTS)], end
+    bounds = [first + (end - first) * (k + 1) // CHECKPOINTS for k in range(CHECKPOINTS)]
+    return bounds, first, end
 
 
 class Inline:

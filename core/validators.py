@@ -31,6 +31,7 @@ __all__ = [
     "fraction",
     "interval",
     "limit",
+    "meta_key",
     "non_negative",
     "pair",
     "positive",
@@ -133,6 +134,32 @@ def whole(low: int, high: int) -> Validator:
             )
 
     return check
+
+
+def meta_key(instance: object, attribute: attrs.Attribute[Any], value: str | None) -> None:
+    """A params validator: None (off), or the name of a key of a match's ``meta`` (e.g.
+    ``atp_rank``): not empty, without spaces around it, and not a path from the top of the
+    match (``meta.atp_rank``), which no key of ``meta`` is called, so it would never be read.
+
+    >>> @attrs.frozen
+    ... class P:
+    ...     rank: str | None = attrs.field(default=None, validator=meta_key)
+    >>> P("meta.rank")
+    Traceback (most recent call last):
+    ValueError: 'rank' names a key of the match's meta, not a path: 'meta.rank' (write 'rank')
+    """
+    if value is None:
+        return
+    if not isinstance(value, str) or not value or value != value.strip():
+        raise ValueError(
+            f"{attribute.name!r} must name a key of the match's meta (a string, not empty, "
+            f"without spaces around it): {value!r}"
+        )
+    if value.startswith("meta."):
+        raise ValueError(
+            f"{attribute.name!r} names a key of the match's meta, not a path: {value!r} "
+            f"(write {value.removeprefix('meta.')!r})"
+        )
 
 
 def state_within(low: float, high: float) -> Validator:

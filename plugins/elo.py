@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 import attrs
 
 from rankcraft import Match, Pairing, StateError, hookimpl, state_field
-from rankcraft.validators import RATING_LIMIT, limit, state_within, whole, within
+from rankcraft.validators import RATING_LIMIT, limit, meta_key, state_within, whole, within
 
 from ._elo_context import (
     CONTEXTS,
@@ -153,6 +153,8 @@ class EloParams:
             ranking), a player whose rating is still exactly ``initial_rating`` is forecast
             and updated from ``prior_at_one − prior_per_log · ln(rank)`` instead
             (|values| ≤ 1e6; defaults 1800 and 60; a missing rank keeps the initial rating).
+            ``prior_field`` is a key of ``meta`` (``atp_rank``, ``wta_rank``; default
+            None: no prior), not a path (``meta.atp_rank`` is refused).
         pool_field, pool_k: rating offsets between pools whose players rarely meet (leagues
             of different strength meeting in cups, confederations in football):
             ``meta[pool_field]`` names each side's pool (a list, one name per side; one
@@ -217,7 +219,7 @@ class EloParams:
     blend_values: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     blend_weight: float = attrs.field(default=0.5, validator=within(0.0, 1.0))
     blend_k: float = attrs.field(default=1.0, validator=within(0.0, 1e3))
-    prior_field: str | None = None
+    prior_field: str | None = attrs.field(default=None, validator=meta_key)
     prior_at_one: float = attrs.field(default=1800.0, validator=_rating)
     prior_per_log: float = attrs.field(default=60.0, validator=_rating)
     pool_field: str | None = None

@@ -161,6 +161,8 @@ def test_evaluate_reproduces_fivethirtyeight_as_a_baseline_row(shared_data: Path
         ("elo-538", "brier"),
     ]
     assert all(abs(d["difference"]) < 1e-4 for d in data["differences"])
+    # 9 ties in 2,939 games, under 1%: one number is not warned of (issue 42)
+    assert published["draws"] == 9 and "warnings" not in data and "warning" not in err
     # off a terminal: a progress line per 10% of the file on stderr
     assert err.count("evaluating elo-538: ") == 10 and "100% (16,810 of 16,810)" in err
 
@@ -262,6 +264,9 @@ def test_tune_command_shows_every_score_lists_trials_and_writes_extends(
     assert scores["tuned_test"]["log-loss"] == data["test"]["log_loss"]
     assert scores["start_test"]["three-way"] is None  # elo has no draw model
     assert scores["tuned_validation"]["log-loss"] <= scores["start_validation"]["log-loss"]
+    # issue 42: the chosen score is named by the score (log loss here, as before)
+    assert data["validation_log_loss"] == scores["tuned_validation"]["log-loss"]
+    assert not {"validation_three_way", "validation_rps", "validation_brier"} & set(data)
     assert data["worse_on_test"] == (
         scores["tuned_test"]["log-loss"] > scores["start_test"]["log-loss"]
     )

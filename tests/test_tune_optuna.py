@@ -3,6 +3,7 @@ the validation slice, and a storage URL lets two searches share one study."""
 
 from __future__ import annotations
 
+import io
 import json
 import random
 import subprocess
@@ -86,10 +87,56 @@ def test_pruned_trials_stop_early() -> None:
     params = (parse_param("update.k_factor=1:120", ruleset),)
     job = (str(history), None, rankcraft.dumps(ruleset), params, (2.0,), "2021-07-01", "2021-09-01")
     job = (*job, "log-loss")
-    running, pruned = run_checked((*job, ()))
+    running, pruned, counts = run_checked((*job, ()))
     assert not pruned and len(running) == 4
-    stopped, pruned = run_checked((*job, (running[0] - 0.01,) * 4))
+    # the validation slice, 2021-07-01 to 2021-09-01: the 30 matches of each month
+    assert counts == (60, 60)
+    stopped, pruned, counts = run_checked((*job, (running[0] - 0.01,) * 4))
     assert pruned and stopped == running[:1]
+    assert counts == (15, 60)  # stopped at the first of four checkpoints (issue 42)
+
+
+def test_a_pruned_trial_says_its_score_is_partial(tmp_path: Path) -> None:
+    """Issue 42 item 5: a pruned trial's line read "pruned at 0.34113 (best 0.33719)", as
+    if better than the best; it says now that the score is partial, and over how many of
+    the validation slice's matches."""
+    import re
+
+    from rankcraft.cli import main
+
+    path = _history(tmp_path / "h.jsonl")
+    start = tmp_path / "slow.toml"
+    start.write_text(rankcraft.dumps(_bad_start()))
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["tune", str(path), "--ruleset", str(start), "--test-from", "2021-09-01"]
+    argv += ["--param", "update.k_factor=1:120", "--trials", "12", "--jobs", "1", "--seed", "2"]
+    argv += ["--method", "optuna", "--out", str(tmp_path / "tuned.toml"), "--json"]
+    assert main(argv, out=out, err=err) == 0, err.getvalue()
+    data = json.loads(out.getvalue())
+    trial_lines = [line for line in err.getvalue().splitlines() if line.startswith("trial ")]
+    assert len(trial_lines) == 12
+    # the slice counted from the file: the matches from validation_from to the test part
+    dates = [json.loads(line)["played_at"] for line in path.read_text().splitlines()]
+    slice_size = sum(data["validation_from"] <= d < "2021-09-01" for d in dates)
+    assert slice_size == 60
+    pruned = [t for t in data["trials"] if t["pruned"]]
+    assert pruned  # (seed 2 prunes two of the 12)
+    for t in pruned:
+        line = trial_lines[t["number"] - 1]
+        found = re.search(
+            r": pruned: partial score (\d\.\d{5}) after (\d+) of (\d+) validation matches "
+            r"\(best full (\d\.\d{5})\)$",
+            line,
+        )
+        assert found, line
+        assert float(found[1]) == pytest.approx(t["value"], abs=5e-6)
+        # stopped at a checkpoint: a quarter, a half or three quarters of the slice
+        assert int(found[3]) == slice_size
+        assert int(found[2]) in {slice_size * k // 4 for k in (1, 2, 3)}
+        earlier = [u["value"] for u in data["trials"][: t["number"]] if not u["pruned"]]
+        assert float(found[4]) == pytest.approx(min(earlier), abs=5e-6)
+    whole = [trial_lines[t["number"] - 1] for t in data["trials"] if not t["pruned"]]
+    assert all(": scored " in line and "partial" not in line for line in whole)
 
 
 def _pg_schema() -> tuple[str, str] | None:

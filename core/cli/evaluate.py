@@ -33,7 +33,7 @@ def _counted(items: Iterable[Any], bar: Callable[[int], None], every: int = 500)
 
 def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ..comparison import report
-    from ..evaluate import differences, evaluate_field
+    from ..evaluate import differences, evaluate_field, field_warning
 
     test_from = parse_time(args.test_from, field="--test-from")
     check_bootstrap(args)
@@ -44,6 +44,7 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     limits = checked_limits(args)
     rulesets, labels = _rulesets_to_evaluate(args.ruleset)
     results: dict[str, Evaluation] = {}
+    warnings = []
     if args.baseline_field is not None:
         labels[args.baseline_field] = args.baseline_field
         results[args.baseline_field] = evaluate_field(
@@ -51,6 +52,10 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             args.baseline_field,
             test_from=test_from,
         )
+        warning = field_warning(results[args.baseline_field], args.baseline_field)
+        if warning is not None:
+            err.write(f"rankcraft: warning: {warning}\n")
+            warnings.append(warning)
     baseline = _baseline(args, labels, args.baseline_field or rulesets[0][0])
     results.update(_evaluate_rulesets(args, rulesets, test_from, limits, err))
     _warn_no_warmup(results, args, err)
@@ -62,7 +67,10 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
         plot_calibration(results, args.plot)
     if args.json:
-        emit_json(report(results, baseline, paired, test_from=args.test_from), out)
+        document = report(results, baseline, paired, test_from=args.test_from)
+        if warnings:
+            document["warnings"] = warnings
+        emit_json(document, out)
         return 0
     out.write(f"{args.matches}: one step ahead from {args.test_from}\n\n")
     evaluation_tables(results, baseline, paired, out)
@@ -320,7 +328,8 @@ def add_evaluate_command(c: Commands) -> None:
         metavar="PATH",
         help="score a published forecast read from each match as a row named PATH: "
         "P(side 0 wins) (e.g. forecast.p_team0_wins), or three probabilities (a list, or "
-        "three paths joined by commas: win, draw, loss)",
+        "three paths joined by commas: win, draw, loss); one number is scored as side 0's "
+        "expected score, so on a history with draws give the three (warned of otherwise)",
     )
     add_bootstrap_options(p)
     p.add_argument(

@@ -112,11 +112,22 @@ def _progress(
             f"{p.name}={_param_text(v, p.integer)}"
             for p, v in zip(params, trial.values, strict=True)
         )
-        state = "pruned at" if trial.pruned else "scored"
-        err.write(f"trial {done}/{total}: {values}: {state} {trial.value:.5f} (best {best:.5f})\n")
+        err.write(f"trial {done}/{total}: {values}: {_trial_score(trial, best)}\n")
         err.flush()
 
     return progress
+
+
+def _trial_score(trial: Trial, best: float) -> str:
+    """A trial's score on its progress line, beside the best full score so far: a pruned
+    trial's is partial (over the first matches of the validation slice, where it was
+    stopped), so it says so rather than read as better than the best."""
+    if not trial.pruned:
+        return f"scored {trial.value:.5f} (best {best:.5f})"
+    where = ""
+    if trial.validation_matches:
+        where = f" after {trial.scored:,} of {trial.validation_matches:,} validation matches"
+    return f"pruned: partial score {trial.value:.5f}{where} (best full {best:.5f})"
 
 
 def _tune_text(
