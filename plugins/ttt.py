@@ -39,6 +39,9 @@ from .trueskill import TrueSkillParams, TrueSkillSkill
 
 RANKCRAFT_CONTRACT = 2
 
+SLOTS = ("initial", "decay", "expectation", "update", "team", "fit")
+"""The slots the plugin fills, each with :class:`TTTParams`."""
+
 State = tuple[Any, ...]
 
 __all__ = ["TTTParams", "day_of", "game_of"]
@@ -52,9 +55,10 @@ class TTTParams(TrueSkillParams):
     ``trueskillthroughtime`` package, and:
 
     Attributes:
-        gamma: the skill drift γ, deviation per √day, in [0, 1e3] (default 0.03):
-            between appearances ``dt`` days apart a belief's variance grows by γ² · dt.
-        tau: fixed at 0 (the drift is γ's, per day, not per match); in [0, 0].
+        gamma: the skill drift, deviation per √day, in [0, 1e3] (default 0.03):
+            between appearances ``dt`` days apart a belief's variance grows by
+            gamma² · dt.
+        tau: fixed at 0 (the drift is gamma's, per day, not per match); in [0, 0].
     """
 
     mu: float = attrs.field(default=0.0, validator=within(-1e6, 1e6))
@@ -67,7 +71,9 @@ class TTTParams(TrueSkillParams):
 
 @hookimpl
 def rankcraft_params(slot: str) -> type | None:
-    return TTTParams if slot in ("initial", "decay", "expectation", "update", "team", "fit") else None
+    return (
+        TTTParams if slot in ("initial", "decay", "expectation", "update", "team", "fit") else None
+    )
 
 
 @hookimpl
@@ -94,7 +100,9 @@ def rankcraft_decay(params: TTTParams, state: State, periods: float) -> State:
 
 
 @hookimpl
-def rankcraft_aggregate(params: TTTParams, members: Sequence[State], layout: Mapping[str, int]) -> State:
+def rankcraft_aggregate(
+    params: TTTParams, members: Sequence[State], layout: Mapping[str, int]
+) -> State:
     result: State = trueskill.rankcraft_aggregate(params, members, layout)
     return result
 
@@ -155,7 +163,7 @@ def rankcraft_fit(
     for day, games in days.items():
         fit.add(float(day), games)
     fit.converge(limits.tolerance, limits.iterations)
-    return {player: fit.posterior(player) for player in fit.ids}
+    return {str(player): fit.posterior(player) for player in fit.ids}
 
 
 @hookimpl

@@ -1,0 +1,110 @@
+"""The ``ttt`` plugin in a league: the states the league holds are the TrueSkill Through
+Time fit of every earlier day (the engine, checked against the ``trueskillthroughtime``
+package in tests/test_ttt_fit.py), TrueSkill's step moves players within a day, and the
+decay grows σ by γ² per idle day."""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any
+
+import pytest
+
+import rankcraft
+from rankcraft.plugins._ttt import ThroughTime
+from rankcraft.plugins.ttt import day_of, game_of
+
+
+def history(days: int = 12, seed: int = 4, teams: int = 1) -> list[dict[str, Any]]:
+    """A few matches a day among 10 players, with draws."""
+    rng = random.Random(seed)
+    out = []
+    for day in range(days):
+        for k in range(rng.randrange(1, 5)):
+            players = rng.sample(range(10), 2 * teams)
+            out.append(
+                {
+                    "id": f"d{day}-{k}",
+                    "played_at": f"2024-05-{day + 1:02d}T{10 + k}:00:00Z",
+                    "teams": [
+                        [f"p{p}" for p in players[:teams]],
+                        [f"p{p}" for p in players[teams:]],
+                    ],
+                    "scores": rng.choice([[1, 0], [0, 1], [2, 2]]),
+                }
+            )
+    return out
+
+
+def ruleset(extra: str = "") -> rankcraft.Ruleset:
+    return rankcraft.loads_ruleset(
+        'name = "t"\nextends = "ttt"\n[update.params]\ngamma = 0.2\ndraw_probability = 0.2\n'
+        "[history]\ntolerance = 1e-9\niterations = 200\n" + extra
+    )
+
+
+def engine_fit(matches: list[dict[str, Any]], params: Any) -> ThroughTime:
+    """The engine fed day by day, as the league feeds it."""
+    fit = ThroughTime(params.mu, params.sigma, params.beta, params.gamma, params.draw_probability)
+    days: dict[int, list[Any]] = {}
+    for m in matches:
+        match = rankcraft.parse_match(m)
+        days.setdefault(day_of(match.played_at), []).append(game_of(match))
+    for day, games in days.items():
+        fit.add(float(day), games)
+        fit.converge(1e-9, 200)
+    return fit
+
+
+@pytest.mark.parametrize("teams", [1, 2])
+def test_the_league_holds_the_fit_of_the_earlier_days(teams: int) -> None:
+    matches = history(teams=teams)
+    league = rankcraft.League(ruleset())
+    league.record_many(matches)
+    # a match of two newcomers opens the next day: the fit of every day before it
+    league.record(
+        {"id": "next", "played_at": "2024-06-01", "teams": [["n1"], ["n2"]], "scores": [1, 0]}
+    )
+    fit = engine_fit(matches, league.ruleset.update.params)
+    for player in fit.ids:
+        mu, sigma = fit.posterior(player)
+        skill = league.player(player).skill
+        assert skill.mu == pytest.approx(mu, abs=1e-12) and skill.sigma == pytest.approx(
+            sigma, abs=1e-12
+        )
+    assert [round(mu, 9) for _, mu, _ in fit.curve("p3")] == [
+        round(s.mu, 9) for _, s in league.curve("p3")
+    ]
+
+
+def test_a_forecast_grows_sigma_by_gamma_per_idle_day() -> None:
+    league = rankcraft.League(ruleset())
+    league.record_many(history())
+    last = league.player("p1")
+    later = last.last_played.replace(day=last.last_played.day + 1)
+    days = 10
+    at = later.replace(day=later.day + days - 1)
+    forecast = league.predict([["p1"], ["p2"]], at=at)
+    p1, p2 = league.player("p1").skill, league.player("p2").skill
+    gamma, beta = 0.2, 1.0
+
+    def grown(record: Any) -> float:
+        idle = (at - record.last_played).total_seconds() / 86400.0
+        return math.sqrt(record.skill.sigma**2 + gamma**2 * idle)
+
+    sd = math.sqrt(grown(league.player("p1")) ** 2 + grown(league.player("p2")) ** 2 + 2 * beta**2)
+    assert forecast[0] == pytest.approx(0.5 * math.erfc(-(p1.mu - p2.mu) / sd / math.sqrt(2)))
+
+
+def test_three_way_outcomes_use_the_draw_margin() -> None:
+    league = rankcraft.League(ruleset())
+    league.record_many(history())
+    forecast = league.forecast([["p1"], ["p2"]])
+    assert forecast.draw is not None and 0.0 < forecast.draw < 1.0
+    assert sum(forecast.win) + forecast.draw == pytest.approx(1.0)
+
+
+def test_tau_stays_zero() -> None:
+    with pytest.raises(rankcraft.RulesetError, match=r"'tau'"):
+        rankcraft.loads_ruleset('name = "t"\nextends = "ttt"\n[update.params]\ntau = 0.1\n')
