@@ -30,7 +30,7 @@ from typing import Any
 
 import attrs
 
-from rankcraft import FitLimits, Match, Needs, hookimpl
+from rankcraft import FitLimits, InputError, Match, Needs, hookimpl
 from rankcraft.validators import within
 
 from . import trueskill
@@ -116,6 +116,13 @@ def rankcraft_team(
     match: Match | None,
     layout: Mapping[str, int],
 ) -> Any:
+    """TrueSkill's factor graph of the match; a draw needs ``draw_probability`` > 0 (the
+    model gives a draw no chance without one)."""
+    if params.draw_probability == 0.0 and len(set(places)) < len(places):
+        raise InputError(
+            f"'scores' or 'ranks' tie, and this ruleset's ttt has draw_probability 0 (a "
+            f"draw has no chance): {list(places)!r}"
+        )
     return trueskill.rankcraft_team(params, sides, places, weight, match, layout)
 
 
