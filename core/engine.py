@@ -48,6 +48,7 @@ from .model import Match, PlayerRecord, Report
 from .opening import attach, closed_on_error, open_league_store
 from .players import Players
 from .predictions import Predictions
+from .rated import Rated
 from .resets import Resets
 from .ruleset import Display, Ruleset, load_ruleset
 from .rulesetschema import HistorySpec
@@ -417,6 +418,21 @@ class League(Corrected):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+@contextmanager
+def collecting(league: League) -> Iterator[list[Rated]]:
+    """The entries of the matches ``league`` rates in the block, in order, as it keeps
+    them (each a :class:`rankcraft.rated.Rated`: the match, its probabilities, each
+    player's states before and after): a caller's own events written without reading
+    reports back (``rankcraft consume``). Not those a late match's re-rate makes; not
+    nested."""
+    kept: list[Rated] = []
+    league._unit.collect = kept
+    try:
+        yield kept
+    finally:
+        league._unit.collect = None
 
 
 def _scratch(league: League, seeds: Iterable[PlayerRecord]) -> tuple[League, Seasons]:

@@ -27,6 +27,7 @@ import pytest
 
 import rankcraft
 from rankcraft.cli import main
+from rankcraft.consume import LATE_EDIT
 from rankcraft.store.base import CONSUMED, FED_BY
 
 NATS_URL = os.environ.get("RANKCRAFT_NATS_URL", "nats://127.0.0.1:4222")
@@ -96,7 +97,7 @@ class Log:
 
         asyncio.run(self._js(work))
 
-    def read(self, subject: str) -> list[tuple[str | None, Any]]:
+    def read(self, subject: str, parse: Any = json.loads) -> list[tuple[str | None, Any]]:
         """Every message the stream holds on ``subject``: (its Nats-Msg-Id, its JSON)."""
 
         async def work(js: Any) -> list[tuple[str | None, Any]]:
@@ -112,7 +113,7 @@ class Log:
             with contextlib.suppress(TimeoutError):  # (all read: the count is checked)
                 while len(msgs) < count:
                     msgs += await sub.fetch(min(500, count - len(msgs)), timeout=1)
-            return [((m.headers or {}).get("Nats-Msg-Id"), json.loads(m.data)) for m in msgs]
+            return [((m.headers or {}).get("Nats-Msg-Id"), parse(m.data)) for m in msgs]
 
         found: list[tuple[str | None, Any]] = asyncio.run(self._js(work))
         return found
@@ -416,3 +417,101 @@ def test_the_memory_store_keeps_the_outbox_with_its_batch() -> None:
         league.store.drop_outbox(1)
         league.store.add_outbox([("e3", "1")])
     assert league.store.outbox(10) == [(2, "e2", "[]"), (3, "e3", "1")]
+
+
+RERATES = 'extends = "elo"\nname = "elo_rerate"\n[history]\nlate = "rerate"\n'
+
+
+def late_one(matches: list[dict[str, Any]]) -> dict[str, Any]:
+    """A match of p0 and p1 half a minute after ``matches[5]``: earlier than the later ones."""
+    when = datetime.fromisoformat(matches[5]["played_at"]) + timedelta(seconds=30)
+    return {
+        "id": "late",
+        "played_at": when.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "teams": [["p0"], ["p1"]],
+        "ranks": [2, 1],
+    }
+
+
+def test_a_late_match_is_placed_at_its_time_where_the_ruleset_rerates(
+    log: Log, tmp_path: Path
+) -> None:
+    db, ruleset = str(tmp_path / "league.sqlite"), tmp_path / "rerate.toml"
+    ruleset.write_text(RERATES)
+    matches = games(30)
+    late = late_one(matches)
+    log.publish([*matches[:25], late, *matches[25:]])  # (in the middle of a batch)
+    code, done, err = consume(
+        log, db, "--ruleset", str(ruleset), "--batch", "10", "--idle-exit", "0"
+    )
+    assert code == 0 and (done["rated"], done["dead"], done["published"]) == (31, 0, 62), err
+    in_time = sorted([*matches, late], key=lambda m: m["played_at"])
+    assert players_at(db) == replayed(in_time)  # (a replay in time order: the reference)
+    with rankcraft.League.open(db, create=False) as league:
+        assert [(e.kind, e.match_id) for e in league.edits()] == [("late", "late")]
+        report = league.codec.report_to_dict(league.report("late"))
+    events = log.read(f"{log.subject}.ratings")
+    assert len(events) == 62 and len({mid for mid, _ in events}) == 62
+    placed = {e["player"]: e for _, e in events if e["match_id"] == "late"}
+    reference = rankcraft.League("elo")
+    reference.record_many(in_time[: in_time.index(late) + 1])
+    for change in reference.codec.report_to_dict(reference.report("late"))["changes"]:
+        assert placed[change["player"]]["after"] == change["skill_after"]
+    assert [c["skill_after"] for c in report["changes"]] == [
+        placed[p]["after"] for p in ("p0", "p1")
+    ]
+
+
+def test_a_late_match_is_dead_lettered_with_its_reason_where_the_ruleset_refuses(
+    log: Log, tmp_path: Path
+) -> None:
+    db = str(tmp_path / "league.sqlite")
+    matches = games(30)
+    log.publish([*matches[:25], late_one(matches), *matches[25:]])
+    code, done, _ = consume(log, db, "--batch", "10", "--idle-exit", "0")
+    assert code == 0 and (done["rated"], done["dead"], done["published"]) == (30, 1, 60)
+    assert players_at(db) == replayed(matches)
+    ((_, dead),) = log.read(f"{log.subject}.dead")
+    assert "'played_at'" in dead["error"] and "earlier than the last match" in dead["error"]
+    assert json.loads(dead["data"])["id"] == "late"
+
+
+def test_a_late_match_placed_by_a_consumer_that_died_before_keeping_its_events(
+    log: Log, tmp_path: Path
+) -> None:
+    db, ruleset = str(tmp_path / "league.sqlite"), tmp_path / "rerate.toml"
+    ruleset.write_text(RERATES)
+    matches = games(8)
+    with rankcraft.League.open(db, str(ruleset)) as league:
+        league.store.set_meta(LATE_EDIT, "0")  # (as a consumer keeps it before any edit)
+        league.record_many(matches)
+        league.record(late_one(matches))  # (placed; its events never kept)
+    code, done, err = consume(log, db, "--ruleset", str(ruleset), "--idle-exit", "0")
+    assert code == 0 and done["published"] == 2, err
+    events = log.read(f"{log.subject}.ratings")
+    assert sorted((e["match_id"], e["player"]) for _, e in events) == [
+        ("late", "p0"),
+        ("late", "p1"),
+    ]
+    code, done, _ = consume(log, db, "--ruleset", str(ruleset), "--idle-exit", "0")  # (once)
+    assert code == 0 and done["published"] == 0
+
+
+def test_pack_puts_several_events_in_one_message(log: Log, tmp_path: Path) -> None:
+    db = str(tmp_path / "league.sqlite")
+    matches = games(12)
+    log.publish(matches)
+    code, done, _ = consume(log, db, "--pack", "7", "--idle-exit", "0")
+    assert code == 0 and done["published"] == 4  # (24 events, 7 a message)
+    lines = log.read(
+        f"{log.subject}.ratings", parse=lambda d: [json.loads(x) for x in d.split(b"\n")]
+    )
+    assert [len(events) for _, events in lines] == [7, 7, 7, 3]
+    assert lines[0][0] == f"{log.subject}:m0:p0+7"
+    unpacked = [e for _, events in lines for e in events]
+    assert [(e["match_id"], e["player"]) for e in unpacked[:4]] == [
+        ("m0", "p0"),
+        ("m0", "p1"),
+        ("m1", "p1"),
+        ("m1", "p6"),
+    ]
