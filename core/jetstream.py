@@ -156,8 +156,12 @@ class Publisher:
         reply = f"{self.prefix}.{self.made}"
         made = self.rounds[reply] = Round(reply, len(events))
         publish, subject = self.nc.publish, self.subject
-        for eid, text in events:
-            await publish(subject, text.encode(), reply, {"Nats-Msg-Id": eid})
+        try:
+            for eid, text in events:
+                await publish(subject, text.encode(), reply, {"Nats-Msg-Id": eid})
+        except BaseException:
+            del self.rounds[reply]
+            raise
         return made
 
     async def confirm(self, sent: Round, timeout: float) -> None:

@@ -44,6 +44,8 @@ class Outbox:
         self.flights: deque[tuple[Round, int]] = deque()  # (a round, its last row's n)
         self.drop_upto = 0  # rows confirmed, removed with the next transaction
         self.stale = False  # rows to publish from the store (a round given up)
+        self.last_kept = 0  # the last row :meth:`keep` kept in the open transaction
+        self.unsent = False  # rows committed that no round has been sent for yet
 
     def keep(self, events: Sequence[tuple[str, str]]) -> int:
         """In the open transaction: remove the rows confirmed, keep ``events``; the number
@@ -51,11 +53,18 @@ class Outbox:
         store = self.league.store
         if self.drop_upto:
             store.drop_outbox(self.drop_upto)
-        return int(store.add_outbox(events))
+        self.last_kept = int(store.add_outbox(events))
+        return self.last_kept
 
     def kept(self) -> None:
-        """The transaction of :meth:`keep` committed (the confirmed rows are gone)."""
+        """The transaction of :meth:`keep` committed (the confirmed rows are gone). Rows
+        committed before and never sent (a connection lost between a commit and its
+        round) make the outbox published from the store: a later round's confirmation
+        must not remove them."""
         self.drop_upto = 0
+        if self.unsent:
+            self.stale = True
+        self.unsent, self.last_kept = self.last_kept > 0, 0
 
     async def send(self, events: Sequence[tuple[str, str]], upto: int) -> None:
         """Publish a committed batch's ``events`` (the outbox's rows up to ``upto``) as a
@@ -67,6 +76,7 @@ class Outbox:
             return
         if events:
             self.flights.append((await self.publisher.send(events), upto))
+        self.unsent = False
         await self.settle(block=len(self.flights) > IN_FLIGHT)
 
     async def settle(self, block: bool = False) -> None:
@@ -103,7 +113,7 @@ class Outbox:
             with league.batch():
                 store.drop_outbox(rows[-1][0])
             self.counts.published += len(rows)
-        self.stale = False
+        self.stale = self.unsent = False
 
     def waiting(self) -> bool:
         """Whether events are still to be published or removed."""

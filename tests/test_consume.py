@@ -515,3 +515,58 @@ def test_pack_puts_several_events_in_one_message(log: Log, tmp_path: Path) -> No
         ("m1", "p1"),
         ("m1", "p6"),
     ]
+
+
+class _Publisher:
+    """A publisher whose rounds are acknowledged at once, or lost (``fail``)."""
+
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+        self.fail = False
+
+    async def send(self, events: list[tuple[str, str]]) -> Any:
+        from rankcraft.jetstream import Round
+
+        if self.fail:
+            raise OSError("connection lost")
+        self.sent += [eid for eid, _ in events]
+        sent = Round("r", len(events))
+        sent.acked = sent.count
+        sent.done.set()
+        return sent
+
+    async def confirm(self, sent: Any, timeout: float) -> None:
+        pass
+
+    def forget(self) -> None:
+        pass
+
+
+def test_the_outbox_keeps_rows_until_their_own_round_is_acknowledged() -> None:
+    from types import SimpleNamespace
+
+    from rankcraft.outboxing import Outbox
+
+    league, publisher = rankcraft.League("elo"), _Publisher()
+    outbox = Outbox(league, publisher, SimpleNamespace(published=0))  # type: ignore[arg-type]
+
+    def commit(events: list[tuple[str, str]]) -> int:
+        with league.batch():
+            upto = outbox.keep(events)
+        outbox.kept()
+        return upto
+
+    async def flow() -> None:
+        first = [("a", "1"), ("b", "2")]
+        await outbox.send(first, commit(first))
+        commit([("c", "3")])  # (the first round confirmed: its rows go with this commit)
+        assert [eid for _, eid, _ in league.store.outbox(10)] == ["c"]
+        publisher.fail = True  # (lost between the commit and its round)
+        with pytest.raises(OSError):
+            await outbox.send([("c", "3")], 1)
+        publisher.fail = False
+        await outbox.send([("d", "4")], commit([("d", "4")]))  # (c, d: from the store)
+        assert league.store.outbox(10) == []
+
+    asyncio.run(flow())
+    assert publisher.sent == ["a", "b", "c", "d"]
