@@ -135,12 +135,16 @@ class _Refused(Exception):
         self.index, self.error = index, error
 
 
+_decode = json.JSONDecoder().decode
+
+
 def decoded(msgs: Sequence[Any]) -> tuple[list[tuple[Any, Match]], list[tuple[Any, str]]]:
     """The messages that are matches, each with its match; the others with their error."""
     good, bad = [], []
     for msg in msgs:
-        try:
-            data = json.loads(msg.data)
+        try:  # (UTF-8 text decoded, as json.loads does, without guessing its encoding)
+            text = msg.data.decode()
+            data = _decode(text[1:] if text[:1] == "\ufeff" else text)
         except ValueError as exc:
             bad.append((msg, f"not a JSON match: {exc}"))
             continue
@@ -494,6 +498,7 @@ async def connect(nats: Any, url: str, say: Any = None, back: Any = None) -> Any
             reconnect_time_wait=0.5,
             error_cb=on_error,
             reconnected_cb=on_reconnect,
+            skip_subject_validation=True,  # (check_options refused spaces in subjects)
         )
     except (OSError, TimeoutError, nats.errors.Error) as exc:
         raise RankcraftError(f"no NATS server answers at {url}: {exc}") from None

@@ -45,6 +45,9 @@ class EventWriter:
         rank_names = () if rank_class is None else Form(rank_class).names
         self.writer = ReportWriter(Form(skill_class).names, rank_names)
         self.subject = subject
+        # each player's last state written, its text and their id's: the state after a
+        # match is the state before their next one
+        self._last: dict[str, tuple[Any, str, str]] = {}
         self._head = '{"league":' + _text(subject) + ',"match_id":'
         tier = rank_names.index("tier") if "tier" in rank_names else None
         values = tuple_form(rank_names)
@@ -59,12 +62,22 @@ class EventWriter:
         head, prefix = self._head, self.subject + ":"
         out: list[tuple[str, str]] = []
         append = out.append
+        last = self._last
+        if len(last) > 100_000:
+            last.clear()
         for entry in entries:
             mid = entry[0].id
             start = head + _text(mid) + ',"player":'
             key = prefix + mid + ":"
             for player, _, before, _, after, rank_before, rank_after, _ in entry[2]:
-                text = f'{start}{_text(player)},"before":{skill(before)},"after":{skill(after)}'
+                known = last.get(player)  # (their state after their last match here)
+                if known is not None and known[0] is before:
+                    said, was = known[2], known[1]
+                else:
+                    said, was = _text(player), skill(before)
+                now = skill(after)
+                last[player] = (after, now, said)
+                text = f'{start}{said},"before":{was},"after":{now}'
                 if rank_after is not None:
                     text += f',"rank_before":{rank(rank_before)},"rank_after":{rank(rank_after)}'
                     if tier is not None:

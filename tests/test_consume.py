@@ -570,3 +570,22 @@ def test_the_outbox_keeps_rows_until_their_own_round_is_acknowledged() -> None:
 
     asyncio.run(flow())
     assert publisher.sent == ["a", "b", "c", "d"]
+
+
+@pytest.mark.parametrize("ruleset", ["elo", "skyweaver", "openskill"])
+def test_the_events_written_from_the_entries_are_those_of_the_stored_reports(
+    ruleset: str,
+) -> None:
+    from rankcraft.engine import collecting
+    from rankcraft.ratingevents import EventWriter, events_of
+
+    league = rankcraft.League(ruleset)
+    writer = EventWriter(league.skill_class, league.rank_class, "leagues.x")
+    matches = games(30)
+    matches[7] = {**matches[7], "teams": [["p1", "p2"], ["p3", "p4"]]}  # (a team match)
+    written = []
+    for start in (0, 10, 20):  # (three batches: the states remembered across them)
+        with league.batch(), collecting(league) as entries:
+            league.record_many(matches[start : start + 10])
+        written += writer.events(entries)
+    assert written == events_of(league, "leagues.x", [m["id"] for m in matches])
