@@ -163,7 +163,8 @@ def _die_at(point: str) -> None:
 @attrs.define
 class Counts:
     """What a consumer did: messages taken, matches rated, passed over, dead-lettered,
-    events published; ``lag``: messages behind at the last fetch."""
+    events published (each acknowledged by JetStream; with ``pack``, the messages that
+    carry them); ``lag``: messages behind at the last fetch."""
 
     consumed: int = 0
     rated: int = 0

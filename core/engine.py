@@ -68,6 +68,7 @@ __all__ = [
     "RecordSummary",
     "Shown",
     "UnknownPlayerError",
+    "collecting",
     "leaderboard_key",
     "state_key",
     "tier_function",

@@ -6,10 +6,11 @@ nats-py's ``PullSubscription.fetch`` waits for each message of a batch with its 
 timer, and ``JetStreamContext.publish_async`` makes a future, a token and a callback per
 message: at thousands of messages a second these cost more than the rating. Here:
 
-- :class:`Puller` sends the consumer's pull requests itself (``CONSUMER.MSG.NEXT``) to
-  an inbox whose subscription appends each delivery to a list; a batch ends when it is
-  full or the server says there is no more (a status message), so a batch costs one
-  timer, not one per message.
+- :class:`Puller` sends the consumer's pull requests itself (``CONSUMER.MSG.NEXT``), each
+  with a reply subject of its own under one inbox whose subscription appends each
+  delivery to a list; a batch ends when it is full or the server says the request is
+  over (a status message on that request's subject), so a batch costs one timer, not
+  one per message.
 - :class:`Publisher` publishes each event with core NATS, its ``Nats-Msg-Id`` header
   and a reply subject per round; JetStream answers each with an acknowledgement (or an
   error) on that subject, which one subscription counts. A round is confirmed when every
@@ -37,6 +38,8 @@ class Puller:
         self.nc = nc
         self.next_subject = f"{api}.CONSUMER.MSG.NEXT.{stream}.{durable}"
         self.inbox = nc.new_inbox()
+        self.asked = 0  # requests made: each has its own reply subject, inbox.N
+        self.current = ""  # the reply subject of the request under way
         self.got: list[Any] = []  # deliveries not yet handed out, in order
         self.want = 0
         self.status: str | None = None  # the status that ended the last request
@@ -44,7 +47,7 @@ class Puller:
         self.sub: Any = None
 
     async def start(self) -> Puller:
-        self.sub = await self.nc.subscribe(self.inbox, cb=self._on_msg)
+        self.sub = await self.nc.subscribe(self.inbox + ".*", cb=self._on_msg)
         return self
 
     async def close(self) -> None:
@@ -57,9 +60,10 @@ class Puller:
             status = headers.get("Status")
             if status == "100":  # (an idle heartbeat)
                 return
-            if status:
-                self.status = status
-                self.ended.set()
+            if status:  # (the end of a request; an earlier one's is late: passed over)
+                if msg.subject == self.current:
+                    self.status = status
+                    self.ended.set()
                 return
         self.got.append(msg)
         if len(self.got) >= self.want:
@@ -100,7 +104,9 @@ class Puller:
             ask["no_wait"] = True
         else:  # (the server ends it a little before the client gives up waiting)
             ask["expires"] = max(int((left - 0.05) * 1e9), 10_000_000)
-        await self.nc.publish(self.next_subject, json.dumps(ask).encode(), reply=self.inbox)
+        self.asked += 1
+        self.current = f"{self.inbox}.{self.asked}"
+        await self.nc.publish(self.next_subject, json.dumps(ask).encode(), reply=self.current)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.ended.wait(), left)
 

@@ -312,6 +312,7 @@ def test_bad_options_are_refused_naming_them_and_create_nothing(log: Log, tmp_pa
         (["--batch", "0"], "'--batch'"),
         (["--max-messages", "-1"], "'--max-messages'"),
         (["--durable", "a b"], "'--durable'"),
+        (["--pack", "0"], "'--pack'"),
     ):
         code, found, _ = consume(log, str(db), *more)
         assert code == 2 and named in found["error"]["message"]
