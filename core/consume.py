@@ -393,7 +393,7 @@ class Consumer:
         keep its events; the error that refuses it, else None."""
         try:
             self.league.record(match)
-        except MatchError as exc:
+        except InputError as exc:  # (a voided id; an edit the league cannot make...)
             return str(exc)
         self._keep_late_events()
         return None
