@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -48,7 +48,6 @@ from .model import Match, PlayerRecord, Report
 from .opening import attach, closed_on_error, open_league_store
 from .players import Players
 from .predictions import Predictions
-from .rated import Rated
 from .resets import Resets
 from .ruleset import Display, Ruleset, load_ruleset
 from .rulesetschema import HistorySpec
@@ -60,6 +59,9 @@ from .store import MatchRow, MemoryStore, Store
 from .unit import UnitOfWork
 from .version import __version__
 from .writing import CHUNK, RecordSummary, Writer
+
+if TYPE_CHECKING:
+    from .rated import Rated
 
 __all__ = [
     "CHUNK",
