@@ -4,10 +4,21 @@ Publishes ``--matches`` seeded 1-v-1 matches (10,000 players, one a second) to a
 stream on the NATS server at ``--nats``, then times ``rankcraft consume`` (in process, the
 ``elo`` ruleset, ``--batch`` matches per transaction) rating them all into a new SQLite
 file and into a new PostgreSQL schema (``--pg``; left out when no server answers), each
-with its own durable consumer: the catch-up time, matches per second, and the rating
-events published (two per match). The stream and the schema are removed afterwards.
+with its own durable consumer: the catch-up time (wall clock, and this process's CPU
+time), matches per second, and the rating events published (two per match; with
+``--pack N`` also a run whose events go N to a message). The stream and the schema are
+removed afterwards.
 
-    python benchmarks/consume.py [--matches 100000] [--batch 2000] [--pg URL]
+``--floors`` also measures, in the same process, what each stage costs on its own, so
+that the consumer's rate can be set against what the machine allows: pulling and
+acknowledging the messages alone, decoding them (JSON and ``parse_match``) alone,
+publishing two events a match alone (each acknowledged by JetStream), and rating alone
+into SQLite (each batch in one transaction, with and without its events written to the
+outbox). Their sum (one core does them all) is the floor of a consumer that publishes
+one message per event.
+
+    python benchmarks/consume.py [--matches 100000] [--batch 2000] [--pg URL] [--floors]
+        [--pack N]
 """
 
 from __future__ import annotations
@@ -24,8 +35,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from rankcraft import League
-from rankcraft.consume import ConsumeOptions, consume
+from rankcraft.consume import ConsumeOptions, consume, decoded
+from rankcraft.engine import collecting
+from rankcraft.io import parse_match
+from rankcraft.jetstream import Publisher, Puller
+from rankcraft.ratingevents import EventWriter
 
 
 def workload(n: int, seed: int = 41) -> list[bytes]:
@@ -72,11 +89,117 @@ def delete(url: str, stream: str) -> None:
 
 def catch_up(db: str, options: ConsumeOptions) -> dict[str, Any]:
     with League.open(db, "elo") as league:
-        began = time.perf_counter()
+        began, cpu = time.perf_counter(), time.process_time()
         counts = consume(league, options, db, None)
-        seconds = time.perf_counter() - began
+        seconds, cpu = time.perf_counter() - began, time.process_time() - cpu
         assert league.match_count == counts.rated == options.max_messages, counts
-    return {"seconds": seconds, "per_second": counts.rated / seconds, "events": counts.published}
+        assert not league.store.outbox(1), "events left in the outbox"
+    return {
+        "seconds": seconds,
+        "cpu": cpu,
+        "per_second": counts.rated / seconds,
+        "events": counts.published,
+    }
+
+
+def pulled(url: str, stream: str, subject: str, n: int, batch: int) -> tuple[float, list[Any]]:
+    """Seconds to pull (and acknowledge, a batch at a time) the stream's ``n`` matches
+    with a durable consumer of its own; the messages."""
+
+    async def work(js: Any) -> tuple[float, list[Any]]:
+        from nats.js.api import AckPolicy, ConsumerConfig
+
+        config = ConsumerConfig(
+            durable_name="floor",
+            ack_policy=AckPolicy.ALL,
+            max_ack_pending=-1,
+            filter_subject=subject,
+        )
+        await js.add_consumer(stream, config)
+        puller = await Puller(js._nc, stream, "floor").start()
+        began, msgs = time.perf_counter(), list[Any]()
+        while len(msgs) < n:
+            got = await puller.fetch(min(batch, n - len(msgs)), timeout=5)
+            await got[-1].ack_sync()
+            msgs += got
+        return time.perf_counter() - began, msgs
+
+    found: tuple[float, list[Any]] = asyncio.run(_with_js(url, work))
+    return found
+
+
+def published(url: str, subject: str, events: list[tuple[str, str]], batch: int) -> float:
+    """Seconds to publish ``events`` (each with its Nats-Msg-Id), a round of ``2 * batch``
+    at a time, each round acknowledged before the next."""
+
+    async def work(js: Any) -> float:
+        publisher = await Publisher(js._nc, subject).start()
+        began = time.perf_counter()
+        for start in range(0, len(events), 2 * batch):
+            sent = await publisher.send(events[start : start + 2 * batch])
+            await publisher.confirm(sent, 30)
+        return time.perf_counter() - began
+
+    seconds: float = asyncio.run(_with_js(url, work))
+    return seconds
+
+
+def rated(db: str, matches: list[Any], batch: int, subject: str, outbox: bool) -> float:
+    """Seconds to rate ``matches`` into a new SQLite league, a transaction per batch
+    (with ``outbox``: each batch's events written there, as the consumer does)."""
+    with League.open(db, "elo") as league:
+        writer = EventWriter(league.skill_class, league.rank_class, subject)
+        began = time.perf_counter()
+        for start in range(0, len(matches), batch):
+            part = matches[start : start + batch]
+            with league.batch(), collecting(league) as entries:
+                league.store.recorded({m.id for m in part})
+                league.record_many(part, skip_seen=True, close=False)
+                if outbox:
+                    league.store.add_outbox(writer.events(entries))
+        return time.perf_counter() - began
+
+
+def timed(work: Any) -> tuple[float, float, Any]:
+    """``work()``'s wall-clock seconds, this process's CPU seconds, and its result."""
+    began, cpu = time.perf_counter(), time.process_time()
+    found = work()
+    return time.perf_counter() - began, time.process_time() - cpu, found
+
+
+def floors(args: Any, stream: str, subject: str, items: list[bytes], db: str) -> None:
+    """Each stage alone (see the module's docstring), per match and its two events: the
+    wall clock, and this process's CPU time (what other processes on a loaded machine
+    take from it does not count there; the NATS server's own work does not either)."""
+    n, batch = args.matches, args.batch
+    pull = timed(lambda: pulled(args.nats, stream, subject, n, batch))
+    msgs = pull[2][1]
+    decode = timed(lambda: decoded(msgs))
+    assert not decode[2][1] and len(decode[2][0]) == n
+    matches = [parse_match(json.loads(d)) for d in items]
+    with League.open(db + ".events", "elo") as league:  # (the events the consumer writes)
+        with league.batch(), collecting(league) as entries:
+            league.record_many(matches, close=False)
+        events = EventWriter(league.skill_class, league.rank_class, subject).events(entries)
+    stages = {
+        "pull and acknowledge": pull,
+        "decode (JSON, parse_match)": decode,
+        "publish 2 events a match": timed(
+            lambda: published(args.nats, f"{subject}.floor", events, batch)
+        ),
+        "rate into SQLite, no events": timed(lambda: rated(db, matches, batch, subject, False)),
+        "rate into SQLite, events to outbox": timed(
+            lambda: rated(db + ".outbox", matches, batch, subject, True)
+        ),
+    }
+    print(f"\nfloors, {n:,} matches, batch {batch:,}:")
+    print(f"{'stage alone':<38}{'seconds':>9}{'matches/s':>11}{'CPU s':>8}{'per CPU s':>11}")
+    for name, (seconds, cpu, _) in stages.items():
+        print(f"{name:<38}{seconds:>9.2f}{n / seconds:>11,.0f}{cpu:>8.2f}{n / cpu:>11,.0f}")
+    chosen = [v for k, v in stages.items() if k != "rate into SQLite, no events"]
+    wall, cpu = sum(v[0] for v in chosen), sum(v[1] for v in chosen)
+    total = f"{wall:>9.2f}{n / wall:>11,.0f}{cpu:>8.2f}{n / cpu:>11,.0f}"
+    print(f"{'sum (one core, serially)':<38}{total}")
 
 
 def pg_ready(url: str) -> bool:
@@ -95,6 +218,8 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=2000)
     parser.add_argument("--nats", default="nats://127.0.0.1:4222")
     parser.add_argument("--pg", default="postgresql://postgres@127.0.0.1/test")
+    parser.add_argument("--floors", action="store_true", help="also time each stage alone")
+    parser.add_argument("--pack", type=int, default=1, help="also a run with N events a message")
     args = parser.parse_args()
     suffix = uuid.uuid4().hex[:8]
     stream, subject = f"bench_{suffix}", f"bench.{suffix}.matches"
@@ -114,14 +239,19 @@ def main() -> None:
         schema = f"bench_{suffix}"
         if pg_ready(args.pg):
             targets["PostgreSQL"] = f"{args.pg}?schema={schema}"
+        if args.pack > 1:
+            targets[f"SQLite, --pack {args.pack}"] = str(Path(folder) / "packed.sqlite")
         try:
-            print(f"{'store':<12}{'catch-up s':>12}{'matches/s':>12}{'events':>10}")
+            print(f"{'store':<22}{'catch-up s':>12}{'CPU s':>8}{'matches/s':>12}{'events':>10}")
             for name, db in targets.items():
-                found = catch_up(db, options)
+                pack = args.pack if "--pack" in name else 1
+                found = catch_up(db, attrs.evolve(options, pack=pack))
                 print(
-                    f"{name:<12}{found['seconds']:>12.2f}{found['per_second']:>12,.0f}"
-                    f"{found['events']:>10,}"
+                    f"{name:<22}{found['seconds']:>12.2f}{found['cpu']:>8.2f}"
+                    f"{found['per_second']:>12,.0f}{found['events']:>10,}"
                 )
+            if args.floors:
+                floors(args, stream, subject, items, str(Path(folder) / "floor.sqlite"))
         finally:
             delete(args.nats, stream)
             if "PostgreSQL" in targets:

@@ -4,15 +4,27 @@ A durable pull consumer reads one league's subject in the log's order, in batche
 to ``batch`` messages. Each batch's valid matches are rated in ONE league transaction,
 with the rating-change events written to the league's ``outbox`` in the same
 transaction; then the batch is acknowledged (``AckPolicy.ALL``: the last message acks
-them all), then the outbox is published to the events subject, each event with a
-``Nats-Msg-Id`` (``<subject>:<match id>:<player>``) against doubles, and removed.
+them all), then its events are published to the events subject, each with a
+``Nats-Msg-Id`` (``<subject>:<match id>:<player>``) against doubles, and removed from the
+outbox once JetStream has acknowledged storing every one of them.
 
 So a consumer that dies at any point loses nothing and doubles nothing: before the
 commit, the batch is redelivered and rated; after it, the redelivered matches are passed
 over (``skip_seen``: their ids are recorded) and the outbox, published first on start,
 is published again, JetStream dropping the events it already holds. A message that is
 not a valid match goes to the dead-letter subject, with the error naming the field, and
-the consumer goes on.
+the consumer goes on. A late match (earlier than a player's latest) is placed at its
+time where the ruleset says ``[history] late = "rerate"`` (as ``League.record`` does:
+an edit of its own, its events put in the outbox after it, an edit's number kept in the
+league's meta so that a consumer dying between the two puts them there on its next
+start), and dead-lettered with the reason where it says ``"refuse"``.
+
+For throughput (docs/performance.md, "Consuming from JetStream"): the events are written
+from the entries the league kept while rating the batch (:mod:`rankcraft.ratingevents`),
+not read back; the messages are pulled and the events published by
+:mod:`rankcraft.jetstream` (one timer per batch, acknowledgements counted per round);
+and a batch's events are published while the next batch is fetched and rated, the
+outbox rows removed in the next transaction once all are acknowledged.
 """
 
 from __future__ import annotations
@@ -29,12 +41,15 @@ from typing import Any, TextIO
 
 import attrs
 
-from .engine import League
-from .errors import InputError, MatchError, RankcraftError
+from .engine import League, collecting
+from .errors import InputError, LateMatchError, MatchError, RankcraftError
 from .extras import missing
 from .io import parse_match
+from .jetstream import Publisher, Puller
 from .model import Match
+from .outboxing import Outbox
 from .rated import compact_json
+from .ratingevents import EventWriter, events_of, packed
 from .store.base import CONSUMED, FED_BY
 
 KILL_ENV = "RANKCRAFT_CONSUME_KILL"
@@ -42,9 +57,10 @@ KILL_ENV = "RANKCRAFT_CONSUME_KILL"
 first batch's commit (before its acknowledgement) or after its acknowledgement (before
 the outbox is published)."""
 
-RANK_KEYS = ("rank_before", "rank_after")
-"""The rank-layer fields of a report's change that an event carries, where present (with
-``tier_before`` and ``tier_after`` taken from them where the rank has a tier)."""
+LATE_EDIT = "consume_late_edit"
+"""The meta key keeping the number of the last late edit whose events are in the outbox
+(a consumer killed between placing a late match and keeping its events keeps them on its
+next start)."""
 
 
 @attrs.frozen
@@ -63,6 +79,7 @@ class ConsumeOptions:
     ack_wait: float = 30.0
     fetch_wait: float = 1.0
     log_every: float = 5.0
+    pack: int = 1
 
     @property
     def dead_subject(self) -> str:
@@ -85,6 +102,8 @@ def check_options(options: ConsumeOptions) -> None:
     """Refuse option values that would do nothing or something else than asked."""
     if not 1 <= options.batch <= 100_000:
         raise InputError(f"'--batch' must be a whole number in [1, 100000]: {options.batch}")
+    if not 1 <= options.pack <= 10_000:
+        raise InputError(f"'--pack' must be a whole number in [1, 10000]: {options.pack}")
     if options.max_messages is not None and options.max_messages < 1:
         raise InputError(f"'--max-messages' must be a whole number >= 1: {options.max_messages}")
     if options.idle_exit is not None and not options.idle_exit >= 0:
@@ -108,29 +127,6 @@ def nats_client() -> Any:
     return nats
 
 
-def events_of(league: League, subject: str, match_ids: Sequence[str]) -> list[tuple[str, str]]:
-    """One event per player of each recorded match: (its id, its JSON text)."""
-    events = []
-    to_dict = league.codec.report_to_dict
-    for mid in match_ids:
-        for change in to_dict(league.report(mid))["changes"]:
-            player = change["player"]
-            event = {
-                "league": subject,
-                "match_id": mid,
-                "player": player,
-                "before": change.get("skill_before"),
-                "after": change.get("skill_after"),
-            }
-            event.update({k: change[k] for k in RANK_KEYS if k in change})
-            for when in ("before", "after"):  # (a rank layer's tier, said on its own)
-                rank = change.get(f"rank_{when}")
-                if isinstance(rank, dict) and "tier" in rank:
-                    event[f"tier_{when}"] = rank["tier"]
-            events.append((f"{subject}:{mid}:{player}", compact_json(event)))
-    return events
-
-
 class _Refused(Exception):
     """A match the league refused inside a batch (its place in the batch's fresh list)."""
 
@@ -139,12 +135,16 @@ class _Refused(Exception):
         self.index, self.error = index, error
 
 
+_decode = json.JSONDecoder().decode
+
+
 def decoded(msgs: Sequence[Any]) -> tuple[list[tuple[Any, Match]], list[tuple[Any, str]]]:
     """The messages that are matches, each with its match; the others with their error."""
     good, bad = [], []
     for msg in msgs:
-        try:
-            data = json.loads(msg.data)
+        try:  # (UTF-8 text decoded, as json.loads does, without guessing its encoding)
+            text = msg.data.decode()
+            data = _decode(text[1:] if text[:1] == "\ufeff" else text)
         except ValueError as exc:
             bad.append((msg, f"not a JSON match: {exc}"))
             continue
@@ -163,7 +163,8 @@ def _die_at(point: str) -> None:
 @attrs.define
 class Counts:
     """What a consumer did: messages taken, matches rated, passed over, dead-lettered,
-    events published; ``lag``: messages behind at the last fetch."""
+    events published (each acknowledged by JetStream; with ``pack``, the messages that
+    carry them); ``lag``: messages behind at the last fetch."""
 
     consumed: int = 0
     rated: int = 0
@@ -201,6 +202,10 @@ class Consumer:
         self.connected: Callable[[], bool] = lambda: True
         self.reconnected = -1e9  # (time.monotonic() of the last reconnection)
         self._logged = time.monotonic()
+        self.writer = EventWriter(league.skill_class, league.rank_class, options.subject)
+        self.rerates = league.ruleset.history.late == "rerate"
+        self.nc: Any = None
+        self.outbox: Any = None  # (an Outbox once connected)
 
     def _reconnected(self) -> None:
         self.reconnected = time.monotonic()
@@ -211,15 +216,18 @@ class Consumer:
 
     async def run(self) -> Counts:
         nats = nats_client()
-        nc = await connect(nats, self.options.nats, self._write, self._reconnected)
+        self.nc = nc = await connect(nats, self.options.nats, self._write, self._reconnected)
         self.connected = lambda: bool(nc.is_connected)
         try:
-            js = nc.jetstream(publish_async_max_pending=20_000)
-            await self.publish_outbox(js)  # (what a consumer killed after a commit left)
+            js = nc.jetstream()
+            publisher = await Publisher(nc, self.options.events_subject).start()
+            self.outbox = Outbox(self.league, publisher, self.counts)
+            self._keep_late_events()  # (a late match placed by a consumer that died)
+            await self.outbox.publish()  # (what a consumer killed after a commit left)
             sub = await self._subscribe(nats, js)
             with _on_sigterm(self.stop):
                 await self._loop(nats, js, sub)
-            await self._publish_last(nats, js)
+            await self._publish_last(nats)
         finally:
             await nc.close()
         self._write(self.counts.line())
@@ -245,7 +253,7 @@ class Consumer:
         clean = info is not None and not info.num_ack_pending
         if clean and info.delivered.stream_seq == info.ack_floor.stream_seq:
             self.last_delivery = info.delivered.consumer_seq
-            return await js.pull_subscribe_bind(self.durable, o.stream)
+            return await Puller(self.nc, o.stream, self.durable).start()
         start = info.ack_floor.stream_seq if info is not None else 0
         if info is not None:
             await js.delete_consumer(o.stream, self.durable)
@@ -263,7 +271,7 @@ class Consumer:
         except nats.js.errors.NotFoundError:
             raise InputError(f"'--stream' names no stream on {o.nats}: {o.stream}") from None
         self.last_delivery = 0
-        return await js.pull_subscribe_bind(self.durable, o.stream)
+        return await Puller(self.nc, o.stream, self.durable).start()
 
     async def _loop(self, nats: Any, js: Any, sub: Any) -> None:
         o, counts = self.options, self.counts
@@ -285,7 +293,7 @@ class Consumer:
                     idle_since = time.monotonic()  # (a server away is not an idle log)
                 if o.idle_exit is not None and time.monotonic() - idle_since >= o.idle_exit:
                     break
-                await self._publish_quietly(nats, js)
+                await self._publish_quietly(nats)
                 self._progress()
                 continue
             idle_since = time.monotonic()
@@ -303,7 +311,7 @@ class Consumer:
         """The subscription made again once the server answers (what was not
         acknowledged is read again, the recorded matches passed over)."""
         with contextlib.suppress(*_transient(nats)):
-            await sub.unsubscribe()
+            await sub.close()
         while True:
             await asyncio.sleep(0.2)
             with contextlib.suppress(*_transient(nats)):
@@ -312,7 +320,7 @@ class Consumer:
     async def handle(self, js: Any, msgs: Sequence[Any]) -> None:
         """Rate a batch, dead-letter its refused messages, acknowledge, publish."""
         good, bad = decoded(msgs)
-        rated, skipped, refused = self._commit(good)
+        rated, skipped, refused, events, upto = self._commit(good)
         _die_at("commit")
         counts = self.counts
         counts.consumed += len(msgs)
@@ -324,41 +332,89 @@ class Consumer:
             await self._dead_letter(js, msg, error)
         await msgs[-1].ack_sync()  # (AckPolicy.ALL: the whole batch)
         _die_at("ack")
-        await self.publish_outbox(js)
+        await self.outbox.send(events, upto)
 
-    def _commit(self, good: list[tuple[Any, Match]]) -> tuple[int, int, list[tuple[Any, str]]]:
+    def _commit(
+        self, good: list[tuple[Any, Match]]
+    ) -> tuple[int, int, list[tuple[Any, str]], list[tuple[str, str]], int]:
         """Rate the batch's new matches and keep their events, in one transaction; a
-        match the league refuses is taken out and the batch rated again without it."""
+        match the league refuses is taken out and the batch rated again without it; a
+        late one, where the ruleset re-rates, is placed at its time (:meth:`_place`)
+        after those before it are committed. Returns the matches rated, passed over,
+        the refused messages with their errors, the last transaction's events and the
+        number of its last outbox row."""
         refused: list[tuple[Any, str]] = []
+        rated = skipped = 0
         while True:
             try:
-                rated, skipped = self._commit_once(good)
-                return rated, skipped, refused
+                done, passed, events, upto = self._commit_once(good)
+                return rated + done, skipped + passed, refused, events, upto
             except _Refused as exc:
-                msg = good[exc.index][0]
-                refused.append((msg, str(exc.error)))
-                good = [*good[: exc.index], *good[exc.index + 1 :]]
+                msg, match = good[exc.index]
+                before, after = good[: exc.index], good[exc.index + 1 :]
+                error: str | None = str(exc.error)
+                if self.rerates and isinstance(exc.error, LateMatchError):
+                    done, passed, _, _ = self._commit_once(before)  # (then it, on its own)
+                    self.outbox.stale = True  # (several transactions: published from the store)
+                    rated, skipped, before = rated + done, skipped + passed, []
+                    error = self._place(match)
+                    rated += error is None
+                if error is not None:
+                    refused.append((msg, error))
+                good = [*before, *after]
 
-    def _commit_once(self, good: list[tuple[Any, Match]]) -> tuple[int, int]:
+    def _commit_once(
+        self, good: list[tuple[Any, Match]]
+    ) -> tuple[int, int, list[tuple[str, str]], int]:
         league = self.league
         with league.batch():
             seen = league.store.recorded({m.id for _, m in good})
             fresh: list[tuple[Any, Match]] = []
-            for msg, match in good:  # (an id twice in a batch: the first one counts)
-                if match.id not in seen:
-                    seen.add(match.id)
-                    fresh.append((msg, match))
+            for item in good:  # (an id twice in a batch: the first one counts)
+                if item[1].id not in seen:
+                    seen.add(item[1].id)
+                    fresh.append(item)  # (the same tuple: its place in good is found by it)
             try:
-                league.record_many([m for _, m in fresh], skip_seen=True, close=False)
+                with collecting(league) as entries:
+                    league.record_many([m for _, m in fresh], skip_seen=True, close=False)
             except MatchError as exc:
                 if exc.item is None:
                     raise
                 index = next(i for i, g in enumerate(good) if g is fresh[exc.item])
                 raise _Refused(index, exc) from None
-            ids = [m.id for _, m in fresh]
-            league.store.add_outbox(events_of(league, self.options.subject, ids))
+            events = packed(self.writer.events(entries), self.options.pack)
+            upto = self.outbox.keep(events)
             self._say(league, len(good))
-        return len(fresh), len(good) - len(fresh)
+        self.outbox.kept()
+        return len(fresh), len(good) - len(fresh), events, upto
+
+    def _place(self, match: Match) -> str | None:
+        """Place a late match at its time (an edit of its own: ``League.record``), then
+        keep its events; the error that refuses it, else None."""
+        try:
+            self.league.record(match)
+        except InputError as exc:  # (a voided id; an edit the league cannot make...)
+            return str(exc)
+        self._keep_late_events()
+        return None
+
+    def _keep_late_events(self) -> None:
+        """Keep in the outbox the events of the late matches placed since the edit whose
+        number the league's meta keeps (:data:`LATE_EDIT`), and that number, in one
+        transaction; on a first start the number of the league's last edit is kept."""
+        league, store = self.league, self.league.store
+        kept = store.get_meta(LATE_EDIT)
+        edits = [e for e in league.edits() if kept is None or e.n > int(kept)]
+        if not edits and kept is not None:
+            return
+        late = [e.match_id for e in edits if e.kind == "late"] if kept is not None else []
+        with league.batch():
+            if late:
+                events = events_of(league, self.options.subject, late)
+                self.outbox.keep(packed(events, self.options.pack))
+                self.outbox.stale = True  # (published from the store, in order)
+            store.set_meta(LATE_EDIT, str(max((e.n for e in edits), default=0)))
+        self.outbox.kept()
 
     def _say(self, league: League, taking: int) -> None:
         """Keep in the league, in the batch's transaction, which log feeds it (the HTTP
@@ -384,36 +440,20 @@ class Consumer:
             self.options.dead_subject, compact_json(envelope).encode(), headers=headers
         )
 
-    async def publish_outbox(self, js: Any) -> None:
-        """Publish the outbox's events in order, each once, then remove them."""
-        store = self.league.store
-        subject = self.options.events_subject
-        while rows := store.outbox(10_000):
-            futures = [
-                await js.publish_async(subject, text.encode(), headers={"Nats-Msg-Id": eid})
-                for _, eid, text in rows
-            ]
-            # (a server lost mid-way never answers: the futures are cancelled, and
-            # the outbox, kept, is published again once it is back)
-            await asyncio.wait_for(asyncio.gather(*futures), timeout=2 + len(rows) / 1000)
-            with self.league.batch():
-                store.drop_outbox(rows[-1][0])
-            self.counts.published += len(rows)
-
-    async def _publish_quietly(self, nats: Any, js: Any) -> None:
+    async def _publish_quietly(self, nats: Any) -> None:
         """The outbox published when the server is back (it keeps what it could not)."""
         with contextlib.suppress(*_transient(nats)):
-            await self.publish_outbox(js)
+            await self.outbox.publish()
 
-    async def _publish_last(self, nats: Any, js: Any) -> None:
+    async def _publish_last(self, nats: Any) -> None:
         """The outbox published before the consumer stops, the server given 10 s to come
         back; what is left is published by the next start."""
         deadline = time.monotonic() + 10
-        while self.league.store.outbox(1) and time.monotonic() < deadline:
-            await self._publish_quietly(nats, js)
-            if self.league.store.outbox(1):
+        while self.outbox.waiting() and time.monotonic() < deadline:
+            await self._publish_quietly(nats)
+            if self.outbox.waiting():
                 await asyncio.sleep(0.2)
-        if self.league.store.outbox(1):
+        if self.outbox.waiting():
             self._write("consume: events left in the outbox: the next start publishes them\n")
 
     def _progress(self) -> None:
@@ -459,6 +499,7 @@ async def connect(nats: Any, url: str, say: Any = None, back: Any = None) -> Any
             reconnect_time_wait=0.5,
             error_cb=on_error,
             reconnected_cb=on_reconnect,
+            skip_subject_validation=True,  # (check_options refused spaces in subjects)
         )
     except (OSError, TimeoutError, nats.errors.Error) as exc:
         raise RankcraftError(f"no NATS server answers at {url}: {exc}") from None

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -61,6 +61,9 @@ from .unit import Schedules, UnitOfWork
 from .version import __version__
 from .writing import CHUNK, RecordSummary, Writer
 
+if TYPE_CHECKING:
+    from .rated import Rated
+
 __all__ = [
     "CHUNK",
     "SEARCH_TEXT_MAX",
@@ -68,6 +71,7 @@ __all__ = [
     "RecordSummary",
     "Shown",
     "UnknownPlayerError",
+    "collecting",
     "leaderboard_key",
     "state_key",
     "tier_function",
@@ -418,6 +422,21 @@ class League(Corrected, Fitted):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+@contextmanager
+def collecting(league: League) -> Iterator[list[Rated]]:
+    """The entries of the matches ``league`` rates in the block, in order, as it keeps
+    them (each a :class:`rankcraft.rated.Rated`: the match, its probabilities, each
+    player's states before and after): a caller's own events written without reading
+    reports back (``rankcraft consume``). Not those a late match's re-rate makes; not
+    nested."""
+    kept: list[Rated] = []
+    league._unit.collect = kept
+    try:
+        yield kept
+    finally:
+        league._unit.collect = None
 
 
 def _scratch(league: League, seeds: Iterable[PlayerRecord]) -> tuple[League, Seasons]:

@@ -150,20 +150,22 @@ def _none(value: Any) -> Any:
 
 def match_text(match: Match) -> str:
     """A match's JSON text: exactly ``compact_json(match.to_dict())``, what a store keeps
-    per match. A match with only an id, a time, its sides and its scores (the common
-    case) is written from a template; any other goes through :meth:`Match.to_dict`."""
+    per match. A match with only an id, a time, its sides and its scores or whole-number
+    ranks (the common case) is written from a template; any other goes through
+    :meth:`Match.to_dict`."""
+    ranks = match.ranks
     if (
-        match.ranks is not None
-        or match.meta
+        match.meta
         or match.seconds_played is not None
         or match.quit
         or match.home is not None
         or match.weight != 1.0
+        or (ranks is not None and (match.scores is not None or _not_places(ranks)))
     ):
         return compact_json(match.to_dict())
     scores = match.scores
     if scores is None:
-        tail = "}"
+        tail = "}" if ranks is None else f',"ranks":[{",".join(map(str, ranks))}]}}'
     else:
         known = _scores_text.get(id(scores))
         if known is None or known[0] is not scores:
@@ -181,6 +183,11 @@ def match_text(match: Match) -> str:
         f'{{"id":{_text(match.id)},"played_at":"{format_time(match.played_at)}",'
         f'"teams":[{teams}]{tail}'
     )
+
+
+def _not_places(ranks: tuple[Any, ...]) -> bool:
+    """Whether ``ranks`` holds anything but ints (whose text ``str`` writes as JSON does)."""
+    return any(type(rank) is not int for rank in ranks)
 
 
 _scores_text: dict[int, tuple[tuple[float, ...], str]] = {}

@@ -96,6 +96,9 @@ class UnitOfWork:
         # place keep their identity, so a cache keyed on rows compares this count too)
         self.runs = 0
         self.pending: list[Rated] = []
+        # where the entries kept are also put, while a caller collects them
+        # (:meth:`rankcraft.League.collecting`); None: nobody does
+        self.collect: list[Rated] | None = None
         # ids rated in the open transaction and not yet handed to the store, plus those of
         # the chunk being read that the store already has: the league never holds every
         # id (the store answers `recorded`), so memory does not grow with matches
@@ -215,6 +218,8 @@ class UnitOfWork:
         when: ``record_many`` every chunk, ``record`` every ``FLUSH_EVERY`` matches)."""
         self.seen.add(entry[0].id)  # (the match's id)
         self.pending.append(entry)
+        if self.collect is not None:
+            self.collect.append(entry)
 
     def flush(self) -> None:
         """Hand the changed players and the rated matches to the store (in the open

@@ -27,6 +27,7 @@ import pytest
 
 import rankcraft
 from rankcraft.cli import main
+from rankcraft.consume import LATE_EDIT
 from rankcraft.store.base import CONSUMED, FED_BY
 
 NATS_URL = os.environ.get("RANKCRAFT_NATS_URL", "nats://127.0.0.1:4222")
@@ -96,7 +97,7 @@ class Log:
 
         asyncio.run(self._js(work))
 
-    def read(self, subject: str) -> list[tuple[str | None, Any]]:
+    def read(self, subject: str, parse: Any = json.loads) -> list[tuple[str | None, Any]]:
         """Every message the stream holds on ``subject``: (its Nats-Msg-Id, its JSON)."""
 
         async def work(js: Any) -> list[tuple[str | None, Any]]:
@@ -112,7 +113,7 @@ class Log:
             with contextlib.suppress(TimeoutError):  # (all read: the count is checked)
                 while len(msgs) < count:
                     msgs += await sub.fetch(min(500, count - len(msgs)), timeout=1)
-            return [((m.headers or {}).get("Nats-Msg-Id"), json.loads(m.data)) for m in msgs]
+            return [((m.headers or {}).get("Nats-Msg-Id"), parse(m.data)) for m in msgs]
 
         found: list[tuple[str | None, Any]] = asyncio.run(self._js(work))
         return found
@@ -311,6 +312,7 @@ def test_bad_options_are_refused_naming_them_and_create_nothing(log: Log, tmp_pa
         (["--batch", "0"], "'--batch'"),
         (["--max-messages", "-1"], "'--max-messages'"),
         (["--durable", "a b"], "'--durable'"),
+        (["--pack", "0"], "'--pack'"),
     ):
         code, found, _ = consume(log, str(db), *more)
         assert code == 2 and named in found["error"]["message"]
@@ -416,3 +418,175 @@ def test_the_memory_store_keeps_the_outbox_with_its_batch() -> None:
         league.store.drop_outbox(1)
         league.store.add_outbox([("e3", "1")])
     assert league.store.outbox(10) == [(2, "e2", "[]"), (3, "e3", "1")]
+
+
+RERATES = 'extends = "elo"\nname = "elo_rerate"\n[history]\nlate = "rerate"\n'
+
+
+def late_one(matches: list[dict[str, Any]]) -> dict[str, Any]:
+    """A match of p0 and p1 half a minute after ``matches[5]``: earlier than the later ones."""
+    when = datetime.fromisoformat(matches[5]["played_at"]) + timedelta(seconds=30)
+    return {
+        "id": "late",
+        "played_at": when.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "teams": [["p0"], ["p1"]],
+        "ranks": [2, 1],
+    }
+
+
+def test_a_late_match_is_placed_at_its_time_where_the_ruleset_rerates(
+    log: Log, tmp_path: Path
+) -> None:
+    db, ruleset = str(tmp_path / "league.sqlite"), tmp_path / "rerate.toml"
+    ruleset.write_text(RERATES)
+    matches = games(30)
+    late = late_one(matches)
+    log.publish([*matches[:25], late, *matches[25:]])  # (in the middle of a batch)
+    code, done, err = consume(
+        log, db, "--ruleset", str(ruleset), "--batch", "10", "--idle-exit", "0"
+    )
+    assert code == 0 and (done["rated"], done["dead"], done["published"]) == (31, 0, 62), err
+    in_time = sorted([*matches, late], key=lambda m: m["played_at"])
+    assert players_at(db) == replayed(in_time)  # (a replay in time order: the reference)
+    with rankcraft.League.open(db, create=False) as league:
+        assert [(e.kind, e.match_id) for e in league.edits()] == [("late", "late")]
+        report = league.codec.report_to_dict(league.report("late"))
+    events = log.read(f"{log.subject}.ratings")
+    assert len(events) == 62 and len({mid for mid, _ in events}) == 62
+    placed = {e["player"]: e for _, e in events if e["match_id"] == "late"}
+    reference = rankcraft.League("elo")
+    reference.record_many(in_time[: in_time.index(late) + 1])
+    for change in reference.codec.report_to_dict(reference.report("late"))["changes"]:
+        assert placed[change["player"]]["after"] == change["skill_after"]
+    assert [c["skill_after"] for c in report["changes"]] == [
+        placed[p]["after"] for p in ("p0", "p1")
+    ]
+
+
+def test_a_late_match_is_dead_lettered_with_its_reason_where_the_ruleset_refuses(
+    log: Log, tmp_path: Path
+) -> None:
+    db = str(tmp_path / "league.sqlite")
+    matches = games(30)
+    log.publish([*matches[:25], late_one(matches), *matches[25:]])
+    code, done, _ = consume(log, db, "--batch", "10", "--idle-exit", "0")
+    assert code == 0 and (done["rated"], done["dead"], done["published"]) == (30, 1, 60)
+    assert players_at(db) == replayed(matches)
+    ((_, dead),) = log.read(f"{log.subject}.dead")
+    assert "'played_at'" in dead["error"] and "earlier than the last match" in dead["error"]
+    assert json.loads(dead["data"])["id"] == "late"
+
+
+def test_a_late_match_placed_by_a_consumer_that_died_before_keeping_its_events(
+    log: Log, tmp_path: Path
+) -> None:
+    db, ruleset = str(tmp_path / "league.sqlite"), tmp_path / "rerate.toml"
+    ruleset.write_text(RERATES)
+    matches = games(8)
+    with rankcraft.League.open(db, str(ruleset)) as league:
+        league.store.set_meta(LATE_EDIT, "0")  # (as a consumer keeps it before any edit)
+        league.record_many(matches)
+        league.record(late_one(matches))  # (placed; its events never kept)
+    code, done, err = consume(log, db, "--ruleset", str(ruleset), "--idle-exit", "0")
+    assert code == 0 and done["published"] == 2, err
+    events = log.read(f"{log.subject}.ratings")
+    assert sorted((e["match_id"], e["player"]) for _, e in events) == [
+        ("late", "p0"),
+        ("late", "p1"),
+    ]
+    code, done, _ = consume(log, db, "--ruleset", str(ruleset), "--idle-exit", "0")  # (once)
+    assert code == 0 and done["published"] == 0
+
+
+def test_pack_puts_several_events_in_one_message(log: Log, tmp_path: Path) -> None:
+    db = str(tmp_path / "league.sqlite")
+    matches = games(12)
+    log.publish(matches)
+    code, done, _ = consume(log, db, "--pack", "7", "--idle-exit", "0")
+    assert code == 0 and done["published"] == 4  # (24 events, 7 a message)
+    lines = log.read(
+        f"{log.subject}.ratings", parse=lambda d: [json.loads(x) for x in d.split(b"\n")]
+    )
+    assert [len(events) for _, events in lines] == [7, 7, 7, 3]
+    assert lines[0][0] == f"{log.subject}:m0:p0+7"
+    unpacked = [e for _, events in lines for e in events]
+    assert [(e["match_id"], e["player"]) for e in unpacked[:4]] == [
+        ("m0", "p0"),
+        ("m0", "p1"),
+        ("m1", "p1"),
+        ("m1", "p6"),
+    ]
+
+
+class _Publisher:
+    """A publisher whose rounds are acknowledged at once, or lost (``fail``)."""
+
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+        self.fail = False
+
+    async def send(self, events: list[tuple[str, str]]) -> Any:
+        from rankcraft.jetstream import Round
+
+        if self.fail:
+            raise OSError("connection lost")
+        self.sent += [eid for eid, _ in events]
+        sent = Round("r", len(events))
+        sent.acked = sent.count
+        sent.done.set()
+        return sent
+
+    async def confirm(self, sent: Any, timeout: float) -> None:
+        pass
+
+    def forget(self) -> None:
+        pass
+
+
+def test_the_outbox_keeps_rows_until_their_own_round_is_acknowledged() -> None:
+    from types import SimpleNamespace
+
+    from rankcraft.outboxing import Outbox
+
+    league, publisher = rankcraft.League("elo"), _Publisher()
+    outbox = Outbox(league, publisher, SimpleNamespace(published=0))  # type: ignore[arg-type]
+
+    def commit(events: list[tuple[str, str]]) -> int:
+        with league.batch():
+            upto = outbox.keep(events)
+        outbox.kept()
+        return upto
+
+    async def flow() -> None:
+        first = [("a", "1"), ("b", "2")]
+        await outbox.send(first, commit(first))
+        commit([("c", "3")])  # (the first round confirmed: its rows go with this commit)
+        assert [eid for _, eid, _ in league.store.outbox(10)] == ["c"]
+        publisher.fail = True  # (lost between the commit and its round)
+        with pytest.raises(OSError):
+            await outbox.send([("c", "3")], 1)
+        publisher.fail = False
+        await outbox.send([("d", "4")], commit([("d", "4")]))  # (c, d: from the store)
+        assert league.store.outbox(10) == []
+
+    asyncio.run(flow())
+    assert publisher.sent == ["a", "b", "c", "d"]
+
+
+@pytest.mark.parametrize("ruleset", ["elo", "skyweaver", "openskill"])
+def test_the_events_written_from_the_entries_are_those_of_the_stored_reports(
+    ruleset: str,
+) -> None:
+    from rankcraft.engine import collecting
+    from rankcraft.ratingevents import EventWriter, events_of
+
+    league = rankcraft.League(ruleset)
+    writer = EventWriter(league.skill_class, league.rank_class, "leagues.x")
+    matches = games(30)
+    matches[7] = {**matches[7], "teams": [["p1", "p2"], ["p3", "p4"]]}  # (a team match)
+    written = []
+    for start in (0, 10, 20):  # (three batches: the states remembered across them)
+        with league.batch(), collecting(league) as entries:
+            league.record_many(matches[start : start + 10])
+        written += writer.events(entries)
+    assert written == events_of(league, "leagues.x", [m["id"] for m in matches])

@@ -201,6 +201,8 @@ MATCHES: list[dict[str, Any]] = [
         "weight": 0.5,
     },
     {"id": "h", "played_at": "2024-01-01", "teams": [["a"], ["b"]], "scores": [1, 0], "home": 1},
+    {"id": "ranked", "played_at": "2024-01-01T10:00:00Z", "teams": [["a"], ["b"]], "ranks": [2, 1]},
+    {"id": "r3", "played_at": "2024-01-01", "teams": [["a"], ["b"], ["c"]], "ranks": [1, 3, 1]},
     {
         "id": "meta",
         "played_at": "2024-01-01",

@@ -24,6 +24,7 @@ def _options(args: argparse.Namespace) -> ConsumeOptions:
         max_messages=args.max_messages,
         idle_exit=args.idle_exit,
         ack_wait=args.ack_wait,
+        pack=args.pack,
     )
 
 
@@ -85,6 +86,13 @@ def add_consume_command(c: Commands) -> None:
         default=30.0,
         metavar="SECONDS",
         help="redeliver what a dead consumer left unacknowledged after this long (30)",
+    )
+    p.add_argument(
+        "--pack",
+        type=int,
+        default=1,
+        metavar="N",
+        help="events per published message, one JSON text a line (1: one event a message)",
     )
     p.add_argument(
         "--status", action="store_true", help="print the lag and the league's count, and exit"

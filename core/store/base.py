@@ -351,8 +351,9 @@ class Store(Protocol):
         """Every correction's audit row, oldest first."""
         ...
 
-    def add_outbox(self, events: Sequence[tuple[str, str]]) -> None:
-        """Keep events to publish, each (its id, its JSON text), in order (inside a batch)."""
+    def add_outbox(self, events: Sequence[tuple[str, str]]) -> int:
+        """Keep events to publish, each (its id, its JSON text), in order (inside a batch);
+        returns the number ``n`` of the last one kept (0: none)."""
         ...
 
     def outbox(self, limit: int) -> list[tuple[int, str, str]]:

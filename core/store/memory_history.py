@@ -127,11 +127,12 @@ class MemoryHistory:
         """Every committed correction's audit row, oldest first."""
         return [dict(row) for row in self._edits]
 
-    def add_outbox(self, events: Sequence[tuple[str, str]]) -> None:
-        """Keep events to publish (kept when the batch commits)."""
+    def add_outbox(self, events: Sequence[tuple[str, str]]) -> int:
+        """Keep events to publish (kept when the batch commits); the number of the last."""
         kept = self._pending_outbox or self._outbox
         last = kept[-1][0] if kept else 0
         self._pending_outbox += [(last + i, eid, t) for i, (eid, t) in enumerate(events, 1)]
+        return last + len(events) if events else 0
 
     def outbox(self, limit: int) -> list[tuple[int, str, str]]:
         """The first ``limit`` committed events to publish."""

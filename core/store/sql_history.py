@@ -62,12 +62,14 @@ class SQLHistory(SQLReads):
         sql = f"SELECT {', '.join(EDIT_COLUMNS)} FROM edits ORDER BY n"
         return [dict(zip(EDIT_COLUMNS, row, strict=True)) for row in self._execute(sql)]
 
-    def add_outbox(self, events: Sequence[tuple[str, str]]) -> None:
-        """Keep events to publish (numbered on from the last), in the open transaction."""
+    def add_outbox(self, events: Sequence[tuple[str, str]]) -> int:
+        """Keep events to publish (numbered on from the last), in the open transaction;
+        the number of the last one."""
         last = self._execute("SELECT max(n) FROM outbox").fetchone()[0] or 0
         rows = [(last + i, eid, text) for i, (eid, text) in enumerate(events, 1)]
         if rows:
             self._executemany("INSERT INTO outbox (n, id, event) VALUES (?, ?, ?)", rows)
+        return int(last) + len(rows) if rows else 0
 
     def outbox(self, limit: int) -> list[tuple[int, str, str]]:
         """The first ``limit`` events to publish: (n, id, JSON text)."""
