@@ -117,6 +117,7 @@ LOCATION = {
     "wager": "rank",
     "wenglin": "mu",
     "trueskill": "mu",
+    "ttt": "mu",
     "goals": "rating",
 }
 RATES_GOALS = ("goals",)
