@@ -1,0 +1,105 @@
+"""A history model's league killed with SIGKILL during a replay (the forward models' test
+in tests/test_kill.py, for the ``ttt`` ruleset): what is kept is an exact prefix of the
+file in whole chunks, its players are those of an uninterrupted replay of that prefix,
+and the reopened league, its fit rebuilt from the stored history, goes on to end where
+an uninterrupted replay of the whole file ends."""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import rankcraft
+from rankcraft.cli import main
+
+CHILD = r"""
+import sys
+import rankcraft
+from rankcraft.cli import main
+
+db, data = sys.argv[1:3]
+rankcraft.League("ttt").close()  # (the plugins loaded: the kill lands in the replay)
+print("ready", flush=True)
+code = main(["replay", data, "--ruleset", "ttt", "--db", db, "--commit-every", "20"])
+assert code == 0, code
+print("done", flush=True)
+"""
+
+
+def matches(n: int = 160, seed: int = 42) -> list[dict[str, Any]]:
+    """1-v-1 matches among 30 players, about four a day."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        a, b = rng.sample(range(30), 2)
+        day = i // 4
+        out.append(
+            {
+                "id": f"m{i}",
+                "played_at": f"2024-{1 + day // 28:02d}-{1 + day % 28:02d}T{10 + i % 4}:00:00Z",
+                "teams": [[f"p{a}"], [f"p{b}"]],
+                "scores": rng.choice([[1, 0], [0, 1], [1, 1]]),
+            }
+        )
+    return out
+
+
+def _run(db: Path, data: Path, delay: float | None) -> float:
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(db), str(data)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout is not None
+    line = child.stdout.readline()
+    assert line == "ready\n", (line, child.stderr.read() if child.stderr else "")
+    started = time.perf_counter()
+    if delay is None:
+        out, err = child.communicate(timeout=300)
+        assert child.returncode == 0 and out.endswith("done\n"), err
+        return time.perf_counter() - started
+    time.sleep(delay)
+    child.send_signal(signal.SIGKILL)
+    child.communicate(timeout=60)
+    return delay
+
+
+def _players(league: rankcraft.League) -> list[dict[str, Any]]:
+    return list(league.export()["players"])
+
+
+@pytest.mark.slow(seconds=30)
+def test_a_killed_replay_keeps_a_prefix_and_the_fit_is_rebuilt(tmp_path: Path) -> None:
+    history = matches()
+    data = tmp_path / "m.jsonl"
+    data.write_text("".join(json.dumps(m) + "\n" for m in history))
+    whole = rankcraft.League("ttt")
+    whole.record_many(history)
+    seconds = _run(tmp_path / "whole.sqlite", data, None)
+    rng = random.Random(7)
+    for k in range(2):
+        db = tmp_path / f"killed{k}.sqlite"
+        _run(db, data, rng.uniform(0.2, 0.9) * seconds)
+        if not db.exists():  # (killed before the first commit made the file)
+            continue
+        with rankcraft.League.open(db, create=False) as league:
+            ids = [match.id for _, match in league.store.history()]
+            done = len(ids)
+            assert ids == [m["id"] for m in history[:done]]  # a prefix of the file
+            assert done % 20 == 0 or done == len(history), done
+            prefix = rankcraft.League("ttt")
+            prefix.record_many(history[:done])
+            assert _players(league) == _players(prefix)
+        # a second run passes over what was kept, its fit rebuilt from the stored history
+        assert main(["replay", str(data), "--db", str(db), "--skip-seen"]) == 0
+        with rankcraft.League.open(db, create=False) as league:
+            assert _players(league) == _players(whole)
