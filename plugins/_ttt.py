@@ -198,7 +198,10 @@ class ThroughTime:
         """One pass over the marked batches, in time order (``forward``) or against it;
         returns the marks left for the next pass and the number of games run."""
         store, batch_of = self.store, self.store.ap_batch
-        ap_prev, ap_next, ap_games = store.ap_prev, store.ap_next, store.ap_games
+        ap_games = store.ap_games
+        ahead, behind = (
+            (store.ap_next, store.ap_prev) if forward else (store.ap_prev, store.ap_next)
+        )
         sign = 1 if forward else -1
         heap = [sign * b for b in current]
         heapq.heapify(heap)
@@ -216,17 +219,16 @@ class ThroughTime:
             for s in moved:
                 if len(ap_games[s]) > 1:  # its other games here saw the old belief
                     later.setdefault(b, set()).add(s)
-                for t in (ap_prev[s], ap_next[s]):
-                    if t < 0:
-                        continue
-                    bt = batch_of[t]
-                    if (bt - b) * sign > 0:
-                        if bt not in current:
-                            current[bt] = set()
-                            heapq.heappush(heap, sign * bt)
-                        current[bt].add(t)
-                    else:
-                        later.setdefault(bt, set()).add(t)
+                t = ahead[s]
+                if t >= 0:
+                    marks = current.get(batch_of[t])
+                    if marks is None:
+                        marks = current[batch_of[t]] = set()
+                        heapq.heappush(heap, sign * batch_of[t])
+                    marks.add(t)
+                t = behind[s]
+                if t >= 0:
+                    later.setdefault(batch_of[t], set()).add(t)
         return later, runs
 
     def posterior(self, player: PlayerId) -> tuple[float, float]:

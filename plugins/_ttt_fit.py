@@ -18,7 +18,14 @@ import itertools
 import math
 from collections.abc import Iterable
 
-from ._ttt_game import duel_message, player_message, team_messages
+from ._ttt_game import (
+    INV_SQRT_2PI,
+    SQRT2,
+    TAIL,
+    moments,
+    player_message,
+    team_messages,
+)
 
 DUEL, TEAMS = 0, 1
 """Game kinds: two single players with unit weights (the fast path), anything else."""
@@ -130,45 +137,43 @@ class Store:
         pi = self.fwd_pi[s] + self.bwd_pi[s] + self.lik_pi[s]
         return (self.fwd_tau[s] + self.bwd_tau[s] + self.lik_tau[s]) / pi, pi**-0.5
 
-    def refresh(self, s: int) -> None:
-        """Recompute the forward and backward messages into ``s`` from its neighbours."""
-        prev, nxt = self.ap_prev[s], self.ap_next[s]
-        if prev >= 0:
-            pi = self.fwd_pi[prev] + self.lik_pi[prev]
-            var = 1.0 / pi + self.gamma2 * self.ap_elapsed[s]
-            self.fwd_pi[s] = 1.0 / var
-            self.fwd_tau[s] = (self.fwd_tau[prev] + self.lik_tau[prev]) / pi / var
-        if nxt >= 0:
-            pi = self.bwd_pi[nxt] + self.lik_pi[nxt]
-            if pi > 0.0:
-                var = 1.0 / pi + self.gamma2 * self.ap_elapsed[nxt]
-                self.bwd_pi[s] = 1.0 / var
-                self.bwd_tau[s] = (self.bwd_tau[nxt] + self.lik_tau[nxt]) / pi / var
-            else:
-                self.bwd_pi[s] = self.bwd_tau[s] = 0.0
+    def refresh(self, aps: Iterable[int]) -> None:
+        """Recompute the forward and backward messages into ``aps`` from their neighbours."""
+        fwd_pi, fwd_tau, bwd_pi, bwd_tau = self.fwd_pi, self.fwd_tau, self.bwd_pi, self.bwd_tau
+        lik_pi, lik_tau, elapsed, gamma2 = self.lik_pi, self.lik_tau, self.ap_elapsed, self.gamma2
+        ap_prev, ap_next = self.ap_prev, self.ap_next
+        for s in aps:
+            prev, nxt = ap_prev[s], ap_next[s]
+            if prev >= 0:
+                pi = fwd_pi[prev] + lik_pi[prev]
+                var = 1.0 / pi + gamma2 * elapsed[s]
+                fwd_pi[s] = 1.0 / var
+                fwd_tau[s] = (fwd_tau[prev] + lik_tau[prev]) / (pi * var)
+            if nxt >= 0:
+                pi = bwd_pi[nxt] + lik_pi[nxt]
+                if pi > 0.0:
+                    var = 1.0 / pi + gamma2 * elapsed[nxt]
+                    bwd_pi[s] = 1.0 / var
+                    bwd_tau[s] = (bwd_tau[nxt] + lik_tau[nxt]) / (pi * var)
+                else:
+                    bwd_pi[s] = bwd_tau[s] = 0.0
 
-    def visit(self, aps: Iterable[int], games: Iterable[int], tolerance: float) -> list[int]:
+    def visit(self, aps: Iterable[int], games: list[int], tolerance: float) -> list[int]:
         """Refresh the messages into ``aps``, run ``games`` once each (in order), and
         return the appearances whose belief moved by more than ``tolerance`` (in μ or σ)."""
         fwd_pi, fwd_tau, bwd_pi, bwd_tau = self.fwd_pi, self.fwd_tau, self.bwd_pi, self.bwd_tau
         lik_pi, lik_tau = self.lik_pi, self.lik_tau
         all_games = self.games
-        game_list = list(games)
-        touched = {s for g in game_list for s in all_games[g].aps}
-        before = {}
-        for s in touched:
-            pi = fwd_pi[s] + bwd_pi[s] + lik_pi[s]
-            before[s] = ((fwd_tau[s] + bwd_tau[s] + lik_tau[s]) / pi, pi)
-        for s in aps:
-            self.refresh(s)
-        for g in game_list:
-            game = all_games[g]
-            if game.kind == DUEL:
-                self.duel(game)
-            else:
-                self.teams(game)
+        touched = list({s for g in games for s in all_games[g].aps})
+        old_pi = [fwd_pi[s] + bwd_pi[s] + lik_pi[s] for s in touched]
+        old_mu = [
+            (fwd_tau[s] + bwd_tau[s] + lik_tau[s]) / pi
+            for s, pi in zip(touched, old_pi, strict=True)
+        ]
+        self.refresh(aps)
+        self.run(games)
         moved = []
-        for s, (mu, pi_old) in before.items():
+        for s, mu, pi_old in zip(touched, old_mu, old_pi, strict=True):
             pi = fwd_pi[s] + bwd_pi[s] + lik_pi[s]
             if (
                 abs((fwd_tau[s] + bwd_tau[s] + lik_tau[s]) / pi - mu) > tolerance
@@ -177,23 +182,42 @@ class Store:
                 moved.append(s)
         return moved
 
-    def duel(self, game: StoredGame) -> None:
-        """Run a game of two single players with unit weights."""
-        k = game.first
-        a, b = game.aps
+    def run(self, games: list[int]) -> None:
+        """Run ``games`` once each, in order (two single players inline, the rest through
+        :meth:`teams`)."""
+        fwd_pi, fwd_tau, bwd_pi, bwd_tau = self.fwd_pi, self.fwd_tau, self.bwd_pi, self.bwd_tau
         msg_pi, msg_tau, lik_pi, lik_tau = self.msg_pi, self.msg_tau, self.lik_pi, self.lik_tau
-        pa = self.fwd_pi[a] + self.bwd_pi[a] + lik_pi[a] - msg_pi[k]
-        pb = self.fwd_pi[b] + self.bwd_pi[b] + lik_pi[b] - msg_pi[k + 1]
-        ta = self.fwd_tau[a] + self.bwd_tau[a] + lik_tau[a] - msg_tau[k]
-        tb = self.fwd_tau[b] + self.bwd_tau[b] + lik_tau[b] - msg_tau[k + 1]
-        new_pa, new_ta, new_pb, new_tb = duel_message(
-            ta / pa, 1.0 / pa, tb / pb, 1.0 / pb, 2.0 * self.beta2, game.margins[0], game.ties[0]
-        )
-        lik_pi[a] += new_pa - msg_pi[k]
-        lik_tau[a] += new_ta - msg_tau[k]
-        lik_pi[b] += new_pb - msg_pi[k + 1]
-        lik_tau[b] += new_tb - msg_tau[k + 1]
-        msg_pi[k], msg_tau[k], msg_pi[k + 1], msg_tau[k + 1] = new_pa, new_ta, new_pb, new_tb
+        beta2x2, exp, erfc, sqrt = 2.0 * self.beta2, math.exp, math.erfc, math.sqrt
+        for g in games:
+            game = self.games[g]
+            if game.kind != DUEL:
+                self.teams(game)
+                continue
+            k = game.first
+            a, b = game.aps
+            pa = fwd_pi[a] + bwd_pi[a] + lik_pi[a] - msg_pi[k]
+            pb = fwd_pi[b] + bwd_pi[b] + lik_pi[b] - msg_pi[k + 1]
+            mu_a = (fwd_tau[a] + bwd_tau[a] + lik_tau[a] - msg_tau[k]) / pa
+            mu_b = (fwd_tau[b] + bwd_tau[b] + lik_tau[b] - msg_tau[k + 1]) / pb
+            var_a, var_b = 1.0 / pa, 1.0 / pb
+            s2 = var_a + var_b + beta2x2
+            sd = sqrt(s2)
+            x = (mu_a - mu_b - game.margins[0]) / sd
+            if game.ties[0] or x < TAIL:
+                v, w = moments(mu_a - mu_b, sd, game.margins[0], game.ties[0])
+            else:  # φ(x) / Φ(x), written out: the common case
+                v = INV_SQRT_2PI * exp(-0.5 * x * x) / (0.5 * erfc(-x / SQRT2))
+                w = v * (v + x)
+            if w <= 0.0:
+                v = w = 0.0
+            den_a, den_b = s2 - w * var_a, s2 - w * var_b
+            new_pa, new_ta = w / den_a, (w * mu_a + sd * v) / den_a
+            new_pb, new_tb = w / den_b, (w * mu_b - sd * v) / den_b
+            lik_pi[a] += new_pa - msg_pi[k]
+            lik_tau[a] += new_ta - msg_tau[k]
+            lik_pi[b] += new_pb - msg_pi[k + 1]
+            lik_tau[b] += new_tb - msg_tau[k + 1]
+            msg_pi[k], msg_tau[k], msg_pi[k + 1], msg_tau[k + 1] = new_pa, new_ta, new_pb, new_tb
 
     def teams(self, game: StoredGame) -> None:
         """Run any other game: team performances, the comparisons, back to the players."""
