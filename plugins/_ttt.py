@@ -179,7 +179,9 @@ class ThroughTime:
 
         Only what changed is visited: the games added since the last call, then the
         appearances whose neighbours moved. ``since`` (a time) first marks every batch
-        from that time on, to sweep them whatever changed.
+        from that time on, to sweep them whatever changed. When ``iterations`` run out
+        first, ``converged`` is False and what was still moving stays marked for the next
+        call.
         """
         if since is not None:
             for b in range(self.batches.first_at(since), len(self.batches.times)):
@@ -311,7 +313,7 @@ class ThroughTime:
                 [t, [[g.teams, g.results, g.weights] for g in map(self.inputs.__getitem__, gs)]]
                 for t, gs in zip(self.batches.times, self.batches.games, strict=True)
             ],
-            "messages": [getattr(store, name) for name in MESSAGES],
+            "messages": [list(getattr(store, name)) for name in MESSAGES],
             "pending": sorted([b, sorted(aps)] for b, aps in self.pending.items()),
         }
 

@@ -118,10 +118,10 @@ def test_readme_three_players_online_then_converged() -> None:
 
 def test_readme_skill_evolution_with_priors() -> None:
     """README "Skill evolution": a player against opponents with known priors (σ 0.2),
-    shortened to 150 games and drawn with ``random`` instead of NumPy."""
+    shortened to 80 games and drawn with ``random`` instead of NumPy."""
     ttt = _package()
     rng = random.Random(99)
-    target = [2.0 / (1.0 + math.exp(0.0075 * (500 - 3 * i))) for i in range(150)]
+    target = [2.0 / (1.0 + math.exp(0.0075 * (500 - 12 * i))) for i in range(80)]
     opponents = [rng.gauss(t, 0.5) for t in target]
     games = []
     for i, (t, o) in enumerate(zip(target, opponents, strict=True)):
@@ -155,7 +155,7 @@ def test_atp_singles_slice(shared_data: Path) -> None:
 
 
 def _random_games(
-    seed: int, teams: int, size: int, draws: bool, count: int = 60
+    seed: int, teams: int, size: int, draws: bool, count: int = 32
 ) -> list[tuple[float, list[list[str]], list[float]]]:
     rng = random.Random(seed)
     players = [f"p{i}" for i in range(10)]
@@ -177,10 +177,35 @@ def _random_games(
 )
 def test_against_package(teams: int, size: int, p_draw: float, within: float) -> None:
     ttt = _package()
-    games = _random_games(teams * 10 + size, teams, size, p_draw > 0)
+    games = _random_games(teams * 10 + size, teams, size, p_draw > 0, count=48 // teams)
     curves = _reference(ttt, games, p_draw=p_draw, sigma=1.0, gamma=0.2)
     fit = _fit(_batched(games), p_draw=p_draw, sigma=1.0, gamma=0.2)
     assert _worst(fit, curves) < within
+
+
+def test_weights_against_package() -> None:
+    """Partial play: one weight per player (the package's ``weights``)."""
+    ttt = _package()
+    rng = random.Random(5)
+    games, weights = _random_games(11, 2, 2, False, count=24), []
+    for _ in games:
+        weights.append([[rng.choice([1.0, 0.5, 0.0, 1.5]) for _ in range(2)] for _ in range(2)])
+    history = ttt.History(
+        [g[1] for g in games],
+        [g[2] for g in games],
+        [g[0] for g in games],
+        sigma=1.0,
+        gamma=0.2,
+        weights=weights,
+    )
+    history.convergence(epsilon=TIGHT, iterations=500, verbose=False)
+    batched: list[tuple[float, list[Game]]] = []
+    for (time, teams, results), w in zip(games, weights, strict=True):
+        if not batched or batched[-1][0] != time:
+            batched.append((time, []))
+        batched[-1][1].append(Game(teams, results, w))
+    fit = _fit(batched, sigma=1.0, gamma=0.2)
+    assert _worst(fit, history.learning_curves()) < 1e-6
 
 
 def test_forecast_matches_package_game_evidence() -> None:
@@ -206,7 +231,7 @@ def test_day_by_day_equals_one_go() -> None:
     """Converging after every day, or once at the end, lands on the same fixed point:
     both stop when nothing moves by more than 1e-8, so they agree within 1e-6 (the
     stopping error, amplified by slow modes of the chain, stays well under 100x)."""
-    games = _random_games(7, 2, 1, False, count=160)
+    games = _random_games(7, 2, 1, False, count=80)
     history = _batched(games)
     whole = _fit(history, tolerance=1e-8, sigma=1.0)
     daily = ThroughTime(sigma=1.0)
@@ -233,6 +258,9 @@ def test_snapshot_round_trip_is_exact() -> None:
         again.add(time, day)
     assert fit.converge(tolerance=1e-4) == again.converge(tolerance=1e-4)
     assert fit.to_dict() == again.to_dict()
+    forced = again.converge(tolerance=1e-4, since=half[3][0])  # batches 3.. visited again
+    assert forced.converged and forced.games >= sum(len(day) for _, day in half[3:])
+    assert again.converge(tolerance=1e-4).games == 0  # nothing left to do
 
 
 @pytest.mark.parametrize(
