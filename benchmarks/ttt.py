@@ -38,7 +38,7 @@ from rankcraft.plugins._ttt import Game, ThroughTime
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 FILE = "atp_singles_2000_2024.jsonl.gz"
 EPOCH = datetime.date(2000, 1, 1).toordinal()
-CANDIDATES = [(1.6, 0.036), (1.6, 0.018), (1.6, 0.07), (1.0, 0.036), (2.5, 0.036)]
+CANDIDATES = [(1.6, 0.036), (1.6, 0.018), (1.6, 0.009), (1.6, 0.005), (1.0, 0.009), (2.5, 0.009)]
 """(sigma, gamma) tried on the warm-up; (1.6, 0.036) is the package's ATP example."""
 
 Day = tuple[float, str, list[Any]]
@@ -155,7 +155,8 @@ def tune(days: list[Day], args: argparse.Namespace) -> None:
         seen += len(warmup[first][2])
         first += 1
     print(f"tuning on the warm-up: scored from {warmup[first][1]} to {warmup[-1][1]}")
-    for sigma, gamma in CANDIDATES:
+    chosen = args.candidates if args.candidates is not None else range(len(CANDIDATES))
+    for sigma, gamma in (CANDIDATES[i] for i in chosen):
         loss, count, seconds = one_step(warmup, first, sigma, gamma, args.refit_tolerance)
         print(f"  sigma {sigma} gamma {gamma}: log loss {loss:.4f} ({count}, {seconds:.0f} s)")
 
@@ -170,6 +171,9 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=30)
     parser.add_argument("--refit-tolerances", type=float, nargs="+", default=[1e-3, 1e-6])
     parser.add_argument("--refit-tolerance", type=float, default=1e-3)
+    parser.add_argument(
+        "--candidates", type=int, nargs="+", help="which CANDIDATES to tune (0-based)"
+    )
     args = parser.parse_args()
     days = load(args.data)
     parts = {"full": full, "refit": refit, "forecast": forecast, "tune": tune}

@@ -149,13 +149,15 @@ class ThroughTime:
     def add(self, time: float, games: Iterable[Game]) -> None:
         """Append ``games`` played at ``time`` (time units, finite, not before the last
         batch; the same time as the last batch adds to it). Nothing is fitted until
-        :meth:`converge`; a refused game leaves the fit unchanged."""
+        :meth:`converge`; a refused game (ValueError) leaves the fit unchanged."""
         games = [Game(*normal_game(Game(*g))) for g in games]
         for game in games:
             check_game(game.teams, game.results, game.weights, self.p_draw)
         times = self.batches.times
         if not math.isfinite(time) or (times and time < times[-1]):
             raise ValueError(f"time must be finite and ≥ {times[-1] if times else '-inf'}: {time}")
+        if not games:
+            return
         if not times or time > times[-1]:
             self.batches.new(time)
         b = len(times) - 1
