@@ -419,7 +419,20 @@ class GoalsFit:
         for i in range(n):
             for k in range(i):
                 hess[i][k] = hess[k][i]
-        return self._global_search(contexts, _solve(hess, grad), value)
+        if not math.isfinite(value):  # a new match (or a short unchecked step) found a τ <= 0
+            return self._feasible()
+        step = _solve(hess, grad)
+        if r > 0 and abs(self.rho + step[r]) > 1.0:  # ρ to its bound, the rest given it
+            fixed = _solve([row[:r] for row in hess[:r]], grad[:r])
+            step = [*fixed, math.copysign(1.0, step[r]) - self.rho]
+        return self._global_search(contexts, step, value)
+
+    def _feasible(self) -> float:
+        """Halve ρ until every τ of the window is positive (ρ = 0 makes all 1); the change
+        reported is infinite, so another sweep follows."""
+        while not math.isfinite(self._likelihood()):
+            self.rho = 0.0 if abs(self.rho) < 1e-9 else 0.5 * self.rho
+        return math.inf
 
     def _global_search(self, contexts: list[int], step: list[float], value: float) -> float:
         """Take ``step`` on the globals, halved until the likelihood does not fall."""
@@ -429,8 +442,8 @@ class GoalsFit:
             self.base = before[0] + scale * step[0]
             for i, c in enumerate(contexts):
                 self.home[c] = before[1][c] + scale * step[1 + i]
-            if self.fit_rho:
-                self.rho = before[2] + scale * step[-1]
+            if self.fit_rho:  # (ρ kept in the plugin's range)
+                self.rho = min(max(before[2] + scale * step[-1], -1.0), 1.0)
             if scale * max(map(abs, step)) <= _UNCHECKED and math.isfinite(value):
                 break
             if self._likelihood() >= value - 1e-12 * abs(value) or scale < 1e-6:
