@@ -43,7 +43,12 @@ NAME = "intl_football_1872_2026.jsonl.gz"
 HOME = "meta.home_team_index"
 RULESET = "football-goals"
 TUNE_FROM, TUNE_TO = "2016-01-01", "2018-01-01"
-GRID = {"xi": (0.001, 0.002, 0.004), "prior_sd": (0.5, 1.0), "goal_cap": (6.0, math.inf)}
+GRID = {"xi": (0.0015, 0.003, 0.006), "prior_sd": (0.5, 1.0), "goal_cap": (6.0, math.inf)}
+CUTOFF = 0.05
+"""Matches weighing less than this (φ) leave the window: ln(20) / ξ days (2.7 years at ξ
+0.003 a day)."""
+TOL = 5e-3
+"""A refit stops when no parameter moved more than this in a sweep (log-rate units)."""
 
 
 def params() -> GoalsParams:
@@ -69,7 +74,7 @@ def one_step(
         xi=settings["xi"],
         prior_sd=settings["prior_sd"],
         goal_cap=settings["goal_cap"],
-        cutoff=0.01,
+        cutoff=CUTOFF,
         tol=tol,
         relax=1.3,
         max_sweeps=200,
@@ -130,7 +135,7 @@ def scored(
 def _trial(job: tuple[str, dict[str, float]]) -> tuple[dict[str, float], float, float, float]:
     path, settings = job
     dicts = load(Path(path))
-    forecasts, figures = one_step(dicts, TUNE_FROM, TUNE_TO, settings, tol=2e-3)
+    forecasts, figures = one_step(dicts, TUNE_FROM, TUNE_TO, settings, tol=TOL)
     ll3, rps = scored(dicts, TUNE_FROM, TUNE_TO, forecasts)
     return settings, ll3, rps, figures["seconds"]
 
@@ -139,9 +144,9 @@ def load(path: Path) -> list[dict[str, Any]]:
     return list(with_home((d for _, d in read_match_dicts(path)), HOME))
 
 
-def tune(path: Path) -> dict[str, float]:
-    """The grid's best settings by three-way log loss on 2014-2017 (warm-up only)."""
-    grid = [dict(zip(GRID, values, strict=True)) for values in itertools.product(*GRID.values())]
+def tune(path: Path, axes: dict[str, tuple[float, ...]]) -> dict[str, float]:
+    """The grid's best settings by three-way log loss on 2016-2017 (warm-up only)."""
+    grid = [dict(zip(axes, values, strict=True)) for values in itertools.product(*axes.values())]
     print(f"| ξ per day | prior σ | goal cap | 3-way log loss {TUNE_FROM[:4]}-2017 | RPS | s |")
     print("|---|---|---|---|---|---|")
     best: tuple[float, dict[str, float]] | None = None
@@ -162,16 +167,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--tune", action="store_true", help="choose the settings on 2016-2017")
-    parser.add_argument("--xi", type=float, default=0.002, help="time decay per day")
+    parser.add_argument("--xi", type=float, default=0.003, help="time decay per day")
     parser.add_argument("--prior-sd", type=float, default=1.0)
     parser.add_argument("--goal-cap", type=float, default=math.inf)
-    parser.add_argument("--tol", type=float, default=2e-3, help="largest change per sweep")
+    parser.add_argument("--tol", type=float, default=TOL, help="largest change per sweep")
+    parser.add_argument("--grid-xi", type=float, nargs="+", default=GRID["xi"])
+    parser.add_argument("--grid-sd", type=float, nargs="+", default=GRID["prior_sd"])
+    parser.add_argument("--grid-cap", type=float, nargs="+", default=GRID["goal_cap"])
     args = parser.parse_args()
     path = args.data / NAME
     test_from = json.loads((args.data / "splits.json").read_text())["files"][NAME]["test_from"]
     settings = {"xi": args.xi, "prior_sd": args.prior_sd, "goal_cap": args.goal_cap}
     if args.tune:
-        settings = tune(path)
+        axes = {"xi": args.grid_xi, "prior_sd": args.grid_sd, "goal_cap": args.grid_cap}
+        settings = tune(path, {k: tuple(v) for k, v in axes.items()})
     print(f"settings: {settings}, tol {args.tol}")
     dicts = load(path)
     forecasts, figures = one_step(dicts, test_from, "9999", settings, tol=args.tol)

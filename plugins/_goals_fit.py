@@ -11,12 +11,12 @@ other side and at a neutral venue), and the score ``x``–``y`` has the probabil
 
 **Objective.** :meth:`GoalsFit.fit` at time ``now`` (days) maximises
 
-    F = Σ_i w_i φ(now − t_i) ℓ_i  −  Σ_k [(attack_k − a0)² + (defence_k − d0)²] / (2 σ²)
+    F = Σ_i w_i φ(now − t_i) l_i  −  Σ_k [(attack_k − a0)² + (defence_k − d0)²] / (2 σ²)
 
-    ℓ_i = x_i η_A − λ_A + y_i η_B − λ_B + ln τ(x_i, y_i)      (η = ln λ)
+    l_i = x_i η_A − λ_A + y_i η_B − λ_B + ln τ(x_i, y_i)      (η = ln λ)
 
-over every team's attack and defence, ``base``, one home advantage per context and ρ
-(fitted unless ``fit_rho`` is False). ℓ_i is the log-probability of match i's score
+over every team's attack and defence, ``base``, one home advantage per context and rho
+(fitted unless ``fit_rho`` is False). l_i is the log-probability of match i's score
 without its constant −ln x! − ln y!; φ(t) = exp(−ξ t) (Dixon and Coles' time weight,
 ``xi`` per day); ``w_i`` the match's own weight (1 by default); a0, d0 the plugin's
 ``initial_attack`` and ``initial_defence``; σ the ``prior_sd``. The first sum runs over
@@ -25,19 +25,27 @@ second over the teams with a match in the window (a team without one sits at a0,
 The prior keeps a team that never conceded finite and identifies the model: adding c to
 every attack and every defence, or c to ``base`` and −c to every attack, leaves every λ
 unchanged, and only the prior decides those two directions. No prior is put on ``base``,
-the home advantages or ρ. A context whose window has no match with a home side keeps its
+the home advantages or rho. A context whose window has no match with a home side keeps its
 home advantage as it was. Goals above ``goal_cap`` count as ``goal_cap``.
 
 **Method.** Block coordinate Newton ascent. A sweep takes one Newton step on the global
-block (``base``, the home advantages, ρ: its small Hessian from one pass over the window),
-then one 2×2 Newton step on each team's (attack, defence) given the rest, which reads
-only that team's matches, then moves exactly to the prior's optimum along the two
-directions the likelihood cannot see (a closed form). Each Newton step uses the exact
-Hessian, is damped (Levenberg) when that is not negative definite, and is halved until
-the objective of the block does not fall. Sweeps stop when the largest change of any
-parameter in a sweep is below ``tol`` (or after ``max_sweeps``). A refit starts from the
-previous solution (a new team from a0, d0): after one new match day it takes a few
-sweeps. Pure Python: a sweep costs about three passes over the window.
+block (``base``, the home advantages, rho: its small Hessian from one pass over the
+window), then one 2-by-2 Newton step on each team's (attack, defence) given the rest,
+which reads only that team's matches (multiplied by ``relax``: over-relaxation), then
+moves exactly to the prior's optimum along the two directions the likelihood cannot see
+(a closed form). Each Newton step uses the exact Hessian, is damped (Levenberg) when that
+is not negative definite, and is halved until the block's objective does not fall; a
+step no longer than ``_UNCHECKED`` is taken unchecked (near the optimum, where the
+quadratic model holds; it saves a pass). rho is kept in the plugin's range [-1, 1] (at a
+bound, the other globals step given it) and where a τ of the window is not positive (a
+new 0–1 against a high rate) it is halved until all are. Sweeps stop when the largest
+change of any parameter in a sweep is below ``tol`` (or after ``max_sweeps``). A refit
+starts from the previous solution (a new team from a0, d0) and after one new match day
+takes a few sweeps; matches leave the window as ``now`` advances, so a refit costs
+O(window). Pure Python: a sweep costs about three passes over the window. Groups of
+teams that meet each other far more than the rest (the non-FIFA sides) are the slow mode
+of the sweeps; the stopping rule bounds the last sweep's change, not the distance to the
+optimum (about ``tol`` times a few).
 """
 
 from __future__ import annotations
@@ -45,12 +53,13 @@ from __future__ import annotations
 import math
 from collections import deque
 from collections.abc import Sequence
+from typing import Any
 
 import attrs
 
-from .goals import LOG_RATE_LIMIT, GoalsParams, GoalsSkill, outcome_probabilities
+from .goals import LOG_RATE_LIMIT, GoalsParams, GoalsRule, GoalsSkill, outcome_probabilities
 
-__all__ = ["FitReport", "GoalsFit", "match_terms", "rho_terms"]
+__all__ = ["FitReport", "GoalsFit", "context_of", "match_terms", "rho_terms"]
 
 _UNCHECKED = 0.02
 """A team's Newton step no longer than this (log-rate units) is taken without checking
@@ -60,29 +69,29 @@ that F rose (near the optimum the quadratic model holds; this saves a pass)."""
 def match_terms(
     x: float, y: float, eta_a: float, eta_b: float, rho: float
 ) -> tuple[float, float, float, float, float, float]:
-    """(ℓ, ∂ℓ/∂η_A, ∂ℓ/∂η_B, ∂²ℓ/∂η_A², ∂²ℓ/∂η_A∂η_B, ∂²ℓ/∂η_B²) of one score ``x``–``y``
-    (goals, ≥ 0) at log-rates ``eta_a``, ``eta_b``: ℓ the Dixon-Coles log-probability
-    without −ln x! − ln y!; ℓ = −inf when τ ≤ 0 (the derivatives then unusable)."""
+    """(l, ∂l/∂η_A, ∂l/∂η_B, ∂²l/∂η_A², ∂²l/∂η_A∂η_B, ∂²l/∂η_B²) of one score ``x``–``y``
+    (goals, ≥ 0) at log-rates ``eta_a``, ``eta_b``: l the Dixon-Coles log-probability
+    without −ln x! − ln y!; l = −inf when τ ≤ 0 (the derivatives then unusable)."""
     lam_a = math.exp(eta_a)
     lam_b = math.exp(eta_b)
     ll = x * eta_a - lam_a + y * eta_b - lam_b
     g_a, g_b, h_aa, h_ab, h_bb = x - lam_a, y - lam_b, -lam_a, 0.0, -lam_b
     if x > 1.0 or y > 1.0 or rho == 0.0:
         return ll, g_a, g_b, h_aa, h_ab, h_bb
-    if x == 0.0 and y == 0.0:  # τ = 1 − λ_A λ_B ρ
+    if x == 0.0 and y == 0.0:  # τ = 1 − λ_A λ_B rho
         u = lam_a * lam_b * rho
         t = 1.0 - u
         if t <= 0.0:
             return -math.inf, g_a, g_b, h_aa, h_ab, h_bb
         c = -u / (t * t)
         return ll + math.log(t), g_a - u / t, g_b - u / t, h_aa + c, c, h_bb + c
-    if x == 0.0:  # 0–1: τ = 1 + λ_A ρ
+    if x == 0.0:  # 0–1: τ = 1 + λ_A rho
         v = lam_a * rho
         t = 1.0 + v
         if t <= 0.0:
             return -math.inf, g_a, g_b, h_aa, h_ab, h_bb
         return ll + math.log(t), g_a + v / t, g_b, h_aa + v / (t * t), 0.0, h_bb
-    if y == 0.0:  # 1–0: τ = 1 + λ_B ρ
+    if y == 0.0:  # 1–0: τ = 1 + λ_B rho
         v = lam_b * rho
         t = 1.0 + v
         if t <= 0.0:
@@ -97,7 +106,7 @@ def match_terms(
 def rho_terms(
     x: float, y: float, eta_a: float, eta_b: float, rho: float
 ) -> tuple[float, float, float, float]:
-    """(∂ℓ/∂ρ, ∂²ℓ/∂ρ², ∂²ℓ/∂ρ∂η_A, ∂²ℓ/∂ρ∂η_B) of one score (zero beyond the four low
+    """(∂l/∂rho, ∂²l/∂rho², ∂²l/∂rho∂η_A, ∂²l/∂rho∂η_B) of one score (zero beyond the four low
     scores; zero too where τ ≤ 0)."""
     if x > 1.0 or y > 1.0:
         return 0.0, 0.0, 0.0, 0.0
@@ -126,7 +135,9 @@ def _solve(hessian: list[list[float]], gradient: list[float]) -> list[float]:
     scale = max(1e-12, max(abs(hessian[i][i]) for i in range(n)))
     mu = 0.0
     while True:
-        low = _cholesky([[-hessian[i][j] + (mu if i == j else 0.0) for j in range(n)] for i in range(n)])
+        low = _cholesky(
+            [[-hessian[i][j] + (mu if i == j else 0.0) for j in range(n)] for i in range(n)]
+        )
         if low is not None:
             break
         mu = max(mu * 10.0, 1e-9 * scale)
@@ -196,7 +207,7 @@ class GoalsFit:
     :param xi: ξ, the time decay per day, ≥ 0 (Dixon and Coles: 0.0065 per half week).
     :param prior_sd: σ, the prior's standard deviation of attack and defence, > 0.
     :param cutoff: matches with φ below it leave the window, in [0, 1).
-    :param fit_rho: fit ρ (True) or keep ``params.rho``.
+    :param fit_rho: fit rho (True) or keep ``params.rho``.
     :param tol: a fit stops when a sweep moves no parameter by more than this, > 0.
     :param max_sweeps: at most this many sweeps per fit.
     :param goal_cap: goals above it count as it (default: none).
@@ -218,9 +229,13 @@ class GoalsFit:
         goal_cap: float = math.inf,
     ) -> None:
         if not (xi >= 0.0 and math.isfinite(xi) and prior_sd > 0.0 and 0.0 <= cutoff < 1.0):
-            raise ValueError(f"bad fit settings: xi {xi!r}, prior_sd {prior_sd!r}, cutoff {cutoff!r}")
+            raise ValueError(
+                f"bad fit settings: xi {xi!r}, prior_sd {prior_sd!r}, cutoff {cutoff!r}"
+            )
         if not (tol > 0.0 and max_sweeps >= 1 and goal_cap >= 1.0 and 0.0 < relax < 2.0):
-            raise ValueError(f"bad fit settings: tol {tol!r}, max_sweeps {max_sweeps!r}, relax {relax!r}")
+            raise ValueError(
+                f"bad fit settings: tol {tol!r}, max_sweeps {max_sweeps!r}, relax {relax!r}"
+            )
         self.relax = relax
         self.params = params
         self.xi, self.precision, self.cutoff = xi, 1.0 / (prior_sd * prior_sd), cutoff
@@ -269,7 +284,7 @@ class GoalsFit:
         added), the two teams' names, their goals (whole numbers ≥ 0), the side at home
         (0, 1 or None: neutral) and its home-advantage ``context`` (:func:`context_of`),
         and its weight ``w_i`` (> 0; e.g. a context's ``learning_scale``)."""
-        if self.matches and days < self.matches[-1][0] or days < self.now:
+        if (self.matches and days < self.matches[-1][0]) or days < self.now:
             raise ValueError(f"matches must be added in time order: {days!r}")
         if team_a == team_b or home not in (0, 1, None) or not 0 <= context < len(self.home):
             raise ValueError(f"bad match: {team_a!r}, {team_b!r}, home {home!r}, {context!r}")
@@ -288,7 +303,9 @@ class GoalsFit:
         if now < self.now or (self.matches and now < self.matches[-1][0]):
             raise ValueError(f"fit at {now!r}: before a match already kept or fitted")
         self.now = now
-        oldest = now + math.log(self.cutoff) / self.xi if self.cutoff > 0 and self.xi > 0 else -math.inf
+        oldest = (
+            now + math.log(self.cutoff) / self.xi if self.cutoff > 0 and self.xi > 0 else -math.inf
+        )
         while self.start < len(self.matches) and self.matches[self.start][0] < oldest:
             _, a, b, *_ = self.matches[self.start]
             for k in (a, b):
@@ -384,7 +401,7 @@ class GoalsFit:
         return max(abs(s - t), abs(s), abs(t))
 
     def _global_step(self) -> float:
-        """One Newton step on (base, the fitted contexts' h, ρ); the change made."""
+        """One Newton step on (base, the fitted contexts' h, rho); the change made."""
         contexts = sorted({m[6] for m in self.matches[self.start :] if m[5] >= 0})
         slot = [0] * len(self.home)  # a context's place in the step (0: not fitted)
         for i, c in enumerate(contexts):
@@ -393,9 +410,17 @@ class GoalsFit:
         r = n - 1 if self.fit_rho else -1
         grad = [0.0] * n
         hess = [[0.0] * n for _ in range(n)]
-        base, attack, defence, homes, rho = self.base, self.attack, self.defence, self.home, self.rho
+        base, attack, defence, homes, rho = (
+            self.base,
+            self.attack,
+            self.defence,
+            self.home,
+            self.rho,
+        )
         value = 0.0
-        for w, (_, a, b, x, y, home, ctx) in zip(self.weights, self.matches[self.start :]):
+        for w, (_, a, b, x, y, home, ctx) in zip(
+            self.weights, self.matches[self.start :], strict=True
+        ):
             h = homes[ctx]
             eta_a = base + attack[a] - defence[b] + (h if home == 0 else 0.0)
             eta_b = base + attack[b] - defence[a] + (h if home == 1 else 0.0)
@@ -422,13 +447,13 @@ class GoalsFit:
         if not math.isfinite(value):  # a new match (or a short unchecked step) found a τ <= 0
             return self._feasible()
         step = _solve(hess, grad)
-        if r > 0 and abs(self.rho + step[r]) > 1.0:  # ρ to its bound, the rest given it
+        if r > 0 and abs(self.rho + step[r]) > 1.0:  # rho to its bound, the rest given it
             fixed = _solve([row[:r] for row in hess[:r]], grad[:r])
             step = [*fixed, math.copysign(1.0, step[r]) - self.rho]
         return self._global_search(contexts, step, value)
 
     def _feasible(self) -> float:
-        """Halve ρ until every τ of the window is positive (ρ = 0 makes all 1); the change
+        """Halve rho until every τ of the window is positive (rho = 0 makes all 1); the change
         reported is infinite, so another sweep follows."""
         while not math.isfinite(self._likelihood()):
             self.rho = 0.0 if abs(self.rho) < 1e-9 else 0.5 * self.rho
@@ -442,7 +467,7 @@ class GoalsFit:
             self.base = before[0] + scale * step[0]
             for i, c in enumerate(contexts):
                 self.home[c] = before[1][c] + scale * step[1 + i]
-            if self.fit_rho:  # (ρ kept in the plugin's range)
+            if self.fit_rho:  # (rho kept in the plugin's range)
                 self.rho = min(max(before[2] + scale * step[-1], -1.0), 1.0)
             if scale * max(map(abs, step)) <= _UNCHECKED and math.isfinite(value):
                 break
@@ -454,10 +479,18 @@ class GoalsFit:
         return max(moved)
 
     def _likelihood(self) -> float:
-        """Σ_i w_i φ_i ℓ_i over the window."""
-        base, attack, defence, homes, rho = self.base, self.attack, self.defence, self.home, self.rho
+        """Σ_i w_i φ_i l_i over the window."""
+        base, attack, defence, homes, rho = (
+            self.base,
+            self.attack,
+            self.defence,
+            self.home,
+            self.rho,
+        )
         total = []
-        for w, (_, a, b, x, y, home, ctx) in zip(self.weights, self.matches[self.start :]):
+        for w, (_, a, b, x, y, home, ctx) in zip(
+            self.weights, self.matches[self.start :], strict=True
+        ):
             h = homes[ctx]
             eta_a = base + attack[a] - defence[b] + (h if home == 0 else 0.0)
             eta_b = base + attack[b] - defence[a] + (h if home == 1 else 0.0)
@@ -488,17 +521,14 @@ class GoalsFit:
         """The ``goals`` params with the fitted ``base``, ``rho``, ``home_advantage`` and
         context rules' home advantages (raises ``ValueError`` when one is out of the
         plugin's range)."""
-        rules = tuple(
-            rule if rule.home_advantage is None else attrs.evolve(rule, home_advantage=self.home[k + 1])
+        rules: list[GoalsRule] = [
+            rule
+            if rule.home_advantage is None
+            else attrs.evolve(rule, home_advantage=self.home[k + 1])
             for k, rule in enumerate(self.params.context_rules)
-        )
-        return attrs.evolve(
-            self.params,
-            base=self.base,
-            rho=self.rho,
-            home_advantage=self.home[0],
-            context_rules=rules,
-        )
+        ]
+        fitted: dict[str, Any] = {"base": self.base, "rho": self.rho, "context_rules": rules}
+        return attrs.evolve(self.params, home_advantage=self.home[0], **fitted)
 
     def outcomes(
         self, team_a: str, team_b: str, home: int | None = None, context: int = 0

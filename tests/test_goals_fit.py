@@ -123,7 +123,7 @@ def league(
 ) -> tuple[list[Row], dict[str, tuple[float, float]]]:
     """A synthetic league: true attack and defence per team (mean a0 and d0, as the
     prior's centres make the fit's), base 0.25, home advantage 0.35 (friendlies, context
-    1: 0.15), ρ = −0.1; one match a day, a third each at home for either side or neutral.
+    1: 0.15), rho = −0.1; one match a day, a third each at home for either side or neutral.
     Scores are drawn from the Dixon-Coles probabilities by inversion."""
     rng = random.Random(seed)
     names = [f"T{k:02d}" for k in range(teams)]
@@ -182,7 +182,9 @@ def test_the_world_cups_2006_to_2014_fit_as_scipy_fits_them() -> None:
     now = date(2014, 7, 14).toordinal()
     ref = reference_fit(rows, xi=0.0005, prior_sd=0.5, now=now, cutoff=0.1)
     fit = fitted(rows, xi=0.0005, prior_sd=0.5, now=now, cutoff=0.1)
-    assert_same(fit, {**ref, "home": [ref["home"][0], PARAMS.context_rules[0].home_advantage]}, 1e-5)
+    assert_same(
+        fit, {**ref, "home": [ref["home"][0], PARAMS.context_rules[0].home_advantage]}, 1e-5
+    )
 
 
 def test_a_warm_refit_every_day_equals_a_cold_fit() -> None:
@@ -218,8 +220,13 @@ def test_the_plugin_forecasts_from_the_fitted_state() -> None:
     fit = fitted(rows, xi=0.01, prior_sd=0.5, now=80.0)
     params = fit.fitted_params()
     friendly = rankcraft.parse_match(
-        {"id": "f", "played_at": "2024-01-01", "teams": [["T01"], ["T02"]], "scores": [1, 1],
-         "meta": {"tournament": "Friendly"}}
+        {
+            "id": "f",
+            "played_at": "2024-01-01",
+            "teams": [["T01"], ["T02"]],
+            "scores": [1, 1],
+            "meta": {"tournament": "Friendly"},
+        }
     )
     for home, match, context in ((0, friendly, 1), (1, None, 0), (None, None, 0)):
         states = [fit.state(t) for t in ("T01", "T02")]
