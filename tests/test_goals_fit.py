@@ -1,8 +1,8 @@
 """The time-weighted Dixon-Coles fit (``rankcraft.plugins._goals_fit``) checked against an
 independent fit of the same objective written here with NumPy and solved by
 ``scipy.optimize.minimize`` (L-BFGS-B; gradients by the complex step, exact to
-rounding):
-on a synthetic league and on the World Cups 2006-2014 of the international football file.
+rounding): on a synthetic league and on the World Cups of 2010 and 2014 in the
+international football file.
 Also: a warm-started refit equals a cold fit, and a large synthetic league's true
 parameters are recovered."""
 
@@ -87,7 +87,7 @@ def reference_fit(
         start,
         jac=gradient,
         method="L-BFGS-B",
-        options={"ftol": 1e-15, "gtol": 1e-9, "maxiter": 5000, "maxcor": 50},
+        options={"ftol": 1e-15, "gtol": 1e-8, "maxiter": 5000, "maxcor": 50},
     )
     assert np.max(np.abs(gradient(found.x))) < 1e-6
     theta = found.x
@@ -167,18 +167,20 @@ def test_a_synthetic_league_fits_as_scipy_fits_it() -> None:
 
 
 @pytest.mark.skipif(not SHARED_DATA.is_dir(), reason=SHARED_DATA_MISSING)
-def test_the_world_cups_2006_to_2014_fit_as_scipy_fits_them() -> None:
+def test_the_world_cups_2010_and_2014_fit_as_scipy_fits_them() -> None:
     rows: list[Row] = []
     with gzip.open(SHARED_DATA / "intl_football_1872_2026.jsonl.gz", "rt") as lines:
         for line in lines:
+            if '"FIFA World Cup"' not in line:  # (parse only those: the file is 12 MB)
+                continue
             d = json.loads(line)
-            if d["meta"]["tournament"] == "FIFA World Cup" and "2006" <= d["played_at"] < "2015":
+            if d["meta"]["tournament"] == "FIFA World Cup" and "2010" <= d["played_at"] < "2015":
                 day = date.fromisoformat(d["played_at"]).toordinal()
                 context = context_of(PARAMS, d["meta"]["tournament"])
                 x, y = d["scores"]
                 home = d["meta"]["home_team_index"]
                 rows.append((float(day), d["teams"][0][0], d["teams"][1][0], x, y, home, context))
-    assert len(rows) == 192  # three World Cups of 64 matches
+    assert len(rows) == 128  # two World Cups of 64 matches
     now = date(2014, 7, 14).toordinal()
     ref = reference_fit(rows, xi=0.0005, prior_sd=0.5, now=now, cutoff=0.1)
     fit = fitted(rows, xi=0.0005, prior_sd=0.5, now=now, cutoff=0.1)
