@@ -408,42 +408,7 @@ class GoalsFit:
             slot[c] = 1 + i
         n = 1 + len(contexts) + (1 if self.fit_rho else 0)
         r = n - 1 if self.fit_rho else -1
-        grad = [0.0] * n
-        hess = [[0.0] * n for _ in range(n)]
-        base, attack, defence, homes, rho = (
-            self.base,
-            self.attack,
-            self.defence,
-            self.home,
-            self.rho,
-        )
-        value = 0.0
-        for w, (_, a, b, x, y, home, ctx) in zip(
-            self.weights, self.matches[self.start :], strict=True
-        ):
-            h = homes[ctx]
-            eta_a = base + attack[a] - defence[b] + (h if home == 0 else 0.0)
-            eta_b = base + attack[b] - defence[a] + (h if home == 1 else 0.0)
-            ll, g1, g2, h11, h12, h22 = match_terms(x, y, eta_a, eta_b, rho)
-            value += w * ll
-            grad[0] += w * (g1 + g2)
-            hess[0][0] += w * (h11 + 2.0 * h12 + h22)
-            j = slot[ctx] if home >= 0 else 0
-            if j:
-                g_h, h_hh, h_hb = (g1, h11, h11 + h12) if home == 0 else (g2, h22, h22 + h12)
-                grad[j] += w * g_h
-                hess[j][j] += w * h_hh
-                hess[0][j] += w * h_hb
-            if r > 0 and x <= 1.0 and y <= 1.0:
-                dr, drr, dr1, dr2 = rho_terms(x, y, eta_a, eta_b, rho)
-                grad[r] += w * dr
-                hess[r][r] += w * drr
-                hess[0][r] += w * (dr1 + dr2)
-                if j:
-                    hess[j][r] += w * (dr1 if home == 0 else dr2)
-        for i in range(n):
-            for k in range(i):
-                hess[i][k] = hess[k][i]
+        value, grad, hess = _global_terms(self, slot, n, r)
         if not math.isfinite(value):  # a new match (or a short unchecked step) found a τ <= 0
             return self._feasible()
         step = _solve(hess, grad)
@@ -480,22 +445,7 @@ class GoalsFit:
 
     def _likelihood(self) -> float:
         """Σ_i w_i φ_i l_i over the window."""
-        base, attack, defence, homes, rho = (
-            self.base,
-            self.attack,
-            self.defence,
-            self.home,
-            self.rho,
-        )
-        total = []
-        for w, (_, a, b, x, y, home, ctx) in zip(
-            self.weights, self.matches[self.start :], strict=True
-        ):
-            h = homes[ctx]
-            eta_a = base + attack[a] - defence[b] + (h if home == 0 else 0.0)
-            eta_b = base + attack[b] - defence[a] + (h if home == 1 else 0.0)
-            total.append(w * match_terms(x, y, eta_a, eta_b, rho)[0])
-        return math.fsum(total)
+        return _window_likelihood(self)
 
     def objective(self) -> float:
         """F at the current parameters and the last fit's ``now``."""
@@ -543,3 +493,51 @@ class GoalsFit:
         lam_a = math.exp(min(max(eta_a, -LOG_RATE_LIMIT), LOG_RATE_LIMIT))
         lam_b = math.exp(min(max(eta_b, -LOG_RATE_LIMIT), LOG_RATE_LIMIT))
         return outcome_probabilities(lam_a, lam_b, self.rho, self.params.max_goals)
+
+
+def _global_terms(
+    fit: GoalsFit, slot: list[int], n: int, r: int
+) -> tuple[float, list[float], list[list[float]]]:
+    """(the window's likelihood, its gradient and Hessian in (base, the fitted contexts'
+    h at ``slot[context]``, rho at ``r`` when ``r`` > 0)) at ``fit``'s parameters."""
+    grad = [0.0] * n
+    hess = [[0.0] * n for _ in range(n)]
+    base, attack, defence, homes, rho = fit.base, fit.attack, fit.defence, fit.home, fit.rho
+    value = 0.0
+    for w, (_, a, b, x, y, home, ctx) in zip(fit.weights, fit.matches[fit.start :], strict=True):
+        h = homes[ctx]
+        eta_a = base + attack[a] - defence[b] + (h if home == 0 else 0.0)
+        eta_b = base + attack[b] - defence[a] + (h if home == 1 else 0.0)
+        ll, g1, g2, h11, h12, h22 = match_terms(x, y, eta_a, eta_b, rho)
+        value += w * ll
+        grad[0] += w * (g1 + g2)
+        hess[0][0] += w * (h11 + 2.0 * h12 + h22)
+        j = slot[ctx] if home >= 0 else 0
+        if j:
+            g_h, h_hh, h_hb = (g1, h11, h11 + h12) if home == 0 else (g2, h22, h22 + h12)
+            grad[j] += w * g_h
+            hess[j][j] += w * h_hh
+            hess[0][j] += w * h_hb
+        if r > 0 and x <= 1.0 and y <= 1.0:
+            dr, drr, dr1, dr2 = rho_terms(x, y, eta_a, eta_b, rho)
+            grad[r] += w * dr
+            hess[r][r] += w * drr
+            hess[0][r] += w * (dr1 + dr2)
+            if j:
+                hess[j][r] += w * (dr1 if home == 0 else dr2)
+    for i in range(n):
+        for k in range(i):
+            hess[i][k] = hess[k][i]
+    return value, grad, hess
+
+
+def _window_likelihood(fit: GoalsFit) -> float:
+    """Σ_i w_i φ_i l_i over ``fit``'s window."""
+    base, attack, defence, homes, rho = fit.base, fit.attack, fit.defence, fit.home, fit.rho
+    total = []
+    for w, (_, a, b, x, y, home, ctx) in zip(fit.weights, fit.matches[fit.start :], strict=True):
+        h = homes[ctx]
+        eta_a = base + attack[a] - defence[b] + (h if home == 0 else 0.0)
+        eta_b = base + attack[b] - defence[a] + (h if home == 1 else 0.0)
+        total.append(w * match_terms(x, y, eta_a, eta_b, rho)[0])
+    return math.fsum(total)
