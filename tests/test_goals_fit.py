@@ -1,0 +1,254 @@
+"""The time-weighted Dixon-Coles fit (``rankcraft.plugins._goals_fit``) checked against an
+independent fit of the same objective written here with NumPy and solved by
+``scipy.optimize.minimize`` (L-BFGS-B; gradients by the complex step, exact to
+rounding): on a synthetic league and on the World Cups of 2010 and 2014 in the
+international football file.
+Also: a warm-started refit equals a cold fit, and a large synthetic league's true
+parameters are recovered."""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import json
+import math
+import random
+from datetime import date
+from typing import Any
+
+import pytest
+
+import rankcraft
+from rankcraft.plugins import goals
+from rankcraft.plugins._goals_fit import GoalsFit, context_of
+from rankcraft.plugins.goals import GoalsParams, GoalsRule
+
+from .conftest import SHARED_DATA, SHARED_DATA_MISSING
+
+np = pytest.importorskip("numpy")
+optimize = pytest.importorskip("scipy.optimize")
+
+Row = tuple[float, str, str, int, int, int | None, int]
+"""A match: (day, team a, team b, goals a, goals b, home side or None, context)."""
+
+PARAMS = GoalsParams(
+    base=0.3,
+    home_advantage=0.3,
+    rho=-0.05,
+    initial_defence=-0.2,
+    context_field="tournament",
+    context_rules=(GoalsRule(contains="Friendly", home_advantage=0.2),),
+)
+
+
+def reference_fit(
+    rows: list[Row], *, xi: float, prior_sd: float, now: float, cutoff: float = 0.0
+) -> dict[str, Any]:
+    """The objective of the module docstring written again with NumPy (the matches of the
+    window, φ ≥ cutoff; the prior over the teams they hold; one h per context with a
+    home side), minimised by SciPy's L-BFGS-B (gradient by the complex step)."""
+    rows = [r for r in rows if math.exp(-xi * (now - r[0])) >= cutoff]
+    teams = sorted({r[1] for r in rows} | {r[2] for r in rows})
+    index = {t: k for k, t in enumerate(teams)}
+    nt, nc = len(teams), 1 + len(PARAMS.context_rules)
+    a_i = np.array([index[r[1]] for r in rows])
+    b_i = np.array([index[r[2]] for r in rows])
+    x = np.array([r[3] for r in rows], dtype=float)
+    y = np.array([r[4] for r in rows], dtype=float)
+    ctx = np.array([r[6] for r in rows])
+    home_a = np.array([r[5] == 0 for r in rows], dtype=float)
+    home_b = np.array([r[5] == 1 for r in rows], dtype=float)
+    weight = np.exp(-xi * (now - np.array([r[0] for r in rows])))
+    a0, d0 = PARAMS.initial_attack, PARAMS.initial_defence
+
+    def minus_f(theta: Any) -> Any:
+        """−F at each row of ``theta`` (a 2-D array of parameter vectors)."""
+        att, dfn = theta[:, :nt], theta[:, nt : 2 * nt]
+        base, rho = theta[:, 2 * nt, None], theta[:, -1, None]
+        h = theta[:, 2 * nt + 1 : 2 * nt + 1 + nc][:, ctx]
+        eta_a = base + att[:, a_i] - dfn[:, b_i] + h * home_a
+        eta_b = base + att[:, b_i] - dfn[:, a_i] + h * home_b
+        lam, mu = np.exp(eta_a), np.exp(eta_b)
+        tau = np.where((x == 0) & (y == 0), 1 - lam * mu * rho, 1.0 + 0 * lam)
+        tau = np.where((x == 0) & (y == 1), 1 + lam * rho, tau)
+        tau = np.where((x == 1) & (y == 0), 1 + mu * rho, tau)
+        tau = np.where((x == 1) & (y == 1), 1 - rho + 0 * lam, tau)
+        loglik = x * eta_a - lam + y * eta_b - mu + np.log(tau)
+        prior = np.sum((att - a0) ** 2, axis=1) + np.sum((dfn - d0) ** 2, axis=1)
+        return -(loglik @ weight) + prior / (2 * prior_sd**2)
+
+    def gradient(theta: Any) -> Any:  # the complex step: exact to rounding
+        step = 1e-30
+        return minus_f(theta + 1j * step * np.eye(len(theta))).imag / step
+
+    start = np.r_[np.full(nt, a0), np.full(nt, d0), PARAMS.base, 0.3, 0.2, PARAMS.rho]
+    found = optimize.minimize(
+        lambda t: float(minus_f(t[None, :])[0]),
+        start,
+        jac=gradient,
+        method="L-BFGS-B",
+        options={"ftol": 1e-15, "gtol": 1e-8, "maxiter": 5000, "maxcor": 50},
+    )
+    assert np.max(np.abs(gradient(found.x))) < 1e-6
+    theta = found.x
+    return {
+        "attack": dict(zip(teams, theta[:nt], strict=True)),
+        "defence": dict(zip(teams, theta[nt : 2 * nt], strict=True)),
+        "base": theta[2 * nt],
+        "home": list(theta[2 * nt + 1 : 2 * nt + 1 + nc]),
+        "rho": theta[-1],
+        "objective": -found.fun,
+    }
+
+
+def fitted(rows: list[Row], *, xi: float, prior_sd: float, now: float, **kw: Any) -> GoalsFit:
+    fit = GoalsFit(PARAMS, xi=xi, prior_sd=prior_sd, tol=1e-11, **kw)
+    for row in rows:
+        fit.add(*row)
+    assert fit.fit(now).converged
+    return fit
+
+
+def assert_same(fit: GoalsFit, ref: dict[str, Any], within: float) -> None:
+    for team, value in ref["attack"].items():
+        assert fit.state(team).attack == pytest.approx(value, abs=within), team
+        assert fit.state(team).defence == pytest.approx(ref["defence"][team], abs=within), team
+    assert fit.base == pytest.approx(ref["base"], abs=within)
+    assert fit.home == pytest.approx(ref["home"], abs=within)
+    assert fit.rho == pytest.approx(ref["rho"], abs=within)
+
+
+def league(
+    teams: int, matches: int, seed: int, spread: float = 0.3
+) -> tuple[list[Row], dict[str, tuple[float, float]]]:
+    """A synthetic league: true attack and defence per team (mean a0 and d0, as the
+    prior's centres make the fit's), base 0.25, home advantage 0.35 (friendlies, context
+    1: 0.15), rho = −0.1; one match a day, a third each at home for either side or neutral.
+    Scores are drawn from the Dixon-Coles probabilities by inversion."""
+    rng = random.Random(seed)
+    names = [f"T{k:02d}" for k in range(teams)]
+    att = [rng.gauss(0, spread) for _ in names]
+    dfn = [rng.gauss(0, spread) for _ in names]
+    att = [v - sum(att) / teams + PARAMS.initial_attack for v in att]
+    dfn = [v - sum(dfn) / teams + PARAMS.initial_defence for v in dfn]
+    truth = {n: (att[k], dfn[k]) for k, n in enumerate(names)}
+    rows: list[Row] = []
+    for day in range(matches):
+        i, j = rng.sample(range(teams), 2)
+        home = rng.choice((0, 1, None))
+        ctx = rng.choice((0, 0, 1))
+        h = (0.35, 0.15)[ctx]
+        lam = math.exp(0.25 + att[i] - dfn[j] + (h if home == 0 else 0))
+        mu = math.exp(0.25 + att[j] - dfn[i] + (h if home == 1 else 0))
+        p = [math.exp(-lam) * lam**u / math.factorial(u) for u in range(12)]
+        q = [math.exp(-mu) * mu**v / math.factorial(v) for v in range(12)]
+        pick, total = rng.random(), 0.0  # (P of more than 11 goals: below 1e-6 here)
+        for u, v in itertools.product(range(12), range(12)):
+            total += p[u] * q[v] * dc_tau(u, v, lam, mu, -0.1)
+            if total >= pick:
+                break
+        rows.append((float(day), names[i], names[j], u, v, home, ctx))
+    return rows, truth
+
+
+def dc_tau(x: int, y: int, lam: float, mu: float, rho: float) -> float:
+    """Dixon and Coles (1997), eq. 4.2."""
+    low = {(0, 0): 1 - lam * mu * rho, (0, 1): 1 + lam * rho, (1, 0): 1 + mu * rho, (1, 1): 1 - rho}
+    return low.get((x, y), 1.0)
+
+
+def test_a_synthetic_league_fits_as_scipy_fits_it() -> None:
+    rows, _ = league(10, 300, seed=3)
+    rows.append((300.0, "Newcomer", "T00", 2, 0, None, 0))  # never conceded
+    ref = reference_fit(rows, xi=0.004, prior_sd=0.7, now=301.0)
+    fit = fitted(rows, xi=0.004, prior_sd=0.7, now=301.0)
+    assert_same(fit, ref, within=1e-5)
+    assert fit.objective() == pytest.approx(ref["objective"], rel=1e-9)
+
+
+@pytest.mark.skipif(not SHARED_DATA.is_dir(), reason=SHARED_DATA_MISSING)
+def test_the_world_cups_2010_and_2014_fit_as_scipy_fits_them() -> None:
+    rows: list[Row] = []
+    with gzip.open(SHARED_DATA / "intl_football_1872_2026.jsonl.gz", "rt") as lines:
+        for line in lines:
+            if '"FIFA World Cup"' not in line:  # (parse only those: the file is 12 MB)
+                continue
+            d = json.loads(line)
+            if d["meta"]["tournament"] == "FIFA World Cup" and "2010" <= d["played_at"] < "2015":
+                day = date.fromisoformat(d["played_at"]).toordinal()
+                context = context_of(PARAMS, d["meta"]["tournament"])
+                x, y = d["scores"]
+                home = d["meta"]["home_team_index"]
+                rows.append((float(day), d["teams"][0][0], d["teams"][1][0], x, y, home, context))
+    assert len(rows) == 128  # two World Cups of 64 matches
+    now = date(2014, 7, 14).toordinal()
+    ref = reference_fit(rows, xi=0.0005, prior_sd=0.5, now=now, cutoff=0.1)
+    fit = fitted(rows, xi=0.0005, prior_sd=0.5, now=now, cutoff=0.1)
+    assert_same(
+        fit, {**ref, "home": [ref["home"][0], PARAMS.context_rules[0].home_advantage]}, 1e-5
+    )
+
+
+def test_a_warm_refit_every_day_equals_a_cold_fit() -> None:
+    rows, _ = league(8, 120, seed=5)
+    warm = GoalsFit(PARAMS, xi=0.04, prior_sd=0.8, cutoff=0.05, tol=1e-11)
+    for day in range(0, 120, 10):
+        for row in rows[day : day + 10]:
+            warm.add(*row)
+        assert warm.fit(day + 10.0).converged
+    cold = fitted(rows, xi=0.04, prior_sd=0.8, now=120.0, cutoff=0.05)
+    assert warm.start == cold.start > 0  # old matches left the window
+    for team in cold.index:
+        assert warm.state(team).attack == pytest.approx(cold.state(team).attack, abs=1e-9)
+        assert warm.state(team).defence == pytest.approx(cold.state(team).defence, abs=1e-9)
+    assert (warm.base, warm.rho) == pytest.approx((cold.base, cold.rho), abs=1e-9)
+    assert warm.home == pytest.approx(cold.home, abs=1e-9)
+
+
+def test_a_large_league_gives_back_its_true_parameters() -> None:
+    rows, truth = league(12, 2400, seed=11)
+    fit = fitted(rows, xi=0.0, prior_sd=3.0, now=2400.0)
+    # 400 matches a team: a log-rate's standard error is about 1/sqrt(400 · 1.3) = 0.044
+    for team, (att, dfn) in truth.items():
+        assert fit.state(team).attack == pytest.approx(att, abs=0.15), team
+        assert fit.state(team).defence == pytest.approx(dfn, abs=0.15), team
+    assert fit.base == pytest.approx(0.25, abs=0.06)
+    assert fit.home == pytest.approx([0.35, 0.15], abs=0.1)
+    assert fit.rho == pytest.approx(-0.1, abs=0.08)
+
+
+def test_the_plugin_forecasts_from_the_fitted_state() -> None:
+    rows, _ = league(6, 80, seed=2)
+    fit = fitted(rows, xi=0.01, prior_sd=0.5, now=80.0)
+    params = fit.fitted_params()
+    friendly = rankcraft.parse_match(
+        {
+            "id": "f",
+            "played_at": "2024-01-01",
+            "teams": [["T01"], ["T02"]],
+            "scores": [1, 1],
+            "meta": {"tournament": "Friendly"},
+        }
+    )
+    for home, match, context in ((0, friendly, 1), (1, None, 0), (None, None, 0)):
+        states = [fit.state(t) for t in ("T01", "T02")]
+        said = goals.rankcraft_outcomes(
+            params, [(s.attack, s.defence, s.rating) for s in states], home, match
+        )
+        assert said == pytest.approx(list(fit.outcomes("T01", "T02", home, context)), abs=1e-12)
+    assert fit.state("nobody") == goals.GoalsSkill(PARAMS.initial_attack, PARAMS.initial_defence)
+
+
+def test_bad_input_is_refused() -> None:
+    fit = GoalsFit(PARAMS, xi=0.01, prior_sd=1.0)
+    fit.add(5.0, "a", "b", 1, 0)
+    with pytest.raises(ValueError, match="time order"):
+        fit.add(4.0, "a", "b", 1, 0)
+    with pytest.raises(ValueError, match="whole numbers"):
+        fit.add(6.0, "a", "b", 1.5, 0)
+    with pytest.raises(ValueError, match="bad match"):
+        fit.add(6.0, "a", "a", 1, 0)
+    with pytest.raises(ValueError, match="bad fit settings"):
+        GoalsFit(PARAMS, xi=-1.0, prior_sd=1.0)
+    with pytest.raises(ValueError, match="before a match"):
+        fit.fit(4.0)
