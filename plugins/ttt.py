@@ -18,7 +18,7 @@ so that a forecast is the fit's belief at the player's latest day grown to the m
 
 >>> params = TTTParams(gamma=0.1)
 >>> rankcraft_decay(params, (1.0, 2.0), 16.0)
-(1.0, 2.0099751242241775)
+(1.0, 2.039607805437114)
 """
 
 from __future__ import annotations
@@ -135,8 +135,11 @@ def rankcraft_expectation(params: TTTParams, side_states: Sequence[State]) -> li
 @hookimpl
 def rankcraft_outcomes(params: TTTParams, side_states: Sequence[State]) -> tuple[float, ...] | None:
     """Win, draw and loss of two sides: the performance difference against the draw
-    margin of ``draw_probability`` (None without draws, or for more sides)."""
-    if len(side_states) != 2 or params.draw_probability == 0.0:
+    margin of ``draw_probability`` (None without draws, for more sides, or for another
+    plugin's params: a hook manager that broadcasts the hook asks every plugin)."""
+    if not isinstance(params, TTTParams) or len(side_states) != 2:
+        return None
+    if params.draw_probability == 0.0:
         return None
     a, b = side_states
     players = [s[2] if len(s) > 2 else 1 for s in (a, b)]

@@ -5,7 +5,11 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import signal
+import subprocess
+import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -421,3 +425,32 @@ def fill_disk_after(monkeypatch: pytest.MonkeyPatch, pages: int) -> None:
         return con
 
     monkeypatch.setattr(SQLiteStore, "_connect", small_disk)
+
+
+def ready_child(code: str, *args: str) -> subprocess.Popen[str]:
+    """A Python child running ``code`` with ``args``, returned once it printed "ready"
+    (just before the writing that the kill tests interrupt)."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", code, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout is not None
+    line = child.stdout.readline()
+    assert line == "ready\n", (line, child.stderr.read() if child.stderr else "")
+    return child
+
+
+def run_or_kill(child: subprocess.Popen[str], delay: float | None) -> tuple[bool, float]:
+    """Let a :func:`ready_child` finish (``delay`` None: it must print "done") or SIGKILL it
+    ``delay`` s after it was ready; returns whether it finished and the seconds it ran."""
+    started = time.perf_counter()
+    if delay is None:
+        out, err = child.communicate(timeout=300)
+        assert child.returncode == 0 and out.endswith("done\n"), err
+        return True, time.perf_counter() - started
+    time.sleep(delay)
+    child.send_signal(signal.SIGKILL)
+    out, _ = child.communicate(timeout=60)
+    return child.returncode == 0 and out.endswith("done\n"), delay

@@ -9,7 +9,6 @@ import json
 import random
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ import pytest
 
 import rankcraft
 
-from .conftest import drop_schema, new_pg_url
+from .conftest import drop_schema, new_pg_url, ready_child
 from .test_kill import matches
 
 SEED = 40
@@ -59,16 +58,7 @@ def _make(url: str) -> None:
 
 
 def _child(url: str) -> subprocess.Popen[str]:
-    child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, url, HISTORY[10]["id"]],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert child.stdout is not None
-    line = child.stdout.readline()
-    assert line == "ready\n", (line, child.stderr.read() if child.stderr else "")
-    return child
+    return ready_child(CHILD, url, HISTORY[10]["id"])
 
 
 @pytest.mark.slow(seconds=30)

@@ -8,10 +8,6 @@ from __future__ import annotations
 
 import json
 import random
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +15,9 @@ import pytest
 
 import rankcraft
 from rankcraft.cli import main
+
+from .conftest import ready_child, run_or_kill
+from .test_history_model import history as matches
 
 CHILD = r"""
 import sys
@@ -34,43 +33,8 @@ print("done", flush=True)
 """
 
 
-def matches(n: int = 160, seed: int = 42) -> list[dict[str, Any]]:
-    """1-v-1 matches among 30 players, about four a day."""
-    rng = random.Random(seed)
-    out = []
-    for i in range(n):
-        a, b = rng.sample(range(30), 2)
-        day = i // 4
-        out.append(
-            {
-                "id": f"m{i}",
-                "played_at": f"2024-{1 + day // 28:02d}-{1 + day % 28:02d}T{10 + i % 4}:00:00Z",
-                "teams": [[f"p{a}"], [f"p{b}"]],
-                "scores": rng.choice([[1, 0], [0, 1], [1, 1]]),
-            }
-        )
-    return out
-
-
 def _run(db: Path, data: Path, delay: float | None) -> float:
-    child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(db), str(data)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert child.stdout is not None
-    line = child.stdout.readline()
-    assert line == "ready\n", (line, child.stderr.read() if child.stderr else "")
-    started = time.perf_counter()
-    if delay is None:
-        out, err = child.communicate(timeout=300)
-        assert child.returncode == 0 and out.endswith("done\n"), err
-        return time.perf_counter() - started
-    time.sleep(delay)
-    child.send_signal(signal.SIGKILL)
-    child.communicate(timeout=60)
-    return delay
+    return run_or_kill(ready_child(CHILD, str(db), str(data)), delay)[1]
 
 
 def _players(league: rankcraft.League) -> list[dict[str, Any]]:
@@ -79,7 +43,7 @@ def _players(league: rankcraft.League) -> list[dict[str, Any]]:
 
 @pytest.mark.slow(seconds=30)
 def test_a_killed_replay_keeps_a_prefix_and_the_fit_is_rebuilt(tmp_path: Path) -> None:
-    history = matches()
+    history = matches(160, seed=42, players=30, a_day=4)
     data = tmp_path / "m.jsonl"
     data.write_text("".join(json.dumps(m) + "\n" for m in history))
     whole = rankcraft.League("ttt")

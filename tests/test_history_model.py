@@ -70,17 +70,17 @@ def ruleset(plugins: rankcraft.Plugins, extra: str = "") -> rankcraft.Ruleset:
     return rankcraft.loads_ruleset(RULESET + extra, plugins=plugins)
 
 
-def history(n: int = 300, seed: int = 3) -> list[dict[str, Any]]:
-    """1-v-1 matches among 8 players, a few a day, over about 100 days."""
+def history(n: int = 300, seed: int = 3, players: int = 8, a_day: int = 3) -> list[dict[str, Any]]:
+    """1-v-1 matches among ``players`` players, ``a_day`` a day (n = 300: 100 days)."""
     rng = random.Random(seed)
     out = []
     for i in range(n):
-        a, b = rng.sample(range(8), 2)
-        day, hour = divmod(i, 3)
+        a, b = rng.sample(range(players), 2)
+        day, hour = divmod(i, a_day)
         out.append(
             {
                 "id": f"m{i}",
-                "played_at": f"2024-{1 + day // 28:02d}-{1 + day % 28:02d}T{8 + 4 * hour:02d}:00Z",
+                "played_at": f"2024-{1 + day // 28:02d}-{1 + day % 28:02d}T{8 + hour:02d}:00Z",
                 "teams": [[f"p{a}"], [f"p{b}"]],
                 "scores": rng.choice([[1, 0], [0, 1], [1, 1]]),
             }

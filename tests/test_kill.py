@@ -13,10 +13,6 @@ from __future__ import annotations
 import json
 import random
 import shutil
-import signal
-import subprocess
-import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,7 +21,7 @@ import pytest
 
 import rankcraft
 
-from .conftest import committed, drop_schema, new_pg_url
+from .conftest import committed, drop_schema, new_pg_url, ready_child, run_or_kill
 from .test_reset_scope import WEEKS
 
 SEED = 31
@@ -102,24 +98,7 @@ def _state(url: str) -> dict[str, Any]:
 def _kill_run(url: str, op: str, data: Path, delay: float | None) -> tuple[bool, float]:
     """Run the child on ``url``; SIGKILL it ``delay`` s after it is ready (None: let it
     finish). Returns (whether it finished, seconds from ready to its end or the kill)."""
-    child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, op, url, str(data)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert child.stdout is not None
-    line = child.stdout.readline()
-    assert line == "ready\n", (line, child.stderr.read() if child.stderr else "")
-    started = time.perf_counter()
-    if delay is None:
-        out, err = child.communicate(timeout=120)
-        assert child.returncode == 0 and out.endswith("done\n"), err
-        return True, time.perf_counter() - started
-    time.sleep(delay)
-    child.send_signal(signal.SIGKILL)
-    out, _ = child.communicate(timeout=60)
-    return child.returncode == 0 and out.endswith("done\n"), delay
+    return run_or_kill(ready_child(CHILD, op, url, str(data)), delay)
 
 
 def _prepare(op: str, url: str, folder: Path) -> tuple[Path, Callable[[], None]]:
