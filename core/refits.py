@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import date, datetime
 from typing import Any
 
-from .answers import finite
+from . import answers
 from .errors import MatchError, PluginError
 from .historyspec import FitLimits
 from .io import parse_match
@@ -149,19 +149,26 @@ class Refits:
         """Before ``match`` is rated: refit when it opens a new day, then count it in."""
         if self.fit is None:
             self._rebuild()
+        if self.day is not None and match.played_at.date() < self.day:
+            raise MatchError(
+                f"'played_at' {match.played_at.isoformat()} of match {match.id!r} is "
+                f"before the day of the league's latest match ({self.day.isoformat()}): "
+                "a league with a whole-history model takes matches in time order",
+                match_id=match.id,
+            )
+        self._hand(match, write=True)
+
+    def _hand(self, match: Match, write: bool) -> None:
+        """Count ``match`` in, refitting first when it opens a new day; ``write``: the
+        states go into the open transaction's rows (the fit copied first, once a
+        transaction), else (a rebuild) the rows have them already."""
         day = match.played_at.date()
-        if self.day is not None:
-            if day < self.day:
-                raise MatchError(
-                    f"'played_at' {match.played_at.isoformat()} of match {match.id!r} is "
-                    f"before the day of the league's latest match ({self.day.isoformat()}): "
-                    "a league with a whole-history model takes matches in time order",
-                    match_id=match.id,
-                )
-            if day > self.day:
-                if self.refits == self._base and self._backup is None:
-                    self._backup = copy.deepcopy(self.fit)
-                self._write(self._refit(match.played_at))
+        if self.day is not None and day > self.day:
+            if write and self.refits == self._base and self._backup is None:
+                self._backup = copy.deepcopy(self.fit)
+            states = self._refit(match.played_at)
+            if write:
+                self._write(states)
         self.pending.append(match)
         self.day = day
 
@@ -196,23 +203,15 @@ class Refits:
             row = rows.get(player)
             if row is None or row[SKILL] == state:
                 continue
-            if type(state) is not tuple or len(state) != fields or not finite(state):
-                raise PluginError(
-                    f"plugin {self.plugin!r}: rankcraft_fit answered for {player!r} "
-                    f"{state!r}, not a tuple of {fields} finite numbers"
-                )
-            (touched.get(player) or unit.take(player))[SKILL] = state
+            checked = answers.state(state, fields, self.plugin, "rankcraft_fit")
+            (touched.get(player) or unit.take(player))[SKILL] = checked
 
     def _rebuild(self) -> None:
         """Hand a new fit the stored history, day by day, as it was handed first."""
         self.fit, self.pending, self.day = self.start(), [], None
         self.builds += 1
         for match in self.history():
-            day = match.played_at.date()
-            if self.day is not None and day > self.day:
-                self._refit(match.played_at)
-            self.pending.append(match)
-            self.day = day
+            self._hand(match, write=False)
         self._base = self.refits  # (a refit after this in the transaction keeps a copy)
 
 

@@ -43,7 +43,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from ._ttt_fit import Store
-from ._ttt_game import draw_margin
+from ._ttt_game import draw_margin, outcomes
 from ._ttt_io import (
     FORMAT,
     Batches,
@@ -289,10 +289,7 @@ class ThroughTime:
             raise ValueError(f"forecast needs two teams, not {len(teams)}")
         (m0, v0), (m1, v1) = self._performances(teams, time, weights)
         sd = math.sqrt(v0 + v1)
-        margin = self._margin(len(teams[0]) + len(teams[1]))
-        win = 0.5 * math.erfc((margin - (m0 - m1)) / (sd * math.sqrt(2.0)))
-        loss = 0.5 * math.erfc((margin + (m0 - m1)) / (sd * math.sqrt(2.0)))
-        return win, max(1.0 - win - loss, 0.0), loss
+        return outcomes(m0 - m1, sd, self._margin(len(teams[0]) + len(teams[1])))
 
     def win_probabilities(
         self,

@@ -57,6 +57,15 @@ def draw_margin(p_draw: float, beta: float, players: int) -> float:
     return beta * math.sqrt(players) * NormalDist().inv_cdf(0.5 + 0.5 * p_draw)
 
 
+def outcomes(gap: float, sd: float, margin: float) -> tuple[float, float, float]:
+    """(first team wins, draw, second team wins) when the first's performance exceeds the
+    second's by N(``gap``, ``sd``²) and a difference within ``margin`` is a draw; each in
+    [0, 1], summing to 1."""
+    win = 0.5 * math.erfc((margin - gap) / (sd * SQRT2))
+    loss = 0.5 * math.erfc((margin + gap) / (sd * SQRT2))
+    return win, max(1.0 - win - loss, 0.0), loss
+
+
 def win_moments(x: float) -> tuple[float, float]:
     """The corrections (v, w) of a standard normal truncated to (−x, ∞) — i.e. of a
     difference whose mean exceeds the margin by ``x`` standard deviations — : the mean

@@ -35,6 +35,7 @@ from rankcraft.validators import within
 
 from . import trueskill
 from ._ttt import Game, ThroughTime
+from ._ttt_game import outcomes
 from .trueskill import TrueSkillParams, TrueSkillSkill
 
 RANKCRAFT_CONTRACT = 2
@@ -144,11 +145,7 @@ def rankcraft_outcomes(params: TTTParams, side_states: Sequence[State]) -> tuple
     a, b = side_states
     players = [s[2] if len(s) > 2 else 1 for s in (a, b)]
     sd = math.sqrt(a[1] ** 2 + b[1] ** 2 + (players[0] + players[1]) * params.beta**2)
-    margin = params.draw_margin(players[0] + players[1])
-    gap = a[0] - b[0]
-    win = 0.5 * math.erfc((margin - gap) / (sd * math.sqrt(2.0)))
-    loss = 0.5 * math.erfc((margin + gap) / (sd * math.sqrt(2.0)))
-    return (win, max(1.0 - win - loss, 0.0), loss)
+    return outcomes(a[0] - b[0], sd, params.draw_margin(players[0] + players[1]))
 
 
 @hookimpl
