@@ -55,7 +55,7 @@ from pathlib import Path
 from typing import Any
 
 import rankcraft
-from rankcraft.evaluate import compare, evaluate_field, evaluate_ruleset, with_home
+from rankcraft.evaluate import Evaluation, compare, evaluate_field, evaluate_ruleset, with_home
 from rankcraft.io import read_match_dicts
 from rankcraft.plugins._goals_fit import GoalsFit, context_of
 from rankcraft.plugins.goals import GoalsParams
@@ -65,6 +65,7 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 NAME = "intl_football_1872_2026.jsonl.gz"
 HOME = "meta.home_team_index"
 RULESET = "football-goals"
+FITTED = "football-goals-fit"
 TUNE_FROM, TUNE_TO = "2016-01-01", "2018-01-01"
 GRID = {"xi": (0.0015, 0.003, 0.006), "prior_sd": (0.5, 1.0), "goal_cap": (6.0, math.inf)}
 CUTOFF = 0.05
@@ -213,6 +214,38 @@ def tune(path: Path, axes: dict[str, tuple[float, ...]]) -> dict[str, float]:
     return best[1]
 
 
+def league_run(dicts: list[dict[str, Any]], test_from: str) -> None:
+    """``rankcraft evaluate`` of the bundled ``football-goals-fit`` (each match day's
+    forecasts from the league's refit of every earlier match) against ``football-goals``
+    on the same test matches."""
+    evaluations: dict[str, Evaluation] = {}
+    for name in (FITTED, RULESET):
+        started, cpu = time.perf_counter(), time.process_time()
+        ruleset = rankcraft.load_ruleset(name)
+        evaluations[name] = evaluate_ruleset(ruleset, dicts, test_from=test_from)
+        print(
+            f"{name}: {time.perf_counter() - started:.1f} s, "
+            f"{time.process_time() - cpu:.1f} CPU s for {len(dicts):,} matches",
+            flush=True,
+        )
+    table(evaluations)
+    fitted, shipped = evaluations[FITTED], evaluations[RULESET]
+    for score in ("three-way", "rps", "log-loss", "brier"):
+        d = compare(shipped, fitted, names=(FITTED, RULESET), score=score)
+        print(f"{FITTED} − {RULESET}, {score}: {d.difference:+.4f} [{d.low:+.4f}, {d.high:+.4f}]")
+
+
+def table(evaluations: dict[str, Evaluation]) -> None:
+    print("| forecast | scored | 3-way log loss | RPS | log loss | Brier |")
+    print("|---|---|---|---|---|---|")
+    for label, e in evaluations.items():
+        assert e.three_way is not None
+        print(
+            f"| {label} | {e.three_way.n:,} | {e.three_way.log_loss:.4f} | {e.three_way.rps:.4f} "
+            f"| {e.log_loss:.4f} | {e.brier:.4f} |"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DATA)
@@ -225,9 +258,15 @@ def main() -> None:
     parser.add_argument("--grid-xi", type=float, nargs="+", default=GRID["xi"])
     parser.add_argument("--grid-sd", type=float, nargs="+", default=GRID["prior_sd"])
     parser.add_argument("--grid-cap", type=float, nargs="+", default=GRID["goal_cap"])
+    parser.add_argument(
+        "--league", action="store_true", help=f"evaluate the bundled {FITTED} ruleset instead"
+    )
     args = parser.parse_args()
     path = args.data / NAME
     test_from = json.loads((args.data / "splits.json").read_text())["files"][NAME]["test_from"]
+    if args.league:
+        league_run(load(path), test_from)
+        return
     settings = {"xi": args.xi, "prior_sd": args.prior_sd, "goal_cap": args.goal_cap}
     if args.tune:
         axes = {"xi": args.grid_xi, "prior_sd": args.grid_sd, "goal_cap": args.grid_cap}
@@ -245,14 +284,7 @@ def main() -> None:
     shipped = evaluate_ruleset(rankcraft.load_ruleset(RULESET), dicts, test_from=test_from)
     seconds = time.perf_counter() - started
     print(f"{RULESET} replay: {seconds:.1f} s")
-    print("| forecast | scored | 3-way log loss | RPS | log loss | Brier |")
-    print("|---|---|---|---|---|---|")
-    for label, e in (("goals fit", fitted), (RULESET, shipped)):
-        assert e.three_way is not None
-        print(
-            f"| {label} | {e.three_way.n:,} | {e.three_way.log_loss:.4f} | {e.three_way.rps:.4f} "
-            f"| {e.log_loss:.4f} | {e.brier:.4f} |"
-        )
+    table({"goals fit": fitted, RULESET: shipped})
     for score in ("three-way", "rps", "log-loss", "brier"):
         d = compare(shipped, fitted, names=("goals fit", RULESET), score=score)
         print(f"goals fit − {RULESET}, {score}: {d.difference:+.4f} [{d.low:+.4f}, {d.high:+.4f}]")

@@ -51,7 +51,6 @@ from .predictions import Predictions
 from .refits import Fitted, make_refits
 from .resets import Resets
 from .ruleset import Display, Ruleset, load_ruleset
-from .rulesetschema import HistorySpec
 from .search import SEARCH_TEXT_MAX
 from .seasons import Seasons
 from .standings import Standings
@@ -445,6 +444,10 @@ def _scratch(league: League, seeds: Iterable[PlayerRecord]) -> tuple[League, Sea
     store = MemoryStore(pack_after=None)
     store.write(list(seeds), ())
     store.commit()
-    refusing = attrs.evolve(league.ruleset, history=HistorySpec())  # (late: refused)
+    # (late matches refused; a whole-history model's refit limits kept: the edit must
+    # re-rate as a replay under the league's own ruleset does)
+    refusing = attrs.evolve(
+        league.ruleset, history=attrs.evolve(league.ruleset.history, late="refuse")
+    )
     scratch = League(refusing, store=store, plugins=league.plugins)
     return scratch, scratch._seasons

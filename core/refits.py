@@ -117,7 +117,7 @@ class Refits:
         if builds != self.builds:
             self.load(self.store)
         else:
-            if refits != self.refits:
+            if self._backup is not None:  # (a refit began: it may have failed half-way)
                 self.fit = self._backup
             self.refits, self.pending, self.day = refits, list(pending), day
         self._backup = None

@@ -20,8 +20,9 @@ over every team's attack and defence, ``base``, one home advantage per context a
 without its constant −ln x! − ln y!; φ(t) = exp(−ξ t) (Dixon and Coles' time weight,
 ``xi`` per day); ``w_i`` the match's own weight (1 by default); a0, d0 the plugin's
 ``initial_attack`` and ``initial_defence``; σ the ``prior_sd``. The first sum runs over
-the *window*: the matches with φ ≥ ``cutoff`` (older ones are dropped for good); the
-second over the teams with a match in the window (a team without one sits at a0, d0).
+the *window*: the matches with φ ≥ ``cutoff`` and not older than ``window`` days (older
+ones are dropped for good); the second over the teams with a match in the window (a team
+without one sits at a0, d0). With ``fit_globals`` False the globals stay the params'.
 The prior keeps a team that never conceded finite and identifies the model: adding c to
 every attack and every defence, or c to ``base`` and −c to every attack, leaves every λ
 unchanged, and only the prior decides those two directions. No prior is put on ``base``,
@@ -35,14 +36,17 @@ which reads only that team's matches (multiplied by ``relax``: over-relaxation),
 moves exactly to the prior's optimum along the two directions the likelihood cannot see
 (a closed form). Each Newton step uses the exact Hessian, is damped (Levenberg) when that
 is not negative definite, and is halved until the block's objective does not fall; a
-step no longer than ``_UNCHECKED`` is taken unchecked (near the optimum, where the
+step no longer than ``UNCHECKED`` is taken unchecked (near the optimum, where the
 quadratic model holds; it saves a pass). rho is kept in the plugin's range [-1, 1] (at a
 bound, the other globals step given it) and where a τ of the window is not positive (a
 new 0–1 against a high rate) it is halved until all are. Sweeps stop when the largest
 change of any parameter in a sweep is below ``tol`` (or after ``max_sweeps``). A refit
-starts from the previous solution (a new team from a0, d0) and after one new match day
-takes a few sweeps; matches leave the window as ``now`` advances, so a refit costs
-O(window). Pure Python: a sweep costs about three passes over the window. Groups of
+starts from the previous solution (a new team from a0, d0) and steps only what changed:
+the teams with a new match or one that left the window, then, while a team moves by
+``tol`` or more, it and its opponents in the window again (every team when a global or
+the prior's direction moves that much, and once the window's weights have shrunk by
+``RESCAN`` since the last such pass). After one match day a refit costs the day's teams'
+matches and their neighbours', not the window. Groups of
 teams that meet each other far more than the rest (the non-FIFA sides) are the slow mode
 of the sweeps; the stopping rule bounds the last sweep's change, not the distance to the
 optimum (about ``tol`` times a few).
@@ -53,117 +57,20 @@ from __future__ import annotations
 import math
 from collections import deque
 from collections.abc import Sequence
-from typing import Any
 
 import attrs
 
-from .goals import LOG_RATE_LIMIT, GoalsParams, GoalsRule, GoalsSkill, outcome_probabilities
+from ._goals_global import GlobalBlock, etas
+from ._goals_terms import UNCHECKED, Side, match_terms, members, side_of, solve
+from .goals import LOG_RATE_LIMIT, GoalsParams, GoalsSkill, outcome_probabilities
 
-__all__ = ["FitReport", "GoalsFit", "context_of", "match_terms", "rho_terms"]
+__all__ = ["FitReport", "GoalsFit", "context_of"]
 
-_UNCHECKED = 0.02
-"""A team's Newton step no longer than this (log-rate units) is taken without checking
-that F rose (near the optimum the quadratic model holds; this saves a pass)."""
-
-
-def match_terms(
-    x: float, y: float, eta_a: float, eta_b: float, rho: float
-) -> tuple[float, float, float, float, float, float]:
-    """(l, ∂l/∂η_A, ∂l/∂η_B, ∂²l/∂η_A², ∂²l/∂η_A∂η_B, ∂²l/∂η_B²) of one score ``x``–``y``
-    (goals, ≥ 0) at log-rates ``eta_a``, ``eta_b``: l the Dixon-Coles log-probability
-    without −ln x! − ln y!; l = −inf when τ ≤ 0 (the derivatives then unusable)."""
-    lam_a = math.exp(eta_a)
-    lam_b = math.exp(eta_b)
-    ll = x * eta_a - lam_a + y * eta_b - lam_b
-    g_a, g_b, h_aa, h_ab, h_bb = x - lam_a, y - lam_b, -lam_a, 0.0, -lam_b
-    if x > 1.0 or y > 1.0 or rho == 0.0:
-        return ll, g_a, g_b, h_aa, h_ab, h_bb
-    if x == 0.0 and y == 0.0:  # τ = 1 − λ_A λ_B rho
-        u = lam_a * lam_b * rho
-        t = 1.0 - u
-        if t <= 0.0:
-            return -math.inf, g_a, g_b, h_aa, h_ab, h_bb
-        c = -u / (t * t)
-        return ll + math.log(t), g_a - u / t, g_b - u / t, h_aa + c, c, h_bb + c
-    if x == 0.0:  # 0–1: τ = 1 + λ_A rho
-        v = lam_a * rho
-        t = 1.0 + v
-        if t <= 0.0:
-            return -math.inf, g_a, g_b, h_aa, h_ab, h_bb
-        return ll + math.log(t), g_a + v / t, g_b, h_aa + v / (t * t), 0.0, h_bb
-    if y == 0.0:  # 1–0: τ = 1 + λ_B rho
-        v = lam_b * rho
-        t = 1.0 + v
-        if t <= 0.0:
-            return -math.inf, g_a, g_b, h_aa, h_ab, h_bb
-        return ll + math.log(t), g_a, g_b + v / t, h_aa, 0.0, h_bb + v / (t * t)
-    t = 1.0 - rho  # 1–1
-    if t <= 0.0:
-        return -math.inf, g_a, g_b, h_aa, h_ab, h_bb
-    return ll + math.log(t), g_a, g_b, h_aa, h_ab, h_bb
-
-
-def rho_terms(
-    x: float, y: float, eta_a: float, eta_b: float, rho: float
-) -> tuple[float, float, float, float]:
-    """(∂l/∂rho, ∂²l/∂rho², ∂²l/∂rho∂η_A, ∂²l/∂rho∂η_B) of one score (zero beyond the four low
-    scores; zero too where τ ≤ 0)."""
-    if x > 1.0 or y > 1.0:
-        return 0.0, 0.0, 0.0, 0.0
-    if x == 1.0 and y == 1.0:
-        t = 1.0 - rho
-        return (-1.0 / t, -1.0 / (t * t), 0.0, 0.0) if t > 0.0 else (0.0, 0.0, 0.0, 0.0)
-    lam_a, lam_b = math.exp(eta_a), math.exp(eta_b)
-    if x == 0.0 and y == 0.0:
-        p = lam_a * lam_b
-        t = 1.0 - p * rho
-        if t <= 0.0:
-            return 0.0, 0.0, 0.0, 0.0
-        return -p / t, -(p * p) / (t * t), -p / (t * t), -p / (t * t)
-    lam = lam_a if x == 0.0 else lam_b
-    t = 1.0 + lam * rho
-    if t <= 0.0:
-        return 0.0, 0.0, 0.0, 0.0
-    cross = lam / (t * t)
-    return lam / t, -(lam * lam) / (t * t), (cross, 0.0)[x != 0.0], (0.0, cross)[x != 0.0]
-
-
-def _solve(hessian: list[list[float]], gradient: list[float]) -> list[float]:
-    """The Newton step δ = −H⁻¹ g of a maximisation, by Cholesky of −H; where −H is not
-    positive definite, of −H + μ I (μ grown until it is: Levenberg's damping)."""
-    n = len(gradient)
-    scale = max(1e-12, max(abs(hessian[i][i]) for i in range(n)))
-    mu = 0.0
-    while True:
-        low = _cholesky(
-            [[-hessian[i][j] + (mu if i == j else 0.0) for j in range(n)] for i in range(n)]
-        )
-        if low is not None:
-            break
-        mu = max(mu * 10.0, 1e-9 * scale)
-    z = [0.0] * n  # L z = g, then Lᵀ δ = z
-    for i in range(n):
-        z[i] = (gradient[i] - sum(low[i][k] * z[k] for k in range(i))) / low[i][i]
-    step = [0.0] * n
-    for i in reversed(range(n)):
-        step[i] = (z[i] - sum(low[k][i] * step[k] for k in range(i + 1, n))) / low[i][i]
-    return step
-
-
-def _cholesky(matrix: list[list[float]]) -> list[list[float]] | None:
-    """The lower Cholesky factor of a symmetric matrix, or None when not positive definite."""
-    n = len(matrix)
-    low = [[0.0] * n for _ in range(n)]
-    for i in range(n):
-        for j in range(i + 1):
-            s = matrix[i][j] - sum(low[i][k] * low[j][k] for k in range(j))
-            if i == j:
-                if not s > 0.0:
-                    return None
-                low[i][i] = math.sqrt(s)
-            else:
-                low[i][j] = s / low[j][j]
-    return low
+RESCAN = 0.05
+"""A fit steps every team, not only those whose matches changed and their neighbours,
+once the weights of the window have all shrunk by 5% (ξ · days) since the last such fit:
+a day scales every weight by exp(−ξ), which moves the balance of likelihood and prior a
+little for every team."""
 
 
 @attrs.frozen(kw_only=True)
@@ -197,7 +104,7 @@ def context_of(params: GoalsParams, text: str | None) -> int:
     return 0
 
 
-class GoalsFit:
+class GoalsFit(GlobalBlock):
     """Time-weighted Dixon-Coles maximum likelihood over a growing history (the module
     docstring gives the objective and the method).
 
@@ -208,6 +115,8 @@ class GoalsFit:
     :param prior_sd: σ, the prior's standard deviation of attack and defence, > 0.
     :param cutoff: matches with φ below it leave the window, in [0, 1).
     :param fit_rho: fit rho (True) or keep ``params.rho``.
+    :param fit_globals: fit ``base``, the home advantages and rho (True), or keep the
+        params' (False: only the teams' attack and defence are fitted, ``fit_rho`` unread).
     :param tol: a fit stops when a sweep moves no parameter by more than this, > 0.
     :param max_sweeps: at most this many sweeps per fit.
     :param goal_cap: goals above it count as it (default: none).
@@ -223,6 +132,7 @@ class GoalsFit:
         prior_sd: float,
         cutoff: float = 1e-3,
         fit_rho: bool = True,
+        fit_globals: bool = True,
         tol: float = 1e-8,
         max_sweeps: int = 500,
         relax: float = 1.0,
@@ -237,6 +147,9 @@ class GoalsFit:
                 f"bad fit settings: tol {tol!r}, max_sweeps {max_sweeps!r}, relax {relax!r}"
             )
         self.relax = relax
+        self.fit_globals = fit_globals
+        self.window = math.inf
+        """Matches older than this many days before the fit's ``now`` leave too."""
         self.params = params
         self.xi, self.precision, self.cutoff = xi, 1.0 / (prior_sd * prior_sd), cutoff
         self.fit_rho, self.tol, self.max_sweeps, self.goal_cap = fit_rho, tol, max_sweeps, goal_cap
@@ -250,12 +163,16 @@ class GoalsFit:
         self.attack: list[float] = []
         self.defence: list[float] = []
         # each match: (time in days, team a, team b, goals a, goals b, home side, context)
-        self.matches: list[tuple[float, int, int, float, float, int, int]] = []
+        self.matches: list[tuple[float, Side, Side, float, float, int, int]] = []
         self.own_weight: list[float] = []
         self.weights: list[float] = []  # w_i φ(now − t_i) of the window's matches
         self.start = 0  # the first match in the window
         self.of_team: list[deque[int]] = []
         self.now = -math.inf
+        self.dirty: set[int] = set()
+        """Teams whose matches changed since the last fit (new, or left the window)."""
+        self.scanned = -math.inf
+        """The ``now`` of the last fit that stepped every team."""
 
     # -- the history ------------------------------------------------------------------
 
@@ -272,8 +189,8 @@ class GoalsFit:
     def add(
         self,
         days: float,
-        team_a: str,
-        team_b: str,
+        team_a: str | Sequence[str],
+        team_b: str | Sequence[str],
         goals_a: float,
         goals_b: float,
         home: int | None = None,
@@ -281,35 +198,44 @@ class GoalsFit:
         weight: float = 1.0,
     ) -> None:
         """Keep one match: its time ``days`` (any origin; never before the last match
-        added), the two teams' names, their goals (whole numbers ≥ 0), the side at home
-        (0, 1 or None: neutral) and its home-advantage ``context`` (:func:`context_of`),
-        and its weight ``w_i`` (> 0; e.g. a context's ``learning_scale``)."""
+        added), the two sides (a team's name, or the names of a line-up whose strength is
+        its members' mean attack and mean defence), their goals (≥ 0; whole numbers for a
+        Poisson likelihood, any for the quasi-likelihood), the side at home (0, 1 or None:
+        neutral) and its home-advantage ``context`` (:func:`context_of`), and its weight
+        ``w_i`` (> 0; e.g. a context's ``learning_scale``)."""
         if (self.matches and days < self.matches[-1][0]) or days < self.now:
             raise ValueError(f"matches must be added in time order: {days!r}")
-        if team_a == team_b or home not in (0, 1, None) or not 0 <= context < len(self.home):
-            raise ValueError(f"bad match: {team_a!r}, {team_b!r}, home {home!r}, {context!r}")
-        if not (goals_a >= 0 and goals_b >= 0 and goals_a % 1 == 0 == goals_b % 1 and weight > 0):
-            raise ValueError(f"goals must be whole numbers >= 0: {goals_a!r}, {goals_b!r}")
-        a, b = self._team(team_a), self._team(team_b)
+        names = [[team] if isinstance(team, str) else list(team) for team in (team_a, team_b)]
+        flat = names[0] + names[1]
+        if not all(names) or len(set(flat)) < len(flat) or home not in (0, 1, None):
+            raise ValueError(f"bad match: {team_a!r}, {team_b!r}, home {home!r}")
+        if not 0 <= context < len(self.home):
+            raise ValueError(f"bad match: context {context!r}")
+        if not (0 <= goals_a < math.inf and 0 <= goals_b < math.inf and weight > 0):
+            raise ValueError(f"goals must be numbers >= 0: {goals_a!r}, {goals_b!r}")
+        a, b = (side_of([self._team(n) for n in side]) for side in names)
         m = len(self.matches)
         x, y = min(float(goals_a), self.goal_cap), min(float(goals_b), self.goal_cap)
         self.matches.append((float(days), a, b, x, y, -1 if home is None else home, context))
         self.own_weight.append(weight)
-        self.of_team[a].append(m)
-        self.of_team[b].append(m)
+        for k in members(a) + members(b):
+            self.of_team[k].append(m)
+            self.dirty.add(k)
 
     def _window(self, now: float) -> None:
         """Drop the matches whose φ fell below the cutoff; weigh the rest at ``now``."""
         if now < self.now or (self.matches and now < self.matches[-1][0]):
             raise ValueError(f"fit at {now!r}: before a match already kept or fitted")
         self.now = now
-        oldest = (
-            now + math.log(self.cutoff) / self.xi if self.cutoff > 0 and self.xi > 0 else -math.inf
+        oldest = max(
+            now + math.log(self.cutoff) / self.xi if self.cutoff > 0 and self.xi > 0 else -math.inf,
+            now - self.window,
         )
         while self.start < len(self.matches) and self.matches[self.start][0] < oldest:
             _, a, b, *_ = self.matches[self.start]
-            for k in (a, b):
+            for k in members(a) + members(b):
                 self.of_team[k].popleft()
+                self.dirty.add(k)
                 if not self.of_team[k]:  # left the window: back at the prior's centre
                     self.attack[k] = self.params.initial_attack
                     self.defence[k] = self.params.initial_defence
@@ -327,13 +253,29 @@ class GoalsFit:
         from the current solution; the window drops the matches too old to count."""
         self._window(now)
         teams = [k for k, ms in enumerate(self.of_team) if ms]
+        if self.xi * (now - self.scanned) >= RESCAN:
+            self.dirty.update(teams)
+            self.scanned = now
         sweeps, change = 0, math.inf
         while sweeps < self.max_sweeps and change >= self.tol:
             sweeps += 1
-            change = self._global_step()
-            for k in teams:
-                change = max(change, self._team_step(k))
-            change = max(change, self._ridge(teams))
+            change = self._global_step() if self.fit_globals else 0.0
+            if change >= self.tol:  # (every λ moved)
+                self.dirty.update(teams)
+            # (in the order of the teams' names: the fit does not depend on the order in
+            # which it met them, e.g. a line-up's members)
+            active = sorted((k for k in self.dirty if self.of_team[k]), key=self.names.__getitem__)
+            self.dirty = set()
+            for k in active:
+                moved = self._team_step(k)
+                if moved >= self.tol:
+                    self._mark(k)
+                change = max(change, moved)
+            ridge = self._ridge(teams)
+            if ridge >= self.tol:
+                self.dirty.update(teams)
+            change = max(change, ridge)
+        self.dirty.clear()
         return FitReport(
             sweeps=sweeps,
             change=change,
@@ -341,6 +283,15 @@ class GoalsFit:
             matches=len(self.weights),
             teams=len(teams),
         )
+
+    def _mark(self, k: int) -> None:
+        """Team ``k`` moved: it and every opponent it met in the window step again."""
+        matches, dirty = self.matches, self.dirty
+        dirty.add(k)
+        for m in self.of_team[k]:
+            _, a, b, *_ = matches[m]
+            dirty.update(members(a))
+            dirty.update(members(b))
 
     def _team_terms(self, k: int) -> tuple[float, float, float, float, float, float]:
         """(F's part that team ``k`` enters, its gradient in (attack, defence), its
@@ -355,15 +306,23 @@ class GoalsFit:
         for m in self.of_team[k]:
             _, a, b, x, y, home, ctx = matches[m]
             h = homes[ctx]
-            eta_a = base + attack[a] - defence[b] + (h if home == 0 else 0.0)
-            eta_b = base + attack[b] - defence[a] + (h if home == 1 else 0.0)
+            if a.__class__ is int and b.__class__ is int:
+                eta_a = base + attack[a] - defence[b] + (h if home == 0 else 0.0)
+                eta_b = base + attack[b] - defence[a] + (h if home == 1 else 0.0)
+                on_a, share = a == k, 1.0
+            else:  # a line-up: its mean attack and defence; team k's share 1/size
+                eta_a, eta_b = etas(self, a, b, home, h)
+                on_a = k in members(a)
+                share = 1.0 / len(members(a if on_a else b))
             ll, g1, g2, h11, h12, h22 = match_terms(x, y, eta_a, eta_b, rho)
             w = weights[m - start]
             value += w * ll
-            if a != k:  # team k is side B: its attack is η_B's, its defence η_A's
+            if not on_a:  # team k is side B: its attack is η_B's, its defence η_A's
                 g1, g2, h11, h22 = g2, g1, h22, h11
+            w *= share
             g_att += w * g1
             g_def -= w * g2
+            w *= share  # (the Hessian's: share²)
             h_aa += w * h11
             h_dd += w * h22
             h_ad -= w * h12
@@ -374,12 +333,12 @@ class GoalsFit:
         it lowers F; the change made."""
         attack0, defence0 = self.attack[k], self.defence[k]
         value, g_att, g_def, h_aa, h_ad, h_dd = self._team_terms(k)
-        step = _solve([[h_aa, h_ad], [h_ad, h_dd]], [g_att, g_def])
+        step = solve([[h_aa, h_ad], [h_ad, h_dd]], [g_att, g_def])
         scale = self.relax
         while True:
             self.attack[k] = attack0 + scale * step[0]
             self.defence[k] = defence0 + scale * step[1]
-            if scale * max(abs(step[0]), abs(step[1])) <= _UNCHECKED and math.isfinite(value):
+            if scale * max(abs(step[0]), abs(step[1])) <= UNCHECKED and math.isfinite(value):
                 break  # (a short Newton step near the optimum: not worth a second pass)
             if self._team_terms(k)[0] >= value - 1e-12 * abs(value) or scale < 1e-6:
                 break
@@ -388,76 +347,27 @@ class GoalsFit:
 
     def _ridge(self, teams: Sequence[int]) -> float:
         """Move to the prior's optimum along the two directions no λ sees (every attack
-        and defence + s; base + t and every attack − t); the change made."""
+        and defence + s; base + t and every attack − t: only the first when ``base`` is
+        kept); the change made."""
         if not teams:
             return 0.0
-        n = len(teams)
-        s = -sum(self.defence[k] - self.params.initial_defence for k in teams) / n
-        t = sum(self.attack[k] - self.params.initial_attack for k in teams) / n + s
+        # (exact sums: the result does not depend on the order the teams were met in)
+        n, a0, d0 = len(teams), self.params.initial_attack, self.params.initial_defence
+        off_a = math.fsum(self.attack[k] for k in teams) - n * a0
+        off_d = math.fsum(self.defence[k] for k in teams) - n * d0
+        if not self.fit_globals:
+            s = -(off_a + off_d) / (2 * n)
+            for k in teams:
+                self.attack[k] += s
+                self.defence[k] += s
+            return abs(s)
+        s = -off_d / n
+        t = off_a / n + s
         for k in teams:
             self.attack[k] += s - t
             self.defence[k] += s
         self.base += t
         return max(abs(s - t), abs(s), abs(t))
-
-    def _global_step(self) -> float:
-        """One Newton step on (base, the fitted contexts' h, rho); the change made."""
-        contexts = sorted({m[6] for m in self.matches[self.start :] if m[5] >= 0})
-        slot = [0] * len(self.home)  # a context's place in the step (0: not fitted)
-        for i, c in enumerate(contexts):
-            slot[c] = 1 + i
-        n = 1 + len(contexts) + (1 if self.fit_rho else 0)
-        r = n - 1 if self.fit_rho else -1
-        value, grad, hess = _global_terms(self, slot, n, r)
-        if not math.isfinite(value):  # a new match (or a short unchecked step) found a τ <= 0
-            return self._feasible()
-        step = _solve(hess, grad)
-        if r > 0 and abs(self.rho + step[r]) > 1.0:  # rho to its bound, the rest given it
-            fixed = _solve([row[:r] for row in hess[:r]], grad[:r])
-            step = [*fixed, math.copysign(1.0, step[r]) - self.rho]
-        return self._global_search(contexts, step, value)
-
-    def _feasible(self) -> float:
-        """Halve rho until every τ of the window is positive (rho = 0 makes all 1); the change
-        reported is infinite, so another sweep follows."""
-        while not math.isfinite(self._likelihood()):
-            self.rho = 0.0 if abs(self.rho) < 1e-9 else 0.5 * self.rho
-        return math.inf
-
-    def _global_search(self, contexts: list[int], step: list[float], value: float) -> float:
-        """Take ``step`` on the globals, halved until the likelihood does not fall."""
-        before = (self.base, list(self.home), self.rho)
-        scale = 1.0
-        while True:
-            self.base = before[0] + scale * step[0]
-            for i, c in enumerate(contexts):
-                self.home[c] = before[1][c] + scale * step[1 + i]
-            if self.fit_rho:  # (rho kept in the plugin's range)
-                self.rho = min(max(before[2] + scale * step[-1], -1.0), 1.0)
-            if scale * max(map(abs, step)) <= _UNCHECKED and math.isfinite(value):
-                break
-            if self._likelihood() >= value - 1e-12 * abs(value) or scale < 1e-6:
-                break
-            scale *= 0.5
-        moved = [abs(self.base - before[0]), abs(self.rho - before[2])]
-        moved += [abs(self.home[c] - before[1][c]) for c in contexts]
-        return max(moved)
-
-    def _likelihood(self) -> float:
-        """Σ_i w_i φ_i l_i over the window."""
-        return _window_likelihood(self)
-
-    def objective(self) -> float:
-        """F at the current parameters and the last fit's ``now``."""
-        p0, q0 = self.params.initial_attack, self.params.initial_defence
-        prior = math.fsum(
-            (self.attack[k] - p0) ** 2 + (self.defence[k] - q0) ** 2
-            for k, ms in enumerate(self.of_team)
-            if ms
-        )
-        return self._likelihood() - 0.5 * self.precision * prior
-
-    # -- what the fit says ------------------------------------------------------------
 
     def state(self, team: str) -> GoalsSkill:
         """A team's fitted attack and defence as the ``goals`` plugin's state (an unknown
@@ -467,77 +377,26 @@ class GoalsFit:
             return GoalsSkill(self.params.initial_attack, self.params.initial_defence)
         return GoalsSkill(self.attack[k], self.defence[k])
 
-    def fitted_params(self) -> GoalsParams:
-        """The ``goals`` params with the fitted ``base``, ``rho``, ``home_advantage`` and
-        context rules' home advantages (raises ``ValueError`` when one is out of the
-        plugin's range)."""
-        rules: list[GoalsRule] = [
-            rule
-            if rule.home_advantage is None
-            else attrs.evolve(rule, home_advantage=self.home[k + 1])
-            for k, rule in enumerate(self.params.context_rules)
-        ]
-        fitted: dict[str, Any] = {"base": self.base, "rho": self.rho, "context_rules": rules}
-        return attrs.evolve(self.params, home_advantage=self.home[0], **fitted)
+    def _mean_state(self, team: str | Sequence[str]) -> tuple[float, float]:
+        states = [self.state(name) for name in ([team] if isinstance(team, str) else team)]
+        n = len(states)
+        return math.fsum(s.attack for s in states) / n, math.fsum(s.defence for s in states) / n
 
     def outcomes(
-        self, team_a: str, team_b: str, home: int | None = None, context: int = 0
+        self,
+        team_a: str | Sequence[str],
+        team_b: str | Sequence[str],
+        home: int | None = None,
+        context: int = 0,
     ) -> tuple[float, float, float]:
-        """(P(A wins), P(draw), P(B wins)) of a match at the fitted parameters, summed
-        from the ``goals`` plugin's score model (:func:`outcome_probabilities`; log-rates
-        clamped to ±``LOG_RATE_LIMIT`` as the plugin does)."""
-        a, b = self.state(team_a), self.state(team_b)
+        """(P(A wins), P(draw), P(B wins)) of a match at the fitted parameters (a line-up
+        at its members' mean attack and defence), summed from the ``goals`` plugin's score
+        model (:func:`outcome_probabilities`; log-rates clamped to ±``LOG_RATE_LIMIT`` as
+        the plugin does)."""
+        a, b = (self._mean_state(team) for team in (team_a, team_b))
         h = self.home[context]
-        eta_a = self.base + a.attack - b.defence + (h if home == 0 else 0.0)
-        eta_b = self.base + b.attack - a.defence + (h if home == 1 else 0.0)
+        eta_a = self.base + a[0] - b[1] + (h if home == 0 else 0.0)
+        eta_b = self.base + b[0] - a[1] + (h if home == 1 else 0.0)
         lam_a = math.exp(min(max(eta_a, -LOG_RATE_LIMIT), LOG_RATE_LIMIT))
         lam_b = math.exp(min(max(eta_b, -LOG_RATE_LIMIT), LOG_RATE_LIMIT))
         return outcome_probabilities(lam_a, lam_b, self.rho, self.params.max_goals)
-
-
-def _global_terms(
-    fit: GoalsFit, slot: list[int], n: int, r: int
-) -> tuple[float, list[float], list[list[float]]]:
-    """(the window's likelihood, its gradient and Hessian in (base, the fitted contexts'
-    h at ``slot[context]``, rho at ``r`` when ``r`` > 0)) at ``fit``'s parameters."""
-    grad = [0.0] * n
-    hess = [[0.0] * n for _ in range(n)]
-    base, attack, defence, homes, rho = fit.base, fit.attack, fit.defence, fit.home, fit.rho
-    value = 0.0
-    for w, (_, a, b, x, y, home, ctx) in zip(fit.weights, fit.matches[fit.start :], strict=True):
-        h = homes[ctx]
-        eta_a = base + attack[a] - defence[b] + (h if home == 0 else 0.0)
-        eta_b = base + attack[b] - defence[a] + (h if home == 1 else 0.0)
-        ll, g1, g2, h11, h12, h22 = match_terms(x, y, eta_a, eta_b, rho)
-        value += w * ll
-        grad[0] += w * (g1 + g2)
-        hess[0][0] += w * (h11 + 2.0 * h12 + h22)
-        j = slot[ctx] if home >= 0 else 0
-        if j:
-            g_h, h_hh, h_hb = (g1, h11, h11 + h12) if home == 0 else (g2, h22, h22 + h12)
-            grad[j] += w * g_h
-            hess[j][j] += w * h_hh
-            hess[0][j] += w * h_hb
-        if r > 0 and x <= 1.0 and y <= 1.0:
-            dr, drr, dr1, dr2 = rho_terms(x, y, eta_a, eta_b, rho)
-            grad[r] += w * dr
-            hess[r][r] += w * drr
-            hess[0][r] += w * (dr1 + dr2)
-            if j:
-                hess[j][r] += w * (dr1 if home == 0 else dr2)
-    for i in range(n):
-        for k in range(i):
-            hess[i][k] = hess[k][i]
-    return value, grad, hess
-
-
-def _window_likelihood(fit: GoalsFit) -> float:
-    """Σ_i w_i φ_i l_i over ``fit``'s window."""
-    base, attack, defence, homes, rho = fit.base, fit.attack, fit.defence, fit.home, fit.rho
-    total = []
-    for w, (_, a, b, x, y, home, ctx) in zip(fit.weights, fit.matches[fit.start :], strict=True):
-        h = homes[ctx]
-        eta_a = base + attack[a] - defence[b] + (h if home == 0 else 0.0)
-        eta_b = base + attack[b] - defence[a] + (h if home == 1 else 0.0)
-        total.append(w * match_terms(x, y, eta_a, eta_b, rho)[0])
-    return math.fsum(total)

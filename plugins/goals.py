@@ -79,6 +79,7 @@ __all__ = [
     "GoalsRule",
     "GoalsSkill",
     "expected_goals",
+    "goals_of",
     "margin_probabilities",
     "outcome_probabilities",
     "score_forecast",
@@ -462,7 +463,7 @@ def rankcraft_outcomes(
     return list(_outcomes(params, side_states[0], side_states[1], home, match))
 
 
-def _goals_of(match: Match | None, side: int) -> tuple[Match, float, float]:
+def goals_of(match: Match | None, side: int) -> tuple[Match, float, float]:
     """The match and (goals for, goals against) of ``side``; refuses what the model
     cannot rate."""
     if match is None:
@@ -502,7 +503,7 @@ def _step(
     side: int,
     match: Match | None,
 ) -> tuple[State, dict[str, float]]:
-    match, scored, conceded = _goals_of(match, side)
+    match, scored, conceded = goals_of(match, side)
     opponent, _, weight = pairings[0]
     home = match.home
     mine_home = None if home is None else (0 if home == side else 1)

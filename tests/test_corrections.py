@@ -16,15 +16,15 @@ from hypothesis import strategies as st
 
 import rankcraft
 from rankcraft.ruleset import load_ruleset
-from rankcraft.rulesetschema import HistorySpec
 from rankcraft.store.memory import MemoryStore
 
 from .test_loop import FFA, PLAYERS, RULESETS, _at, _history
 
 
 def rerating(name: str) -> rankcraft.Ruleset:
-    """A bundled ruleset that places late matches at their time."""
-    return attrs.evolve(load_ruleset(name), history=HistorySpec(late="rerate"))
+    """A bundled ruleset that places late matches at their time (its refit limits kept)."""
+    ruleset = load_ruleset(name)
+    return attrs.evolve(ruleset, history=attrs.evolve(ruleset.history, late="rerate"))
 
 
 def placed(history: list[dict[str, Any]], match: dict[str, Any]) -> list[dict[str, Any]]:

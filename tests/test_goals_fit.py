@@ -28,8 +28,9 @@ from .conftest import SHARED_DATA, SHARED_DATA_MISSING
 np = pytest.importorskip("numpy")
 optimize = pytest.importorskip("scipy.optimize")
 
-Row = tuple[float, str, str, int, int, int | None, int]
-"""A match: (day, team a, team b, goals a, goals b, home side or None, context)."""
+Row = tuple[float, Any, Any, float, float, int | None, int]
+"""A match: (day, side a, side b, goals a, goals b, home side or None, context); a side is
+a team's name or a line-up's names."""
 
 PARAMS = GoalsParams(
     base=0.3,
@@ -42,17 +43,28 @@ PARAMS = GoalsParams(
 
 
 def reference_fit(
-    rows: list[Row], *, xi: float, prior_sd: float, now: float, cutoff: float = 0.0
+    rows: list[Row],
+    *,
+    xi: float,
+    prior_sd: float,
+    now: float,
+    cutoff: float = 0.0,
+    globals_kept: bool = False,
 ) -> dict[str, Any]:
     """The objective of the module docstring written again with NumPy (the matches of the
     window, φ ≥ cutoff; the prior over the teams they hold; one h per context with a
-    home side), minimised by SciPy's L-BFGS-B (gradient by the complex step)."""
+    home side), minimised by SciPy's L-BFGS-B (gradient by the complex step); with
+    ``globals_kept`` over the teams' attack and defence only, base, h and rho the
+    params'."""
     rows = [r for r in rows if math.exp(-xi * (now - r[0])) >= cutoff]
-    teams = sorted({r[1] for r in rows} | {r[2] for r in rows})
+    teams = sorted({t for r in rows for side in r[1:3] for t in members(side)})
     index = {t: k for k, t in enumerate(teams)}
     nt, nc = len(teams), 1 + len(PARAMS.context_rules)
-    a_i = np.array([index[r[1]] for r in rows])
-    b_i = np.array([index[r[2]] for r in rows])
+    side_a, side_b = np.zeros((len(rows), nt)), np.zeros((len(rows), nt))
+    for i, r in enumerate(rows):  # a side's strength: its members' mean
+        for matrix, side in ((side_a, r[1]), (side_b, r[2])):
+            for t in members(side):
+                matrix[i, index[t]] = 1.0 / len(members(side))
     x = np.array([r[3] for r in rows], dtype=float)
     y = np.array([r[4] for r in rows], dtype=float)
     ctx = np.array([r[6] for r in rows])
@@ -66,8 +78,8 @@ def reference_fit(
         att, dfn = theta[:, :nt], theta[:, nt : 2 * nt]
         base, rho = theta[:, 2 * nt, None], theta[:, -1, None]
         h = theta[:, 2 * nt + 1 : 2 * nt + 1 + nc][:, ctx]
-        eta_a = base + att[:, a_i] - dfn[:, b_i] + h * home_a
-        eta_b = base + att[:, b_i] - dfn[:, a_i] + h * home_b
+        eta_a = base + att @ side_a.T - dfn @ side_b.T + h * home_a
+        eta_b = base + att @ side_b.T - dfn @ side_a.T + h * home_b
         lam, mu = np.exp(eta_a), np.exp(eta_b)
         tau = np.where((x == 0) & (y == 0), 1 - lam * mu * rho, 1.0 + 0 * lam)
         tau = np.where((x == 0) & (y == 1), 1 + lam * rho, tau)
@@ -82,6 +94,11 @@ def reference_fit(
         return minus_f(theta + 1j * step * np.eye(len(theta))).imag / step
 
     start = np.r_[np.full(nt, a0), np.full(nt, d0), PARAMS.base, 0.3, 0.2, PARAMS.rho]
+    if globals_kept:
+        kept = start[2 * nt :]
+        whole = minus_f
+        minus_f = lambda t: whole(np.hstack([t, np.broadcast_to(kept, (t.shape[0], 4))]))  # noqa: E731
+        start = start[: 2 * nt]
     found = optimize.minimize(
         lambda t: float(minus_f(t[None, :])[0]),
         start,
@@ -90,7 +107,7 @@ def reference_fit(
         options={"ftol": 1e-15, "gtol": 1e-8, "maxiter": 5000, "maxcor": 50},
     )
     assert np.max(np.abs(gradient(found.x))) < 1e-6
-    theta = found.x
+    theta = np.r_[found.x, kept] if globals_kept else found.x
     return {
         "attack": dict(zip(teams, theta[:nt], strict=True)),
         "defence": dict(zip(teams, theta[nt : 2 * nt], strict=True)),
@@ -99,6 +116,10 @@ def reference_fit(
         "rho": theta[-1],
         "objective": -found.fun,
     }
+
+
+def members(side: str | tuple[str, ...]) -> tuple[str, ...]:
+    return (side,) if isinstance(side, str) else side
 
 
 def fitted(rows: list[Row], *, xi: float, prior_sd: float, now: float, **kw: Any) -> GoalsFit:
@@ -167,6 +188,53 @@ def test_a_synthetic_league_fits_as_scipy_fits_it() -> None:
 
 
 @pytest.mark.skipif(not SHARED_DATA.is_dir(), reason=SHARED_DATA_MISSING)
+def test_kept_globals_fit_as_scipy_fits_the_teams_alone() -> None:
+    rows, _ = league(10, 300, seed=8)
+    ref = reference_fit(rows, xi=0.004, prior_sd=0.7, now=301.0, globals_kept=True)
+    fit = fitted(rows, xi=0.004, prior_sd=0.7, now=301.0, fit_globals=False)
+    assert_same(fit, ref, within=1e-5)
+    assert (fit.base, fit.home, fit.rho) == (PARAMS.base, [0.3, 0.2], PARAMS.rho)
+    assert fit.objective() == pytest.approx(ref["objective"], rel=1e-9)
+
+
+def test_line_ups_and_fractional_goals_fit_as_scipy_fits_them() -> None:
+    rows, _ = league(8, 200, seed=12)
+    rng = random.Random(1)
+    for day in range(200, 240):  # line-ups of two or three (their members' mean) and
+        squad = rng.sample([f"T{k:02d}" for k in range(8)], 5)  # goals like 1.5 (a share)
+        a, b = tuple(squad[:2]), tuple(squad[2:])
+        rows.append((float(day), a, b, rng.choice([0, 1, 1.5, 3]), rng.choice([0, 1, 2]),
+                     rng.choice([0, 1, None]), 0))  # fmt: skip
+    ref = reference_fit(rows, xi=0.004, prior_sd=0.7, now=241.0)
+    fit = fitted(rows, xi=0.004, prior_sd=0.7, now=241.0)
+    assert_same(fit, ref, within=1e-5)
+    assert fit.objective() == pytest.approx(ref["objective"], rel=1e-9)
+    said = fit.outcomes(("T01", "T02"), "T03", 0)
+    a = [(fit.state("T01").attack + fit.state("T02").attack) / 2,
+         (fit.state("T01").defence + fit.state("T02").defence) / 2]  # fmt: skip
+    lam = math.exp(fit.base + a[0] - fit.state("T03").defence + fit.home[0])
+    mu = math.exp(fit.base + fit.state("T03").attack - a[1])
+    assert said == pytest.approx(goals.outcome_probabilities(lam, mu, fit.rho), abs=1e-12)
+
+
+def test_a_refit_steps_only_the_teams_that_moved() -> None:
+    rows, _ = league(30, 600, seed=9)
+    fit = GoalsFit(PARAMS, xi=0.0005, prior_sd=1.0, tol=1e-3, fit_globals=False)
+    for row in rows[:-1]:
+        fit.add(*row)
+    fit.fit(599.0)
+    steps: list[int] = []
+    step = fit._team_step
+    fit._team_step = lambda k: steps.append(k) or step(k)  # type: ignore[method-assign]
+    fit.add(*rows[-1])
+    assert fit.fit(600.0).converged
+    # the day's two teams, then the neighbours of those that moved: not all 30 each sweep
+    assert len(set(steps)) >= 2 and len(steps) < 3 * 30
+    cold = fitted(rows, xi=0.0005, prior_sd=1.0, now=600.0, fit_globals=False)
+    for team in cold.index:
+        assert fit.state(team).attack == pytest.approx(cold.state(team).attack, abs=5e-3)
+
+
 def test_the_world_cups_2010_and_2014_fit_as_scipy_fits_them() -> None:
     rows: list[Row] = []
     with gzip.open(SHARED_DATA / "intl_football_1872_2026.jsonl.gz", "rt") as lines:
@@ -244,8 +312,10 @@ def test_bad_input_is_refused() -> None:
     fit.add(5.0, "a", "b", 1, 0)
     with pytest.raises(ValueError, match="time order"):
         fit.add(4.0, "a", "b", 1, 0)
-    with pytest.raises(ValueError, match="whole numbers"):
-        fit.add(6.0, "a", "b", 1.5, 0)
+    with pytest.raises(ValueError, match="numbers >= 0"):
+        fit.add(6.0, "a", "b", -1, 0)
+    with pytest.raises(ValueError, match="bad match"):
+        fit.add(6.0, ["a", "c"], ["c"], 1, 0)  # a player on both sides
     with pytest.raises(ValueError, match="bad match"):
         fit.add(6.0, "a", "a", 1, 0)
     with pytest.raises(ValueError, match="bad fit settings"):

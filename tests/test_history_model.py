@@ -34,6 +34,8 @@ class Tally:
         self, fit: list[Match], matches: Sequence[Match], now: datetime, limits: FitLimits
     ) -> Mapping[str, tuple[float, ...]]:
         fit.extend(matches)
+        if any(m.meta.get("fail") for m in matches):  # (a fit that fails half-way)
+            raise ValueError("the tally cannot take this match")
         sums: dict[str, float] = {}
         for m in fit:
             age = (now - m.played_at).total_seconds() / DAY
@@ -136,6 +138,25 @@ def test_a_failed_batch_puts_the_fit_back(plugins: rankcraft.Plugins) -> None:
     bad = [*matches[120:200], {**matches[200], "teams": [["p1"], ["p1"]]}]
     with pytest.raises(rankcraft.MatchError):  # (after many refits in the batch)
         league.record_many(bad)
+    league.record_many(matches[120:])
+    assert league.export()["players"] == continuous.export()["players"]
+
+
+def test_a_refit_that_fails_half_way_leaves_the_fit_as_it_was(
+    plugins: rankcraft.Plugins,
+) -> None:
+    matches = history()
+    continuous = rankcraft.League(ruleset(plugins), plugins=plugins)
+    continuous.record_many(matches)
+    league = rankcraft.League(ruleset(plugins), plugins=plugins)
+    league.record_many(matches[:120])
+    day = matches[119]["played_at"][:10]  # the league's latest day: no refit before "x"
+    failing = {**matches[119], "id": "x", "played_at": f"{day}T23:59:59Z", "meta": {"fail": 1}}
+    same_day = [m for m in matches[120:] if m["played_at"][:10] == day]
+    later = next(m for m in matches[120:] if m["played_at"][:10] > day)
+    # the transaction's first refit takes "x" in, then fails
+    with pytest.raises(rankcraft.PluginError, match="tally"):
+        league.record_many([*same_day, failing, later])
     league.record_many(matches[120:])
     assert league.export()["players"] == continuous.export()["players"]
 

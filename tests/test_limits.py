@@ -146,9 +146,9 @@ def test_a_hundred_thousand_players(tmp_path: Path) -> None:
 
 def write_matches(path: Path, count: int, players: int = 2000) -> int:
     """``count`` matches, written one line at a time; each carries a note in ``meta`` so
-    that lines are about 1 KB, like a verbose feed's (fewer matches fill 100 MB, which
+    that lines are about 3 KB, like a verbose feed's (fewer matches fill 100 MB, which
     keeps the test's time down; memory is what it measures). Returns the file's size."""
-    note = "rematch after the server restart; " * 27
+    note = "rematch after the server restart; " * 86
     with path.open("w", encoding="utf-8") as out:
         for i in range(count):
             a, b = (i * 7919) % players, (i * 104729 + 1) % players
@@ -186,7 +186,7 @@ def test_a_100_mb_file_is_streamed_in_bounded_memory(tmp_path: Path) -> None:
     takes: the file is read line by line, and neither matches nor their ids stay in
     memory (the league asks the database which ids it has, a chunk at a time)."""
     peaks = {}
-    for name, count in (("small", 10_000), ("large", 100_000)):
+    for name, count in (("small", 3_500), ("large", 35_000)):
         file = tmp_path / f"{name}.jsonl"
         size = write_matches(file, count)
         if name == "large":

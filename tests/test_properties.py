@@ -36,7 +36,7 @@ RULESETS = [*bundled_names(), *EXTRA]
 
 def sides_for(ruleset: rankcraft.Ruleset) -> int:
     """The wager system and the goals model rate two-sided matches only (with scores)."""
-    return 2 if ruleset.update.plugin in ("wager", "goals") else 3
+    return 2 if ruleset.update.plugin in ("wager", *RATES_GOALS) else 3
 
 
 @functools.cache
@@ -119,8 +119,9 @@ LOCATION = {
     "trueskill": "mu",
     "ttt": "mu",
     "goals": "rating",
+    "goals_fit": "rating",
 }
-RATES_GOALS = ("goals",)
+RATES_GOALS = ("goals", "goals_fit")
 """Update plugins whose rating follows the goals, not the result: a 1-0 win where a rout
 was expected lowers it (docs/goals.md), so the win/loss direction is not checked."""
 

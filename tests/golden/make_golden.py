@@ -24,10 +24,10 @@ import rankcraft
 
 RULESETS = ("elo", "elo-fide", "elo-538", "glicko1", "inversus", "skyweaver", "team-wager")
 HISTORIES = {  # file -> matches replayed (a prefix keeps the test short)
-    "atp_singles_2000_2024.jsonl.gz": 6000,
-    "atp_doubles_2000_2020.jsonl.gz": 3000,
-    "nfl_538_elo_1920_2021.jsonl.gz": 6000,
-    "intl_football_1872_2026.jsonl.gz": 6000,
+    "atp_singles_2000_2024.jsonl.gz": 2500,
+    "atp_doubles_2000_2020.jsonl.gz": 1500,
+    "nfl_538_elo_1920_2021.jsonl.gz": 2500,
+    "intl_football_1872_2026.jsonl.gz": 2500,
     "worldcup_lineups_1970_2022.jsonl.gz": 120,
     "f1_races_1950_2026.jsonl.gz": 300,
 }

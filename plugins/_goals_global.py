@@ -1,0 +1,169 @@
+"""The global block of the time-weighted Dixon-Coles fit (:mod:`rankcraft.plugins._goals_fit`):
+one Newton step on ``base``, the home advantages and rho over the whole window, the
+window's likelihood, the objective, and the fitted globals as params."""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from typing import Any
+
+import attrs
+
+from ._goals_terms import UNCHECKED, Side, match_terms, mean_of, rho_terms, solve
+from .goals import GoalsParams, GoalsRule
+
+__all__ = ["GlobalBlock", "etas", "global_terms", "window_likelihood"]
+
+
+class GlobalBlock:
+    """What :class:`rankcraft.plugins._goals_fit.GoalsFit` does with its globals (a mixin:
+    the fit's own attributes, read and set here)."""
+
+    base: float
+    rho: float
+    home: list[float]
+    fit_rho: bool
+    attack: list[float]
+    defence: list[float]
+    matches: list[tuple[float, Side, Side, float, float, int, int]]
+    weights: list[float]
+    start: int
+    params: GoalsParams
+    precision: float
+    of_team: list[deque[int]]
+
+    def _global_step(self) -> float:
+        """One Newton step on (base, the fitted contexts' h, rho); the change made."""
+        contexts = sorted({m[6] for m in self.matches[self.start :] if m[5] >= 0})
+        slot = [0] * len(self.home)  # a context's place in the step (0: not fitted)
+        for i, c in enumerate(contexts):
+            slot[c] = 1 + i
+        n = 1 + len(contexts) + (1 if self.fit_rho else 0)
+        r = n - 1 if self.fit_rho else -1
+        value, grad, hess = global_terms(self, slot, n, r)
+        if not math.isfinite(value):  # a new match (or a short unchecked step) found a τ <= 0
+            return self._feasible()
+        step = solve(hess, grad)
+        if r > 0 and abs(self.rho + step[r]) > 1.0:  # rho to its bound, the rest given it
+            fixed = solve([row[:r] for row in hess[:r]], grad[:r])
+            step = [*fixed, math.copysign(1.0, step[r]) - self.rho]
+        return self._global_search(contexts, step, value)
+
+    def _feasible(self) -> float:
+        """Halve rho until every τ of the window is positive (rho = 0 makes all 1); the change
+        reported is infinite, so another sweep follows."""
+        while not math.isfinite(self._likelihood()):
+            self.rho = 0.0 if abs(self.rho) < 1e-9 else 0.5 * self.rho
+        return math.inf
+
+    def _global_search(self, contexts: list[int], step: list[float], value: float) -> float:
+        """Take ``step`` on the globals, halved until the likelihood does not fall."""
+        before = (self.base, list(self.home), self.rho)
+        scale = 1.0
+        while True:
+            self.base = before[0] + scale * step[0]
+            for i, c in enumerate(contexts):
+                self.home[c] = before[1][c] + scale * step[1 + i]
+            if self.fit_rho:  # (rho kept in the plugin's range)
+                self.rho = min(max(before[2] + scale * step[-1], -1.0), 1.0)
+            if scale * max(map(abs, step)) <= UNCHECKED and math.isfinite(value):
+                break
+            if self._likelihood() >= value - 1e-12 * abs(value) or scale < 1e-6:
+                break
+            scale *= 0.5
+        moved = [abs(self.base - before[0]), abs(self.rho - before[2])]
+        moved += [abs(self.home[c] - before[1][c]) for c in contexts]
+        return max(moved)
+
+    def _likelihood(self) -> float:
+        """Σ_i w_i φ_i l_i over the window."""
+        return window_likelihood(self)
+
+    def objective(self) -> float:
+        """F at the current parameters and the last fit's ``now``."""
+        p0, q0 = self.params.initial_attack, self.params.initial_defence
+        prior = math.fsum(
+            (self.attack[k] - p0) ** 2 + (self.defence[k] - q0) ** 2
+            for k, ms in enumerate(self.of_team)
+            if ms
+        )
+        return self._likelihood() - 0.5 * self.precision * prior
+
+    # -- what the fit says ------------------------------------------------------------
+
+    def fitted_params(self) -> GoalsParams:
+        """The ``goals`` params with the fitted ``base``, ``rho``, ``home_advantage`` and
+        context rules' home advantages (raises ``ValueError`` when one is out of the
+        plugin's range)."""
+        rules: list[GoalsRule] = [
+            rule
+            if rule.home_advantage is None
+            else attrs.evolve(rule, home_advantage=self.home[k + 1])
+            for k, rule in enumerate(self.params.context_rules)
+        ]
+        fitted: dict[str, Any] = {"base": self.base, "rho": self.rho, "context_rules": rules}
+        params: GoalsParams = attrs.evolve(self.params, home_advantage=self.home[0], **fitted)
+        return params
+
+
+def global_terms(
+    fit: GlobalBlock, slot: list[int], n: int, r: int
+) -> tuple[float, list[float], list[list[float]]]:
+    """(the window's likelihood, its gradient and Hessian in (base, the fitted contexts'
+    h at ``slot[context]``, rho at ``r`` when ``r`` > 0)) at ``fit``'s parameters."""
+    grad = [0.0] * n
+    hess = [[0.0] * n for _ in range(n)]
+    base, attack, defence, homes, rho = fit.base, fit.attack, fit.defence, fit.home, fit.rho
+    value = 0.0
+    for w, (_, a, b, x, y, home, ctx) in zip(fit.weights, fit.matches[fit.start :], strict=True):
+        h = homes[ctx]
+        if a.__class__ is int and b.__class__ is int:
+            eta_a = base + attack[a] - defence[b] + (h if home == 0 else 0.0)
+            eta_b = base + attack[b] - defence[a] + (h if home == 1 else 0.0)
+        else:
+            eta_a, eta_b = etas(fit, a, b, home, h)
+        ll, g1, g2, h11, h12, h22 = match_terms(x, y, eta_a, eta_b, rho)
+        value += w * ll
+        grad[0] += w * (g1 + g2)
+        hess[0][0] += w * (h11 + 2.0 * h12 + h22)
+        j = slot[ctx] if home >= 0 else 0
+        if j:
+            g_h, h_hh, h_hb = (g1, h11, h11 + h12) if home == 0 else (g2, h22, h22 + h12)
+            grad[j] += w * g_h
+            hess[j][j] += w * h_hh
+            hess[0][j] += w * h_hb
+        if r > 0 and x <= 1.0 and y <= 1.0:
+            dr, drr, dr1, dr2 = rho_terms(x, y, eta_a, eta_b, rho)
+            grad[r] += w * dr
+            hess[r][r] += w * drr
+            hess[0][r] += w * (dr1 + dr2)
+            if j:
+                hess[j][r] += w * (dr1 if home == 0 else dr2)
+    for i in range(n):
+        for k in range(i):
+            hess[i][k] = hess[k][i]
+    return value, grad, hess
+
+
+def etas(fit: GlobalBlock, a: Side, b: Side, home: int, h: float) -> tuple[float, float]:
+    """(η_A, η_B) of a match with a line-up on either side (the members' means)."""
+    attack, defence = fit.attack, fit.defence
+    eta_a = fit.base + mean_of(attack, a) - mean_of(defence, b) + (h if home == 0 else 0.0)
+    eta_b = fit.base + mean_of(attack, b) - mean_of(defence, a) + (h if home == 1 else 0.0)
+    return eta_a, eta_b
+
+
+def window_likelihood(fit: GlobalBlock) -> float:
+    """Σ_i w_i φ_i l_i over ``fit``'s window."""
+    base, attack, defence, homes, rho = fit.base, fit.attack, fit.defence, fit.home, fit.rho
+    total = []
+    for w, (_, a, b, x, y, home, ctx) in zip(fit.weights, fit.matches[fit.start :], strict=True):
+        h = homes[ctx]
+        if a.__class__ is int and b.__class__ is int:
+            eta_a = base + attack[a] - defence[b] + (h if home == 0 else 0.0)
+            eta_b = base + attack[b] - defence[a] + (h if home == 1 else 0.0)
+        else:
+            eta_a, eta_b = etas(fit, a, b, home, h)
+        total.append(w * match_terms(x, y, eta_a, eta_b, rho)[0])
+    return math.fsum(total)

@@ -1,0 +1,144 @@
+"""The ``goals_fit`` plugin in a league (the bundled ``football-goals-fit``): the states the
+league holds are the time-weighted Dixon-Coles fit of every earlier match day (the engine,
+checked against SciPy in tests/test_goals_fit.py) with the ruleset's globals, each day's
+forecasts come from that fit, the ``goals`` step moves teams within a day, and what the
+fit cannot take is refused naming the field."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from datetime import date
+from typing import Any
+
+import pytest
+
+import rankcraft
+from rankcraft.plugins._goals_fit import GoalsFit, context_of
+from rankcraft.plugins.goals import outcome_probabilities
+from rankcraft.plugins.goals_fit import GoalsFitParams
+
+TEAMS = [f"T{k}" for k in range(8)]
+
+
+def history(days: int = 30, seed: int = 3) -> list[dict[str, Any]]:
+    """One to three matches a day among 8 teams, some friendlies, a home side or none."""
+    rng = random.Random(seed)
+    out = []
+    for day in range(days):
+        for k in range(rng.randrange(1, 4)):
+            a, b = rng.sample(TEAMS, 2)
+            out.append(
+                {
+                    "id": f"d{day}-{k}",
+                    "played_at": f"2024-{1 + day // 28:02d}-{1 + day % 28:02d}T{12 + k}:00:00Z",
+                    "teams": [[a], [b]],
+                    "scores": [rng.choice([0, 0, 1, 1, 2, 3]), rng.choice([0, 1, 1, 2])],
+                    "home": rng.choice([0, 1, None]),
+                    "meta": {"tournament": rng.choice(["Friendly", "Cup", "Cup"])},
+                }
+            )
+    return out
+
+
+def ruleset() -> rankcraft.Ruleset:
+    return rankcraft.loads_ruleset(
+        'name = "t"\nextends = "football-goals-fit"\n[update.params]\nxi = 0.01\nprior_sd = 0.8\n'
+        "[history]\ntolerance = 1e-11\niterations = 2000\n"
+    )
+
+
+def engine_fit(matches: list[dict[str, Any]], params: GoalsFitParams, until: str) -> GoalsFit:
+    """The engine fed as the league feeds it: each day's matches, a refit at the next."""
+    fit = GoalsFit(
+        params, xi=params.xi, prior_sd=params.prior_sd, cutoff=params.cutoff,
+        fit_globals=False, relax=params.relax, goal_cap=params.goal_cap, tol=1e-11,
+        max_sweeps=2000,
+    )  # fmt: skip
+    days = [*sorted({m["played_at"][:10] for m in matches}), until]
+    for day, then in itertools.pairwise(days):
+        for m in (m for m in matches if m["played_at"][:10] == day):
+            context = context_of(params, m["meta"]["tournament"])
+            fit.add(ordinal(day), m["teams"][0][0], m["teams"][1][0], *m["scores"], m["home"],
+                    context)  # fmt: skip
+        fit.fit(ordinal(then))
+    return fit
+
+
+def ordinal(day: str) -> float:
+    return float(date.fromisoformat(day[:10]).toordinal())
+
+
+def test_the_league_holds_the_fit_of_the_earlier_days() -> None:
+    matches = history()
+    league = rankcraft.League(ruleset())
+    league.record_many(matches)
+    # a match of two newcomers opens the next day: the fit of every day before it
+    league.record(
+        {"id": "next", "played_at": "2024-03-01", "teams": [["n1"], ["n2"]], "scores": [1, 0]}
+    )
+    params = league.ruleset.update.params
+    assert isinstance(params, GoalsFitParams)
+    fit = engine_fit(matches, params, "2024-03-01")
+    for team in TEAMS:
+        skill = league.player(team).skill
+        assert skill.attack == pytest.approx(fit.state(team).attack, abs=1e-12), team
+        assert skill.defence == pytest.approx(fit.state(team).defence, abs=1e-12), team
+        assert skill.rating == pytest.approx(skill.attack + skill.defence, abs=1e-12)
+
+
+def test_each_days_forecasts_come_from_the_fit_of_the_days_before() -> None:
+    matches = history(days=20, seed=5)
+    league = rankcraft.League(ruleset())
+    params = league.ruleset.update.params
+    assert isinstance(params, GoalsFitParams)
+    league.record_many(matches)
+    last_day = matches[-1]["played_at"][:10]
+    first = next(m for m in matches if m["played_at"][:10] == last_day)
+    fit = engine_fit([m for m in matches if m["played_at"][:10] < last_day], params, last_day)
+    said = league.report(first["id"]).expected
+    context = context_of(params, first["meta"]["tournament"])
+    home = first["home"]
+    a, b = (fit.state(t[0]) for t in first["teams"])
+    h = fit.home[context]
+    lam = fit.base + a.attack - b.defence + (h if home == 0 else 0.0)
+    mu = fit.base + b.attack - a.defence + (h if home == 1 else 0.0)
+    win, draw, _ = outcome_probabilities(math.exp(lam), math.exp(mu), params.rho)
+    assert said[0] == pytest.approx(win + draw / 2, abs=1e-9)
+
+
+def test_line_ups_are_fitted_at_their_members_mean() -> None:
+    matches = [
+        {"id": f"m{k}", "played_at": f"2024-01-{k + 1:02d}", "teams": [["a", "b"], ["c"]],
+         "scores": [2 + k % 2, 1]}
+        for k in range(6)
+    ]  # fmt: skip
+    league = rankcraft.League(ruleset())
+    league.record_many(matches)
+    league.record({"id": "n", "played_at": "2024-02-01", "teams": [["x"], ["y"]], "scores": [0, 0]})
+    params = league.ruleset.update.params
+    assert isinstance(params, GoalsFitParams)
+    fit = GoalsFit(
+        params,
+        xi=params.xi,
+        prior_sd=params.prior_sd,
+        fit_globals=False,
+        relax=params.relax,
+        goal_cap=params.goal_cap,
+        tol=1e-11,
+        max_sweeps=2000,
+    )
+    for k, m in enumerate(matches):  # fmt: skip
+        fit.add(ordinal(m["played_at"]), ("a", "b"), "c", *m["scores"])
+        fit.fit(ordinal(matches[k + 1]["played_at"] if k < 5 else "2024-02-01"))
+    for team in "abc":
+        assert league.player(team).skill.attack == pytest.approx(fit.state(team).attack, abs=1e-12)
+    assert league.player("a").skill.attack == pytest.approx(league.player("b").skill.attack)
+
+
+def test_bad_params_are_refused_naming_the_field() -> None:
+    with pytest.raises(rankcraft.InputError, match=r"'xi'.*-1"):
+        rankcraft.loads_ruleset(
+            'name = "t"\nextends = "football-goals-fit"\n[update.params]\nxi = -1\n'
+        )
