@@ -61,8 +61,8 @@ BAD_RULESETS = [
         "unknown-plugin",
         'name = "x"\n[update]\nplugin = "elo9"\n',
         r"unknown plugin 'elo9' \(did you mean 'elo'\?\) @ ruleset.update.plugin "
-        r"\(installed: composite-opponent, elo, glicko1, glicko2, goals, individual, inversus-rp, "
-        r"ladder, mean",
+        r"\(installed: composite-opponent, elo, glicko1, glicko2, goals, goals_fit, individual, "
+        r"inversus-rp, ladder, mean",
     ),
     (
         "unknown-key",

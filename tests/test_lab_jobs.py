@@ -455,6 +455,7 @@ LAB_FIELDS = st.fixed_dictionaries(
 )
 
 
+@pytest.mark.slow(seconds=20)
 @settings(max_examples=60, deadline=None)  # (an app started per example: 0.2 s each)
 @given(body=st.one_of(LAB_FIELDS, JSON))
 def test_fuzzed_lab_requests_are_refused_cleanly(body: Any) -> None:

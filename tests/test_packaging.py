@@ -34,8 +34,9 @@ SMOKE = [
 """What the installed wheel runs: enough to show that its plugins, engine and stores work
 from the wheel alone (its command line runs ``rankcraft demo`` first; the CLI's own tests,
 a fifth of this test's time, run from the source tree only)."""
-SMOKE_NEEDS = ["pytest>=9", "hypothesis>=6.100"]
-"""What the smoke subset imports beside the wheel (a subset of the ``test`` extra)."""
+SMOKE_NEEDS = ["pytest>=9", "pytest-xdist>=3.6", "hypothesis>=6.100"]
+"""What the smoke subset imports beside the wheel (a subset of the ``test`` extra; xdist
+and hypothesis are the pytest plugins pyproject.toml's ``addopts`` names)."""
 
 
 def _declared() -> dict[str, str]:

@@ -105,6 +105,7 @@ def test_a_packed_report_refuses_changes_out_of_the_match_order() -> None:
         packer_of(league).pack(Rated((row.match, row.report.expected, changes)))
 
 
+@pytest.mark.slow(seconds=6)
 @pytest.mark.parametrize("name", bundled_names())
 def test_a_packed_memory_store_reads_back_what_it_kept(name: str) -> None:
     """Past ``pack_after`` matches the memory store keeps the older ones in compressed

@@ -111,7 +111,8 @@ def test_fuzzed_matches_are_answered_cleanly(name: str, inputs: list[Any]) -> No
         post_and_check(league, client, python_json(data))
 
 
-@settings(max_examples=150)
+@pytest.mark.slow(seconds=8)
+@settings(max_examples=80)
 @given(st.lists(raw_bodies(), min_size=1, max_size=6))
 def test_fuzzed_bytes_are_answered_cleanly(bodies: list[bytes]) -> None:
     league, client = fuzz_client("inversus")

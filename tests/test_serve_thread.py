@@ -163,6 +163,7 @@ def test_an_anonymous_lab_check_naming_a_raising_plugin_is_an_error_naming_it(
         assert client.get("/health").json()["ok"] is True
 
 
+@pytest.mark.slow(seconds=6)
 def test_health_says_when_the_league_has_not_answered_for_too_long(
     trap: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -305,6 +306,7 @@ def _read_latencies(server: Server, seconds: float, least: int) -> list[float]:
     return out
 
 
+@pytest.mark.slow(seconds=12)
 def test_reads_keep_their_latency_while_anonymous_visitors_attack(tmp_path: Path) -> None:
     # before: a 1 MiB lab check delayed reads by 4.6 s, a 16 MiB lab body by 20 s, four
     # 64-side predictions by 2.7 s, a balance of 40 players by seconds (all of it on the
@@ -425,6 +427,7 @@ def test_a_forecast_of_many_sides_integrated_in_the_worker_is_the_leagues(db_url
     league.close()
 
 
+@pytest.mark.slow(seconds=10)
 def test_a_balance_done_in_the_worker_process_is_the_leagues(db_url: str) -> None:
     # before: 64 TrueSkill players in three teams held the league's thread for 41 s
     league = rankcraft.League.open(db_url, "trueskill")

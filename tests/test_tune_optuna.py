@@ -155,6 +155,7 @@ def _pg_schema() -> tuple[str, str] | None:
     return base, schema
 
 
+@pytest.mark.slow(seconds=7)
 def test_storage_url_shared_by_two_studies(tmp_path: Path) -> None:
     """Two searches (as on two machines) against one PostgreSQL study (SQLite when this
     machine has no server): the second sees the first's trials and picks the study's best."""
@@ -208,6 +209,7 @@ def test_storage_url_shared_by_two_studies(tmp_path: Path) -> None:
                 connection.execute(f'DROP SCHEMA "{server[1]}" CASCADE')
 
 
+@pytest.mark.slow(seconds=6)
 def test_two_tune_processes_started_apart_join_one_postgres_study(tmp_path: Path) -> None:
     """Two ``rankcraft tune`` processes, started separately (as on two machines) and
     running at once, search one study in PostgreSQL: each runs its own trials into it,
