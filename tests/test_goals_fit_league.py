@@ -7,14 +7,17 @@ fit cannot take is refused naming the field."""
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import random
 from datetime import date
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 import rankcraft
+from rankcraft.cli import main
 from rankcraft.plugins._goals_fit import GoalsFit, context_of
 from rankcraft.plugins.goals import outcome_probabilities
 from rankcraft.plugins.goals_fit import GoalsFitParams
@@ -142,3 +145,24 @@ def test_bad_params_are_refused_naming_the_field() -> None:
         rankcraft.loads_ruleset(
             'name = "t"\nextends = "football-goals-fit"\n[update.params]\nxi = -1\n'
         )
+
+
+def test_tune_searches_the_fits_decay_and_prior(tmp_path: Path) -> None:
+    """``rankcraft tune`` searches a history model's params as any other (each trial a
+    replay with its refits, scored one step ahead)."""
+    file = tmp_path / "m.jsonl"
+    file.write_text("".join(json.dumps(m) + "\n" for m in history(days=70, seed=8)))
+    out = tmp_path / "tuned.toml"
+    code = main(
+        ["tune", str(file), "--ruleset", "football-goals-fit", "--test-from", "2024-03-01",
+         "--param", "update.params.xi=0.001:0.05", "--param", "update.params.prior_sd=0.3:3",
+         "--trials", "3", "--method", "random", "--jobs", "1", "--score", "three-way",
+         "--out", str(out)]
+    )  # fmt: skip
+    assert code == 0
+    tuned = rankcraft.load_ruleset(out)
+    assert tuned.fit is not None and tuned.fit.plugin == "goals_fit"
+    params = tuned.update.params
+    assert isinstance(params, GoalsFitParams)
+    assert 0.001 <= params.xi <= 0.05 and 0.3 <= params.prior_sd <= 3
+    assert (params.xi, params.prior_sd) != (0.0005, 2.0)  # (a trial's values, not the start's)
