@@ -133,9 +133,8 @@ class League(Corrected, Fitted):
         ruleset: the league's ruleset. plugins: the plugin facade. store: its store.
         skill_class, rank_class: the plugins' state classes (``rank_class`` None without
         a rank slot). codec: turns records and reports into dicts and back. display:
-        what leaderboards sort by and how players see the skill (:class:`Display`). (Each
-        method hands its work to one collaborator, whose docstring says the details.)
-    """
+        what leaderboards sort by and how players see the skill (:class:`Display`). Each
+        method hands its work to one collaborator, whose docstring says the details."""
 
     def __init__(
         self,
@@ -190,8 +189,7 @@ class League(Corrected, Fitted):
 
     @contextmanager
     def batch(self) -> Iterator[None]:
-        """Group recordings into one transaction (all kept, or none; nested uses join the
-        outer one); on a database it holds the writer lock (other writers wait)."""
+        """One transaction (all kept or none; nested ones join): the writer lock held."""
         with self._unit.transaction():
             yield
 
@@ -413,7 +411,8 @@ class League(Corrected, Fitted):
         return self._standings.standings(players)
 
     def close(self) -> None:
-        """Close the store."""
+        """Close the store (a whole-history model's fit kept first: :meth:`keep_fit`)."""
+        self.keep_fit()
         self.store.close()
 
     def __enter__(self) -> League:

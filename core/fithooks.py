@@ -86,9 +86,44 @@ def rankcraft_fit_curve(params: Any, fit: Any, player: str) -> Sequence[tuple[da
     """
 
 
+@hookspec
+def rankcraft_fit_dump(params: Any, fit: Any) -> Any:
+    """Return the fit as JSON-able data (dicts, lists, strings, finite floats, ints,
+    booleans, None) that :func:`rankcraft_fit_load` turns back into the same fit
+    (optional). The league keeps it when it closes, with a digest of the matches the fit
+    was handed, and a league that opens the database starts from it instead of handing
+    the fit the whole history again; a model without it is rebuilt from the history.
+
+    :param params: the fit slot's params.
+    :param fit: the fit as :func:`rankcraft_fit` left it (not changed).
+    :returns: data that loads back into a fit answering exactly as this one (floats are
+        kept to the bit: JSON writes their shortest exact text).
+
+    .. versionadded:: 0.4
+    """
+
+
+@hookspec
+def rankcraft_fit_load(params: Any, data: Any) -> Any:
+    """Return the fit that :func:`rankcraft_fit_dump` gave ``data`` of (optional; both or
+    neither). Raise ``ValueError`` for data it cannot take (another format, another
+    version): the league then rebuilds the fit from the history, as it does on any failure
+    of this hook.
+
+    :param params: the fit slot's params.
+    :param data: what :func:`rankcraft_fit_dump` returned, read back from JSON.
+    :returns: a fit, as :func:`rankcraft_fit_start` makes them, answering exactly as the
+        dumped one did.
+
+    .. versionadded:: 0.4
+    """
+
+
 FIT_HOOK_SLOTS: dict[str, tuple[str, ...]] = {
     "rankcraft_fit_start": ("fit",),
     "rankcraft_fit": ("fit",),
     "rankcraft_fit_curve": ("fit",),
+    "rankcraft_fit_dump": ("fit",),
+    "rankcraft_fit_load": ("fit",),
 }
 """Which slot each history-model hook serves."""

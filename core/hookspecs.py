@@ -35,6 +35,8 @@ from ._markers import hookspec
 from .fithooks import FIT_HOOK_SLOTS
 from .fithooks import rankcraft_fit as rankcraft_fit
 from .fithooks import rankcraft_fit_curve as rankcraft_fit_curve
+from .fithooks import rankcraft_fit_dump as rankcraft_fit_dump
+from .fithooks import rankcraft_fit_load as rankcraft_fit_load
 from .fithooks import rankcraft_fit_start as rankcraft_fit_start
 from .model import (
     Census,

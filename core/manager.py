@@ -552,16 +552,18 @@ class Plugins:
 
         return checked
 
-    def fit(self, plugin: str, params: Any) -> tuple[Callable[[], Any], Any, Any]:
-        """A history model's ``(start, fit, curve)``: ``() -> fit``, ``(fit, matches,
-        now, limits) -> {player: state}``, ``(fit, player) -> [(time, state)]`` (None
-        without ``rankcraft_fit_curve``)."""
-        curve = "rankcraft_fit_curve"
+    def fit(self, plugin: str, params: Any) -> tuple[Any, ...]:
+        """A history model's ``(start, fit, curve, dump, load)``: ``() -> fit``, ``(fit,
+        matches, now, limits) -> {player: state}``, ``(fit, player) -> [(time, state)]``,
+        ``(fit) -> data``, ``(data) -> fit`` (each of the last three None without its
+        optional hook)."""
+        hooks = [f"rankcraft_fit_{name}" for name in ("curve", "dump", "load")]
         return (
             self._bind(plugin, "rankcraft_fit_start", params=params),
             self._bind(plugin, "rankcraft_fit", params=params),
-            self._bind(plugin, curve, params=params) if self.implements(plugin, curve) else None,
-        )
+            *(self._bind(plugin, h, params=params) if self.implements(plugin, h) else None
+              for h in hooks),
+        )  # fmt: skip
 
     def reset(self, plugin: str, params: Any) -> ResetFn:
         """``(players, kind, context) -> records``."""

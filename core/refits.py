@@ -16,10 +16,12 @@ by handing it the stored history again, day by day, as it was handed the first t
 from __future__ import annotations
 
 import copy
+import hashlib
+import itertools
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import date, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import answers
 from .errors import MatchError, PluginError
@@ -27,6 +29,7 @@ from .historyspec import FitLimits
 from .io import parse_match
 from .manager import Plugins
 from .model import Match, State
+from .rated import match_text
 from .rows import SKILL
 from .rulesetschema import Ruleset
 from .steps import Steps
@@ -41,8 +44,34 @@ CurveFn = Callable[[Any, str], Sequence[tuple[datetime, State]]]
 FIT_HISTORY = "fit_history"
 """meta key: the matches an imported state document brought (JSON list), which the fit is
 built from before the league's own."""
+FIT_KEPT = "fit_kept"
+"""meta key: the fit as the league last closed with it (``rankcraft_fit_dump``), with the
+count and digest of the matches it was handed (JSON): a league that opens starts from it
+when its history still begins with those matches."""
 
-__all__ = ["FIT_HISTORY", "CurveFn", "FitFn", "Fitted", "Refits", "make_refits"]
+
+class FitHooks(NamedTuple):
+    """A history model's bound hooks (:meth:`rankcraft.Plugins.fit`): ``start`` makes an
+    empty fit, ``refit`` is ``rankcraft_fit``; ``curve``, ``dump`` and ``load`` are the
+    optional ones (None without them)."""
+
+    start: Callable[[], Any]
+    refit: FitFn
+    curve: CurveFn | None
+    dump: Callable[[Any], Any] | None
+    load: Callable[[Any], Any] | None
+
+
+__all__ = [
+    "FIT_HISTORY",
+    "FIT_KEPT",
+    "CurveFn",
+    "FitFn",
+    "FitHooks",
+    "Fitted",
+    "Refits",
+    "make_refits",
+]
 
 
 def make_refits(
@@ -58,9 +87,10 @@ def make_refits(
     spec = ruleset.fit
     if spec is None:
         return None
-    start, refit, curve = plugins.fit(spec.plugin, spec.params)
+    hooks = FitHooks(*plugins.fit(spec.plugin, spec.params))
     limits = ruleset.history.limits()
-    refits = Refits(spec.plugin, start, refit, curve, limits, steps.fields, store, unit)
+    key = f"{spec.plugin} {spec.params!r} {limits!r}"  # (what a kept fit was fitted under)
+    refits = Refits(spec.plugin, hooks, limits, key, steps.fields, store, unit)
     kept.parts += (refits,)
     return refits
 
@@ -68,29 +98,28 @@ def make_refits(
 class Refits:
     """The whole-history fit of one league.
 
-    :param plugin: the fit slot's plugin (named in errors). :param start: makes an empty
-        fit. :param refit: the bound ``rankcraft_fit``. :param curve: the bound
-        ``rankcraft_fit_curve``, or None. :param limits: the ruleset's refit limits.
-    :param fields: how many fields a skill state has. :param store: the league's store
-        (its history rebuilds the fit). :param unit: its unit of work.
+    :param plugin: the fit slot's plugin (named in errors). :param hooks: its bound
+        hooks. :param limits: the ruleset's refit limits. :param key: the plugin, params
+        and limits as text (a kept fit is used only under the same). :param fields: how
+        many fields a skill state has. :param store: the league's store (its history
+        rebuilds the fit). :param unit: its unit of work.
     """
 
     def __init__(
         self,
         plugin: str,
-        start: Callable[[], Any],
-        refit: FitFn,
-        curve: CurveFn | None,
+        hooks: FitHooks,
         limits: FitLimits,
+        key: str,
         fields: int,
         store: Store,
         unit: UnitOfWork,
     ) -> None:
         self.plugin = plugin
-        self.start = start
-        self.refit = refit
-        self.curve_of = curve
+        self.hooks = hooks
+        self.start, self.refit, self.curve_of = hooks.start, hooks.refit, hooks.curve
         self.limits = limits
+        self.key = key
         self.fields = fields
         self.store = store
         self.unit = unit
@@ -101,25 +130,36 @@ class Refits:
         self.builds = 0  # (fits built from the stored history)
         self._base = 0  # (refits as the open transaction began)
         self._backup: Any = None  # (the fit before the transaction's first refit)
+        self.handed = 0  # matches handed to the fit (the pending ones included) ...
+        self.digest = hashlib.sha256()  # ... and the digest of their texts
+        self._kept: tuple[int, str] | None = None  # (what the stored kept fit covers)
 
     # -- kept with each transaction (rankcraft.unit.Schedule) -----------------------------
 
     def snapshot(self) -> Any:
         """The fit's place as a transaction begins."""
         self._base, self._backup = self.refits, None
-        return (self.builds, self.refits, list(self.pending), self.day)
+        return (
+            self.builds,
+            self.refits,
+            list(self.pending),
+            self.day,
+            self.handed,
+            self.digest.copy(),
+        )
 
     def restore(self, snapshot: Any) -> None:
         """Put the fit back as it was when ``snapshot`` was taken (a failed transaction):
         the copy taken before the transaction's first refit, or, where the fit was built
         from the history in the transaction, a build again when next used."""
-        builds, refits, pending, day = snapshot
+        builds, refits, pending, day, handed, digest = snapshot
         if builds != self.builds:
             self.load(self.store)
         else:
             if self._backup is not None:  # (a refit began: it may have failed half-way)
                 self.fit = self._backup
             self.refits, self.pending, self.day = refits, list(pending), day
+            self.handed, self.digest = handed, digest.copy()
         self._backup = None
 
     def save(self, store: Store) -> None:
@@ -171,6 +211,8 @@ class Refits:
                 self._write(states)
         self.pending.append(match)
         self.day = day
+        self.handed += 1
+        self.digest.update(_text(match))
 
     def curve(self, player: str) -> list[tuple[datetime, State]]:
         """A player's smoothed skill through time (``rankcraft_fit_curve``; empty
@@ -207,19 +249,94 @@ class Refits:
             (touched.get(player) or unit.take(player))[SKILL] = checked
 
     def _rebuild(self) -> None:
-        """Hand a new fit the stored history, day by day, as it was handed first."""
+        """Hand a new fit the stored history, day by day, as it was handed first; or,
+        where the kept fit covers a prefix of that history, start from it and hand the
+        rest."""
         self.fit, self.pending, self.day = self.start(), [], None
+        self.handed, self.digest = 0, hashlib.sha256()
         self.builds += 1
-        for match in self.history():
+        history = iter(self.history())
+        for match in self._resume(history):
+            self._hand(match, write=False)
+        for match in history:
             self._hand(match, write=False)
         self._base = self.refits  # (a refit after this in the transaction keeps a copy)
+
+    def _resume(self, history: Iterable[Match]) -> list[Match]:
+        """Start from the kept fit when it was fitted under the same key and the history
+        begins with the matches it was handed: [] then; else the matches read to check,
+        to be handed as any others."""
+        kept = self._read_kept()
+        if kept is None:
+            return []
+        read = list(itertools.islice(history, kept["matches"]))
+        digest = hashlib.sha256()
+        for match in read:
+            digest.update(_text(match))
+        if len(read) != kept["matches"] or digest.hexdigest() != kept["digest"]:
+            return read
+        try:
+            fit = self.hooks.load(kept["fit"])  # type: ignore[misc]
+        except PluginError:  # (the hook's failure, named so: data it cannot take)
+            return read  # (rebuilt from the history: slower, never wrong)
+        self.fit, self.handed, self.digest = fit, len(read), digest
+        self.pending = read[len(read) - kept["pending"] :] if kept["pending"] else []
+        self.day = read[-1].played_at.date() if read else None
+        self._kept = (self.handed, digest.hexdigest())
+        return []
+
+    def _read_kept(self) -> dict[str, Any] | None:
+        text = self.store.get_meta(FIT_KEPT) if self.hooks.load is not None else None
+        if text is None:
+            return None
+        kept: dict[str, Any] = json.loads(text)
+        return kept if kept.get("key") == self.key else None
+
+    def unkept(self) -> bool:
+        """Whether the fit has something :meth:`keep` would write."""
+        if self.hooks.dump is None or self.fit is None or self.handed == 0:
+            return False
+        return (self.handed, self.digest.hexdigest()) != self._kept
+
+    def keep(self) -> None:
+        """Write the fit (``rankcraft_fit_dump``) with the count and digest of the matches
+        it was handed, into the open transaction, unless it is kept already or there is
+        nothing to keep."""
+        dump = self.hooks.dump
+        if dump is None or not self.unkept():
+            return
+        covers = (self.handed, self.digest.hexdigest())
+        data = {
+            "key": self.key,
+            "matches": self.handed,
+            "pending": len(self.pending),
+            "digest": covers[1],
+            "fit": dump(self.fit),
+        }
+        self.store.set_meta(FIT_KEPT, json.dumps(data, allow_nan=False, separators=(",", ":")))
+        self._kept = covers
+
+
+def _text(match: Match) -> bytes:
+    return match_text(match).encode() + b"\n"
 
 
 class Fitted:
     """The whole-history model's methods of :class:`rankcraft.League`."""
 
     _refits: Refits | None
+    _unit: UnitOfWork
     skill_class: type
+
+    def keep_fit(self) -> None:
+        """Keep a whole-history model's fit in the store (``rankcraft_fit_dump``), in a
+        transaction of its own, for the next league that opens it to start from
+        (docs/history-models.md); :meth:`close` does. Nothing for a forward model, a
+        model without the hook, or a fit kept already."""
+        refits = self._refits
+        if refits is not None and refits.unkept():
+            with self._unit.transaction():
+                refits.keep()
 
     def curve(self, player: str) -> list[tuple[datetime, Any]]:
         """A player's smoothed skill through time as the league's whole-history model

@@ -45,6 +45,7 @@ from rankcraft.validators import within
 
 from . import goals
 from ._goals_fit import GoalsFit, context_of
+from ._goals_io import dump, load
 from .goals import GoalsParams, GoalsSkill
 
 RANKCRAFT_CONTRACT = 2
@@ -172,6 +173,16 @@ def rankcraft_fit_start(params: GoalsFitParams) -> GoalsFit:
         relax=params.relax,
         goal_cap=params.goal_cap,
     )
+
+
+@hookimpl
+def rankcraft_fit_dump(fit: GoalsFit) -> dict[str, Any]:
+    return dump(fit)
+
+
+@hookimpl
+def rankcraft_fit_load(params: GoalsFitParams, data: dict[str, Any]) -> GoalsFit:
+    return load(rankcraft_fit_start(params), data)
 
 
 @hookimpl

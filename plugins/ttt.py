@@ -174,6 +174,16 @@ def rankcraft_fit(
 
 
 @hookimpl
+def rankcraft_fit_dump(fit: ThroughTime) -> dict[str, Any]:
+    return fit.to_dict()
+
+
+@hookimpl
+def rankcraft_fit_load(data: dict[str, Any]) -> ThroughTime:
+    return ThroughTime.from_dict(data)
+
+
+@hookimpl
 def rankcraft_fit_curve(fit: ThroughTime, player: str) -> list[tuple[datetime, State]]:
     if player not in fit.index:
         return []

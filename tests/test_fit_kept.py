@@ -1,0 +1,86 @@
+"""A whole-history model's fit kept when a league closes (``rankcraft_fit_dump``) and
+taken up when the next league opens the database (``rankcraft_fit_load``): the league
+then hands the fit only the matches after those it covers, and ends exactly where a
+league that never closed ends. A kept fit whose matches the history no longer begins
+with (an edit), or that its model cannot load, is passed over for a rebuild."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import rankcraft
+from rankcraft.refits import FIT_KEPT
+
+from .test_goals_fit_league import history as football
+from .test_ttt import history as tennis
+
+
+def histories() -> dict[str, list[dict[str, Any]]]:
+    return {"ttt": tennis(days=24, seed=7), "football-goals-fit": football(days=40, seed=4)}
+
+
+def refits_of(league: rankcraft.League) -> Any:
+    return league._refits  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("name", ["ttt", "football-goals-fit"])
+def test_a_reopened_league_starts_from_the_kept_fit(tmp_path: Path, name: str) -> None:
+    matches = histories()[name]
+    cut = len(matches) * 2 // 3
+    never_closed = rankcraft.League(name)
+    never_closed.record_many(matches)
+    db = tmp_path / "l.sqlite"
+    with rankcraft.League.open(db, name) as league:
+        league.record_many(matches[:cut])
+    with rankcraft.League.open(db) as league:
+        kept = json.loads(league.store.get_meta(FIT_KEPT) or "{}")
+        assert kept["matches"] == cut and kept["fit"]
+        league.record_many(matches[cut:])
+        fit = refits_of(league)
+        # resumed: only the days after the kept matches were refitted, not the whole history
+        days = {m["played_at"][:10] for m in matches[cut:]}
+        assert fit.refits <= len(days) and fit.handed == len(matches)
+        assert league.export()["players"] == never_closed.export()["players"]
+    with rankcraft.League.open(db) as league:  # (kept again, covering everything)
+        assert json.loads(league.store.get_meta(FIT_KEPT) or "{}")["matches"] == len(matches)
+
+
+def test_an_edit_inside_the_kept_matches_rebuilds(tmp_path: Path) -> None:
+    matches = histories()["football-goals-fit"]
+    db = tmp_path / "l.sqlite"
+    with rankcraft.League.open(db, "football-goals-fit") as league:
+        league.record_many(matches)
+    with rankcraft.League.open(db) as league:
+        league.void(matches[3]["id"], "entered twice")
+        league.record(
+            {"id": "x", "played_at": "2024-03-01", "teams": [["T1"], ["T2"]], "scores": [2, 1]}
+        )
+        got = league.export()["players"]
+    replay = rankcraft.League("football-goals-fit")
+    replay.record_many([m for m in matches if m["id"] != matches[3]["id"]])
+    replay.record(
+        {"id": "x", "played_at": "2024-03-01", "teams": [["T1"], ["T2"]], "scores": [2, 1]}
+    )
+    assert got == replay.export()["players"]
+
+
+def test_a_kept_fit_the_model_cannot_load_is_passed_over(tmp_path: Path) -> None:
+    matches = histories()["ttt"]
+    db = tmp_path / "l.sqlite"
+    with rankcraft.League.open(db, "ttt") as league:
+        league.record_many(matches[:40])
+    with rankcraft.League.open(db) as league:
+        kept = json.loads(league.store.get_meta(FIT_KEPT) or "{}")
+        with league.batch():
+            league.store.set_meta(FIT_KEPT, json.dumps({**kept, "fit": {"format": "other"}}))
+    with rankcraft.League.open(db) as league:
+        league.record_many(matches[40:])
+        assert refits_of(league).handed == len(matches)
+        got = league.export()["players"]
+    never_closed = rankcraft.League("ttt")
+    never_closed.record_many(matches)
+    assert got == never_closed.export()["players"]
