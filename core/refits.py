@@ -338,6 +338,12 @@ class Fitted:
             with self._unit.transaction():
                 refits.keep()
 
+    @property
+    def has_curve(self) -> bool:
+        """Whether the league's whole-history model gives a smoothed curve
+        (``rankcraft_fit_curve``): False for a forward model or a model without one."""
+        return self._refits is not None and self._refits.curve_of is not None
+
     def curve(self, player: str) -> list[tuple[datetime, Any]]:
         """A player's smoothed skill through time as the league's whole-history model
         fits it now: ``(time, skill state)`` pairs, one per time the player played, in

@@ -166,3 +166,19 @@ def test_tune_searches_the_fits_decay_and_prior(tmp_path: Path) -> None:
     assert isinstance(params, GoalsFitParams)
     assert 0.001 <= params.xi <= 0.05 and 0.3 <= params.prior_sd <= 3
     assert (params.xi, params.prior_sd) != (0.0005, 2.0)  # (a trial's values, not the start's)
+
+
+def test_the_command_line_shows_a_fitted_league(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A refit moves a team's skill between its matches: the history marks no season
+    reset for it; and ``--curve`` says this model has none (it keeps no path in time)."""
+    db = str(tmp_path / "l.sqlite")
+    with rankcraft.League.open(db, "football-goals-fit") as league:
+        league.record_many(history(days=20, seed=2))
+    assert main(["player", "T1", "--db", db]) == 0
+    out = capsys.readouterr().out
+    assert "last 10 matches, newest first:" in out and "season reset" not in out
+    assert "\n* " not in out
+    assert main(["player", "T1", "--db", db, "--curve"]) == 2
+    assert "gives no smoothed curve" in capsys.readouterr().err

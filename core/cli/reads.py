@@ -193,6 +193,12 @@ def _curve(league: League, args: argparse.Namespace) -> list[dict[str, Any]]:
             f"'--curve' needs a ruleset with a whole-history model (a [fit] slot); "
             f"{league.ruleset.name!r} rates forward only"
         )
+    if not league.has_curve:
+        raise InputError(
+            f"'--curve': the whole-history model of {league.ruleset.name!r} (plugin "
+            f"{league.ruleset.fit.plugin!r}) gives no smoothed curve, only the fit as it "
+            "stands (its players' records)"
+        )
     skill = league.display.skill
     return [{"at": format_time(at), "skill": skill(state)} for at, state in league.curve(args.id)]
 
@@ -208,7 +214,7 @@ def _write_curve(curve: Sequence[Mapping[str, Any]], out: TextIO) -> None:
 
 def _write_rows(league: League, rows: Sequence[Any], player: str, out: TextIO) -> None:
     """The player's latest matches, newest first, each change explained."""
-    resets = _resets_before(rows, player)
+    resets = _resets_before(rows, player, refitted=league.ruleset.fit is not None)
     if rows:
         out.write(
             f"\nlast {plural(len(rows), 'match')}"
@@ -309,14 +315,16 @@ def _history_line(league: League, row: Any, player: str, resets: set[int]) -> st
     )
 
 
-def _resets_before(rows: Sequence[Any], player: str) -> set[int]:
+def _resets_before(rows: Sequence[Any], player: str, refitted: bool) -> set[int]:
     """The ``seq`` of each of ``rows`` (newest first) before which the player's stored
-    state changed outside a match: a season reset (or an import)."""
+    state changed outside a match: a season reset (or an import). With ``refitted`` (a
+    whole-history model, whose refits move skills between matches) the rank only."""
     out = set()
     for newer, older in itertools.pairwise(rows):
         before = newer.report.change(player)
         after = older.report.change(player)
-        if before.skill_before != after.skill_after or before.rank_before != after.rank_after:
+        moved = before.skill_before != after.skill_after and not refitted
+        if moved or before.rank_before != after.rank_after:
             out.add(newer.seq)
     return out
 
