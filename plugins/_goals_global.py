@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Iterator
 from typing import Any
 
 import attrs
@@ -13,7 +14,7 @@ import attrs
 from ._goals_terms import UNCHECKED, Side, match_terms, mean_of, rho_terms, solve
 from .goals import GoalsParams, GoalsRule
 
-__all__ = ["GlobalBlock", "etas", "global_terms", "window_likelihood"]
+__all__ = ["GlobalBlock", "etas", "global_terms", "window_etas", "window_likelihood"]
 
 
 class GlobalBlock:
@@ -114,15 +115,9 @@ def global_terms(
     h at ``slot[context]``, rho at ``r`` when ``r`` > 0)) at ``fit``'s parameters."""
     grad = [0.0] * n
     hess = [[0.0] * n for _ in range(n)]
-    base, attack, defence, homes, rho = fit.base, fit.attack, fit.defence, fit.home, fit.rho
+    rho = fit.rho
     value = 0.0
-    for w, (_, a, b, x, y, home, ctx) in zip(fit.weights, fit.matches[fit.start :], strict=True):
-        h = homes[ctx]
-        if a.__class__ is int and b.__class__ is int:
-            eta_a = base + attack[a] - defence[b] + (h if home == 0 else 0.0)
-            eta_b = base + attack[b] - defence[a] + (h if home == 1 else 0.0)
-        else:
-            eta_a, eta_b = etas(fit, a, b, home, h)
+    for w, x, y, home, ctx, eta_a, eta_b in window_etas(fit):
         ll, g1, g2, h11, h12, h22 = match_terms(x, y, eta_a, eta_b, rho)
         value += w * ll
         grad[0] += w * (g1 + g2)
@@ -154,10 +149,12 @@ def etas(fit: GlobalBlock, a: Side, b: Side, home: int, h: float) -> tuple[float
     return eta_a, eta_b
 
 
-def window_likelihood(fit: GlobalBlock) -> float:
-    """Σ_i w_i φ_i l_i over ``fit``'s window."""
-    base, attack, defence, homes, rho = fit.base, fit.attack, fit.defence, fit.home, fit.rho
-    total = []
+def window_etas(
+    fit: GlobalBlock,
+) -> Iterator[tuple[float, float, float, int, int, float, float]]:
+    """Each match of ``fit``'s window as (w_i φ_i, goals a, goals b, home side, context,
+    η_A, η_B) at the current parameters."""
+    base, attack, defence, homes = fit.base, fit.attack, fit.defence, fit.home
     for w, (_, a, b, x, y, home, ctx) in zip(fit.weights, fit.matches[fit.start :], strict=True):
         h = homes[ctx]
         if a.__class__ is int and b.__class__ is int:
@@ -165,5 +162,13 @@ def window_likelihood(fit: GlobalBlock) -> float:
             eta_b = base + attack[b] - defence[a] + (h if home == 1 else 0.0)
         else:
             eta_a, eta_b = etas(fit, a, b, home, h)
-        total.append(w * match_terms(x, y, eta_a, eta_b, rho)[0])
-    return math.fsum(total)
+        yield w, x, y, home, ctx, eta_a, eta_b
+
+
+def window_likelihood(fit: GlobalBlock) -> float:
+    """Σ_i w_i φ_i l_i over ``fit``'s window."""
+    rho = fit.rho
+    return math.fsum(
+        w * match_terms(x, y, eta_a, eta_b, rho)[0]
+        for w, x, y, _, _, eta_a, eta_b in window_etas(fit)
+    )
