@@ -293,8 +293,11 @@ class Refits:
         return kept if kept.get("key") == self.key else None
 
     def unkept(self) -> bool:
-        """Whether the fit has something :meth:`keep` would write."""
-        if self.hooks.dump is None or self.fit is None or self.handed == 0:
+        """Whether the fit has something :meth:`keep` would write (never in memory: no
+        other league opens that store)."""
+        if not self.store.shared or self.hooks.dump is None or self.fit is None:
+            return False
+        if self.handed == 0:
             return False
         return (self.handed, self.digest.hexdigest()) != self._kept
 
