@@ -84,3 +84,10 @@ def test_a_kept_fit_the_model_cannot_load_is_passed_over(tmp_path: Path) -> None
     never_closed = rankcraft.League("ttt")
     never_closed.record_many(matches)
     assert got == never_closed.export()["players"]
+
+
+def test_a_league_in_memory_keeps_nothing() -> None:
+    league = rankcraft.League("ttt")
+    league.record_many(histories()["ttt"][:20])
+    league.close()
+    assert league.store.get_meta(FIT_KEPT) is None
