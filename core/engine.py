@@ -410,17 +410,6 @@ class League(Corrected, Fitted):
         """League-wide labels per player (:meth:`.standings.Standings.standings`)."""
         return self._standings.standings(players)
 
-    def close(self) -> None:
-        """Close the store (a whole-history model's fit kept first: :meth:`keep_fit`)."""
-        self.keep_fit()
-        self.store.close()
-
-    def __enter__(self) -> League:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
 
 @contextmanager
 def collecting(league: League) -> Iterator[list[Rated]]:

@@ -21,7 +21,7 @@ import itertools
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import date, datetime
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Self
 
 from . import answers
 from .errors import MatchError, PluginError
@@ -133,26 +133,22 @@ class Refits:
         self.handed = 0  # matches handed to the fit (the pending ones included) ...
         self.digest = hashlib.sha256()  # ... and the digest of their texts
         self._kept: tuple[int, str] | None = None  # (what the stored kept fit covers)
+        self.wrote = False  # (whether this league recorded a match: only then it keeps)
 
     # -- kept with each transaction (rankcraft.unit.Schedule) -----------------------------
 
     def snapshot(self) -> Any:
         """The fit's place as a transaction begins."""
         self._base, self._backup = self.refits, None
-        return (
-            self.builds,
-            self.refits,
-            list(self.pending),
-            self.day,
-            self.handed,
-            self.digest.copy(),
-        )
+        place = (self.builds, self.refits, list(self.pending), self.day, self._kept)
+        return (*place, self.handed, self.digest.copy())
 
     def restore(self, snapshot: Any) -> None:
         """Put the fit back as it was when ``snapshot`` was taken (a failed transaction):
         the copy taken before the transaction's first refit, or, where the fit was built
         from the history in the transaction, a build again when next used."""
-        builds, refits, pending, day, handed, digest = snapshot
+        builds, refits, pending, day, kept, handed, digest = snapshot
+        self._kept = kept
         if builds != self.builds:
             self.load(self.store)
         else:
@@ -187,6 +183,7 @@ class Refits:
 
     def due(self, match: Match) -> None:
         """Before ``match`` is rated: refit when it opens a new day, then count it in."""
+        self.wrote = True
         if self.fit is None:
             self._rebuild()
         if self.day is not None and match.played_at.date() < self.day:
@@ -293,9 +290,10 @@ class Refits:
         return kept if kept.get("key") == self.key else None
 
     def unkept(self) -> bool:
-        """Whether the fit has something :meth:`keep` would write (never in memory: no
-        other league opens that store)."""
-        if not self.store.shared or self.hooks.dump is None or self.fit is None:
+        """Whether the fit has something :meth:`keep` would write: only a league that
+        recorded a match (a league that only reads writes nothing, a read-only store
+        included), in a database (no other league opens a store in memory)."""
+        if not (self.wrote and self.store.shared) or self.hooks.dump is None or self.fit is None:
             return False
         if self.handed == 0:
             return False
@@ -325,11 +323,29 @@ def _text(match: Match) -> bytes:
 
 
 class Fitted:
-    """The whole-history model's methods of :class:`rankcraft.League`."""
+    """The whole-history model's methods of :class:`rankcraft.League`, and its closing
+    (which keeps the fit)."""
 
     _refits: Refits | None
     _unit: UnitOfWork
     skill_class: type
+    store: Store
+
+    def close(self) -> None:
+        """Close the store (a whole-history model's fit kept first: :meth:`keep_fit`)."""
+        try:
+            self.keep_fit()
+        finally:
+            self.store.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, kind: object, *exc: object) -> None:
+        if kind is None:
+            self.close()
+        else:  # (failing: the store closed as it is, nothing more written)
+            self.store.close()
 
     def keep_fit(self) -> None:
         """Keep a whole-history model's fit in the store (``rankcraft_fit_dump``), in a

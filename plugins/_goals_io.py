@@ -30,7 +30,7 @@ def dump(fit: GoalsFit) -> dict[str, Any]:
         "own_weight": list(fit.own_weight),
         "weights": list(fit.weights),
         "start": fit.start,
-        "clocks": [_finite(fit.now), _finite(fit.scanned)],
+        "now": _finite(fit.now),
         "dirty": sorted(fit.dirty),
     }
 
@@ -54,7 +54,7 @@ def load(fit: GoalsFit, data: dict[str, Any]) -> GoalsFit:
     ]  # fmt: skip
     fit.own_weight, fit.weights = list(data["own_weight"]), list(data["weights"])
     fit.start = int(data["start"])
-    fit.now, fit.scanned = (-math.inf if c is None else c for c in data["clocks"])
+    fit.now = -math.inf if data["now"] is None else data["now"]
     fit.dirty = set(data["dirty"])
     fit.of_team = [deque() for _ in names]
     for m in range(fit.start, len(fit.matches)):  # (each team's window, in match order)

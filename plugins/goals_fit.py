@@ -197,8 +197,8 @@ def rankcraft_fit(
     field = params.context_field
     for match in matches:
         _, x, y = goals.goals_of(match, 0)
-        text = match.meta.get(field) if field else None
-        context = context_of(params, text if isinstance(text, str) else None)
+        value = match.meta.get(field) if field else None  # (as the step reads it:
+        context = context_of(params, None if value is None else str(value))  # its text)
         a, b = (team[0] if len(team) == 1 else team for team in match.teams)
         fit.add(_day(match.played_at), a, b, x, y, match.home, context, match.weight)
     fit.fit(_day(now))

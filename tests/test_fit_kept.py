@@ -7,6 +7,7 @@ with (an edit), or that its model cannot load, is passed over for a rebuild."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -91,3 +92,42 @@ def test_a_league_in_memory_keeps_nothing() -> None:
     league.record_many(histories()["ttt"][:20])
     league.close()
     assert league.store.get_meta(FIT_KEPT) is None
+
+
+def test_a_league_that_only_reads_writes_nothing(tmp_path: Path) -> None:
+    """A read (``player --curve`` opens the file read-only) rebuilds the fit it needs and
+    writes nothing back, even where the kept fit is stale (an edit made it so)."""
+    from rankcraft.cli import main
+
+    matches = histories()["ttt"]
+    db = tmp_path / "l.sqlite"
+    with rankcraft.League.open(db, "ttt") as league:
+        league.record_many(matches)
+    with rankcraft.League.open(db) as league:
+        league.void(matches[2]["id"], "entered twice")  # (the kept fit no longer fits)
+    before = db.read_bytes()
+    assert main(["player", "p1", "--db", str(db), "--curve"]) == 0
+    assert db.read_bytes() == before
+
+
+def test_a_failing_block_closes_the_store_and_keeps_its_own_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Leaving a ``with`` block on an error closes the store without keeping the fit (the
+    caller's error is the one raised); a keep that fails on ``close()`` still closes."""
+    from rankcraft.refits import Refits
+
+    def broken(self: Refits) -> None:
+        raise RuntimeError("the keep failed")
+
+    monkeypatch.setattr(Refits, "keep", broken)
+    db = tmp_path / "l.sqlite"
+    with pytest.raises(KeyError, match="mine"), rankcraft.League.open(db, "ttt") as league:
+        league.record_many(histories()["ttt"][:10])
+        raise KeyError("mine")
+    league = rankcraft.League.open(db)
+    league.record_many(histories()["ttt"][10:20])
+    with pytest.raises(RuntimeError, match="the keep failed"):
+        league.close()
+    with pytest.raises(sqlite3.ProgrammingError, match="closed database"):  # (closed all the same)
+        league.player("p1")

@@ -182,3 +182,19 @@ def test_the_command_line_shows_a_fitted_league(
     assert "\n* " not in out
     assert main(["player", "T1", "--db", db, "--curve"]) == 2
     assert "gives no smoothed curve" in capsys.readouterr().err
+
+
+def test_a_context_that_is_not_text_is_read_as_the_step_reads_it() -> None:
+    """The fit picks a match's home advantage by the text of its context field, as the
+    step and the forecasts do: ``True`` and ``"True"`` are the same competition."""
+    ruleset = rankcraft.loads_ruleset(
+        'name = "t"\nextends = "football-goals-fit"\n[update.params]\ncontext_field = "cup"\n'
+        'context_rules = [{contains = "True", home_advantage = 0.9}]\n'
+    )
+    exports = []
+    for value in (True, "True"):
+        league = rankcraft.League(ruleset)
+        for k, m in enumerate(history(days=12, seed=6)):
+            league.record({**m, "home": 0, "meta": {"cup": value if k % 2 else "no"}})
+        exports.append(league.export()["players"])
+    assert exports[0] == exports[1]
