@@ -733,7 +733,11 @@ function addCustom(text) {
 
 async function checkToml(box) {
   const area = box.querySelector("textarea"), error = box.querySelector(".field-error");
+  // (answers can come back out of order: only the latest check's answer is shown)
+  const asked = String((Number(box.dataset.checks) || 0) + 1);
+  box.dataset.checks = asked;
   const result = await api("/web/lab/check", { method: "POST", body: { toml: area.value } });
+  if (box.dataset.checks !== asked) return !box.classList.contains("invalid");
   box.classList.toggle("invalid", !result.ok);
   const lines = box.querySelector(".lines");
   if (result.ok) {
