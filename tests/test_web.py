@@ -341,6 +341,38 @@ def served() -> Iterator[tuple[str, str, rankcraft.League]]:
         yield base, token, league
 
 
+def test_a_late_answer_does_not_overwrite_a_newer_check(
+    browser: Any, served: tuple[str, str, rankcraft.League]
+) -> None:
+    """The lab checks the editor's text as it changes; the check of the editor's starting
+    text (valid), answered after the check of the text typed since, must not clear its
+    error."""
+    import json
+
+    base, _, _ = served
+    page = browser.new_page()
+    held: list[Any] = []
+
+    def hold_the_first_check(route: Any, request: Any) -> None:
+        if "kk" not in json.loads(request.post_data or "{}").get("toml", ""):
+            held.append(route)  # (answered below, after the newer check)
+        else:
+            route.continue_()
+
+    page.route("**/web/lab/check", hold_the_first_check)
+    page.goto(f"{base}/#lab")
+    page.click("#lab-add")
+    page.fill(".editor textarea", 'name = "mine"\nextends = "elo"\n[update.params]\nkk = 3\n')
+    page.wait_for_selector(".field-error[data-field='update.params.kk']")
+    assert held, "the starting text's check was not asked"
+    with page.expect_response("**/web/lab/check"):
+        held[0].continue_()
+    page.wait_for_timeout(200)
+    error = page.locator(".editor .field-error")
+    assert error.get_attribute("data-field") == "update.params.kk"
+    page.close()
+
+
 def test_the_page_in_a_browser(browser: Any, served: tuple[str, str, rankcraft.League]) -> None:
     from playwright.sync_api import expect
 
