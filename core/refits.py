@@ -117,7 +117,6 @@ class Refits:
     ) -> None:
         self.plugin = plugin
         self.hooks = hooks
-        self.start, self.refit, self.curve_of = hooks.start, hooks.refit, hooks.curve
         self.limits = limits
         self.key = key
         self.fields = fields
@@ -215,15 +214,15 @@ class Refits:
         """A player's smoothed skill through time (``rankcraft_fit_curve``; empty
         without the hook or for a player the fit does not know). (The bound hooks
         raise a plugin's failure as a :class:`PluginError` naming it.)"""
-        if self.curve_of is None:
+        if self.hooks.curve is None:
             return []
         if self.fit is None:
             self._rebuild()
-        return [(at, tuple(state)) for at, state in self.curve_of(self.fit, player)]
+        return [(at, tuple(state)) for at, state in self.hooks.curve(self.fit, player)]
 
     def _refit(self, now: datetime) -> Mapping[str, State]:
         """Hand the fit the pending matches and return the states it answers."""
-        states = self.refit(self.fit, tuple(self.pending), now, self.limits)
+        states = self.hooks.refit(self.fit, tuple(self.pending), now, self.limits)
         if not isinstance(states, Mapping):
             raise PluginError(
                 f"plugin {self.plugin!r}: rankcraft_fit must return a mapping of player ids "
@@ -249,7 +248,7 @@ class Refits:
         """Hand a new fit the stored history, day by day, as it was handed first; or,
         where the kept fit covers a prefix of that history, start from it and hand the
         rest."""
-        self.fit, self.pending, self.day = self.start(), [], None
+        self.fit, self.pending, self.day = self.hooks.start(), [], None
         self.handed, self.digest = 0, hashlib.sha256()
         self.builds += 1
         history = iter(self.history())
@@ -293,9 +292,9 @@ class Refits:
         """Whether the fit has something :meth:`keep` would write: only a league that
         recorded a match (a league that only reads writes nothing, a read-only store
         included), in a database (no other league opens a store in memory)."""
-        if not (self.wrote and self.store.shared) or self.hooks.dump is None or self.fit is None:
+        if not (self.wrote and self.store.shared and self.handed):
             return False
-        if self.handed == 0:
+        if self.hooks.dump is None or self.fit is None:
             return False
         return (self.handed, self.digest.hexdigest()) != self._kept
 
@@ -361,7 +360,7 @@ class Fitted:
     def has_curve(self) -> bool:
         """Whether the league's whole-history model gives a smoothed curve
         (``rankcraft_fit_curve``): False for a forward model or a model without one."""
-        return self._refits is not None and self._refits.curve_of is not None
+        return self._refits is not None and self._refits.hooks.curve is not None
 
     def curve(self, player: str) -> list[tuple[datetime, Any]]:
         """A player's smoothed skill through time as the league's whole-history model
