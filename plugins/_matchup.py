@@ -304,13 +304,19 @@ class _Rule(Protocol):
 _R = TypeVar("_R", bound=_Rule)
 
 
+def context_text(match: Match, field: str | None) -> str | None:
+    """The text of the match's ``meta[field]`` (its context: the competition, the
+    surface), as every context rule reads it; None without the field or the value."""
+    value = None if field is None else match.meta.get(field)
+    return None if value is None else str(value)
+
+
 def first_rule(match: Match | None, field: str | None, rules: Sequence[_R]) -> _R | None:
     """The first of ``rules`` whose ``contains`` text the match's ``meta[field]`` holds
     (its context: the competition, the surface), or None (no match, no field, no rule)."""
     if match is None or field is None or not rules:
         return None
-    value = match.meta.get(field)
-    text = "" if value is None else str(value)
+    text = context_text(match, field) or ""
     for rule in rules:
         if rule.contains in text:
             return rule

@@ -46,6 +46,7 @@ from rankcraft.validators import within
 from . import goals
 from ._goals_fit import GoalsFit, context_of
 from ._goals_io import dump, load
+from ._matchup import context_text
 from .goals import GoalsParams, GoalsSkill
 
 RANKCRAFT_CONTRACT = 2
@@ -197,8 +198,7 @@ def rankcraft_fit(
     field = params.context_field
     for match in matches:
         _, x, y = goals.goals_of(match, 0)
-        value = match.meta.get(field) if field else None  # (as the step reads it:
-        context = context_of(params, None if value is None else str(value))  # its text)
+        context = context_of(params, context_text(match, field))  # (as the step reads it)
         a, b = (team[0] if len(team) == 1 else team for team in match.teams)
         fit.add(_day(match.played_at), a, b, x, y, match.home, context, match.weight)
     fit.fit(_day(now))
