@@ -30,7 +30,9 @@ from one process):
   0.025), the largest difference of a belief 0.00106.
 * refit of the last date (15 matches, 2024-12-18): at tolerance 1e-3 the full fit takes
   77 passes (162 s), the refit 0.48 s = 0.30% (games run 0.31%); at 1e-4, 146 passes
-  (761 s) and 5.9 s = 0.78% (games run 1.40%).
+  (761 s) and 5.9 s = 0.78% (games run 1.40%). Again once each belief kept what its
+  neighbours were told (``--parts refit --refit-tolerances 1e-3 --sigma 1.0 --gamma
+  0.018``, an idle machine): 74 passes (18.8 s), the refit 0.05 s = 0.27% (games 0.22%).
 * tune (last 20% of the warm-up, 2016-09-26 to 2021-12-05, 13,105 matches; refit
   tolerance 1e-3), log loss: sigma 1.6 with gamma 0.036 / 0.018 / 0.009 / 0.005: 0.6388 /
   0.6333 / 0.6366 / 0.6411; gamma 0.018 with sigma 2.5 / 1.0 / 0.7 / 0.5 / 0.35: 0.6367 /

@@ -58,8 +58,12 @@ from ._ttt_io import (
 
 __all__ = ["Convergence", "Game", "ThroughTime"]
 
-MESSAGES = ("fwd_pi", "fwd_tau", "bwd_pi", "bwd_tau", "lik_pi", "lik_tau", "msg_pi", "msg_tau")
-"""The store's message lists, in the order a snapshot keeps them."""
+MESSAGES = (
+    "fwd_pi", "fwd_tau", "bwd_pi", "bwd_tau", "lik_pi", "lik_tau", "msg_pi", "msg_tau",
+    "told_mu", "told_sigma",
+)  # fmt: skip
+"""The store's message lists (and what each belief's neighbours were last told), in the
+order a snapshot keeps them."""
 
 
 class Game(NamedTuple):

@@ -75,6 +75,9 @@ class Store:
         ap_games: the games of each appearance (indexes into ``games``).
         fwd_pi, fwd_tau, bwd_pi, bwd_tau, lik_pi, lik_tau: each appearance's forward,
             backward and likelihood messages.
+        told_mu, told_sigma: each appearance's belief (μ, σ) as its neighbours were last
+            told of it: a belief counts as moved once it is more than the tolerance from
+            these, so that small moves add up instead of being dropped one by one.
         msg_pi, msg_tau: the message each game slot sends its appearance.
         games: every game, in the order added.
     """
@@ -83,6 +86,7 @@ class Store:
         "ap_batch", "ap_elapsed", "ap_games", "ap_next", "ap_player", "ap_prev",
         "beta2", "bwd_pi", "bwd_tau", "fwd_pi", "fwd_tau", "games", "gamma2",
         "lik_pi", "lik_tau", "msg_pi", "msg_tau", "prior_pi", "prior_tau",
+        "told_mu", "told_sigma",
     )  # fmt: skip
 
     def __init__(self, beta: float, gamma: float) -> None:
@@ -103,6 +107,8 @@ class Store:
         self.lik_tau: list[float] = []
         self.msg_pi: list[float] = []
         self.msg_tau: list[float] = []
+        self.told_mu: list[float] = []
+        self.told_sigma: list[float] = []
         self.games: list[StoredGame] = []
 
     def new_appearance(self, player: int, batch: int, prev: int, elapsed: float) -> int:
@@ -121,6 +127,8 @@ class Store:
             column.append(0.0)
         self.fwd_pi.append(self.prior_pi[player])
         self.fwd_tau.append(self.prior_tau[player])
+        self.told_mu.append(self.prior_tau[player] / self.prior_pi[player])
+        self.told_sigma.append(self.prior_pi[player] ** -0.5)
         return s
 
     def new_game(self, game: StoredGame) -> None:
@@ -160,26 +168,21 @@ class Store:
 
     def visit(self, aps: Iterable[int], games: list[int], tolerance: float) -> list[int]:
         """Refresh the messages into ``aps``, run ``games`` once each (in order), and
-        return the appearances whose belief moved by more than ``tolerance`` (in μ or σ)."""
+        return the appearances whose belief is now more than ``tolerance`` (in μ or σ)
+        from what their neighbours were last told (``told_mu``, ``told_sigma``, updated
+        for those returned)."""
         fwd_pi, fwd_tau, bwd_pi, bwd_tau = self.fwd_pi, self.fwd_tau, self.bwd_pi, self.bwd_tau
-        lik_pi, lik_tau = self.lik_pi, self.lik_tau
+        lik_pi, lik_tau, told_mu, told_sigma = self.lik_pi, self.lik_tau, self.told_mu, self.told_sigma
         all_games = self.games
-        touched = list({s for g in games for s in all_games[g].aps})
-        old_pi = [fwd_pi[s] + bwd_pi[s] + lik_pi[s] for s in touched]
-        old_mu = [
-            (fwd_tau[s] + bwd_tau[s] + lik_tau[s]) / pi
-            for s, pi in zip(touched, old_pi, strict=True)
-        ]
         self.refresh(aps)
         self.run(games)
         moved = []
-        for s, mu, pi_old in zip(touched, old_mu, old_pi, strict=True):
+        for s in {s for g in games for s in all_games[g].aps}:
             pi = fwd_pi[s] + bwd_pi[s] + lik_pi[s]
-            if (
-                abs((fwd_tau[s] + bwd_tau[s] + lik_tau[s]) / pi - mu) > tolerance
-                or abs(pi**-0.5 - pi_old**-0.5) > tolerance
-            ):
+            mu, sigma = (fwd_tau[s] + bwd_tau[s] + lik_tau[s]) / pi, pi**-0.5
+            if abs(mu - told_mu[s]) > tolerance or abs(sigma - told_sigma[s]) > tolerance:
                 moved.append(s)
+                told_mu[s], told_sigma[s] = mu, sigma
         return moved
 
     def run(self, games: list[int]) -> None:

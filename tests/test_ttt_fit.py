@@ -243,6 +243,48 @@ def test_day_by_day_equals_one_go() -> None:
             assert a == pytest.approx(b, abs=1e-6)
 
 
+
+def _weakly_linked(days: int) -> list[tuple[float, list[Game]]]:
+    """Six groups of five players, 95% of the games within a group, a game a day (the
+    history of benchmarks/ttt_drift.py)."""
+    rng = random.Random(4)
+    groups = [[f"G{g}T{k}" for k in range(5)] for g in range(6)]
+    history = []
+    for day in range(days):
+        group = rng.choice(groups)
+        a, b = rng.sample(group, 2) if rng.random() < 0.95 else (group[0], rng.choice(groups)[1])
+        if a != b:
+            results = [1.0, 0.0] if rng.random() < 0.5 else [0.0, 1.0]
+            history.append((float(day), [Game(((a,), (b,)), results)]))
+    return history
+
+
+@pytest.mark.slow(seconds=4)
+def test_small_moves_add_up_and_are_passed_on() -> None:
+    """A converged refit leaves no belief more than the tolerance from what its
+    neighbours were last told, however many refits each moved it by less; so daily warm
+    refits of a weakly linked history end near the fit converged to 1e-9 (0.025 at
+    tolerance 1e-3 after 300 days: before the told beliefs were kept, moves under the
+    tolerance were dropped and the refits ended 0.120 away)."""
+    history = _weakly_linked(300)
+    warm = ThroughTime(0.0, 6.0, 1.0, 0.03, 0.0)
+    exact = ThroughTime(0.0, 6.0, 1.0, 0.03, 0.0)
+    checked = 0
+    for time, day in history:
+        warm.add(time, day)
+        exact.add(time, day)
+        if not warm.converge(1e-3, 30).converged or time % 20:
+            continue  # (what still moves stays marked for the next refit)
+        checked += 1
+        store = warm.store
+        for s in range(len(store.ap_player)):
+            mu, sigma = store.posterior(s)
+            assert abs(mu - store.told_mu[s]) <= 1e-3 and abs(sigma - store.told_sigma[s]) <= 1e-3
+    assert checked > len(history) // 40
+    exact.converge(1e-9, 2000)
+    worst = max(abs(warm.posterior(p)[0] - exact.posterior(p)[0]) for p in exact.ids)
+    assert 0.01 < worst < 0.04
+
 def test_snapshot_round_trip_is_exact() -> None:
     games = _random_games(3, 2, 2, True)
     fit = ThroughTime(p_draw=0.3, priors={"p1": (1.5, 0.5)})
