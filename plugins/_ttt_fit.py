@@ -172,7 +172,8 @@ class Store:
         from what their neighbours were last told (``told_mu``, ``told_sigma``, updated
         for those returned)."""
         fwd_pi, fwd_tau, bwd_pi, bwd_tau = self.fwd_pi, self.fwd_tau, self.bwd_pi, self.bwd_tau
-        lik_pi, lik_tau, told_mu, told_sigma = self.lik_pi, self.lik_tau, self.told_mu, self.told_sigma
+        lik_pi, lik_tau = self.lik_pi, self.lik_tau
+        told_mu, told_sigma = self.told_mu, self.told_sigma
         all_games = self.games
         self.refresh(aps)
         self.run(games)

@@ -243,7 +243,6 @@ def test_day_by_day_equals_one_go() -> None:
             assert a == pytest.approx(b, abs=1e-6)
 
 
-
 def _weakly_linked(days: int) -> list[tuple[float, list[Game]]]:
     """Six groups of five players, 95% of the games within a group, a game a day (the
     history of benchmarks/ttt_drift.py)."""
@@ -284,6 +283,7 @@ def test_small_moves_add_up_and_are_passed_on() -> None:
     exact.converge(1e-9, 2000)
     worst = max(abs(warm.posterior(p)[0] - exact.posterior(p)[0]) for p in exact.ids)
     assert 0.01 < worst < 0.04
+
 
 def test_snapshot_round_trip_is_exact() -> None:
     games = _random_games(3, 2, 2, True)
