@@ -331,11 +331,17 @@ class Fitted:
     store: Store
 
     def close(self) -> None:
-        """Close the store (a whole-history model's fit kept first: :meth:`keep_fit`)."""
+        """Close the store (a whole-history model's fit kept first: :meth:`keep_fit`);
+        a database league used afterwards raises :class:`rankcraft.StoreError`, and
+        closing again does nothing."""
         try:
             self.keep_fit()
         finally:
-            self.store.close()
+            self._shut()
+
+    def _shut(self) -> None:
+        self.store.close()
+        self._unit.forget()
 
     def __enter__(self) -> Self:
         return self
@@ -344,7 +350,7 @@ class Fitted:
         if kind is None:
             self.close()
         else:  # (failing: the store closed as it is, nothing more written)
-            self.store.close()
+            self._shut()
 
     def keep_fit(self) -> None:
         """Keep a whole-history model's fit in the store (``rankcraft_fit_dump``), in a

@@ -335,6 +335,12 @@ class UnitOfWork:
             else:
                 rows.pop(pid, None)
 
+    def forget(self) -> None:
+        """Drop the cached rows of a league over a database (its store closed: every read
+        goes to the store, which says so); in memory the rows are the league's own."""
+        if self.lazy:
+            self.rows, self.complete = {}, False
+
     def refresh(self, players: Iterable[str] | None = None) -> None:
         """Read again what other processes committed (see :meth:`League.refresh`)."""
         if self.in_transaction or not self.store.shared:  # in memory: nobody else writes

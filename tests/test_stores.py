@@ -34,6 +34,22 @@ def test_state_survives_reopen(db_url: str, match) -> None:
         assert league.player("a").matches == 4
 
 
+
+def test_a_closed_league_says_so_and_closes_again_quietly(db_url: str, match) -> None:
+    league = rankcraft.League.open(db_url, "elo")
+    league.record(match("m1", "a", "b", scores=[1, 0], day=1))
+    league.close()
+    league.close()
+    for use in (
+        lambda: league.record(match("m2", "a", "b", day=2)),
+        lambda: league.player("a"),
+        lambda: league.match_count,
+    ):
+        with pytest.raises(rankcraft.StoreError, match=r"is closed .*League\.open"):
+            use()
+    with rankcraft.League.open(db_url) as again:
+        assert again.match_count == 1
+
 def test_another_ruleset_is_refused_naming_both(db_url: str, tmp_path, match) -> None:
     with rankcraft.League.open(db_url, "elo") as league:
         league.record(match("m1", "a", "b"))

@@ -40,7 +40,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from ..errors import StateError
+from ..errors import StateError, StoreError
 from ..version import __version__
 from .base import Codec
 from .migrations import SCHEMA_VERSION, upgrade
@@ -255,4 +255,24 @@ class SQLStore(SQLWrites, SQLSearch, SQLCensus, SQLHistory):
         return bool(self._execute("DELETE FROM api_tokens WHERE name = ?", (name,)).rowcount == 1)
 
     def close(self) -> None:
+        """Close the connection; using the store afterwards raises :class:`StoreError`
+        (closing again does nothing)."""
         self._db.close()
+        self._db = _Closed(self.label)
+
+
+class _Closed:
+    """A closed store's connection: closing it again does nothing; anything else says
+    the league is closed (rather than the driver's own message)."""
+
+    def __init__(self, label: str) -> None:
+        self._label = label
+
+    def close(self) -> None:
+        pass
+
+    def __getattr__(self, name: str) -> Any:
+        raise StoreError(
+            f"{self._label!r} is closed (League.close, or the end of its 'with' block): "
+            "open it again with League.open"
+        )
