@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from rankcraft import Match, Pairing
 from rankcraft.validators import RATING_LIMIT, limit
 
-from ._matchup import ContextRule, first_rule, home_edge
+from ._matchup import ContextRule, first_rule, home_edge, side_rank
 
 if TYPE_CHECKING:
     from .elo import EloParams
@@ -96,15 +96,8 @@ def venue(params: EloParams, match: Match | None) -> tuple[float, float, float]:
 
 def _prior(params: EloParams, match: Match | None, side: int) -> float | None:
     """The newcomer prior of ``side`` from ``meta[prior_field]``, or None."""
-    if params.prior_field is None or match is None:
-        return None
-    values = match.meta.get(params.prior_field)
-    if not isinstance(values, list | tuple) or side >= len(values):
-        return None
-    rank = values[side]
-    if isinstance(rank, bool) or not isinstance(rank, int | float) or not rank > 0:
-        return None
-    if not math.isfinite(rank):
+    rank = side_rank(match, params.prior_field, side)
+    if rank is None:
         return None
     value = params.prior_at_one - params.prior_per_log * math.log(rank)
     return limit(value, -RATING_LIMIT, RATING_LIMIT)

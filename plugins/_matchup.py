@@ -304,6 +304,30 @@ class _Rule(Protocol):
 _R = TypeVar("_R", bound=_Rule)
 
 
+def side_rank(match: Match | None, field: str | None, side: int) -> float | None:
+    """``side``'s number in ``match.meta[field]`` (a list, one per side: a ranking), or
+    None where there is none: no field, no match, no list, null, not a positive finite
+    number.
+
+    >>> from rankcraft.io import parse_match
+    >>> m = parse_match(
+    ...     {"id": "m", "played_at": "2024-01-01", "teams": [["a"], ["b"]], "ranks": [1, 2],
+    ...      "meta": {"rk": [3, None]}}
+    ... )
+    >>> side_rank(m, "rk", 0), side_rank(m, "rk", 1), side_rank(m, "other", 0)
+    (3, None, None)
+    """
+    if field is None or match is None:
+        return None
+    values = match.meta.get(field)
+    if not isinstance(values, list | tuple) or side >= len(values):
+        return None
+    rank = values[side]
+    if isinstance(rank, bool) or not isinstance(rank, int | float):
+        return None
+    return rank if rank > 0 and math.isfinite(rank) else None
+
+
 def context_text(match: Match, field: str | None) -> str | None:
     """The text of the match's ``meta[field]`` (its context: the competition, the
     surface), as every context rule reads it; None without the field or the value."""

@@ -49,6 +49,7 @@ from ._ttt_io import (
     Batches,
     PlayerId,
     Scheduled,
+    check_evidence,
     check_game,
     check_params,
     normal_game,
@@ -124,6 +125,7 @@ class ThroughTime:
         self.last: list[int] = []  # each player's latest appearance
         self.batches = Batches()
         self.inputs: list[Game] = []
+        self.evidence: dict[int, tuple[PlayerId, float, float]] = {}  # by appearance
         self.pending: dict[int, set[int]] = {}
 
     def _player(self, player: PlayerId) -> int:
@@ -150,16 +152,28 @@ class ThroughTime:
         batches.aps[b].append(s)
         return s
 
-    def add(self, time: float, games: Iterable[Game]) -> None:
+    def add(
+        self,
+        time: float,
+        games: Iterable[Game],
+        evidence: Mapping[PlayerId, tuple[float, float]] | None = None,
+    ) -> None:
         """Append ``games`` played at ``time`` (time units, finite, not before the last
         batch; the same time as the last batch adds to it). Nothing is fitted until
-        :meth:`converge`; a refused game (ValueError) leaves the fit unchanged."""
+        :meth:`converge`; a refused game (ValueError) leaves the fit unchanged.
+
+        ``evidence``: what is known of some players' skills at ``time`` from outside the
+        games (a ranking read as a skill, say), a belief (μ, σ > 0) per player of these
+        games: it multiplies into the player's belief at ``time`` as one more likelihood
+        message, once (a second one about the same player and time is ignored).
+        """
         games = [Game(*normal_game(Game(*g))) for g in games]
         for game in games:
             check_game(game.teams, game.results, game.weights, self.p_draw)
         times = self.batches.times
         if not math.isfinite(time) or (times and time < times[-1]):
             raise ValueError(f"time must be finite and ≥ {times[-1] if times else '-inf'}: {time}")
+        check_evidence(evidence or {}, {x for g in games for team in g.teams for x in team})
         if not games:
             return
         if not times or time > times[-1]:
@@ -173,6 +187,12 @@ class ThroughTime:
             self.store.new_game(stored)
             self.inputs.append(game)
             dirty.update(stored.aps)
+        for player, (mu, sigma) in (evidence or {}).items():
+            s = self.last[self.index[player]]
+            if s not in self.evidence:
+                self.evidence[s] = (player, float(mu), float(sigma))
+                self.store.lik_pi[s] += sigma**-2
+                self.store.lik_tau[s] += mu * sigma**-2
 
     def _margin(self, players: int) -> float:
         return draw_margin(self.p_draw, self.beta, players)
@@ -316,6 +336,7 @@ class ThroughTime:
                 [t, [[g.teams, g.results, g.weights] for g in map(self.inputs.__getitem__, gs)]]
                 for t, gs in zip(self.batches.times, self.batches.games, strict=True)
             ],
+            "evidence": [[s, *known] for s, known in self.evidence.items()],
             "messages": [list(getattr(store, name)) for name in MESSAGES],
             "pending": sorted([b, sorted(aps)] for b, aps in self.pending.items()),
         }
@@ -331,6 +352,10 @@ class ThroughTime:
         for time, games in data["batches"]:
             fit.add(time, [Game(*g) for g in games])
         store = fit.store
+        for s, player, known_mu, known_sigma in data["evidence"]:
+            if not 0 <= s < len(store.ap_player) or fit.ids[store.ap_player[s]] != player:
+                raise ValueError(f"snapshot's evidence about {player!r} fits no appearance")
+            fit.evidence[s] = (player, float(known_mu), float(known_sigma))
         for name, values in zip(MESSAGES, data["messages"], strict=True):
             if len(values) != len(getattr(store, name)):
                 raise ValueError(f"snapshot has {len(values)} {name}, the games need another")

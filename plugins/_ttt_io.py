@@ -125,6 +125,19 @@ def check_game(
                 raise ValueError(f"a weight must be ≥ 0: {w}")
 
 
+def check_evidence(evidence: Mapping[Any, tuple[float, float]], players: set[Any]) -> None:
+    """Refuse evidence about a player of none of the games, or not a belief (μ, σ > 0)."""
+    for player, known in evidence.items():
+        if player not in players:
+            raise ValueError(f"evidence about {player!r}, who plays none of these games")
+        if not isinstance(known, tuple | list) or len(known) != 2:
+            raise ValueError(f"evidence about {player!r} must be (mu, sigma): {known!r}")
+        _finite(f"evidence mu of {player!r}", known[0])
+        _finite(f"evidence sigma of {player!r}", known[1])
+        if known[1] <= 0:
+            raise ValueError(f"evidence sigma of {player!r} must be > 0: {known[1]}")
+
+
 def normal_game(game: GameLike) -> tuple[list[list[PlayerId]], Any, Any]:
     """``game``'s teams, results and weights as plain lists (what a snapshot keeps)."""
     teams = [list(team) for team in game.teams]

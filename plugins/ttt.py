@@ -31,9 +31,11 @@ from typing import Any
 import attrs
 
 from rankcraft import FitLimits, InputError, Match, Needs, hookimpl
-from rankcraft.validators import within
+from rankcraft.validators import meta_key, within
 
 from . import trueskill
+from ._matchup import side_rank
+from ._trueskill_graph import TrueSkillMessage
 from ._ttt import Game, ThroughTime
 from ._ttt_game import outcomes
 from .trueskill import TrueSkillParams, TrueSkillSkill
@@ -45,7 +47,7 @@ SLOTS = ("initial", "decay", "expectation", "update", "team", "fit")
 
 State = tuple[Any, ...]
 
-__all__ = ["TTTParams", "day_of", "game_of"]
+__all__ = ["TTTParams", "day_of", "evidence", "game_of"]
 
 
 @attrs.frozen(kw_only=True)
@@ -60,6 +62,15 @@ class TTTParams(TrueSkillParams):
             between appearances ``dt`` days apart a belief's variance grows by
             gamma² · dt.
         tau: fixed at 0 (the drift is gamma's, per day, not per match); in [0, 0].
+        evidence_field, evidence_at_one, evidence_per_log, evidence_sd: a ranking read
+            as evidence of skill: where ``meta[evidence_field]`` lists a positive number
+            per side (``atp_rank``; one player a side), the player's skill that day is
+            also known to be N(evidence_at_one − evidence_per_log · ln(rank),
+            evidence_sd²), skill units (|at_one|, |per_log| ≤ 1e6; sd in [1e-6, 1e6];
+            defaults 0, 0 and 1). The fit multiplies it into the player's belief at that
+            day, once a day; a newcomer (state still exactly the prior) is also forecast
+            and rated from the prior times it. ``evidence_field`` is a key of ``meta``
+            (default None: no evidence).
     """
 
     mu: float = attrs.field(default=0.0, validator=within(-1e6, 1e6))
@@ -68,6 +79,10 @@ class TTTParams(TrueSkillParams):
     tau: float = attrs.field(default=0.0, validator=within(0.0, 0.0))
     draw_probability: float = attrs.field(default=0.0, validator=within(0.0, 0.999999))
     gamma: float = attrs.field(default=0.03, validator=within(0.0, 1e3))
+    evidence_field: str | None = attrs.field(default=None, validator=meta_key)
+    evidence_at_one: float = attrs.field(default=0.0, validator=within(-1e6, 1e6))
+    evidence_per_log: float = attrs.field(default=0.0, validator=within(-1e6, 1e6))
+    evidence_sd: float = attrs.field(default=1.0, validator=within(1e-6, 1e6))
 
 
 @hookimpl
@@ -124,17 +139,33 @@ def rankcraft_team(
             f"'scores' or 'ranks' tie, and this ruleset's ttt has draw_probability 0 (a "
             f"draw has no chance): {list(places)!r}"
         )
-    return trueskill.rankcraft_team(params, sides, places, weight, match, layout)
+    if params.evidence_field is None or weight <= 0.0:
+        return trueskill.rankcraft_team(params, sides, places, weight, match, layout)
+    known = [_newcomer_evidence(params, side, match, i) for i, side in enumerate(sides)]
+    sides = [
+        side if e is None else [_times(side[0], e)] for side, e in zip(sides, known, strict=True)
+    ]
+    found = trueskill.rankcraft_team(params, sides, places, weight, match, layout)
+    return [  # (the evidence joins the match's message: the update starts from the prior)
+        members if e is None else [[(_joined(members[0][0][0], e, weight), *members[0][0][1:])]]
+        for members, e in zip(found, known, strict=True)
+    ]
 
 
 @hookimpl
-def rankcraft_expectation(params: TTTParams, side_states: Sequence[State]) -> list[float]:
-    result: list[float] = trueskill.rankcraft_expectation(params, side_states)
+def rankcraft_expectation(
+    params: TTTParams, side_states: Sequence[State], match: Match | None
+) -> list[float]:
+    result: list[float] = trueskill.rankcraft_expectation(
+        params, _newcomers_known(params, side_states, match)
+    )
     return result
 
 
 @hookimpl
-def rankcraft_outcomes(params: TTTParams, side_states: Sequence[State]) -> tuple[float, ...] | None:
+def rankcraft_outcomes(
+    params: TTTParams, side_states: Sequence[State], match: Match | None
+) -> tuple[float, ...] | None:
     """Win, draw and loss of two sides: the performance difference against the draw
     margin of ``draw_probability`` (None without draws, for more sides, or for another
     plugin's params: a hook manager that broadcasts the hook asks every plugin)."""
@@ -142,7 +173,7 @@ def rankcraft_outcomes(params: TTTParams, side_states: Sequence[State]) -> tuple
         return None
     if params.draw_probability == 0.0:
         return None
-    a, b = side_states
+    a, b = _newcomers_known(params, side_states, match)
     players = [s[2] if len(s) > 2 else 1 for s in (a, b)]
     sd = math.sqrt(a[1] ** 2 + b[1] ** 2 + (players[0] + players[1]) * params.beta**2)
     return outcomes(a[0] - b[0], sd, params.draw_margin(players[0] + players[1]))
@@ -164,11 +195,15 @@ def rankcraft_fit(
     params: TTTParams, fit: ThroughTime, matches: Sequence[Match], limits: FitLimits
 ) -> dict[str, State]:
     """Add the matches, one batch per day, and refit from where the fit stood."""
-    days: dict[int, list[Game]] = {}
+    days: dict[int, tuple[list[Game], dict[str | int, tuple[float, float]]]] = {}
     for match in matches:
-        days.setdefault(day_of(match.played_at), []).append(game_of(match))
-    for day, games in days.items():
-        fit.add(float(day), games)
+        games, known = days.setdefault(day_of(match.played_at), ([], {}))
+        games.append(game_of(match))
+        for side, team in enumerate(match.teams):
+            if len(team) == 1 and (e := evidence(params, match, side)) is not None:
+                known.setdefault(team[0], e)
+    for day, (games, known) in days.items():
+        fit.add(float(day), games, known)
     fit.converge(limits.tolerance, limits.iterations)
     return {str(player): fit.posterior(player) for player in fit.ids}
 
@@ -188,6 +223,60 @@ def rankcraft_fit_curve(fit: ThroughTime, player: str) -> list[tuple[datetime, S
     if player not in fit.index:
         return []
     return [(_moment(day), (mu, sigma)) for day, mu, sigma in fit.curve(player)]
+
+
+def evidence(params: TTTParams, match: Match | None, side: int) -> tuple[float, float] | None:
+    """What ``side``'s ranking (``meta[evidence_field]``) says of its player's skill, a
+    belief (μ, σ); None without one.
+
+    >>> from rankcraft.io import parse_match
+    >>> m = parse_match({"id": "m", "played_at": "2024-01-01", "teams": [["a"], ["b"]],
+    ...                  "ranks": [1, 2], "meta": {"atp_rank": [1, None]}})
+    >>> params = TTTParams(evidence_field="atp_rank", evidence_at_one=4.0, evidence_sd=1.5)
+    >>> evidence(params, m, 0), evidence(params, m, 1)
+    ((4.0, 1.5), None)
+    """
+    rank = side_rank(match, params.evidence_field, side)
+    if rank is None:
+        return None
+    return params.evidence_at_one - params.evidence_per_log * math.log(rank), params.evidence_sd
+
+
+def _newcomer_evidence(
+    params: TTTParams, side: Sequence[State], match: Match | None, index: int
+) -> tuple[float, float] | None:
+    """The evidence about a one-player side whose player is a newcomer (state still
+    exactly the prior), or None."""
+    if len(side) != 1 or (side[0][0], side[0][1]) != (params.mu, params.sigma):
+        return None
+    return evidence(params, match, index)
+
+
+def _newcomers_known(
+    params: TTTParams, side_states: Sequence[State], match: Match | None
+) -> Sequence[State]:
+    """The sides' states, a newcomer's (a one-player side at the prior) times its
+    evidence."""
+    if params.evidence_field is None:
+        return side_states
+    return [
+        s if (e := _newcomer_evidence(params, [s], match, i)) is None else _times(s, e)
+        for i, s in enumerate(side_states)
+    ]
+
+
+def _times(state: State, known: tuple[float, float]) -> State:
+    """``state``'s belief (μ, σ, ...) times the belief ``known``."""
+    pi = state[1] ** -2 + known[1] ** -2
+    return ((state[0] * state[1] ** -2 + known[0] * known[1] ** -2) / pi, pi**-0.5, *state[2:])
+
+
+def _joined(message: Any, known: tuple[float, float], weight: float) -> TrueSkillMessage:
+    """A match's message to a player with the evidence ``known`` joined in (both applied
+    by the update, which weighs the message by ``weight`` > 0)."""
+    return TrueSkillMessage(
+        message.pi + known[1] ** -2 / weight, message.tau + known[0] * known[1] ** -2 / weight
+    )
 
 
 def day_of(moment: datetime) -> int:

@@ -108,3 +108,92 @@ def test_three_way_outcomes_use_the_draw_margin() -> None:
 def test_tau_stays_zero() -> None:
     with pytest.raises(rankcraft.RulesetError, match=r"'tau'"):
         rankcraft.loads_ruleset('name = "t"\nextends = "ttt"\n[update.params]\ntau = 0.1\n')
+
+
+# -- a ranking as evidence of skill (evidence_field) --
+
+def evidence_ruleset() -> rankcraft.Ruleset:
+    return rankcraft.loads_ruleset(
+        'name = "t"\nextends = "ttt"\n[update.params]\ngamma = 0.2\ndraw_probability = 0.2\n'
+        'evidence_field = "atp_rank"\nevidence_at_one = 3.0\nevidence_per_log = 0.5\n'
+        "evidence_sd = 1.5\n[history]\ntolerance = 1e-9\niterations = 200\n"
+    )
+
+
+def ranked(matches: list[dict[str, Any]], seed: int = 9) -> list[dict[str, Any]]:
+    """``matches`` with a ranking per side (now and then unknown)."""
+    rng = random.Random(seed)
+    for m in matches:
+        m["meta"] = {"atp_rank": [rng.choice([None, 1, 7, 40, 250]) for _ in m["teams"]]}
+    return matches
+
+
+def engine_fit_with_evidence(matches: list[dict[str, Any]], params: Any) -> ThroughTime:
+    """The engine fed day by day with each player's first evidence of the day."""
+    fit = ThroughTime(params.mu, params.sigma, params.beta, params.gamma, params.draw_probability)
+    days: dict[int, tuple[list[Any], dict[Any, tuple[float, float]]]] = {}
+    for m in matches:
+        match = rankcraft.parse_match(m)
+        games, known = days.setdefault(day_of(match.played_at), ([], {}))
+        games.append(game_of(match))
+        for side, rank in enumerate(m["meta"]["atp_rank"]):
+            if rank is not None:
+                known.setdefault(match.teams[side][0], (3.0 - 0.5 * math.log(rank), 1.5))
+    for day, (games, known) in days.items():
+        fit.add(float(day), games, known)
+        fit.converge(1e-9, 200)
+    return fit
+
+
+def test_the_fit_takes_each_days_ranking_as_evidence() -> None:
+    matches = ranked(history())
+    league = rankcraft.League(evidence_ruleset())
+    league.record_many(matches)
+    league.record(
+        {"id": "next", "played_at": "2024-06-01", "teams": [["n1"], ["n2"]], "scores": [1, 0]}
+    )
+    params = league.ruleset.update.params
+    fit = engine_fit_with_evidence(matches, params)
+    plain = engine_fit(matches, params)
+    moved = 0.0
+    for player in fit.ids:
+        skill = league.player(player).skill
+        assert (skill.mu, skill.sigma) == pytest.approx(fit.posterior(player), abs=1e-12)
+        moved = max(moved, abs(skill.mu - plain.posterior(player)[0]))
+    assert moved > 0.1  # (the evidence counts)
+
+
+def test_a_newcomer_is_forecast_and_rated_from_the_prior_times_the_evidence() -> None:
+    league = rankcraft.League(evidence_ruleset())
+    params = league.ruleset.update.params
+    first = {
+        "id": "n",
+        "played_at": "2024-05-01",
+        "teams": [["top"], ["unknown"]],
+        "scores": [0, 1],
+        "meta": {"atp_rank": [1, None]},
+    }
+    # prior N(0, 6²) times evidence N(3, 1.5²): precision 1/36 + 1/2.25
+    pi = 1 / 36 + 1 / 2.25
+    mu, sigma = 3.0 / 2.25 / pi, pi**-0.5
+    sd = math.sqrt(sigma**2 + 36 + 2 * params.beta**2)
+    expected = 0.5 * math.erfc(-mu / sd / math.sqrt(2))
+    report = league.record(first)
+    assert report.expected[0] == pytest.approx(expected, abs=1e-12)
+    # the update starts from that belief: TrueSkill's step of a player who had it and lost
+    c = sd
+    t = (-mu - params.draw_margin(2)) / c  # (the winner's mean, 0, less the loser's, less ε)
+    v = math.exp(-t * t / 2) / math.sqrt(2 * math.pi) / (0.5 * math.erfc(-t / math.sqrt(2)))
+    w = v * (v + t)
+    top = league.player("top").skill
+    assert top.mu == pytest.approx(mu - sigma**2 / c * v, abs=1e-12)
+    assert top.sigma == pytest.approx(sigma * math.sqrt(1 - sigma**2 / c**2 * w), abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    "params",
+    ['evidence_field = "meta.atp_rank"', "evidence_sd = 0.0", "evidence_per_log = nan"],
+)
+def test_bad_evidence_params_are_refused(params: str) -> None:
+    with pytest.raises(rankcraft.RulesetError, match=params.split(" ")[0]):
+        rankcraft.loads_ruleset(f'name = "t"\nextends = "ttt"\n[update.params]\n{params}\n')

@@ -325,3 +325,57 @@ def test_bad_games_refused(game: Game) -> None:
     with pytest.raises(ValueError):
         fit.add(0.5, [Game([["a"], ["b"]])])
     assert len(fit.store.games) == 1
+
+
+# -- evidence from outside the games --
+
+
+def test_evidence_at_a_first_appearance_is_a_prior_times_it() -> None:
+    """Evidence N(2, 0.5²) about a newcomer at their first game is their prior
+    N(0, 6²) times it; given again about the same player and time, it is not counted
+    twice; at a later time it joins that appearance."""
+    pi = 6.0**-2 + 0.5**-2
+    games = [Game([["a"], ["b"]], [1.0, 0.0]), Game([["b"], ["c"]], [1.0, 0.0])]
+    known = ThroughTime(priors={"a": (2.0 * 0.5**-2 / pi, pi**-0.5)})
+    told = ThroughTime()
+    known.add(1.0, games[:1])
+    told.add(1.0, games[:1], {"a": (2.0, 0.5)})
+    told.add(1.0, games[1:], {"b": (-1.0, 2.0)})
+    told.add(1.0, [Game([["a"], ["c"]], [1.0, 0.0])], {"a": (9.0, 0.1)})  # (ignored)
+    known.add(1.0, games[1:], {"b": (-1.0, 2.0)})
+    known.add(1.0, [Game([["a"], ["c"]], [1.0, 0.0])])
+    for fit in (known, told):
+        fit.add(5.0, [Game([["c"], ["a"]], [1.0, 0.0])], {"c": (1.0, 1.0)})
+        assert fit.converge(1e-12, 500).converged
+    for player in "abc":
+        for a, b in zip(told.curve(player), known.curve(player), strict=True):
+            assert a == pytest.approx(b, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    "evidence",
+    [{"z": (0.0, 1.0)}, {"a": (0.0, 0.0)}, {"a": (math.nan, 1.0)}, {"a": (1.0,)}],
+    ids=["not-playing", "zero-sigma", "nan", "not-a-pair"],
+)
+def test_bad_evidence_refused_and_nothing_added(evidence: dict[str, Any]) -> None:
+    fit = ThroughTime()
+    with pytest.raises(ValueError, match="evidence"):
+        fit.add(1.0, [Game([["a"], ["b"]])], evidence)
+    assert not fit.store.games and not fit.ids
+
+
+def test_a_snapshot_keeps_the_evidence() -> None:
+    fit = ThroughTime()
+    fit.add(1.0, [Game([["a"], ["b"]], [1.0, 0.0])], {"a": (1.0, 0.5)})
+    fit.add(2.0, [Game([["b"], ["a"]], [1.0, 0.0])], {"b": (0.5, 0.7)})
+    fit.converge(1e-3, 3)
+    data = json.loads(json.dumps(fit.to_dict()))
+    again = ThroughTime.from_dict(data)
+    assert again.to_dict() == data
+    fit.add(3.0, [Game([["a"], ["c"]], [1.0, 0.0])], {"a": (0.0, 0.5)})
+    again.add(3.0, [Game([["a"], ["c"]], [1.0, 0.0])], {"a": (0.0, 0.5)})
+    assert fit.converge(1e-9, 100) == again.converge(1e-9, 100)
+    assert fit.to_dict() == again.to_dict()
+    data["evidence"][0][1] = "nobody"
+    with pytest.raises(ValueError, match="fits no appearance"):
+        ThroughTime.from_dict(data)
