@@ -105,6 +105,8 @@ class ThroughTime:
     :param gamma: the skill drift, deviation per √(time unit), ≥ 0.
     :param p_draw: the probability of a draw between two known equal teams, in [0, 1).
     :param priors: an own prior (mu, sigma) for some players, by id.
+    :param drifts: an own drift gamma ≥ 0 for some players, by id (the others drift by
+        ``gamma``).
     """
 
     def __init__(
@@ -115,11 +117,13 @@ class ThroughTime:
         gamma: float = 0.03,
         p_draw: float = 0.0,
         priors: Mapping[PlayerId, tuple[float, float]] | None = None,
+        drifts: Mapping[PlayerId, float] | None = None,
     ) -> None:
-        check_params(mu, sigma, beta, gamma, p_draw, priors or {})
+        check_params(mu, sigma, beta, gamma, p_draw, priors or {}, drifts or {})
         self.mu, self.sigma, self.beta, self.gamma, self.p_draw = mu, sigma, beta, gamma, p_draw
         self.priors = dict(priors or {})
-        self.store = Store(beta, gamma)
+        self.drifts = dict(drifts or {})
+        self.store = Store(beta)
         self.ids: list[PlayerId] = []
         self.index: dict[PlayerId, int] = {}
         self.last: list[int] = []  # each player's latest appearance
@@ -138,6 +142,7 @@ class ThroughTime:
             mu, sigma = self.priors.get(player, (self.mu, self.sigma))
             self.store.prior_pi.append(sigma**-2)
             self.store.prior_tau.append(mu * sigma**-2)
+            self.store.drift2.append(self.drifts.get(player, self.gamma) ** 2)
         return p
 
     def _appearance(self, p: int, time: float) -> int:
@@ -276,15 +281,15 @@ class ThroughTime:
 
     def belief(self, player: PlayerId, time: float) -> tuple[float, float]:
         """The belief (μ, σ) about ``player``'s skill at ``time``: the latest appearance's
-        belief, its variance grown by γ² · (time − that appearance's time) (not below 0);
-        a player never seen has their prior."""
+        belief, its variance grown by the player's γ² · (time − that appearance's time)
+        (not below 0); a player never seen has their prior."""
         p = self.index.get(player)
         if p is None:
             return self.priors.get(player, (self.mu, self.sigma))
         s = self.last[p]
         mu, sigma = self.store.posterior(s)
         elapsed = max(time - self.batches.times[self.store.ap_batch[s]], 0.0)
-        return mu, math.sqrt(sigma * sigma + self.gamma**2 * elapsed)
+        return mu, math.sqrt(sigma * sigma + self.store.drift2[p] * elapsed)
 
     def _performances(
         self, teams: Sequence[Sequence[PlayerId]], time: float, weights: Any
@@ -332,6 +337,7 @@ class ThroughTime:
             "format": FORMAT,
             "params": [self.mu, self.sigma, self.beta, self.gamma, self.p_draw],
             "priors": [[p, *prior] for p, prior in self.priors.items()],
+            "drifts": [[p, gamma] for p, gamma in self.drifts.items()],
             "batches": [
                 [t, [[g.teams, g.results, g.weights] for g in map(self.inputs.__getitem__, gs)]]
                 for t, gs in zip(self.batches.times, self.batches.games, strict=True)
@@ -348,7 +354,8 @@ class ThroughTime:
             raise ValueError(f"not a {FORMAT} snapshot: {data.get('format')!r}")
         mu, sigma, beta, gamma, p_draw = data["params"]
         priors = {p: (prior_mu, prior_sigma) for p, prior_mu, prior_sigma in data["priors"]}
-        fit = cls(mu, sigma, beta, gamma, p_draw, priors)
+        drifts = {p: own for p, own in data["drifts"]}
+        fit = cls(mu, sigma, beta, gamma, p_draw, priors, drifts)
         for time, games in data["batches"]:
             fit.add(time, [Game(*g) for g in games])
         store = fit.store

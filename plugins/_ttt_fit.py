@@ -67,11 +67,12 @@ class Store:
 
     Attributes:
         beta2: β², the performance variance (skill units²).
-        gamma2: γ², the skill drift variance per time unit.
         prior_pi, prior_tau: each player's prior, by player index.
-        ap_player, ap_batch, ap_prev, ap_next, ap_elapsed: each appearance's player,
+        drift2: each player's drift variance per time unit (their γ²), by player index.
+        ap_player, ap_batch, ap_prev, ap_next, ap_growth: each appearance's player,
             batch, previous and next appearance of the same player (-1: none), and the
-            time since the previous one (0 for a first appearance).
+            variance the skill gained since the previous one (γ² · elapsed time; 0 for a
+            first appearance).
         ap_games: the games of each appearance (indexes into ``games``).
         fwd_pi, fwd_tau, bwd_pi, bwd_tau, lik_pi, lik_tau: each appearance's forward,
             backward and likelihood messages.
@@ -83,21 +84,22 @@ class Store:
     """
 
     __slots__ = (
-        "ap_batch", "ap_elapsed", "ap_games", "ap_next", "ap_player", "ap_prev",
-        "beta2", "bwd_pi", "bwd_tau", "fwd_pi", "fwd_tau", "games", "gamma2",
+        "ap_batch", "ap_games", "ap_growth", "ap_next", "ap_player", "ap_prev",
+        "beta2", "bwd_pi", "bwd_tau", "drift2", "fwd_pi", "fwd_tau", "games",
         "lik_pi", "lik_tau", "msg_pi", "msg_tau", "prior_pi", "prior_tau",
         "told_mu", "told_sigma",
     )  # fmt: skip
 
-    def __init__(self, beta: float, gamma: float) -> None:
-        self.beta2, self.gamma2 = beta * beta, gamma * gamma
+    def __init__(self, beta: float) -> None:
+        self.beta2 = beta * beta
         self.prior_pi: list[float] = []
         self.prior_tau: list[float] = []
+        self.drift2: list[float] = []
         self.ap_player: list[int] = []
         self.ap_batch: list[int] = []
         self.ap_prev: list[int] = []
         self.ap_next: list[int] = []
-        self.ap_elapsed: list[float] = []
+        self.ap_growth: list[float] = []
         self.ap_games: list[list[int]] = []
         self.fwd_pi: list[float] = []
         self.fwd_tau: list[float] = []
@@ -119,7 +121,7 @@ class Store:
         self.ap_batch.append(batch)
         self.ap_prev.append(prev)
         self.ap_next.append(-1)
-        self.ap_elapsed.append(elapsed)
+        self.ap_growth.append(self.drift2[player] * elapsed)
         self.ap_games.append([])
         if prev >= 0:
             self.ap_next[prev] = s
@@ -148,19 +150,19 @@ class Store:
     def refresh(self, aps: Iterable[int]) -> None:
         """Recompute the forward and backward messages into ``aps`` from their neighbours."""
         fwd_pi, fwd_tau, bwd_pi, bwd_tau = self.fwd_pi, self.fwd_tau, self.bwd_pi, self.bwd_tau
-        lik_pi, lik_tau, elapsed, gamma2 = self.lik_pi, self.lik_tau, self.ap_elapsed, self.gamma2
+        lik_pi, lik_tau, growth = self.lik_pi, self.lik_tau, self.ap_growth
         ap_prev, ap_next = self.ap_prev, self.ap_next
         for s in aps:
             prev, nxt = ap_prev[s], ap_next[s]
             if prev >= 0:
                 pi = fwd_pi[prev] + lik_pi[prev]
-                var = 1.0 / pi + gamma2 * elapsed[s]
+                var = 1.0 / pi + growth[s]
                 fwd_pi[s] = 1.0 / var
                 fwd_tau[s] = (fwd_tau[prev] + lik_tau[prev]) / (pi * var)
             if nxt >= 0:
                 pi = bwd_pi[nxt] + lik_pi[nxt]
                 if pi > 0.0:
-                    var = 1.0 / pi + gamma2 * elapsed[nxt]
+                    var = 1.0 / pi + growth[nxt]
                     bwd_pi[s] = 1.0 / var
                     bwd_tau[s] = (bwd_tau[nxt] + lik_tau[nxt]) / (pi * var)
                 else:
@@ -248,7 +250,3 @@ class Store:
                 self.lik_tau[s] += tau - self.msg_tau[k]
                 self.msg_pi[k], self.msg_tau[k] = pi, tau
 
-
-def drift(mu: float, sigma: float, gamma2: float, elapsed: float) -> tuple[float, float]:
-    """A belief (μ, σ) after ``elapsed`` ≥ 0 time units of drift γ² per unit."""
-    return mu, math.sqrt(sigma * sigma + gamma2 * max(elapsed, 0.0))

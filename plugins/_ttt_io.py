@@ -78,6 +78,7 @@ def check_params(
     gamma: float,
     p_draw: float,
     priors: Mapping[Any, tuple[float, float]],
+    drifts: Mapping[Any, float],
 ) -> None:
     """Refuse parameters out of range (ValueError naming the first)."""
     for name, value in (("mu", mu), ("sigma", sigma), ("beta", beta), ("gamma", gamma)):
@@ -93,6 +94,10 @@ def check_params(
         _finite(f"prior sigma of {player!r}", prior_sigma)
         if prior_sigma <= 0:
             raise ValueError(f"prior sigma of {player!r} must be > 0: {prior_sigma}")
+    for player, own in drifts.items():
+        _finite(f"gamma of {player!r}", own)
+        if own < 0:
+            raise ValueError(f"gamma of {player!r} must be ≥ 0: {own}")
 
 
 def check_game(

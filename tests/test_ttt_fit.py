@@ -183,6 +183,34 @@ def test_against_package(teams: int, size: int, p_draw: float, within: float) ->
     assert _worst(fit, curves) < within
 
 
+
+def test_own_drifts_and_priors_against_package() -> None:
+    """A player's own γ (and prior): each side a player and their offset on one of two
+    surfaces, the offsets drifting slowly (the package's ``Player(prior, beta, gamma)``)."""
+    ttt = _package()
+    rng = random.Random(12)
+    games = []
+    for i in range(40):
+        a, b = rng.sample(range(6), 2)
+        surface = rng.choice("HC")
+        teams = [[f"p{a}", f"p{a}/{surface}"], [f"p{b}", f"p{b}/{surface}"]]
+        games.append((float(i // 3), teams, [1.0, 0.0] if rng.random() < 0.6 else [0.0, 1.0]))
+    offsets = {f"p{k}/{s}" for k in range(6) for s in "HC"}
+    priors = {x: ttt.Player(ttt.Gaussian(0.0, 0.5), beta=1.0, gamma=0.01) for x in offsets}
+    curves = _reference(ttt, games, priors=priors, sigma=1.0, gamma=0.2)
+    curves = {x: c for x, c in curves.items() if any(x in t for _, ts, _ in games for t in ts)}
+    fit = _fit(
+        _batched(games),
+        sigma=1.0,
+        gamma=0.2,
+        priors={x: (0.0, 0.5) for x in offsets},
+        drifts={x: 0.01 for x in offsets},
+    )
+    assert _worst(fit, curves) < 1e-6
+    last = fit.curve("p1/H")[-1]
+    grown = fit.belief("p1/H", last[0] + 100.0)
+    assert grown == pytest.approx((last[1], math.sqrt(last[2] ** 2 + 0.01**2 * 100)))
+
 def test_weights_against_package() -> None:
     """Partial play: one weight per player (the package's ``weights``)."""
     ttt = _package()
@@ -287,7 +315,7 @@ def test_small_moves_add_up_and_are_passed_on() -> None:
 
 def test_snapshot_round_trip_is_exact() -> None:
     games = _random_games(3, 2, 2, True)
-    fit = ThroughTime(p_draw=0.3, priors={"p1": (1.5, 0.5)})
+    fit = ThroughTime(p_draw=0.3, priors={"p1": (1.5, 0.5)}, drifts={"p2": 0.5})
     half = _batched(games)
     for time, day in half[:8]:
         fit.add(time, day)
@@ -317,6 +345,13 @@ def test_snapshot_round_trip_is_exact() -> None:
     ],
     ids=["one-team", "empty", "twice", "draw-without-p_draw", "nan", "negative-weight"],
 )
+def test_bad_drifts_refused() -> None:
+    with pytest.raises(ValueError, match="gamma of 'a' must be ≥ 0"):
+        ThroughTime(drifts={"a": -0.1})
+    with pytest.raises(ValueError, match="gamma of 'a' must be a finite number"):
+        ThroughTime(drifts={"a": math.inf})
+
+
 def test_bad_games_refused(game: Game) -> None:
     fit = ThroughTime()
     fit.add(1.0, [Game([["a"], ["b"]])])
