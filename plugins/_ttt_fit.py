@@ -249,4 +249,3 @@ class Store:
                 self.lik_pi[s] += pi - self.msg_pi[k]
                 self.lik_tau[s] += tau - self.msg_tau[k]
                 self.msg_pi[k], self.msg_tau[k] = pi, tau
-

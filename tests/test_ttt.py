@@ -112,6 +112,7 @@ def test_tau_stays_zero() -> None:
 
 # -- a ranking as evidence of skill (evidence_field) --
 
+
 def evidence_ruleset() -> rankcraft.Ruleset:
     return rankcraft.loads_ruleset(
         'name = "t"\nextends = "ttt"\n[update.params]\ngamma = 0.2\ndraw_probability = 0.2\n'

@@ -183,9 +183,8 @@ def test_against_package(teams: int, size: int, p_draw: float, within: float) ->
     assert _worst(fit, curves) < within
 
 
-
 def test_own_drifts_and_priors_against_package() -> None:
-    """A player's own γ (and prior): each side a player and their offset on one of two
+    """A player's own gamma (and prior): each side a player and their offset on one of two
     surfaces, the offsets drifting slowly (the package's ``Player(prior, beta, gamma)``)."""
     ttt = _package()
     rng = random.Random(12)
@@ -210,6 +209,7 @@ def test_own_drifts_and_priors_against_package() -> None:
     last = fit.curve("p1/H")[-1]
     grown = fit.belief("p1/H", last[0] + 100.0)
     assert grown == pytest.approx((last[1], math.sqrt(last[2] ** 2 + 0.01**2 * 100)))
+
 
 def test_weights_against_package() -> None:
     """Partial play: one weight per player (the package's ``weights``)."""
@@ -333,6 +333,13 @@ def test_snapshot_round_trip_is_exact() -> None:
     assert again.converge(tolerance=1e-4).games == 0  # nothing left to do
 
 
+def test_bad_drifts_refused() -> None:
+    with pytest.raises(ValueError, match="gamma of 'a' must be ≥ 0"):
+        ThroughTime(drifts={"a": -0.1})
+    with pytest.raises(ValueError, match="gamma of 'a' must be a finite number"):
+        ThroughTime(drifts={"a": math.inf})
+
+
 @pytest.mark.parametrize(
     "game",
     [
@@ -345,13 +352,6 @@ def test_snapshot_round_trip_is_exact() -> None:
     ],
     ids=["one-team", "empty", "twice", "draw-without-p_draw", "nan", "negative-weight"],
 )
-def test_bad_drifts_refused() -> None:
-    with pytest.raises(ValueError, match="gamma of 'a' must be ≥ 0"):
-        ThroughTime(drifts={"a": -0.1})
-    with pytest.raises(ValueError, match="gamma of 'a' must be a finite number"):
-        ThroughTime(drifts={"a": math.inf})
-
-
 def test_bad_games_refused(game: Game) -> None:
     fit = ThroughTime()
     fit.add(1.0, [Game([["a"], ["b"]])])
