@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from rankcraft import Match, Pairing
 from rankcraft.validators import RATING_LIMIT, limit
 
-from ._matchup import ContextRule, first_rule, home_edge, side_rank
+from ._matchup import ContextRule, first_rule, home_edge, side_rank, value_index
 
 if TYPE_CHECKING:
     from .elo import EloParams
@@ -169,15 +169,7 @@ def pool_after(
 
 def blend_index(params: EloParams, match: Match | None) -> int | None:
     """The context rating a match uses (its index in ``blend_values``), or None."""
-    if params.blend_field is None or match is None:
-        return None
-    value = match.meta.get(params.blend_field)
-    if value is None:
-        return None
-    try:
-        return params.blend_values.index(str(value))
-    except ValueError:
-        return None
+    return value_index(match, params.blend_field, params.blend_values)
 
 
 def rating_in(params: EloParams, state: Any, index: int | None) -> float:

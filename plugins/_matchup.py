@@ -328,6 +328,20 @@ def side_rank(match: Match | None, field: str | None, side: int) -> float | None
     return rank if rank > 0 and math.isfinite(rank) else None
 
 
+def value_index(match: Match | None, field: str | None, values: Sequence[str]) -> int | None:
+    """The index in ``values`` of the text of ``match.meta[field]`` (a tennis surface
+    among the surfaces rated), or None: no field, no match, no value, not listed."""
+    if field is None or match is None:
+        return None
+    value = match.meta.get(field)
+    if value is None:
+        return None
+    try:
+        return values.index(str(value))
+    except ValueError:
+        return None
+
+
 def context_text(match: Match, field: str | None) -> str | None:
     """The text of the match's ``meta[field]`` (its context: the competition, the
     surface), as every context rule reads it; None without the field or the value."""

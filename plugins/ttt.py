@@ -30,15 +30,26 @@ from typing import Any
 
 import attrs
 
-from rankcraft import FitLimits, InputError, Match, Needs, hookimpl
-from rankcraft.validators import meta_key, within
+from rankcraft import FitLimits, InputError, Match, Needs, hookimpl, state_field
+from rankcraft.validators import RATING_LIMIT, meta_key, state_within, within
 
 from . import trueskill
 from ._matchup import side_rank
 from ._trueskill_graph import TrueSkillMessage
 from ._ttt import Game, ThroughTime
 from ._ttt_game import outcomes
+from ._ttt_offsets import (
+    OffsetMessage,
+    aggregate,
+    is_offset,
+    messages,
+    offset_id,
+    offset_index,
+    offsets,
+    with_offset,
+)
 from .trueskill import TrueSkillParams, TrueSkillSkill
+from .wenglin import SIGMA_RANGE, side_score
 
 RANKCRAFT_CONTRACT = 2
 
@@ -47,7 +58,7 @@ SLOTS = ("initial", "decay", "expectation", "update", "team", "fit")
 
 State = tuple[Any, ...]
 
-__all__ = ["TTTParams", "day_of", "evidence", "game_of"]
+__all__ = ["TTTOffsetSkill", "TTTParams", "day_of", "evidence", "game_of"]
 
 
 @attrs.frozen(kw_only=True)
@@ -71,6 +82,14 @@ class TTTParams(TrueSkillParams):
             day, once a day; a newcomer (state still exactly the prior) is also forecast
             and rated from the prior times it. ``evidence_field`` is a key of ``meta``
             (default None: no evidence).
+        offset_field, offset_values, offset_sigma, offset_gamma: a skill offset per
+            value (a tennis surface): in a match whose ``meta[offset_field]`` is one of
+            ``offset_values``, a player performs at their skill plus their offset for that
+            value, an own belief with prior N(0, offset_sigma²) that drifts by
+            ``offset_gamma`` per √day (sigma in [1e-6, 1e6], default 0.5; gamma in
+            [0, 1e3], default 0.01). The state is then a :class:`TTTOffsetSkill`.
+            ``offset_field`` is a key of ``meta`` (default None: no offsets) and needs
+            ``offset_values`` (no value twice).
     """
 
     mu: float = attrs.field(default=0.0, validator=within(-1e6, 1e6))
@@ -83,6 +102,53 @@ class TTTParams(TrueSkillParams):
     evidence_at_one: float = attrs.field(default=0.0, validator=within(-1e6, 1e6))
     evidence_per_log: float = attrs.field(default=0.0, validator=within(-1e6, 1e6))
     evidence_sd: float = attrs.field(default=1.0, validator=within(1e-6, 1e6))
+    offset_field: str | None = attrs.field(default=None, validator=meta_key)
+    offset_values: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    offset_sigma: float = attrs.field(default=0.5, validator=within(1e-6, 1e6))
+    offset_gamma: float = attrs.field(default=0.01, validator=within(0.0, 1e3))
+
+    def __attrs_post_init__(self) -> None:
+        super().__attrs_post_init__()
+        if self.offset_field is not None and not self.offset_values:
+            raise ValueError(
+                f"'offset_field' {self.offset_field!r} needs 'offset_values' (the values "
+                "a player has an offset for)"
+            )
+        if len(set(self.offset_values)) != len(self.offset_values):
+            raise ValueError(f"'offset_values' lists a value twice: {list(self.offset_values)!r}")
+
+
+def _numbers(values: Any) -> tuple[float, ...]:
+    return tuple(float(x) for x in values)
+
+
+def _means(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if not all(math.isfinite(x) and abs(x) <= RATING_LIMIT for x in value):
+        raise ValueError(f"{attribute.name!r} must hold numbers in [-1e6, 1e6]: {list(value)!r}")
+
+
+def _deviations(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if not all(math.isfinite(x) and 1e-6 <= x <= 1e6 for x in value):
+        raise ValueError(f"{attribute.name!r} must hold numbers in [1e-6, 1e6]: {list(value)!r}")
+
+
+@attrs.frozen(slots=True)
+class TTTOffsetSkill:
+    """A ``ttt`` player with skill offsets (``offset_field`` set).
+
+    Attributes:
+        mu, sigma: the belief about the skill, as :class:`TrueSkillSkill`.
+        offset_mu, offset_sigma: the belief about each offset, one per ``offset_values``
+            entry in that order, skill units (means within ±1e6, deviations in
+            [1e-6, 1e6]); as of the player's latest day.
+    """
+
+    mu: float = state_field(role="location", validator=state_within(-RATING_LIMIT, RATING_LIMIT))
+    sigma: float = state_field(role="spread", validator=state_within(*SIGMA_RANGE))
+    offset_mu: tuple[float, ...] = state_field(default=(), converter=_numbers, validator=_means)
+    offset_sigma: tuple[float, ...] = state_field(
+        default=(), converter=_numbers, validator=_deviations
+    )
 
 
 @hookimpl
@@ -101,18 +167,27 @@ def rankcraft_needs(slot: str) -> Needs | None:
 
 
 @hookimpl
-def rankcraft_initial(slot: str, params: TTTParams) -> TrueSkillSkill:
+def rankcraft_initial(slot: str, params: TTTParams) -> TrueSkillSkill | TTTOffsetSkill:
     result: TrueSkillSkill = trueskill.rankcraft_initial(slot, params)
-    return result
+    if params.offset_field is None:
+        return result
+    count = len(params.offset_values)
+    return TTTOffsetSkill(params.mu, params.sigma, (0.0,) * count, (params.offset_sigma,) * count)
 
 
 @hookimpl
 def rankcraft_decay(params: TTTParams, state: State, periods: float) -> State:
-    """σ grows by γ² per idle period (a day, with the ruleset's ``length_days = 1``)."""
-    if periods <= 0.0 or params.gamma == 0.0:
+    """σ grows by γ² per idle period (a day, with the ruleset's ``length_days = 1``), an
+    offset's by ``offset_gamma``²."""
+    if periods <= 0.0:
         return state
-    mu, sigma = state
-    return (mu, math.sqrt(sigma * sigma + params.gamma * params.gamma * periods))
+    mu, sigma = state[0], state[1]
+    grown = (mu, math.sqrt(sigma * sigma + params.gamma * params.gamma * periods))
+    if params.offset_field is None:
+        return grown
+    means, sds = offsets(params, state)
+    drift = params.offset_gamma * params.offset_gamma * periods
+    return (*grown, tuple(means), tuple(math.sqrt(sd * sd + drift) for sd in sds))
 
 
 @hookimpl
@@ -120,7 +195,9 @@ def rankcraft_aggregate(
     params: TTTParams, members: Sequence[State], layout: Mapping[str, int]
 ) -> State:
     result: State = trueskill.rankcraft_aggregate(params, members, layout)
-    return result
+    if params.offset_field is None:
+        return result
+    return aggregate(params, members, result)
 
 
 @hookimpl
@@ -139,16 +216,27 @@ def rankcraft_team(
             f"'scores' or 'ranks' tie, and this ruleset's ttt has draw_probability 0 (a "
             f"draw has no chance): {list(places)!r}"
         )
-    if params.evidence_field is None or weight <= 0.0:
+    index = offset_index(params, match)
+    use_evidence = params.evidence_field is not None and weight > 0.0
+    if index is None and not use_evidence:
         return trueskill.rankcraft_team(params, sides, places, weight, match, layout)
-    known = [_newcomer_evidence(params, side, match, i) for i, side in enumerate(sides)]
-    sides = [
-        side if e is None else [_times(side[0], e)] for side, e in zip(sides, known, strict=True)
+    known = [
+        _newcomer_evidence(params, side, match, i) if use_evidence else None
+        for i, side in enumerate(sides)
     ]
-    found = trueskill.rankcraft_team(params, sides, places, weight, match, layout)
+    pairs = zip(sides, known, strict=True)
+    sides_known = [side if e is None else [_times(side[0], e)] for side, e in pairs]
+    if index is not None:
+        bases = [[(state[0], state[1]) for state in side] for side in sides_known]
+        found = messages(params, bases, sides, places, match, index)
+        return [
+            [[(_joined_offset(m, e, weight), side_score(places, i), weight)] for m in found[i]]
+            for i, e in enumerate(known)
+        ]
+    rated = trueskill.rankcraft_team(params, sides_known, places, weight, match, layout)
     return [  # (the evidence joins the match's message: the update starts from the prior)
         members if e is None else [[(_joined(members[0][0][0], e, weight), *members[0][0][1:])]]
-        for members, e in zip(found, known, strict=True)
+        for members, e in zip(rated, known, strict=True)
     ]
 
 
@@ -157,7 +245,7 @@ def rankcraft_expectation(
     params: TTTParams, side_states: Sequence[State], match: Match | None
 ) -> list[float]:
     result: list[float] = trueskill.rankcraft_expectation(
-        params, _newcomers_known(params, side_states, match)
+        params, _forecast_sides(params, side_states, match)
     )
     return result
 
@@ -173,7 +261,7 @@ def rankcraft_outcomes(
         return None
     if params.draw_probability == 0.0:
         return None
-    a, b = _newcomers_known(params, side_states, match)
+    a, b = _forecast_sides(params, side_states, match)
     players = [s[2] if len(s) > 2 else 1 for s in (a, b)]
     sd = math.sqrt(a[1] ** 2 + b[1] ** 2 + (players[0] + players[1]) * params.beta**2)
     return outcomes(a[0] - b[0], sd, params.draw_margin(players[0] + players[1]))
@@ -181,8 +269,20 @@ def rankcraft_outcomes(
 
 @hookimpl
 def rankcraft_update(params: TTTParams, state: State, pairings: Sequence[Sequence[Any]]) -> State:
-    result: State = trueskill.rankcraft_update(params, state, pairings)
-    return result
+    if params.offset_field is None:
+        result: State = trueskill.rankcraft_update(params, state, pairings)
+        return result
+    bases, moved = [], dict[int, list[Any]]()
+    for message, *rest in pairings:
+        if isinstance(message, OffsetMessage):
+            moved.setdefault(message.at, []).append((message.offset, *rest))
+            message = message.base
+        bases.append((message, *rest))
+    means, sds = offsets(params, state)
+    for k, told in moved.items():
+        means[k], sds[k] = trueskill.rankcraft_update(params, (means[k], sds[k]), told)
+    base = trueskill.rankcraft_update(params, (state[0], state[1]), bases)
+    return (*base, tuple(means), tuple(sds))
 
 
 @hookimpl
@@ -198,14 +298,50 @@ def rankcraft_fit(
     days: dict[int, tuple[list[Game], dict[str | int, tuple[float, float]]]] = {}
     for match in matches:
         games, known = days.setdefault(day_of(match.played_at), ([], {}))
-        games.append(game_of(match))
+        games.append(_game(params, fit, match))
         for side, team in enumerate(match.teams):
             if len(team) == 1 and (e := evidence(params, match, side)) is not None:
                 known.setdefault(team[0], e)
     for day, (games, known) in days.items():
         fit.add(float(day), games, known)
     fit.converge(limits.tolerance, limits.iterations)
-    return {str(player): fit.posterior(player) for player in fit.ids}
+    return {str(p): _fitted(params, fit, p) for p in fit.ids if not is_offset(p)}
+
+
+def _game(params: TTTParams, fit: ThroughTime, match: Match) -> Game:
+    """The match as the fit's game; with offsets, each player a team with their offset
+    for the match's value (registered with the offsets' prior and drift)."""
+    index = offset_index(params, match)
+    if index is None:
+        return game_of(match)
+    value = params.offset_values[index]
+    teams = []
+    for team in match.teams:
+        members = []
+        for player in team:
+            offset = offset_id(player, value)
+            if offset not in fit.index:
+                fit.priors[offset] = (0.0, params.offset_sigma)
+                fit.drifts[offset] = params.offset_gamma
+            members += [player, offset]
+        teams.append(members)
+    return Game(teams, game_of(match).results)
+
+
+def _fitted(params: TTTParams, fit: ThroughTime, player: str | int) -> State:
+    """``player``'s state: the fit's belief at their latest day (with offsets, each
+    offset's belief grown to that day, the prior's for a value never played on)."""
+    mu, sigma = fit.posterior(player)
+    if params.offset_field is None:
+        return (mu, sigma)
+    day = fit.batches.times[fit.store.ap_batch[fit.last[fit.index[player]]]]
+    beliefs = [
+        fit.belief(offset_id(str(player), value), day)
+        if offset_id(str(player), value) in fit.index
+        else (0.0, params.offset_sigma)
+        for value in params.offset_values
+    ]
+    return (mu, sigma, tuple(m for m, _ in beliefs), tuple(sd for _, sd in beliefs))
 
 
 @hookimpl
@@ -252,23 +388,36 @@ def _newcomer_evidence(
     return evidence(params, match, index)
 
 
-def _newcomers_known(
+def _forecast_sides(
     params: TTTParams, side_states: Sequence[State], match: Match | None
 ) -> Sequence[State]:
-    """The sides' states, a newcomer's (a one-player side at the prior) times its
-    evidence."""
-    if params.evidence_field is None:
-        return side_states
-    return [
-        s if (e := _newcomer_evidence(params, [s], match, i)) is None else _times(s, e)
-        for i, s in enumerate(side_states)
-    ]
+    """The sides' aggregated states as TrueSkill forecasts them: a newcomer's (a
+    one-player side at the prior) times its evidence, and each side's offset for the
+    match's value added."""
+    if params.evidence_field is not None:
+        side_states = [
+            s if (e := _newcomer_evidence(params, [s], match, i)) is None else _times(s, e)
+            for i, s in enumerate(side_states)
+        ]
+    if params.offset_field is not None:
+        index = offset_index(params, match)
+        side_states = [with_offset(params, s, index) for s in side_states]
+    return side_states
 
 
 def _times(state: State, known: tuple[float, float]) -> State:
     """``state``'s belief (μ, σ, ...) times the belief ``known``."""
     pi = state[1] ** -2 + known[1] ** -2
     return ((state[0] * state[1] ** -2 + known[0] * known[1] ** -2) / pi, pi**-0.5, *state[2:])
+
+
+def _joined_offset(
+    message: OffsetMessage, known: tuple[float, float] | None, weight: float
+) -> OffsetMessage:
+    """``message`` with the evidence ``known`` (None: none) joined to its skill's part."""
+    if known is None:
+        return message
+    return message._replace(base=_joined(message.base, known, weight))
 
 
 def _joined(message: Any, known: tuple[float, float], weight: float) -> TrueSkillMessage:

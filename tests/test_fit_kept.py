@@ -130,3 +130,30 @@ def test_a_failing_block_closes_the_store_and_keeps_its_own_error(
         league.close()
     with pytest.raises(rankcraft.StoreError, match="is closed"):  # (closed all the same)
         league.player("p1")
+
+
+def test_a_kept_fit_with_evidence_and_offsets_resumes_exactly(tmp_path: Path) -> None:
+    """``ttt`` with a ranking as evidence and surface offsets: the kept fit carries the
+    offsets' priors and drifts and each day's evidence (a reopened league ends where one
+    that never closed ends)."""
+    from .test_ttt import ranked, surfaced
+
+    matches = ranked(surfaced(tennis(days=24, seed=7)))
+    assert all({"surface", "atp_rank"} <= set(m["meta"]) for m in matches)
+    ruleset = rankcraft.loads_ruleset(
+        'name = "ttt-both"\nextends = "ttt"\n[update.params]\ngamma = 0.2\n'
+        'draw_probability = 0.2\nevidence_field = "atp_rank"\nevidence_at_one = 3.0\n'
+        'evidence_per_log = 0.5\noffset_field = "surface"\noffset_values = ["Hard", "Clay"]\n'
+    )
+    cut = len(matches) // 2
+    never_closed = rankcraft.League(ruleset)
+    never_closed.record_many(matches)
+    db = tmp_path / "l.sqlite"
+    with rankcraft.League.open(db, ruleset) as league:
+        league.record_many(matches[:cut])
+    with rankcraft.League.open(db) as league:
+        kept = json.loads(league.store.get_meta(FIT_KEPT) or "{}")
+        assert kept["fit"]["evidence"] and kept["fit"]["drifts"]
+        league.record_many(matches[cut:])
+        assert refits_of(league).handed == len(matches)
+        assert league.export()["players"] == never_closed.export()["players"]

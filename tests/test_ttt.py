@@ -125,7 +125,10 @@ def ranked(matches: list[dict[str, Any]], seed: int = 9) -> list[dict[str, Any]]
     """``matches`` with a ranking per side (now and then unknown)."""
     rng = random.Random(seed)
     for m in matches:
-        m["meta"] = {"atp_rank": [rng.choice([None, 1, 7, 40, 250]) for _ in m["teams"]]}
+        m["meta"] = {
+            **m.get("meta", {}),
+            "atp_rank": [rng.choice([None, 1, 7, 40, 250]) for _ in m["teams"]],
+        }
     return matches
 
 
@@ -197,4 +200,108 @@ def test_a_newcomer_is_forecast_and_rated_from_the_prior_times_the_evidence() ->
 )
 def test_bad_evidence_params_are_refused(params: str) -> None:
     with pytest.raises(rankcraft.RulesetError, match=params.split(" ")[0]):
+        rankcraft.loads_ruleset(f'name = "t"\nextends = "ttt"\n[update.params]\n{params}\n')
+
+
+# -- a skill offset per value of a match field (offset_field) --
+
+
+def offset_ruleset() -> rankcraft.Ruleset:
+    return rankcraft.loads_ruleset(
+        'name = "t"\nextends = "ttt"\n[update.params]\ngamma = 0.2\ndraw_probability = 0.2\n'
+        'offset_field = "surface"\noffset_values = ["Hard", "Clay"]\noffset_sigma = 0.7\n'
+        "offset_gamma = 0.05\n[history]\ntolerance = 1e-9\niterations = 200\n"
+    )
+
+
+def surfaced(matches: list[dict[str, Any]], seed: int = 3) -> list[dict[str, Any]]:
+    """``matches`` on a surface each (now and then one without offsets, or none)."""
+    rng = random.Random(seed)
+    for m in matches:
+        m["meta"] = {**m.get("meta", {}), "surface": rng.choice(["Hard", "Hard", "Clay", "Grass"])}
+    return matches
+
+
+def test_the_fit_plays_each_player_with_their_offset() -> None:
+    matches = surfaced(history())
+    league = rankcraft.League(offset_ruleset())
+    league.record_many(matches)
+    league.record(
+        {"id": "next", "played_at": "2024-06-01", "teams": [["n1"], ["n2"]], "scores": [1, 0]}
+    )
+    params = league.ruleset.update.params
+    fit = ThroughTime(params.mu, params.sigma, params.beta, params.gamma, params.draw_probability)
+    days: dict[int, list[Any]] = {}
+    for m in matches:
+        match = rankcraft.parse_match(m)
+        surface = m["meta"]["surface"]
+        teams = match.teams
+        if surface in ("Hard", "Clay"):
+            teams = tuple((p, f"{p}/{surface}") for side in match.teams for p in side)
+            for side in teams:
+                fit.priors.setdefault(side[1], (0.0, 0.7))
+                fit.drifts.setdefault(side[1], 0.05)
+        days.setdefault(day_of(match.played_at), []).append(
+            rankcraft.plugins._ttt.Game(teams, game_of(match).results)
+        )
+    for day, games in days.items():
+        fit.add(float(day), games)
+        fit.converge(1e-9, 200)
+    for player in (p for p in fit.ids if "/" not in p):
+        skill = league.player(player).skill
+        assert (skill.mu, skill.sigma) == pytest.approx(fit.posterior(player), abs=1e-12)
+        last = fit.curve(player)[-1][0]
+        for k, surface in enumerate(("Hard", "Clay")):
+            offset = f"{player}/{surface}"
+            want = fit.belief(offset, last) if offset in fit.index else (0.0, 0.7)
+            got = (skill.offset_mu[k], skill.offset_sigma[k])
+            assert got == pytest.approx(want, abs=1e-12)
+
+
+def test_a_forecast_adds_the_offset_of_the_matchs_value() -> None:
+    league = rankcraft.League(offset_ruleset())
+    league.record_many(surfaced(history()))
+    a, b = league.player("p1"), league.player("p2")
+    at = max(a.last_played, b.last_played)
+    params = league.ruleset.update.params
+    for surface, k in (("Clay", 1), ("Grass", None)):
+        match = {
+            "id": f"x-{surface}",
+            "played_at": at.isoformat(),
+            "teams": [["p1"], ["p2"]],
+            "scores": [1, 0],
+            "meta": {"surface": surface},
+        }
+        grown = []
+        for record in (a, b):
+            idle = (at - record.last_played).total_seconds() / 86400.0
+            mu, var = record.skill.mu, record.skill.sigma**2 + 0.2**2 * idle
+            if k is not None:
+                mu += record.skill.offset_mu[k]
+                var += record.skill.offset_sigma[k] ** 2 + 0.05**2 * idle
+            grown.append((mu, var))
+        sd = math.sqrt(grown[0][1] + grown[1][1] + 2 * params.beta**2)
+        expected = 0.5 * math.erfc(-(grown[0][0] - grown[1][0]) / sd / math.sqrt(2))
+        report = league.record(match)
+        assert report.expected[0] == pytest.approx(expected, abs=1e-12)
+        after = league.player("p1").skill
+        if k is None:  # (no offset moves on a value without one)
+            assert after.offset_mu == a.skill.offset_mu
+        else:  # (only the match's offset moves)
+            assert after.offset_mu[0] == a.skill.offset_mu[0]
+            assert after.offset_mu[1] > a.skill.offset_mu[1]
+        a, b = league.player("p1"), league.player("p2")
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ('offset_field = "surface"', "needs 'offset_values'"),
+        ('offset_field = "surface"\noffset_values = ["Hard", "Hard"]', "a value twice"),
+        ("offset_sigma = 0.0", "offset_sigma"),
+        ("offset_gamma = -1.0", "offset_gamma"),
+    ],
+)
+def test_bad_offset_params_are_refused(params: str, message: str) -> None:
+    with pytest.raises(rankcraft.RulesetError, match=message):
         rankcraft.loads_ruleset(f'name = "t"\nextends = "ttt"\n[update.params]\n{params}\n')
