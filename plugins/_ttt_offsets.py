@@ -67,11 +67,13 @@ def offsets(params: TTTParams, state: State) -> tuple[list[float], list[float]]:
 
 def with_offset(params: TTTParams, side: State, index: int | None) -> State:
     """An aggregated side (Σμ, σ, players, offsets' Σμ, offsets' σ) as the TrueSkill side
-    of a match on the offset ``index``: its skill plus that offset (plain without one)."""
+    of a match on the offset ``index``: its skill plus that offset, and twice the players
+    (a player and their offset each perform with noise β², as the fit and the within-day
+    step play them); plain without an offset."""
     if index is None or len(side) <= SIDE_SIGMA or not side[SIDE_MU]:
         return side[:3]
     mu, sigma = side[SIDE_MU][index], side[SIDE_SIGMA][index]
-    return (side[0] + mu, (side[1] ** 2 + sigma**2) ** 0.5, side[2])
+    return (side[0] + mu, (side[1] ** 2 + sigma**2) ** 0.5, 2 * side[2])
 
 
 def aggregate(params: TTTParams, members: Sequence[State], side: State) -> State:

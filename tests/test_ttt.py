@@ -280,7 +280,8 @@ def test_a_forecast_adds_the_offset_of_the_matchs_value() -> None:
                 mu += record.skill.offset_mu[k]
                 var += record.skill.offset_sigma[k] ** 2 + 0.05**2 * idle
             grown.append((mu, var))
-        sd = math.sqrt(grown[0][1] + grown[1][1] + 2 * params.beta**2)
+        performers = 2 if k is None else 4  # (a player and their offset: each adds β²)
+        sd = math.sqrt(grown[0][1] + grown[1][1] + performers * params.beta**2)
         expected = 0.5 * math.erfc(-(grown[0][0] - grown[1][0]) / sd / math.sqrt(2))
         report = league.record(match)
         assert report.expected[0] == pytest.approx(expected, abs=1e-12)
