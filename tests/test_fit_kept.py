@@ -17,28 +17,47 @@ from rankcraft.refits import FIT_KEPT
 
 from .test_goals_fit_league import history as football
 from .test_ttt import history as tennis
+from .test_ttt import ranked, surfaced
+
+TTT_BOTH = (
+    'name = "ttt-both"\nextends = "ttt"\n[update.params]\ngamma = 0.2\n'
+    'draw_probability = 0.2\nevidence_field = "atp_rank"\nevidence_at_one = 3.0\n'
+    'evidence_per_log = 0.5\noffset_field = "surface"\noffset_values = ["Hard", "Clay"]\n'
+)
+"""``ttt`` with a ranking as evidence and surface offsets: its kept fit carries the
+offsets' priors and drifts and each day's evidence."""
 
 
 def histories() -> dict[str, list[dict[str, Any]]]:
-    return {"ttt": tennis(days=24, seed=7), "football-goals-fit": football(days=40, seed=4)}
+    return {
+        "ttt": tennis(days=24, seed=7),
+        "football-goals-fit": football(days=40, seed=4),
+        "ttt-both": ranked(surfaced(tennis(days=24, seed=7))),
+    }
+
+
+def ruleset_of(name: str) -> str | rankcraft.Ruleset:
+    return rankcraft.loads_ruleset(TTT_BOTH) if name == "ttt-both" else name
 
 
 def refits_of(league: rankcraft.League) -> Any:
     return league._refits  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize("name", ["ttt", "football-goals-fit"])
+@pytest.mark.parametrize("name", ["ttt", "football-goals-fit", "ttt-both"])
 def test_a_reopened_league_starts_from_the_kept_fit(tmp_path: Path, name: str) -> None:
     matches = histories()[name]
     cut = len(matches) * 2 // 3
-    never_closed = rankcraft.League(name)
+    never_closed = rankcraft.League(ruleset_of(name))
     never_closed.record_many(matches)
     db = tmp_path / "l.sqlite"
-    with rankcraft.League.open(db, name) as league:
+    with rankcraft.League.open(db, ruleset_of(name)) as league:
         league.record_many(matches[:cut])
     with rankcraft.League.open(db) as league:
         kept = json.loads(league.store.get_meta(FIT_KEPT) or "{}")
         assert kept["matches"] == cut and kept["fit"]
+        if name == "ttt-both":
+            assert kept["fit"]["evidence"] and kept["fit"]["drifts"]
         league.record_many(matches[cut:])
         fit = refits_of(league)
         # resumed: only the days after the kept matches were refitted, not the whole history
@@ -130,30 +149,3 @@ def test_a_failing_block_closes_the_store_and_keeps_its_own_error(
         league.close()
     with pytest.raises(rankcraft.StoreError, match="is closed"):  # (closed all the same)
         league.player("p1")
-
-
-def test_a_kept_fit_with_evidence_and_offsets_resumes_exactly(tmp_path: Path) -> None:
-    """``ttt`` with a ranking as evidence and surface offsets: the kept fit carries the
-    offsets' priors and drifts and each day's evidence (a reopened league ends where one
-    that never closed ends)."""
-    from .test_ttt import ranked, surfaced
-
-    matches = ranked(surfaced(tennis(days=24, seed=7)))
-    assert all({"surface", "atp_rank"} <= set(m["meta"]) for m in matches)
-    ruleset = rankcraft.loads_ruleset(
-        'name = "ttt-both"\nextends = "ttt"\n[update.params]\ngamma = 0.2\n'
-        'draw_probability = 0.2\nevidence_field = "atp_rank"\nevidence_at_one = 3.0\n'
-        'evidence_per_log = 0.5\noffset_field = "surface"\noffset_values = ["Hard", "Clay"]\n'
-    )
-    cut = len(matches) // 2
-    never_closed = rankcraft.League(ruleset)
-    never_closed.record_many(matches)
-    db = tmp_path / "l.sqlite"
-    with rankcraft.League.open(db, ruleset) as league:
-        league.record_many(matches[:cut])
-    with rankcraft.League.open(db) as league:
-        kept = json.loads(league.store.get_meta(FIT_KEPT) or "{}")
-        assert kept["fit"]["evidence"] and kept["fit"]["drifts"]
-        league.record_many(matches[cut:])
-        assert refits_of(league).handed == len(matches)
-        assert league.export()["players"] == never_closed.export()["players"]

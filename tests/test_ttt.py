@@ -37,11 +37,25 @@ def history(days: int = 12, seed: int = 4, teams: int = 1) -> list[dict[str, Any
     return out
 
 
-def ruleset(extra: str = "") -> rankcraft.Ruleset:
+def ruleset(extra: str = "", params: str = "") -> rankcraft.Ruleset:
+    """``ttt`` with gamma 0.2, draws, tight refits, and more ``[update.params]`` lines."""
     return rankcraft.loads_ruleset(
         'name = "t"\nextends = "ttt"\n[update.params]\ngamma = 0.2\ndraw_probability = 0.2\n'
-        "[history]\ntolerance = 1e-9\niterations = 200\n" + extra
+        + params
+        + "[history]\ntolerance = 1e-9\niterations = 200\n"
+        + extra
     )
+
+
+def refitted(rules: rankcraft.Ruleset, matches: list[dict[str, Any]]) -> rankcraft.League:
+    """A league of ``matches``, then a match of two newcomers on the next day: the
+    league then holds the fit of every day before it."""
+    league = rankcraft.League(rules)
+    league.record_many(matches)
+    league.record(
+        {"id": "next", "played_at": "2024-06-01", "teams": [["n1"], ["n2"]], "scores": [1, 0]}
+    )
+    return league
 
 
 def engine_fit(matches: list[dict[str, Any]], params: Any) -> ThroughTime:
@@ -60,12 +74,7 @@ def engine_fit(matches: list[dict[str, Any]], params: Any) -> ThroughTime:
 @pytest.mark.parametrize("teams", [1, 2])
 def test_the_league_holds_the_fit_of_the_earlier_days(teams: int) -> None:
     matches = history(teams=teams)
-    league = rankcraft.League(ruleset())
-    league.record_many(matches)
-    # a match of two newcomers opens the next day: the fit of every day before it
-    league.record(
-        {"id": "next", "played_at": "2024-06-01", "teams": [["n1"], ["n2"]], "scores": [1, 0]}
-    )
+    league = refitted(ruleset(), matches)
     fit = engine_fit(matches, league.ruleset.update.params)
     for player in fit.ids:
         mu, sigma = fit.posterior(player)
@@ -114,22 +123,30 @@ def test_tau_stays_zero() -> None:
 
 
 def evidence_ruleset() -> rankcraft.Ruleset:
-    return rankcraft.loads_ruleset(
-        'name = "t"\nextends = "ttt"\n[update.params]\ngamma = 0.2\ndraw_probability = 0.2\n'
-        'evidence_field = "atp_rank"\nevidence_at_one = 3.0\nevidence_per_log = 0.5\n'
-        "evidence_sd = 1.5\n[history]\ntolerance = 1e-9\niterations = 200\n"
+    return ruleset(
+        params='evidence_field = "atp_rank"\nevidence_at_one = 3.0\nevidence_per_log = 0.5\n'
+        "evidence_sd = 1.5\n"
     )
+
+
+def with_meta(
+    matches: list[dict[str, Any]], key: str, pick: Any, seed: int
+) -> list[dict[str, Any]]:
+    """``matches`` with ``meta[key] = pick(rng, match)`` added."""
+    rng = random.Random(seed)
+    for m in matches:
+        m["meta"] = {**m.get("meta", {}), key: pick(rng, m)}
+    return matches
 
 
 def ranked(matches: list[dict[str, Any]], seed: int = 9) -> list[dict[str, Any]]:
     """``matches`` with a ranking per side (now and then unknown)."""
-    rng = random.Random(seed)
-    for m in matches:
-        m["meta"] = {
-            **m.get("meta", {}),
-            "atp_rank": [rng.choice([None, 1, 7, 40, 250]) for _ in m["teams"]],
-        }
-    return matches
+    return with_meta(
+        matches,
+        "atp_rank",
+        lambda rng, m: [rng.choice([None, 1, 7, 40, 250]) for _ in m["teams"]],
+        seed,
+    )
 
 
 def engine_fit_with_evidence(matches: list[dict[str, Any]], params: Any) -> ThroughTime:
@@ -151,11 +168,7 @@ def engine_fit_with_evidence(matches: list[dict[str, Any]], params: Any) -> Thro
 
 def test_the_fit_takes_each_days_ranking_as_evidence() -> None:
     matches = ranked(history())
-    league = rankcraft.League(evidence_ruleset())
-    league.record_many(matches)
-    league.record(
-        {"id": "next", "played_at": "2024-06-01", "teams": [["n1"], ["n2"]], "scores": [1, 0]}
-    )
+    league = refitted(evidence_ruleset(), matches)
     params = league.ruleset.update.params
     fit = engine_fit_with_evidence(matches, params)
     plain = engine_fit(matches, params)
@@ -207,28 +220,22 @@ def test_bad_evidence_params_are_refused(params: str) -> None:
 
 
 def offset_ruleset() -> rankcraft.Ruleset:
-    return rankcraft.loads_ruleset(
-        'name = "t"\nextends = "ttt"\n[update.params]\ngamma = 0.2\ndraw_probability = 0.2\n'
-        'offset_field = "surface"\noffset_values = ["Hard", "Clay"]\noffset_sigma = 0.7\n'
-        "offset_gamma = 0.05\n[history]\ntolerance = 1e-9\niterations = 200\n"
+    return ruleset(
+        params='offset_field = "surface"\noffset_values = ["Hard", "Clay"]\n'
+        "offset_sigma = 0.7\noffset_gamma = 0.05\n"
     )
 
 
 def surfaced(matches: list[dict[str, Any]], seed: int = 3) -> list[dict[str, Any]]:
     """``matches`` on a surface each (now and then one without offsets, or none)."""
-    rng = random.Random(seed)
-    for m in matches:
-        m["meta"] = {**m.get("meta", {}), "surface": rng.choice(["Hard", "Hard", "Clay", "Grass"])}
-    return matches
+    return with_meta(
+        matches, "surface", lambda rng, m: rng.choice(["Hard", "Hard", "Clay", "Grass"]), seed
+    )
 
 
 def test_the_fit_plays_each_player_with_their_offset() -> None:
     matches = surfaced(history())
-    league = rankcraft.League(offset_ruleset())
-    league.record_many(matches)
-    league.record(
-        {"id": "next", "played_at": "2024-06-01", "teams": [["n1"], ["n2"]], "scores": [1, 0]}
-    )
+    league = refitted(offset_ruleset(), matches)
     params = league.ruleset.update.params
     fit = ThroughTime(params.mu, params.sigma, params.beta, params.gamma, params.draw_probability)
     days: dict[int, list[Any]] = {}
