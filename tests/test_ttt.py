@@ -9,6 +9,7 @@ import math
 import random
 from typing import Any
 
+import attrs
 import pytest
 
 import rankcraft
@@ -313,3 +314,18 @@ def test_a_forecast_adds_the_offset_of_the_matchs_value() -> None:
 def test_bad_offset_params_are_refused(params: str, message: str) -> None:
     with pytest.raises(rankcraft.RulesetError, match=message):
         rankcraft.loads_ruleset(f'name = "t"\nextends = "ttt"\n[update.params]\n{params}\n')
+
+
+def test_the_tennis_rulesets_of_the_accuracy_page_load() -> None:
+    """benchmarks/rulesets (docs/accuracy.md): each loads, and ttt-tennis is ttt-ranked
+    with surface offsets."""
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parents[1] / "benchmarks" / "rulesets"
+    if not folder.is_dir():
+        pytest.skip("benchmarks/ is not beside the tests (an installed copy)")
+    loaded = {p.stem: rankcraft.load_ruleset(p) for p in folder.glob("ttt-*.toml")}
+    assert set(loaded) == {"ttt-atp", "ttt-ranked", "ttt-tennis"}
+    ranked, tennis = loaded["ttt-ranked"].update.params, loaded["ttt-tennis"].update.params
+    assert (tennis.evidence_field, tennis.offset_field) == ("atp_rank", "surface")
+    assert attrs.evolve(tennis, offset_field=None, offset_values=()) == ranked
