@@ -391,18 +391,22 @@ def _newcomer_evidence(
 def _forecast_sides(
     params: TTTParams, side_states: Sequence[State], match: Match | None
 ) -> Sequence[State]:
-    """The sides' aggregated states as TrueSkill forecasts them: a newcomer's (a
-    one-player side at the prior) times its evidence, and each side's offset for the
-    match's value added."""
+    """The sides' aggregated states (Σμ, σ, players, ...) as TrueSkill forecasts them: a
+    newcomer's (a one-player side at the prior) times its evidence, and each side's offset
+    for the match's value added."""
     if params.evidence_field is not None:
-        side_states = [
-            s if (e := _newcomer_evidence(params, [s], match, i)) is None else _times(s, e)
-            for i, s in enumerate(side_states)
-        ]
+        side_states = [_known(params, s, match, i) for i, s in enumerate(side_states)]
     if params.offset_field is not None:
         index = offset_index(params, match)
         side_states = [with_offset(params, s, index) for s in side_states]
     return side_states
+
+
+def _known(params: TTTParams, side: State, match: Match | None, index: int) -> State:
+    """An aggregated side; a newcomer's (one player at the prior) times its evidence."""
+    alone = (side[2] if len(side) > 2 else 1) == 1
+    known = _newcomer_evidence(params, [side], match, index) if alone else None
+    return side if known is None else _times(side, known)
 
 
 def _times(state: State, known: tuple[float, float]) -> State:

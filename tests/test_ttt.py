@@ -208,6 +208,22 @@ def test_a_newcomer_is_forecast_and_rated_from_the_prior_times_the_evidence() ->
     assert top.sigma == pytest.approx(sigma * math.sqrt(1 - sigma**2 / c**2 * w), abs=1e-12)
 
 
+def test_a_ranking_of_a_team_side_is_no_evidence() -> None:
+    """Evidence is about one player: a side of two newcomers listed with a rank is
+    forecast and rated as without it."""
+    match = {
+        "id": "d",
+        "played_at": "2024-05-01",
+        "teams": [["a", "b"], ["c", "d"]],
+        "scores": [1, 0],
+        "meta": {"atp_rank": [1, 500]},
+    }
+    with_rank = rankcraft.League(evidence_ruleset()).record(match)
+    plain = rankcraft.League(ruleset()).record(match)
+    assert with_rank.expected == plain.expected
+    assert with_rank.changes == plain.changes
+
+
 @pytest.mark.parametrize(
     "params",
     ['evidence_field = "meta.atp_rank"', "evidence_sd = 0.0", "evidence_per_log = nan"],
