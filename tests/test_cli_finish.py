@@ -135,6 +135,45 @@ def test_predict_needs_known_players_unless_new_ok_and_takes_home(tmp_path: Path
     assert code == 2 and "did you mean 'alice'" in err
 
 
+def test_predict_meta_forecasts_the_match_a_ruleset_reads(tmp_path: Path) -> None:
+    """``--meta`` hands the forecast a match with that meta: ``tennis`` forecasts with the
+    surface's rating as the match's report would; a bad ``--meta`` names the option."""
+    import rankcraft
+
+    db = str(tmp_path / "t.sqlite")
+    games = tmp_path / "g.jsonl"
+    rows = [
+        {
+            "id": f"g{i}",
+            "played_at": f"2024-01-{i + 1:02d}",
+            "teams": [["nadal"], ["isner"]] if i % 2 else [["isner"], ["nadal"]],
+            "scores": [1, 0],
+            "meta": {"surface": "Clay" if i % 2 else "Grass"},
+        }
+        for i in range(6)
+    ]
+    games.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert run("replay", str(games), "--ruleset", "tennis", "--db", db)[0] == 0
+    got = {}
+    for surface in ("Clay", "Grass"):
+        code, out, _ = run(
+            "predict", "--db", db, "nadal", "isner", "--meta", json.dumps({"surface": surface}),
+            "--json",
+        )  # fmt: skip
+        assert code == 0
+        got[surface] = json.loads(out)["probabilities"][0]
+    with rankcraft.League.open(db) as league:
+        for surface in ("Clay", "Grass"):
+            match = {**rows[0], "id": "x", "played_at": "2024-01-06", "meta": {"surface": surface}}
+            match["teams"] = [["nadal"], ["isner"]]
+            want = league.forecast([["nadal"], ["isner"]], match=rankcraft.parse_match(match))
+            assert got[surface] == pytest.approx(want.expected_score[0], abs=1e-12)
+    assert got["Clay"] > got["Grass"]
+    for bad, message in (("[1]", "must be a JSON object"), ("{", "'--meta' is not JSON")):
+        code, _, err = run("predict", "--db", db, "nadal", "isner", "--meta", bad)
+        assert code == 2 and message in err
+
+
 def test_player_marks_season_resets_and_counts_in_words(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

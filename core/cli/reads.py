@@ -7,15 +7,17 @@ from __future__ import annotations
 import argparse
 import contextlib
 import itertools
+import json
 import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from ..corrections import Edit
 from ..engine import League, UnknownPlayerError
 from ..errors import InputError
-from ..io import parse_time
+from ..io import parse_match, parse_time
 from ..model import Match, PlayerRecord, format_time, shown_state
 from ..store import mask_url
 from ..suggest import did_you_mean, player_candidates
@@ -369,7 +371,10 @@ def cmd_predict(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                         f"unknown player {player!r}{_did_you_mean_player(league, player)}; "
                         "--new-ok predicts them as new players"
                     )
-        forecast = league.forecast(sides, at=args.at, home=args.home, season=args.season)
+        if args.meta is None:
+            forecast = league.forecast(sides, at=args.at, home=args.home, season=args.season)
+        else:
+            forecast = league.forecast(sides, match=_meta_match(args, league, sides))
     if args.json:
         document = {"sides": sides, "probabilities": list(forecast.probabilities)}
         emit_json({**document, **forecast.to_dict()}, out)
@@ -472,6 +477,31 @@ def _add_player(c: Commands) -> None:
     c.db(p)
 
 
+def _meta_match(args: argparse.Namespace, league: League, sides: list[list[str]]) -> Match:
+    """The match ``predict --meta`` forecasts: ``sides`` at ``--at`` (else at the league's
+    latest match, or now in a league without one), ``--home``, and ``--meta``'s object as
+    its ``meta`` (its result a placeholder the forecast never reads)."""
+    if args.season is not None:
+        raise InputError("'--season' with '--meta': give the season in '--meta' (its field)")
+    try:
+        meta = json.loads(args.meta)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"'--meta' is not JSON ({exc.msg}): {args.meta!r}"[:300]) from None
+    if not isinstance(meta, dict):
+        raise InputError(f"'--meta' must be a JSON object: {args.meta!r}"[:300])
+    when = args.at or format_time(league.latest_played() or datetime.now(UTC))
+    document: dict[str, Any] = {
+        "id": "forecast",
+        "played_at": when,
+        "teams": sides,
+        "ranks": list(range(1, len(sides) + 1)),
+        "meta": meta,
+    }
+    if args.home is not None:
+        document["home"] = args.home
+    return parse_match(document)
+
+
 def _add_predict(c: Commands) -> None:
     p = c.add(
         "predict",
@@ -496,5 +526,11 @@ def _add_predict(c: Commands) -> None:
         "--new-ok",
         action="store_true",
         help="predict unknown players as new players (else an unknown id is an error)",
+    )
+    p.add_argument(
+        "--meta",
+        metavar="JSON",
+        help="the match's meta as a JSON object, for a ruleset that reads it (a surface: "
+        '\'{"surface": "Clay"}\'); the match is at --at, else at the league\'s latest match',
     )
     c.db(p)
