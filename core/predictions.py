@@ -11,13 +11,13 @@ players decayed, the season events a match then would meet applied to copies).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from .errors import InputError
 from .forecast import Forecast, forecast_states, pairwise_of
-from .io import parse_time
-from .model import Match, State
+from .io import parse_match, parse_time
+from .model import Match, State, format_time
 from .ruleset import Ruleset
 from .steps import SKILL, Steps
 from .unit import UnitOfWork
@@ -233,3 +233,31 @@ def _checked(
             f"at that time): {season!r}"[:300]
         )
     return when
+
+
+def meta_match(
+    sides: Sequence[Sequence[str]],
+    meta: Mapping[str, Any],
+    at: datetime | str | None,
+    home: int | None,
+    latest: datetime | None,
+) -> Match:
+    """The match whose forecast a forecast "with ``meta``" is (``League.forecast(sides,
+    match=...)``; ``rankcraft predict --meta``, ``POST /predict`` with ``meta``): ``sides``
+    at ``at``, else at ``latest`` (the league's latest match), else now; ``home``; and
+    ``meta``, for a ruleset that reads it (a surface, rankings). Its result is a
+    placeholder the forecast never reads.
+
+    :raises InputError: what the match format refuses (a ``meta`` too deep, say).
+    """
+    when = at if at is not None else latest or datetime.now(UTC)
+    document: dict[str, Any] = {
+        "id": "forecast",
+        "played_at": when if isinstance(when, str) else format_time(when),
+        "teams": [list(side) for side in sides],
+        "ranks": list(range(1, len(sides) + 1)),
+        "meta": dict(meta),
+    }
+    if home is not None:
+        document["home"] = home
+    return parse_match(document)

@@ -522,6 +522,47 @@ def test_predict_endpoint_answers_the_forecast(plugins: rankcraft.Plugins) -> No
         assert answer.json()["places"][0][0] == pytest.approx(answer.json()["win"][0])
 
 
+def test_predict_endpoint_forecasts_the_match_its_meta_describes() -> None:
+    """``POST /predict`` with ``meta``: the forecast of that match (``tennis`` reads the
+    surface), as ``League.forecast(match=...)`` and ``rankcraft predict --meta`` give it."""
+    pytest.importorskip("starlette")
+    from starlette.testclient import TestClient
+
+    from rankcraft import serve
+    from rankcraft.predictions import meta_match
+
+    league = rankcraft.League("tennis")
+    for i in range(6):
+        nadal_won = i % 2 == 1
+        league.record(
+            {
+                "id": f"g{i}",
+                "played_at": f"2024-01-{i + 1:02d}",
+                "teams": [["nadal"], ["isner"]],
+                "scores": [1, 0] if nadal_won else [0, 1],
+                "meta": {"surface": "Clay" if nadal_won else "Grass"},
+            }
+        )
+    sides = [["nadal"], ["isner"]]
+    with TestClient(serve.create_app(league, serve.Settings())) as client:
+        got = {}
+        for surface in ("Clay", "Grass"):
+            body = {"sides": sides, "meta": {"surface": surface}}
+            got[surface] = client.post("/predict", json=body).json()["probabilities"][0]
+            match = meta_match(sides, {"surface": surface}, None, None, league.latest_played())
+            want = league.forecast(sides, match=match).probabilities[0]
+            assert got[surface] == pytest.approx(want, abs=1e-12)
+        assert got["Clay"] > got["Grass"]
+        plain = client.post("/predict", json={"sides": sides}).json()["probabilities"][0]
+        assert got["Grass"] < plain < got["Clay"]
+        for body, field in (
+            ({"sides": sides, "meta": [1]}, "meta"),
+            ({"sides": sides, "meta": {}, "season": 2024}, "season"),
+        ):
+            answer = client.post("/predict", json=body)
+            assert answer.status_code == 400 and field in answer.json()["error"]["message"]
+
+
 def test_evaluate_command_with_a_draw_model_in_strict_json(
     plugin_dir: Path, tmp_path: Path
 ) -> None:

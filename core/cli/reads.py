@@ -11,14 +11,14 @@ import json
 import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from ..corrections import Edit
 from ..engine import League, UnknownPlayerError
 from ..errors import InputError
-from ..io import parse_match, parse_time
+from ..io import parse_time
 from ..model import Match, PlayerRecord, format_time, shown_state
+from ..predictions import meta_match
 from ..store import mask_url
 from ..suggest import did_you_mean, player_candidates
 from ..terminal import plural, print_table
@@ -478,9 +478,8 @@ def _add_player(c: Commands) -> None:
 
 
 def _meta_match(args: argparse.Namespace, league: League, sides: list[list[str]]) -> Match:
-    """The match ``predict --meta`` forecasts: ``sides`` at ``--at`` (else at the league's
-    latest match, or now in a league without one), ``--home``, and ``--meta``'s object as
-    its ``meta`` (its result a placeholder the forecast never reads)."""
+    """The match ``predict --meta`` forecasts (:func:`rankcraft.predictions.meta_match`):
+    ``sides`` at ``--at`` or the league's latest match, ``--home``, ``--meta``'s object."""
     if args.season is not None:
         raise InputError("'--season' with '--meta': give the season in '--meta' (its field)")
     try:
@@ -489,17 +488,7 @@ def _meta_match(args: argparse.Namespace, league: League, sides: list[list[str]]
         raise InputError(f"'--meta' is not JSON ({exc.msg}): {args.meta!r}"[:300]) from None
     if not isinstance(meta, dict):
         raise InputError(f"'--meta' must be a JSON object: {args.meta!r}"[:300])
-    when = args.at or format_time(league.latest_played() or datetime.now(UTC))
-    document: dict[str, Any] = {
-        "id": "forecast",
-        "played_at": when,
-        "teams": sides,
-        "ranks": list(range(1, len(sides) + 1)),
-        "meta": meta,
-    }
-    if args.home is not None:
-        document["home"] = args.home
-    return parse_match(document)
+    return meta_match(sides, meta, args.at, args.home, league.latest_played())
 
 
 def _add_predict(c: Commands) -> None:

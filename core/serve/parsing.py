@@ -240,6 +240,13 @@ def _prediction_body(settings: Settings) -> Body:
                 description="the season the match belongs to, for a ruleset whose "
                 "[[resets]] follow a season field: a new season applies its event first",
             ),
+            Field(
+                "meta",
+                ("object", "null"),
+                description="the match's meta, for a ruleset that reads it (a surface: "
+                '{"surface": "Clay"}): the forecast is then that match\'s, at \'at\' or else '
+                "at the league's latest match (a season then goes in meta too)",
+            ),
         ),
         description="the sides to predict (player ids may hold commas here)",
         unknown_error=RequestError,

@@ -14,7 +14,9 @@ from ..extras import missing
 from ..forecast import plackett_luce
 from ..jobs import Refused, Worker, error_of
 from ..matchmaking import RankFilter
+from ..model import Match
 from ..openapi import Operation
+from ..predictions import meta_match
 from ..suggest import close_to, player_candidates
 from .errors import status_of
 from .parsing import check_sides, json_body, read_query
@@ -34,15 +36,20 @@ async def forecast_answer(
     at: Any,
     home: int | None,
     season: str | int | None = None,
+    match: Match | None = None,
 ) -> JSONResponse:
     """The answer of ``/predict``: what ``League.predict`` gives (``probabilities``),
     the whole :class:`~rankcraft.Forecast` beside it, and the players the league has
     never seen (predicted as new players), each with the known ids most like it. Of
     more than two sides, the league's model gives the pairwise expected scores and the
-    ``worker`` (a process of its own) integrates the places (0.75 s for 64 sides)."""
+    ``worker`` (a process of its own) integrates the places (0.75 s for 64 sides). With
+    ``match`` (``meta`` given), two sides get that match's forecast; more sides read only
+    its time (``at``), as ``League.forecast`` does."""
     if len(sides) > 2 and worker is not None:
         pairwise = league.skill_model.pairwise(sides, at, home, season)
         forecast = await worker.run(plackett_luce, pairwise)
+    elif match is not None:
+        forecast = league.forecast(sides, match=match)
     else:
         forecast = league.forecast(sides, at=at, home=home, season=season)
     new = [
@@ -68,9 +75,14 @@ class PredictRoutes(Resource):
         if home is not None and home >= len(sides):
             raise InputError(f"'home' must be the index of a side: {home!r}"[:300])
         self.league.refresh([p for side in sides for p in side])
-        return await forecast_answer(
-            self.league, self.worker, sides, body.get("at"), home, body.get("season")
-        )
+        at, season, match = body.get("at"), body.get("season"), None
+        if body.get("meta") is not None:
+            if season is not None:
+                raise InputError("'season' with 'meta': give the season in 'meta' (its field)")
+            latest = self.league.latest_played()
+            match = meta_match(sides, body["meta"], at, home, latest)
+            at = match.played_at
+        return await forecast_answer(self.league, self.worker, sides, at, home, season, match)
 
     async def predict(self, request: Request) -> JSONResponse:
         query = self.query
