@@ -123,7 +123,7 @@ class Predictions:
                 raise InputError(
                     f"'at', 'home' and 'season' come from 'match' {match.id!r}: leave them out"
                 )
-            at, home, season = match.played_at, match.home, self._season_of(match)
+            at, home, season = match.played_at, match.home, self.season_of(match)
         states = self.side_states(sides, at, home, season)
         return self._forecast(states, home, match if len(states) == 2 else None)
 
@@ -153,7 +153,7 @@ class Predictions:
         expect = self.steps.expect
         return pairwise_of(states, home, lambda s, h: expect(s, h, None))
 
-    def _season_of(self, match: Match) -> str | int | None:
+    def season_of(self, match: Match) -> str | int | None:
         """The match's season for the ruleset's first ``season_field`` entry, or None."""
         for event in self.ruleset.resets:
             if event.season_field is not None:
@@ -241,19 +241,24 @@ def meta_match(
     at: datetime | str | None,
     home: int | None,
     latest: datetime | None,
+    at_name: str = "at",
 ) -> Match:
     """The match whose forecast a forecast "with ``meta``" is (``League.forecast(sides,
     match=...)``; ``rankcraft predict --meta``, ``POST /predict`` with ``meta``): ``sides``
     at ``at``, else at ``latest`` (the league's latest match), else now; ``home``; and
-    ``meta``, for a ruleset that reads it (a surface, rankings). Its result is a
-    placeholder the forecast never reads.
+    ``meta``, for a ruleset that reads it (a surface, rankings; the hooks read the match of
+    two sides only). Its result is a placeholder the forecast never reads.
 
-    :raises InputError: what the match format refuses (a ``meta`` too deep, say).
+    :raises InputError: ``at`` not a time (naming ``at_name``), or what the match format
+        refuses (a ``meta`` too deep, say).
     """
-    when = at if at is not None else latest or datetime.now(UTC)
+    if at is None:
+        when = latest or datetime.now(UTC)
+    else:
+        when = at if isinstance(at, datetime) else parse_time(at, field=at_name)
     document: dict[str, Any] = {
         "id": "forecast",
-        "played_at": when if isinstance(when, str) else format_time(when),
+        "played_at": format_time(when),
         "teams": [list(side) for side in sides],
         "ranks": list(range(1, len(sides) + 1)),
         "meta": dict(meta),

@@ -330,16 +330,22 @@ class Fitted:
     skill_class: type
     store: Store
 
+    _closed = False
+    """Whether the store was closed (by :meth:`close`, or by a ``with`` block's error)."""
+
     def close(self) -> None:
         """Close the store (a whole-history model's fit kept first: :meth:`keep_fit`);
         a database league used afterwards raises :class:`rankcraft.StoreError`, and
         closing again does nothing."""
+        if self._closed:
+            return
         try:
             self.keep_fit()
         finally:
             self._shut()
 
     def _shut(self) -> None:
+        self._closed = True
         self.store.close()
         self._unit.forget()
 

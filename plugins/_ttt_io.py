@@ -141,6 +141,13 @@ def check_evidence(evidence: Mapping[Any, tuple[float, float]], players: set[Any
         _finite(f"evidence sigma of {player!r}", known[1])
         if known[1] <= 0:
             raise ValueError(f"evidence sigma of {player!r} must be > 0: {known[1]}")
+        try:  # (the message it adds: precision and precision times mean, both finite)
+            pi = known[1] ** -2
+            message = (pi, known[0] * pi)
+        except OverflowError:
+            message = (math.inf, math.inf)
+        if not all(math.isfinite(x) for x in message):
+            raise ValueError(f"evidence about {player!r} is out of range: {tuple(known)!r}")
 
 
 def normal_game(game: GameLike) -> tuple[list[list[PlayerId]], Any, Any]:

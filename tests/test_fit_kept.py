@@ -149,3 +149,9 @@ def test_a_failing_block_closes_the_store_and_keeps_its_own_error(
         league.close()
     with pytest.raises(rankcraft.StoreError, match="is closed"):  # (closed all the same)
         league.player("p1")
+    league.close()  # (closing again does nothing, the fit still unkept)
+    failed = rankcraft.League.open(tmp_path / "other.sqlite", "ttt")
+    with pytest.raises(KeyError, match="mine"), failed:
+        failed.record_many(histories()["ttt"][:10])
+        raise KeyError("mine")
+    failed.close()  # (a block's error closed it without keeping: nothing more to do)

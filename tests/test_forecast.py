@@ -558,9 +558,46 @@ def test_predict_endpoint_forecasts_the_match_its_meta_describes() -> None:
         for body, field in (
             ({"sides": sides, "meta": [1]}, "meta"),
             ({"sides": sides, "meta": {}, "season": 2024}, "season"),
+            ({"sides": sides, "meta": {}, "at": "bogus"}, "'at'"),
         ):
             answer = client.post("/predict", json=body)
             assert answer.status_code == 400 and field in answer.json()["error"]["message"]
+
+
+def test_predict_endpoint_reads_the_season_from_meta_for_more_sides() -> None:
+    """Of three sides (the places integrated in the worker), ``meta``'s season applies
+    its reset as ``League.forecast(match=...)`` applies it."""
+    pytest.importorskip("starlette")
+    from starlette.testclient import TestClient
+
+    from rankcraft import serve
+    from rankcraft.predictions import meta_match
+
+    by_season = rankcraft.loads_ruleset(
+        'extends = "elo"\nname = "by-season"\n[reset]\nplugin = "regress"\n'
+        "[reset.params]\nfraction = 0.5\ntarget = 1500.0\n"
+        '[[resets]]\nkind = "season"\nseason_field = "meta.season"\n'
+    )
+    league = rankcraft.League(by_season)
+    for i, (a, b) in enumerate([("a", "b"), ("a", "c"), ("a", "b"), ("c", "b")]):
+        league.record(
+            {
+                "id": f"m{i}",
+                "played_at": f"2024-01-{i + 10}",
+                "teams": [[a], [b]],
+                "scores": [1, 0],
+                "meta": {"season": "2023-24"},
+            }
+        )
+    sides = [["a"], ["b"], ["c"]]
+    match = meta_match(sides, {"season": "2024-25"}, "2024-10-20", None, None)
+    want = league.forecast(sides, match=match).probabilities
+    old = league.forecast(sides, at="2024-10-20", season="2023-24").probabilities
+    with TestClient(serve.create_app(league, serve.Settings())) as client:
+        body = {"sides": sides, "at": "2024-10-20", "meta": {"season": "2024-25"}}
+        got = client.post("/predict", json=body).json()["probabilities"]
+    assert got == pytest.approx(want, abs=1e-9)
+    assert got != pytest.approx(old, abs=1e-3)  # (the reset made a difference)
 
 
 def test_evaluate_command_with_a_draw_model_in_strict_json(

@@ -389,14 +389,24 @@ def test_evidence_at_a_first_appearance_is_a_prior_times_it() -> None:
 
 @pytest.mark.parametrize(
     "evidence",
-    [{"z": (0.0, 1.0)}, {"a": (0.0, 0.0)}, {"a": (math.nan, 1.0)}, {"a": (1.0,)}],
-    ids=["not-playing", "zero-sigma", "nan", "not-a-pair"],
+    [
+        {"z": (0.0, 1.0)},
+        {"a": (0.0, 0.0)},
+        {"a": (math.nan, 1.0)},
+        {"a": (1.0,)},
+        {"a": (0.0, 1e-200)},
+        {"a": (1e300, 1e-5)},
+    ],
+    ids=["not-playing", "zero-sigma", "nan", "not-a-pair", "overflowing", "infinite-tau"],
 )
 def test_bad_evidence_refused_and_nothing_added(evidence: dict[str, Any]) -> None:
     fit = ThroughTime()
+    fit.add(0.0, [Game([["a"], ["b"]])])
+    fit.converge()
+    before = fit.to_dict()
     with pytest.raises(ValueError, match="evidence"):
-        fit.add(1.0, [Game([["a"], ["b"]])], evidence)
-    assert not fit.store.games and not fit.ids
+        fit.add(1.0, [Game([["a"], ["c"]])], evidence)
+    assert fit.to_dict() == before
 
 
 def test_a_snapshot_keeps_the_evidence() -> None:

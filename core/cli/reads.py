@@ -488,7 +488,7 @@ def _meta_match(args: argparse.Namespace, league: League, sides: list[list[str]]
         raise InputError(f"'--meta' is not JSON ({exc.msg}): {args.meta!r}"[:300]) from None
     if not isinstance(meta, dict):
         raise InputError(f"'--meta' must be a JSON object: {args.meta!r}"[:300])
-    return meta_match(sides, meta, args.at, args.home, league.latest_played())
+    return meta_match(sides, meta, args.at, args.home, league.latest_played(), "--at")
 
 
 def _add_predict(c: Commands) -> None:
@@ -519,7 +519,8 @@ def _add_predict(c: Commands) -> None:
     p.add_argument(
         "--meta",
         metavar="JSON",
-        help="the match's meta as a JSON object, for a ruleset that reads it (a surface: "
+        help="the match's meta as a JSON object, for a ruleset that reads it in a match of "
+        "two sides (a surface: "
         '\'{"surface": "Clay"}\'); the match is at --at, else at the league\'s latest match',
     )
     c.db(p)

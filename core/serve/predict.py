@@ -43,8 +43,9 @@ async def forecast_answer(
     never seen (predicted as new players), each with the known ids most like it. Of
     more than two sides, the league's model gives the pairwise expected scores and the
     ``worker`` (a process of its own) integrates the places (0.75 s for 64 sides). With
-    ``match`` (``meta`` given), two sides get that match's forecast; more sides read only
-    its time (``at``), as ``League.forecast`` does."""
+    ``match`` (``meta`` given: ``at`` and ``season`` are then the match's), two sides get
+    that match's forecast; more sides its time, home side and season, as
+    ``League.forecast(match=...)`` gives them (the hooks read a match of two sides only)."""
     if len(sides) > 2 and worker is not None:
         pairwise = league.skill_model.pairwise(sides, at, home, season)
         forecast = await worker.run(plackett_luce, pairwise)
@@ -81,7 +82,7 @@ class PredictRoutes(Resource):
                 raise InputError("'season' with 'meta': give the season in 'meta' (its field)")
             latest = self.league.latest_played()
             match = meta_match(sides, body["meta"], at, home, latest)
-            at = match.played_at
+            at, season = match.played_at, self.league.skill_model.season_of(match)
         return await forecast_answer(self.league, self.worker, sides, at, home, season, match)
 
     async def predict(self, request: Request) -> JSONResponse:
