@@ -178,7 +178,8 @@ def rankcraft_initial(slot: str, params: TTTParams) -> TrueSkillSkill | TTTOffse
 @hookimpl
 def rankcraft_decay(params: TTTParams, state: State, periods: float) -> State:
     """σ grows by γ² per idle period (a day, with the ruleset's ``length_days = 1``), an
-    offset's by ``offset_gamma``²."""
+    offset's by ``offset_gamma``² (one never played on stays at its prior, as in the fit,
+    where a belief drifts only after its first game)."""
     if periods <= 0.0:
         return state
     mu, sigma = state[0], state[1]
@@ -187,7 +188,10 @@ def rankcraft_decay(params: TTTParams, state: State, periods: float) -> State:
         return grown
     means, sds = offsets(params, state)
     drift = params.offset_gamma * params.offset_gamma * periods
-    return (*grown, tuple(means), tuple(math.sqrt(sd * sd + drift) for sd in sds))
+    prior = (0.0, params.offset_sigma)  # (an offset never played on: no drift yet, as the fit)
+    pairs = zip(means, sds, strict=True)
+    grown_sds = tuple(sd if (m, sd) == prior else math.sqrt(sd * sd + drift) for m, sd in pairs)
+    return (*grown, tuple(means), grown_sds)
 
 
 @hookimpl

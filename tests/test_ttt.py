@@ -318,6 +318,23 @@ def test_a_forecast_adds_the_offset_of_the_matchs_value() -> None:
         a, b = league.player("p1"), league.player("p2")
 
 
+def test_an_offset_never_played_on_keeps_its_prior_while_idle() -> None:
+    """As in the fit (a belief drifts only after its first game), the decay leaves an
+    offset never played on at its prior; the skill drifts by gamma."""
+    league = rankcraft.League(offset_ruleset())
+    first = {"id": "h", "played_at": "2024-01-01", "teams": [["a"], ["b"]], "scores": [1, 0]}
+    league.record({**first, "meta": {"surface": "Hard"}})
+    later = {**first, "id": "c", "played_at": "2024-04-10", "meta": {"surface": "Clay"}}
+    a, b = league.player("a").skill, league.player("b").skill
+    assert a.offset_sigma[1] == 0.7 and a.offset_sigma[0] < 0.7  # (clay never played)
+    report = league.record(later)
+    idle, gamma = 100.0, 0.2
+    variance = sum(s.sigma**2 + gamma**2 * idle + 0.7**2 for s in (a, b))  # (clay at its prior)
+    sd = math.sqrt(variance + 4 * 1.0)  # (4 performers: two players and their offsets, beta 1)
+    gap = a.mu + a.offset_mu[1] - (b.mu + b.offset_mu[1])
+    assert report.expected[0] == pytest.approx(0.5 * math.erfc(-gap / sd / math.sqrt(2)), abs=1e-12)
+
+
 @pytest.mark.parametrize(
     ("params", "message"),
     [
