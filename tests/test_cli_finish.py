@@ -169,6 +169,9 @@ def test_predict_meta_forecasts_the_match_a_ruleset_reads(tmp_path: Path) -> Non
             want = league.forecast([["nadal"], ["isner"]], match=rankcraft.parse_match(match))
             assert got[surface] == pytest.approx(want.expected_score[0], abs=1e-12)
     assert got["Clay"] > got["Grass"]
+    code, out, _ = run("player", "nadal", "--db", db)  # (one rating per surface, all shown)
+    contexts = next(part for part in out.split(", ") if part.startswith("contexts "))
+    assert code == 0 and len(contexts.split("; ")) == 4 and "latest" not in contexts
     for bad, message in (("[1]", "must be a JSON object"), ("{", "'--meta' is not JSON")):
         code, _, err = run("predict", "--db", db, "nadal", "isner", "--meta", bad)
         assert code == 2 and message in err

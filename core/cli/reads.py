@@ -131,6 +131,11 @@ def _check_tier(league: League, tier: str) -> None:
     )
 
 
+SHOWN_ITEMS = 8
+"""A state's tuple field of at most this many items is shown whole (one value per surface,
+per context); a longer one (a history) by its length and its last three items."""
+
+
 def _fmt_state(state: Any) -> str:
     if state is None:
         return "-"
@@ -138,7 +143,7 @@ def _fmt_state(state: Any) -> str:
     for name, value in shown_state(state):  # (on the scale players see: Glicko-2's rating)
         if isinstance(value, float):
             parts.append(f"{name} {value:.2f}")
-        elif isinstance(value, tuple) and len(value) > 3:
+        elif isinstance(value, tuple) and len(value) > SHOWN_ITEMS:  # (a history: its end)
             shown = "; ".join(map(_fmt_item, value[-3:]))
             parts.append(f"{name} {len(value)} (latest: {shown})")
         elif isinstance(value, tuple):
