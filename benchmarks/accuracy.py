@@ -20,7 +20,10 @@ against the warm-up's outcome shares forecast for every test match (the constant
 three-way forecast must beat). Prints the Markdown tables of docs/accuracy.md.
 
     python benchmarks/accuracy.py [--files NAME ...] [--trials 30] [--no-tune | --rebuilt]
-        [--tune-files NAME ...] [--rulesets NAME ...]
+        [--tune-files NAME ...] [--rulesets NAME ...] [--against NAME]
+
+``--rulesets`` takes bundled names or TOML files (``benchmarks/rulesets/ttt-tennis.toml``);
+``--against NAME`` adds a table of each other ruleset's paired difference from ``NAME``.
 """
 
 from __future__ import annotations
@@ -175,6 +178,25 @@ def three_way_row(label: str, result: Evaluation, constant: Evaluation) -> str:
     )
 
 
+def paired_rows(label: str, champion: str, results: dict[str, Evaluation]) -> list[str]:
+    """Rows of the paired differences between ``champion`` and every other ruleset of
+    ``results``: log loss and Brier, and the three-way log loss and RPS where both have a
+    draw model (``rankcraft.evaluate.compare``: weeks, 2,000 resamples, seed 0)."""
+    rows = []
+    held = results[champion]
+    for ruleset, result in results.items():
+        if ruleset == champion:
+            continue
+        scores = ["log-loss", "brier"]
+        if result.three_way is not None and held.three_way is not None:
+            scores += ["three-way", "rps"]
+        for score in scores:
+            d = compare(result, held, names=(champion, ruleset), score=score)
+            cell = f"{d.difference:+.4f} [{d.low:+.4f}, {d.high:+.4f}]"
+            rows.append(f"| {label} | {ruleset} | {score} | {cell} |")
+    return rows
+
+
 def load(spec: str, folder: Path) -> rankcraft.Ruleset:
     if "\n" not in spec:
         return rankcraft.load_ruleset(spec)
@@ -196,6 +218,13 @@ def main() -> None:
         "--tune-files", nargs="*", default=None, help="tune on these files only (default: all)"
     )
     parser.add_argument(
+        "--against",
+        default=None,
+        metavar="RULESET",
+        help="also compare every other ruleset of --rulesets with this one (paired, on the "
+        "same test matches: log loss, Brier, and three-way and RPS with draws)",
+    )
+    parser.add_argument(
         "--rebuilt",
         action="store_true",
         help="instead of tuning, score the tuned rulesets of REBUILT (an earlier run's)",
@@ -210,6 +239,7 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|")
     summary = []
     draws: list[str] = []
+    pairs: list[str] = []
     for name in files:
         test_from = splits[name]["test_from"]
         path = args.data / name
@@ -223,6 +253,7 @@ def main() -> None:
                 f"| {constant.figure('three-way'):.4f} | 0 (baseline) "
                 f"| {constant.figure('rps'):.4f} | 0 (baseline) |"
             )
+        results: dict[str, Evaluation] = {}
         for ruleset in args.rulesets if args.rulesets is not None else bundled_names():
             started = time.perf_counter()
             try:
@@ -239,6 +270,7 @@ def main() -> None:
                 )
                 continue
             seconds = time.perf_counter() - started
+            results[ruleset] = result
             cell = versus(baseline, result, ruleset)
             print(
                 f"| {name} ({test_from}) | {ruleset} | {result.n:,} | {result.log_loss:.4f} "
@@ -251,6 +283,8 @@ def main() -> None:
                 best = (result.log_loss, ruleset, cell)
             if result.three_way is not None and constant is not None:
                 draws.append(three_way_row(f"{name} ({test_from}) | {ruleset}", result, constant))
+        if args.against in results:
+            pairs += paired_rows(f"{name} ({test_from})", args.against, results)
         if args.rebuilt and name in REBUILT:
             label, chosen, text = REBUILT[name]
             with tempfile.TemporaryDirectory() as folder:
@@ -309,6 +343,14 @@ def main() -> None:
                 three_way_row(f"{name} ({test_from}) | **{base.name} tuned{by}**", t, constant)
             )
         summary.append((name, best))
+    if pairs:
+        print()
+        print(
+            f"| file (test from) | ruleset | score | {args.against} − ruleset "
+            "[95% interval] (positive: the ruleset is better) |"
+        )
+        print("|---|---|---|---|")
+        print("\n".join(pairs))
     if draws:
         print()
         print(
