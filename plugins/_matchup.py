@@ -331,13 +331,11 @@ def side_rank(match: Match | None, field: str | None, side: int) -> float | None
 def value_index(match: Match | None, field: str | None, values: Sequence[str]) -> int | None:
     """The index in ``values`` of the text of ``match.meta[field]`` (a tennis surface
     among the surfaces rated), or None: no field, no match, no value, not listed."""
-    if field is None or match is None:
-        return None
-    value = match.meta.get(field)
-    if value is None:
+    text = None if match is None else context_text(match, field)
+    if text is None:
         return None
     try:
-        return values.index(str(value))
+        return values.index(text)
     except ValueError:
         return None
 

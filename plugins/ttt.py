@@ -339,12 +339,8 @@ def _fitted(params: TTTParams, fit: ThroughTime, player: str | int) -> State:
     if params.offset_field is None:
         return (mu, sigma)
     day = fit.batches.times[fit.store.ap_batch[fit.last[fit.index[player]]]]
-    beliefs = [
-        fit.belief(offset_id(str(player), value), day)
-        if offset_id(str(player), value) in fit.index
-        else (0.0, params.offset_sigma)
-        for value in params.offset_values
-    ]
+    ids = [offset_id(str(player), value) for value in params.offset_values]
+    beliefs = [fit.belief(x, day) if x in fit.index else (0.0, params.offset_sigma) for x in ids]
     return (mu, sigma, tuple(m for m, _ in beliefs), tuple(sd for _, sd in beliefs))
 
 
