@@ -15,18 +15,24 @@ other side and at a neutral venue), and the score ``x``–``y`` has the probabil
 
     l_i = x_i η_A − λ_A + y_i η_B − λ_B + ln τ(x_i, y_i)      (η = ln λ)
 
+      −  [(base − b0)² + Σ_c (h_c − h0_c)² + (rho − r0)²] / (2 τ²)
+
 over every team's attack and defence, ``base``, one home advantage per context and rho
 (fitted unless ``fit_rho`` is False). l_i is the log-probability of match i's score
 without its constant −ln x! − ln y!; φ(t) = exp(−ξ t) (Dixon and Coles' time weight,
 ``xi`` per day); ``w_i`` the match's own weight (1 by default); a0, d0 the plugin's
-``initial_attack`` and ``initial_defence``; σ the ``prior_sd``. The first sum runs over
+``initial_attack`` and ``initial_defence``; σ the ``prior_sd``; b0, h0_c, r0 the params'
+``base``, home advantages and rho, τ the ``global_sd`` (no prior on them when it is
+infinite, the default; the third sum runs over the contexts with a home side in the
+window and leaves rho out when it is not fitted). The first sum runs over
 the *window*: the matches with φ ≥ ``cutoff`` and not older than ``window`` days (older
 ones are dropped for good); the second over the teams with a match in the window (a team
 without one sits at a0, d0). With ``fit_globals`` False the globals stay the params'.
 The prior keeps a team that never conceded finite and identifies the model: adding c to
 every attack and every defence, or c to ``base`` and −c to every attack, leaves every λ
-unchanged, and only the prior decides those two directions. No prior is put on ``base``,
-the home advantages or rho. A context whose window has no match with a home side keeps its
+unchanged, and only the priors decide those two directions. Without the globals' prior, a
+short history can send a global to infinity (a context whose home sides never scored: its
+home advantage). A context whose window has no match with a home side keeps its
 home advantage as it was. Goals above ``goal_cap`` count as ``goal_cap``.
 
 **Method.** Block coordinate Newton ascent. A sweep takes one Newton step on the global
@@ -113,6 +119,8 @@ class GoalsFit(GlobalBlock):
     :param fit_rho: fit rho (True) or keep ``params.rho``.
     :param fit_globals: fit ``base``, the home advantages and rho (True), or keep the
         params' (False: only the teams' attack and defence are fitted, ``fit_rho`` unread).
+    :param global_sd: τ, the deviation of the Gaussian prior on ``base``, each home
+        advantage and rho around the params' values, > 0 (default: infinite, no prior).
     :param tol: a fit stops when a sweep moves no parameter by more than this, > 0.
     :param max_sweeps: at most this many sweeps per fit.
     :param goal_cap: goals above it count as it (default: none).
@@ -133,6 +141,7 @@ class GoalsFit(GlobalBlock):
         max_sweeps: int = 500,
         relax: float = 1.0,
         goal_cap: float = math.inf,
+        global_sd: float = math.inf,
     ) -> None:
         if not (xi >= 0.0 and math.isfinite(xi) and prior_sd > 0.0 and 0.0 <= cutoff < 1.0):
             raise ValueError(
@@ -142,6 +151,9 @@ class GoalsFit(GlobalBlock):
             raise ValueError(
                 f"bad fit settings: tol {tol!r}, max_sweeps {max_sweeps!r}, relax {relax!r}"
             )
+        if not global_sd > 0.0:
+            raise ValueError(f"bad fit settings: global_sd {global_sd!r}")
+        self.global_precision = 1.0 / (global_sd * global_sd)  # (0.0 when infinite)
         self.relax = relax
         self.fit_globals = fit_globals
         self.window = math.inf
@@ -154,6 +166,8 @@ class GoalsFit(GlobalBlock):
             params.home_advantage if r.home_advantage is None else r.home_advantage
             for r in params.context_rules
         ]
+        self.centre = (self.base, list(self.home), self.rho)
+        """The globals' prior centres: the params' values."""
         self.names: list[str] = []
         self.index: dict[str, int] = {}
         self.attack: list[float] = []
@@ -334,30 +348,6 @@ class GoalsFit(GlobalBlock):
                 break
             scale *= 0.5
         return max(abs(self.attack[k] - attack0), abs(self.defence[k] - defence0))
-
-    def _ridge(self, teams: Sequence[int]) -> float:
-        """Move to the prior's optimum along the two directions no λ sees (every attack
-        and defence + s; base + t and every attack − t: only the first when ``base`` is
-        kept); the change made."""
-        if not teams:
-            return 0.0
-        # (exact sums: the result does not depend on the order the teams were met in)
-        n, a0, d0 = len(teams), self.params.initial_attack, self.params.initial_defence
-        off_a = math.fsum(self.attack[k] for k in teams) - n * a0
-        off_d = math.fsum(self.defence[k] for k in teams) - n * d0
-        if not self.fit_globals:
-            s = -(off_a + off_d) / (2 * n)
-            for k in teams:
-                self.attack[k] += s
-                self.defence[k] += s
-            return abs(s)
-        s = -off_d / n
-        t = off_a / n + s
-        for k in teams:
-            self.attack[k] += s - t
-            self.defence[k] += s
-        self.base += t
-        return max(abs(s - t), abs(s), abs(t))
 
     def state(self, team: str) -> GoalsSkill:
         """A team's fitted attack and defence as the ``goals`` plugin's state (an unknown

@@ -1,12 +1,13 @@
 """The global block of the time-weighted Dixon-Coles fit (:mod:`rankcraft.plugins._goals_fit`):
-one Newton step on ``base``, the home advantages and rho over the whole window, the
-window's likelihood, the objective, and the fitted globals as params."""
+one Newton step on ``base``, the home advantages and rho over the whole window, their
+prior, the move along the two directions no λ sees, the window's likelihood, the
+objective, and the fitted globals as params."""
 
 from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import attrs
@@ -25,6 +26,7 @@ class GlobalBlock:
     rho: float
     home: list[float]
     fit_rho: bool
+    fit_globals: bool
     attack: list[float]
     defence: list[float]
     matches: list[tuple[float, Side, Side, float, float, int, int]]
@@ -32,6 +34,8 @@ class GlobalBlock:
     start: int
     params: GoalsParams
     precision: float
+    global_precision: float
+    centre: tuple[float, list[float], float]
     of_team: list[deque[int]]
 
     def _global_step(self) -> float:
@@ -43,6 +47,7 @@ class GlobalBlock:
         n = 1 + len(contexts) + (1 if self.fit_rho else 0)
         r = n - 1 if self.fit_rho else -1
         value, grad, hess = global_terms(self, slot, n, r)
+        value += self._global_prior(contexts, grad, hess, r)
         if not math.isfinite(value):  # a new match (or a short unchecked step) found a τ <= 0
             return self._feasible()
         step = solve(hess, grad)
@@ -70,16 +75,74 @@ class GlobalBlock:
                 self.rho = min(max(before[2] + scale * step[-1], -1.0), 1.0)
             if scale * max(map(abs, step)) <= UNCHECKED and math.isfinite(value):
                 break
-            if self._likelihood() >= value - 1e-12 * abs(value) or scale < 1e-6:
+            now = self._likelihood() + self._global_prior(contexts)
+            if now >= value - 1e-12 * abs(value) or scale < 1e-6:
                 break
             scale *= 0.5
         moved = [abs(self.base - before[0]), abs(self.rho - before[2])]
         moved += [abs(self.home[c] - before[1][c]) for c in contexts]
         return max(moved)
 
+    def _ridge(self, teams: Sequence[int]) -> float:
+        """Move to the priors' optimum along the two directions no λ sees (every attack
+        and defence + s; base + t and every attack − t: only the first when ``base`` is
+        kept); the change made. (With A, D the sums of the attacks' and defences' offsets
+        from their centres over the n teams, B base's, p and q the teams' and the globals'
+        prior precisions, the optimum is t = (p (A − D) / 2 − q B) / (p n / 2 + q),
+        s = (t n − A − D) / (2 n).)"""
+        if not teams:
+            return 0.0
+        # (exact sums: the result does not depend on the order the teams were met in)
+        n, a0, d0 = len(teams), self.params.initial_attack, self.params.initial_defence
+        off_a = math.fsum(self.attack[k] for k in teams) - n * a0
+        off_d = math.fsum(self.defence[k] for k in teams) - n * d0
+        if not self.fit_globals:
+            s = -(off_a + off_d) / (2 * n)
+            for k in teams:
+                self.attack[k] += s
+                self.defence[k] += s
+            return abs(s)
+        q = self.global_precision
+        if q == 0.0:
+            s = -off_d / n
+            t = off_a / n + s
+        else:
+            p, off_b = self.precision, self.base - self.centre[0]
+            t = (0.5 * p * (off_a - off_d) - q * off_b) / (0.5 * p * n + q)
+            s = (t * n - off_a - off_d) / (2 * n)
+        for k in teams:
+            self.attack[k] += s - t
+            self.defence[k] += s
+        self.base += t
+        return max(abs(s - t), abs(s), abs(t))
+
     def _likelihood(self) -> float:
         """Σ_i w_i φ_i l_i over the window."""
         return window_likelihood(self)
+
+    def _global_prior(
+        self,
+        contexts: list[int],
+        grad: list[float] | None = None,
+        hess: list[list[float]] | None = None,
+        r: int = -1,
+    ) -> float:
+        """The log-density (up to a constant) of the Gaussian prior on ``base``, the home
+        advantages of ``contexts`` and rho (``r`` > 0: its place in the step) around
+        their centres; with ``grad`` and ``hess``, its derivatives added to theirs (the
+        step's order: base, the contexts, rho)."""
+        q = self.global_precision
+        if q == 0.0:
+            return 0.0
+        base0, home0, rho0 = self.centre
+        offsets = [self.base - base0] + [self.home[c] - home0[c] for c in contexts]
+        if self.fit_rho:
+            offsets.append(self.rho - rho0)
+        if grad is not None and hess is not None:
+            for j, offset in enumerate(offsets):
+                grad[j] -= q * offset
+                hess[j][j] -= q
+        return -0.5 * q * math.fsum(d * d for d in offsets)
 
     def objective(self) -> float:
         """F at the current parameters and the last fit's ``now``."""
@@ -89,7 +152,8 @@ class GlobalBlock:
             for k, ms in enumerate(self.of_team)
             if ms
         )
-        return self._likelihood() - 0.5 * self.precision * prior
+        contexts = sorted({m[6] for m in self.matches[self.start :] if m[5] >= 0})
+        return self._likelihood() - 0.5 * self.precision * prior + self._global_prior(contexts)
 
     # -- what the fit says ------------------------------------------------------------
 

@@ -12,16 +12,18 @@ A side of several players (a line-up) counts at its members' mean attack and mea
 defence, as the default ``mean`` team slot makes it for the step; goals need not be whole
 (a share of a match's goals counts by the Poisson quasi-likelihood).
 
-``base``, the home advantages and ``rho`` are the ruleset's (the params every forecast
-reads), not fitted: the league's hooks read one params object, so a fitted global could
-not reach them (docs/decisions.md, "The goals fit keeps the ruleset's globals"). Tune them
-with ``rankcraft tune`` instead. A team with no match in the fit's window (φ below
-``cutoff``, or older than ``[history] window_days``) is back at the initial state.
+With ``fit_globals`` (the default) the fit finds ``base``, the home advantages and ``rho``
+too, and every team's state carries them (:class:`GoalsFitSkill`'s ``fitted``): the
+forecasts and the step read the params with the fitted values in place of the ruleset's
+(:func:`fitted_params`), so the ruleset's are only where the fit starts and what a league
+uses before its first refit (docs/decisions.md, "The goals fit finds the home advantage
+too"). A team with no match in the fit's window (φ below ``cutoff``, or older than
+``[history] window_days``) is back at the initial attack and defence.
 
 >>> import math
 >>> from datetime import UTC, datetime
 >>> from rankcraft import FitLimits, parse_match
->>> params = GoalsFitParams(base=0.3, home_advantage=0.3, rho=-0.05, xi=0.0)
+>>> params = GoalsFitParams(base=0.3, home_advantage=0.3, rho=-0.05, xi=0.0, fit_globals=False)
 >>> fit = rankcraft_fit_start(params)
 >>> games = [parse_match({"id": f"g{k}", "played_at": f"2024-05-0{k + 1}T18:00:00Z",
 ...     "teams": [["A"], ["B"]], "scores": [2, 0]}) for k in range(3)]
@@ -30,23 +32,26 @@ with ``rankcraft tune`` instead. A team with no match in the fit's window (φ be
 >>> # three 2-0 wins: A expects about 2 goals, B's 0 held off zero by the prior only
 >>> round(math.exp(params.base + a[0] - b[1]), 2), round(math.exp(params.base + b[0] - a[1]), 2)
 (1.98, 0.11)
+>>> a[FITTED]  # (the globals held: the ruleset's)
+()
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 import attrs
 
-from rankcraft import FitLimits, Match, Needs, Pairing, hookimpl
+from rankcraft import FitLimits, Match, Needs, Pairing, hookimpl, state_field
 from rankcraft.validators import within
 
 from . import goals
 from ._goals_fit import GoalsFit, context_of
 from ._goals_io import dump, load
-from ._matchup import context_text
+from ._matchup import LastFactors, context_text
 from .goals import GoalsParams, GoalsSkill
 
 RANKCRAFT_CONTRACT = 2
@@ -56,7 +61,103 @@ SLOTS = ("initial", "decay", "expectation", "update", "fit")
 
 State = tuple[Any, ...]
 
-__all__ = ["GoalsFitParams"]
+FITTED = 3
+"""The position of :class:`GoalsFitSkill`'s ``fitted`` in its tuple form."""
+
+GLOBAL_RANGES = ((-5.0, 5.0), (-1.0, 1.0))
+"""The ranges of ``base`` and ``rho`` (the params'); a home advantage's is HOME_RANGE."""
+HOME_RANGE = (-2.0, 2.0)
+
+__all__ = ["FITTED", "GoalsFitParams", "GoalsFitSkill", "fitted_params"]
+
+
+def _numbers(values: Any) -> tuple[float, ...]:
+    return tuple(float(x) for x in values)
+
+
+def _globals(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if not value:
+        return
+    ranges = (*GLOBAL_RANGES, *[HOME_RANGE] * (len(value) - 2))
+    if len(value) < 3 or not all(
+        math.isfinite(x) and low <= x <= high for x, (low, high) in zip(value, ranges, strict=True)
+    ):
+        raise ValueError(
+            f"{attribute.name!r} must be empty or hold base in [-5, 5], rho in [-1, 1] and "
+            f"one or more home advantages in [-2, 2]: {list(value)!r}"
+        )
+
+
+@attrs.frozen(slots=True)
+class GoalsFitSkill(GoalsSkill):
+    """A team's state in ``goals_fit``: the ``goals`` state and the league-wide values
+    the fit that wrote it found.
+
+    Attributes:
+        attack, defence, rating: as :class:`rankcraft.plugins.goals.GoalsSkill`.
+        fitted: (``base``, ``rho``, then the home advantage of each context:
+            ``home_advantage``, then each of ``context_rules`` in order; a rule without a
+            home advantage of its own repeats ``home_advantage``), as the latest refit
+            found them: base in [-5, 5], rho in [-1, 1], home advantages in [-2, 2]
+            (log-rates). Empty for a team the fit has not written yet, with
+            ``fit_globals`` false, or from a state document that leaves it out: the
+            ruleset's values then (a match where no side carries any, two teams new to
+            the league, is forecast and stepped with the ruleset's). A tuple whose length
+            does not match the ruleset's context rules is read as empty.
+    """
+
+    fitted: tuple[float, ...] = state_field(default=(), converter=_numbers, validator=_globals)
+
+
+def fitted_params(params: GoalsParams, states: Sequence[State]) -> GoalsParams:
+    """The params the forecasts and the step use for a match of ``states`` (tuples):
+    ``params`` with ``base``, ``rho`` and the home advantages the states carry
+    (``fitted``; their mean where, unusually, the states carry different ones, so that
+    the sides' order does not matter), or ``params`` itself when none carries any.
+
+    >>> p = GoalsFitParams(base=0.3, home_advantage=0.3, rho=-0.05)
+    >>> used = fitted_params(p, [(0.1, -0.9, -0.8, (0.25, -0.1, 0.4)), (0.0, -0.9, -0.9, ())])
+    >>> used.base, used.rho, used.home_advantage, used.xi == p.xi
+    (0.25, -0.1, 0.4, True)
+    """
+    size = 3 + len(params.context_rules)
+    found = [s[FITTED] for s in states if len(s) > FITTED and len(s[FITTED]) == size]
+    if not found:
+        return params
+    first = found[0]
+    values = (
+        first
+        if all(f == first for f in found)
+        else tuple(math.fsum(column) / len(found) for column in zip(*found, strict=True))
+    )
+    key = (id(params), values)
+    kept = _made.get(key)
+    if kept is not None and kept[0] is params:
+        return kept[1]
+    base, rho, home, *homes = values
+    rules = tuple(
+        rule if rule.home_advantage is None else attrs.evolve(rule, home_advantage=h)
+        for rule, h in zip(params.context_rules, homes, strict=True)
+    )
+    changed: dict[str, Any] = {"base": base, "rho": rho, "context_rules": rules}
+    made = attrs.evolve(params, home_advantage=home, **changed)
+    if len(_made) >= 64:  # (a league's refits: one set of values a day)
+        _made.clear()
+    _made[key] = (params, made)
+    return made
+
+
+_made: dict[tuple[int, tuple[float, ...]], tuple[GoalsParams, GoalsParams]] = {}
+""":func:`fitted_params`' answers, by the params' identity and the values."""
+
+
+def _globals_of(params: GoalsParams) -> tuple[float, ...]:
+    """``params``' globals as a state's ``fitted`` holds them."""
+    homes = (
+        params.home_advantage if rule.home_advantage is None else rule.home_advantage
+        for rule in params.context_rules
+    )
+    return (params.base, params.rho, params.home_advantage, *homes)
 
 
 @attrs.frozen(kw_only=True)
@@ -77,12 +178,22 @@ class GoalsFitParams(GoalsParams):
             [0, 0.5] (default 0.05).
         relax: over-relaxation of each team's Newton step, in [0.5, 1.9] (default 1.3:
             speeds weakly linked groups of teams).
+        fit_globals: fit ``base``, the home advantages and ``rho`` too (default true: the
+            params' values are where the fit starts and its prior's centres); false keeps
+            the params' and fits attack and defence only.
+        global_sd: the deviation of the Gaussian prior on ``base``, each home advantage
+            and ``rho`` around the params' values, in [0.001, 100] (default 0.25: it
+            keeps a short history's globals finite, e.g. a competition whose home sides
+            never scored; it weighs on a home advantage about as much as a dozen matches
+            with a home side).
     """
 
     xi: float = attrs.field(default=0.0005, validator=within(0.0, 1.0))
     prior_sd: float = attrs.field(default=2.0, validator=within(0.001, 100.0))
     cutoff: float = attrs.field(default=0.05, validator=within(0.0, 0.5))
     relax: float = attrs.field(default=1.3, validator=within(0.5, 1.9))
+    fit_globals: bool = True
+    global_sd: float = attrs.field(default=0.25, validator=within(0.001, 100.0))
 
 
 @hookimpl
@@ -105,22 +216,24 @@ def rankcraft_verify(state: GoalsSkill) -> str | None:
 
 
 @hookimpl
-def rankcraft_initial(slot: str, params: GoalsFitParams) -> GoalsSkill:
-    result: GoalsSkill = goals.rankcraft_initial(slot, params)
-    return result
+def rankcraft_initial(slot: str, params: GoalsFitParams) -> GoalsFitSkill:
+    if slot != "initial":
+        raise ValueError(f"the goals_fit plugin has no {slot!r} state")
+    return GoalsFitSkill(params.initial_attack, params.initial_defence)
 
 
 @hookimpl
 def rankcraft_decay(params: GoalsFitParams, state: State, periods: float) -> State:
     result: State = goals.rankcraft_decay(params, state, periods)
-    return result
+    return result if result is state else (*result[:FITTED], *state[FITTED:])
 
 
 @hookimpl
 def rankcraft_expectation(
     params: GoalsFitParams, side_states: Sequence[State], home: int | None, match: Match | None
 ) -> list[float]:
-    result: list[float] = goals.rankcraft_expectation(params, side_states, home, match)
+    used = fitted_params(params, side_states)
+    result: list[float] = goals.rankcraft_expectation(used, side_states, home, match)
     return result
 
 
@@ -130,8 +243,29 @@ def rankcraft_outcomes(
 ) -> list[float] | None:
     if not isinstance(params, GoalsFitParams):
         return None  # (another plugin's params: a manager that broadcasts asks every plugin)
-    result: list[float] | None = goals.rankcraft_outcomes(params, side_states, home, match)
+    used = fitted_params(params, side_states)
+    result: list[float] | None = goals.rankcraft_outcomes(used, side_states, home, match)
     return result
+
+
+_explained = LastFactors()
+"""The last update's new state and its factors, for :func:`rankcraft_explain`."""
+
+
+def _step(
+    params: GoalsFitParams,
+    state: State,
+    pairings: Sequence[Pairing],
+    games: int,
+    side: int,
+    match: Match | None,
+) -> tuple[State, dict[str, float]]:
+    """The ``goals`` step with the fitted globals of the state and its opponent; the new
+    state carries the values the step used (``()``: the ruleset's)."""
+    used = fitted_params(params, [state, pairings[0][0]]) if pairings else params
+    after, factors = goals._step(used, state, pairings, games, side, match)
+    carried = _globals_of(used) if used is not params else ()
+    return (*after[:FITTED], carried), factors
 
 
 @hookimpl
@@ -143,8 +277,7 @@ def rankcraft_update(
     side: int,
     match: Match | None,
 ) -> State:
-    result: State = goals.rankcraft_update(params, state, pairings, games, side, match)
-    return result
+    return _explained.keep(*_step(params, state, pairings, games, side, match))
 
 
 @hookimpl
@@ -157,10 +290,12 @@ def rankcraft_explain(
     match: Match | None,
     after: State,
 ) -> dict[str, float]:
-    result: dict[str, float] = goals.rankcraft_explain(
-        params, state, pairings, games, side, match, after
-    )
-    return result
+    """The ``goals`` plugin's factors (``expected_for``, ``expected_against``,
+    ``learning_rate``), from the fitted globals."""
+    kept = _explained.of(after)
+    if kept is not None:
+        return kept
+    return _step(params, state, pairings, games, side, match)[1]
 
 
 @hookimpl
@@ -170,9 +305,10 @@ def rankcraft_fit_start(params: GoalsFitParams) -> GoalsFit:
         xi=params.xi,
         prior_sd=params.prior_sd,
         cutoff=params.cutoff,
-        fit_globals=False,
+        fit_globals=params.fit_globals,
         relax=params.relax,
         goal_cap=params.goal_cap,
+        global_sd=params.global_sd,
     )
 
 
@@ -192,7 +328,7 @@ def rankcraft_fit(
     limits: FitLimits,
 ) -> Mapping[str, State]:  # fmt: skip
     """Add the matches (time in whole days), refit at ``now``'s day from where the fit
-    stood, and return every team's fitted (attack, defence, rating)."""
+    stood, and return every team's fitted (attack, defence, rating, fitted globals)."""
     fit.tol, fit.max_sweeps = limits.tolerance, limits.iterations
     fit.window = limits.window_days or float("inf")
     field = params.context_field
@@ -202,10 +338,12 @@ def rankcraft_fit(
         a, b = (team[0] if len(team) == 1 else team for team in match.teams)
         fit.add(_day(match.played_at), a, b, x, y, match.home, context, match.weight)
     fit.fit(_day(now))
+    # (fitted_params raises, naming the field, where a fitted value left the params' range)
+    carried = _globals_of(fit.fitted_params()) if params.fit_globals else ()
     states: dict[str, State] = {}
     for name in fit.names:
         skill = fit.state(name)
-        states[name] = (skill.attack, skill.defence, skill.attack + skill.defence)
+        states[name] = (skill.attack, skill.defence, skill.attack + skill.defence, carried)
     return states
 
 

@@ -23,8 +23,6 @@ from rankcraft.plugins import goals
 from rankcraft.plugins._goals_fit import GoalsFit, context_of
 from rankcraft.plugins.goals import GoalsParams, GoalsRule
 
-from .conftest import SHARED_DATA, SHARED_DATA_MISSING
-
 np = pytest.importorskip("numpy")
 optimize = pytest.importorskip("scipy.optimize")
 
@@ -50,12 +48,13 @@ def reference_fit(
     now: float,
     cutoff: float = 0.0,
     globals_kept: bool = False,
+    global_sd: float = math.inf,
 ) -> dict[str, Any]:
     """The objective of the module docstring written again with NumPy (the matches of the
     window, φ ≥ cutoff; the prior over the teams they hold; one h per context with a
-    home side), minimised by SciPy's L-BFGS-B (gradient by the complex step); with
-    ``globals_kept`` over the teams' attack and defence only, base, h and rho the
-    params'."""
+    home side; with ``global_sd`` a prior on base, every h and rho around the params'),
+    minimised by SciPy's L-BFGS-B (gradient by the complex step); with ``globals_kept``
+    over the teams' attack and defence only, base, h and rho the params'."""
     rows = [r for r in rows if math.exp(-xi * (now - r[0])) >= cutoff]
     teams = sorted({t for r in rows for side in r[1:3] for t in members(side)})
     index = {t: k for k, t in enumerate(teams)}
@@ -87,7 +86,9 @@ def reference_fit(
         tau = np.where((x == 1) & (y == 1), 1 - rho + 0 * lam, tau)
         loglik = x * eta_a - lam + y * eta_b - mu + np.log(tau)
         prior = np.sum((att - a0) ** 2, axis=1) + np.sum((dfn - d0) ** 2, axis=1)
-        return -(loglik @ weight) + prior / (2 * prior_sd**2)
+        centres = np.r_[PARAMS.base, 0.3, 0.2, PARAMS.rho]
+        spread = np.sum((theta[:, 2 * nt :] - centres) ** 2, axis=1)
+        return -(loglik @ weight) + prior / (2 * prior_sd**2) + spread / (2 * global_sd**2)
 
     def gradient(theta: Any) -> Any:  # the complex step: exact to rounding
         step = 1e-30
@@ -187,7 +188,6 @@ def test_a_synthetic_league_fits_as_scipy_fits_it() -> None:
     assert fit.objective() == pytest.approx(ref["objective"], rel=1e-9)
 
 
-@pytest.mark.skipif(not SHARED_DATA.is_dir(), reason=SHARED_DATA_MISSING)
 def test_kept_globals_fit_as_scipy_fits_the_teams_alone() -> None:
     rows, _ = league(10, 300, seed=8)
     ref = reference_fit(rows, xi=0.004, prior_sd=0.7, now=301.0, globals_kept=True)
@@ -195,6 +195,26 @@ def test_kept_globals_fit_as_scipy_fits_the_teams_alone() -> None:
     assert_same(fit, ref, within=1e-5)
     assert (fit.base, fit.home, fit.rho) == (PARAMS.base, [0.3, 0.2], PARAMS.rho)
     assert fit.objective() == pytest.approx(ref["objective"], rel=1e-9)
+
+
+def test_the_globals_prior_fits_as_scipy_fits_it() -> None:
+    """A short history whose friendlies' home sides never score: without a prior their
+    home advantage has no finite optimum; with one the fit equals SciPy's."""
+    rows, _ = league(6, 40, seed=6)
+    rows = [r if r[6] == 0 or r[5] is None else (*r[:3], *((0, r[4]) if r[5] == 0 else
+            (r[3], 0)), *r[5:]) for r in rows]  # fmt: skip
+    assert sum(1 for r in rows if r[6] == 1 and r[5] is not None) >= 5
+    ref = reference_fit(rows, xi=0.01, prior_sd=0.7, now=41.0, global_sd=0.3)
+    fit = fitted(rows, xi=0.01, prior_sd=0.7, now=41.0, global_sd=0.3)
+    assert_same(fit, ref, within=1e-5)
+    assert fit.objective() == pytest.approx(ref["objective"], rel=1e-9)
+    assert fit.home[1] == pytest.approx(-0.5, abs=0.05)  # (down from 0.2, held by the prior)
+    unheld = GoalsFit(PARAMS, xi=0.01, prior_sd=0.7, tol=1e-11, max_sweeps=100)
+    for row in rows:
+        unheld.add(*row)
+    assert not unheld.fit(41.0).converged and unheld.home[1] < -50
+    with pytest.raises(ValueError, match="global_sd"):
+        GoalsFit(PARAMS, xi=0.01, prior_sd=1.0, global_sd=0.0)
 
 
 def test_line_ups_and_fractional_goals_fit_as_scipy_fits_them() -> None:

@@ -1,8 +1,8 @@
 """The ``goals_fit`` plugin in a league (the bundled ``football-goals-fit``): the states the
 league holds are the time-weighted Dixon-Coles fit of every earlier match day (the engine,
-checked against SciPy in tests/test_goals_fit.py) with the ruleset's globals, each day's
-forecasts come from that fit, the ``goals`` step moves teams within a day, and what the
-fit cannot take is refused naming the field."""
+checked against SciPy in tests/test_goals_fit.py), its globals (base, home advantages,
+rho) included, each day's forecasts come from that fit, the ``goals`` step moves teams
+within a day, and what the fit cannot take is refused naming the field."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ import rankcraft
 from rankcraft.cli import main
 from rankcraft.plugins._goals_fit import GoalsFit, context_of
 from rankcraft.plugins.goals import outcome_probabilities
-from rankcraft.plugins.goals_fit import GoalsFitParams
+from rankcraft.plugins.goals_fit import GoalsFitParams, fitted_params, rankcraft_outcomes
 
 TEAMS = [f"T{k}" for k in range(8)]
 
@@ -56,8 +56,8 @@ def engine_fit(matches: list[dict[str, Any]], params: GoalsFitParams, until: str
     """The engine fed as the league feeds it: each day's matches, a refit at the next."""
     fit = GoalsFit(
         params, xi=params.xi, prior_sd=params.prior_sd, cutoff=params.cutoff,
-        fit_globals=False, relax=params.relax, goal_cap=params.goal_cap, tol=1e-11,
-        max_sweeps=2000,
+        fit_globals=params.fit_globals, relax=params.relax, goal_cap=params.goal_cap,
+        global_sd=params.global_sd, tol=1e-11, max_sweeps=2000,
     )  # fmt: skip
     days = [*sorted({m["played_at"][:10] for m in matches}), until]
     for day, then in itertools.pairwise(days):
@@ -89,6 +89,12 @@ def test_the_league_holds_the_fit_of_the_earlier_days() -> None:
         assert skill.attack == pytest.approx(fit.state(team).attack, abs=1e-12), team
         assert skill.defence == pytest.approx(fit.state(team).defence, abs=1e-12), team
         assert skill.rating == pytest.approx(skill.attack + skill.defence, abs=1e-12)
+        # every team carries the globals of the same fit: base, rho, the home advantages
+        assert skill.fitted == pytest.approx((fit.base, fit.rho, *fit.home), abs=1e-12)
+    rules = params.context_rules
+    assert fit.home[1] != rules[0].home_advantage and fit.base != params.base  # (fitted)
+    # two newcomers meet with the ruleset's values; their step carries none
+    assert league.player("n1").skill.fitted == ()
 
 
 def test_each_days_forecasts_come_from_the_fit_of_the_days_before() -> None:
@@ -107,7 +113,7 @@ def test_each_days_forecasts_come_from_the_fit_of_the_days_before() -> None:
     h = fit.home[context]
     lam = fit.base + a.attack - b.defence + (h if home == 0 else 0.0)
     mu = fit.base + b.attack - a.defence + (h if home == 1 else 0.0)
-    win, draw, _ = outcome_probabilities(math.exp(lam), math.exp(mu), params.rho)
+    win, draw, _ = outcome_probabilities(math.exp(lam), math.exp(mu), fit.rho)
     assert said[0] == pytest.approx(win + draw / 2, abs=1e-9)
 
 
@@ -126,7 +132,8 @@ def test_line_ups_are_fitted_at_their_members_mean() -> None:
         params,
         xi=params.xi,
         prior_sd=params.prior_sd,
-        fit_globals=False,
+        fit_globals=params.fit_globals,
+        global_sd=params.global_sd,
         relax=params.relax,
         goal_cap=params.goal_cap,
         tol=1e-11,
@@ -198,3 +205,72 @@ def test_a_context_that_is_not_text_is_read_as_the_step_reads_it() -> None:
             league.record({**m, "home": 0, "meta": {"cup": value if k % 2 else "no"}})
         exports.append(league.export()["players"])
     assert exports[0] == exports[1]
+
+
+def test_a_newcomer_meets_a_fitted_team_at_the_fitted_values() -> None:
+    """A team new to the league carries no fitted values: its first match is forecast
+    and stepped with its opponent's (the fit's), and it carries them on."""
+    matches = history(days=20, seed=7)
+    league = rankcraft.League(ruleset())
+    params = league.ruleset.update.params
+    assert isinstance(params, GoalsFitParams)
+    league.record_many(matches)
+    late = {"id": "new", "played_at": "2024-02-10", "teams": [["N"], ["T3"]], "scores": [0, 2],
+            "home": 1, "meta": {"tournament": "Friendly"}}  # fmt: skip
+    league.record(late)
+    fit = engine_fit(matches, params, "2024-02-10")
+    t3 = fit.state("T3")
+    lam = fit.base + params.initial_attack - t3.defence
+    mu = fit.base + t3.attack - params.initial_defence + fit.home[1]  # (T3 at home, friendly)
+    win, draw, _ = outcome_probabilities(math.exp(lam), math.exp(mu), fit.rho)
+    assert league.report("new").expected[0] == pytest.approx(win + draw / 2, abs=1e-9)
+    assert league.player("N").skill.fitted == pytest.approx((fit.base, fit.rho, *fit.home))
+
+
+def test_with_fit_globals_false_the_rulesets_values_hold() -> None:
+    held = rankcraft.loads_ruleset(
+        'name = "t"\nextends = "football-goals-fit"\n[update.params]\nxi = 0.01\n'
+        "fit_globals = false\n[history]\ntolerance = 1e-11\niterations = 2000\n"
+    )
+    matches = history(days=15, seed=9)
+    league = rankcraft.League(held)
+    params = league.ruleset.update.params
+    assert isinstance(params, GoalsFitParams)
+    league.record_many(matches)
+    last = matches[-1]
+    fit = engine_fit([m for m in matches if m["played_at"][:10] < last["played_at"][:10]],
+                     params, last["played_at"][:10])  # fmt: skip
+    assert (fit.base, fit.rho, fit.home[0]) == (params.base, params.rho, params.home_advantage)
+    assert all(league.player(t).skill.fitted == () for t in TEAMS)
+    a, b = (fit.state(t[0]) for t in last["teams"])
+    h = fit.home[context_of(params, last["meta"]["tournament"])]
+    lam = params.base + a.attack - b.defence + (h if last["home"] == 0 else 0.0)
+    mu = params.base + b.attack - a.defence + (h if last["home"] == 1 else 0.0)
+    win, draw, _ = outcome_probabilities(math.exp(lam), math.exp(mu), params.rho)
+    assert league.report(last["id"]).expected[0] == pytest.approx(win + draw / 2, abs=1e-9)
+
+
+def test_the_sides_order_does_not_change_the_values_used() -> None:
+    """Two states that carry different values (a document imported beside a fitted
+    league): the forecast uses their mean, whichever side is first."""
+    params = GoalsFitParams(context_field="tournament")
+    a = (0.2, -0.8, -0.6, (0.3, -0.1, 0.4))
+    b = (0.0, -0.9, -0.9, (0.1, -0.05, 0.2))
+    used = fitted_params(params, [a, b])
+    assert (used.base, used.rho, used.home_advantage) == pytest.approx((0.2, -0.075, 0.3))
+    forward = rankcraft_outcomes(params, [a, b], 0, None)
+    backward = rankcraft_outcomes(params, [b, a], 1, None)
+    assert forward is not None and backward is not None
+    assert forward == pytest.approx(backward[::-1], abs=1e-15)
+    assert fitted_params(params, [(0.0, -0.9, -0.9, (0.1, 0.0))]) is params  # (wrong length)
+
+
+def test_fitted_values_out_of_range_are_refused_naming_the_field() -> None:
+    league = rankcraft.League(ruleset())
+    league.record_many(history(days=5, seed=1))
+    document = json.loads(json.dumps(league.export()))
+    document["players"][0]["skill"]["fitted"] = [9.0, 0.0, 0.3, 0.3]
+    copy = rankcraft.League(ruleset())
+    with pytest.raises(rankcraft.InputError, match=r"'fitted'.*9\.0"):
+        copy.import_state(document)
+    assert copy.export()["players"] == []

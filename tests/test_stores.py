@@ -34,7 +34,6 @@ def test_state_survives_reopen(db_url: str, match) -> None:
         assert league.player("a").matches == 4
 
 
-
 def test_a_closed_league_says_so_and_closes_again_quietly(db_url: str, match) -> None:
     league = rankcraft.League.open(db_url, "elo")
     league.record(match("m1", "a", "b", scores=[1, 0], day=1))
@@ -49,6 +48,7 @@ def test_a_closed_league_says_so_and_closes_again_quietly(db_url: str, match) ->
             use()
     with rankcraft.League.open(db_url) as again:
         assert again.match_count == 1
+
 
 def test_another_ruleset_is_refused_naming_both(db_url: str, tmp_path, match) -> None:
     with rankcraft.League.open(db_url, "elo") as league:
