@@ -28,6 +28,7 @@ _ROLE_KEY = "rankcraft.role"
 
 
 _SHOWN_KEY = "rankcraft.shown"
+_ITEMS_KEY = "rankcraft.items"
 
 
 def _positive_factor(instance: Scale, attribute: attrs.Attribute[float], value: float) -> None:
@@ -82,11 +83,14 @@ def state_field(
     *,
     role: Role | None = None,
     shown: Scale | None = None,
+    items: tuple[str, ...] = (),
     default: Any = attrs.NOTHING,
     **kwargs: Any,
 ) -> Any:
     """An ``attrs.field`` for a plugin state class, tagged with its role and, for a
-    field kept on an internal scale, the :class:`Scale` players see it on.
+    field kept on an internal scale, the :class:`Scale` players see it on. A tuple field's
+    ``items`` name its first items where a player reads them (:func:`item_names`; the
+    items past them go unnamed).
 
     Team and rank plugins work with states they do not know by reading roles: the
     ``location`` field is the skill estimate (Elo ``rating``, Glicko-2 ``mu``), the
@@ -108,7 +112,18 @@ def state_field(
         if role == "spread" and shown.offset != 0.0:
             raise ValueError(f"a spread field's scale has no offset: {shown.offset!r}")
         metadata[_SHOWN_KEY] = shown
+    if items:
+        metadata[_ITEMS_KEY] = tuple(items)
     return attrs.field(default=default, metadata=metadata, **kwargs)
+
+
+def item_names(state_class: type, field: str) -> tuple[str, ...]:
+    """The names ``state_field(items=...)`` gave the first items of ``state_class``'s
+    tuple field ``field`` (empty when it gave none, or for another field)."""
+    for f in attrs.fields(state_class):
+        if f.name == field:
+            return tuple(f.metadata.get(_ITEMS_KEY, ()))
+    return ()
 
 
 def scale_of(state_class: type, field: str) -> Scale:

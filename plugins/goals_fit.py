@@ -106,7 +106,9 @@ class GoalsFitSkill(GoalsSkill):
             does not match the ruleset's context rules is read as empty.
     """
 
-    fitted: tuple[float, ...] = state_field(default=(), converter=_numbers, validator=_globals)
+    fitted: tuple[float, ...] = state_field(
+        default=(), converter=_numbers, validator=_globals, items=("base", "rho", "home")
+    )
 
 
 def fitted_params(params: GoalsParams, states: Sequence[State]) -> GoalsParams:

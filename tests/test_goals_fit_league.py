@@ -274,3 +274,16 @@ def test_fitted_values_out_of_range_are_refused_naming_the_field() -> None:
     with pytest.raises(rankcraft.InputError, match=r"'fitted'.*9\.0"):
         copy.import_state(document)
     assert copy.export()["players"] == []
+
+
+def test_the_player_command_names_the_fitted_values(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "l.sqlite")
+    with rankcraft.League.open(db, ruleset()) as league:
+        league.record_many(history(days=10, seed=2))
+        values = league.player("T1").skill.fitted
+    assert main(["player", "T1", "--db", db]) == 0
+    base, rho, home, friendly = values  # (one context rule: friendlies)
+    shown = f"fitted base {base:.2f}; rho {rho:.2f}; home {home:.2f}; {friendly:.2f}"
+    assert shown in capsys.readouterr().out

@@ -17,7 +17,7 @@ from ..corrections import Edit
 from ..engine import League, UnknownPlayerError
 from ..errors import InputError
 from ..io import parse_time
-from ..model import Match, PlayerRecord, format_time, shown_state
+from ..model import Match, PlayerRecord, format_time, item_names, shown_state
 from ..predictions import meta_match
 from ..store import mask_url
 from ..suggest import did_you_mean, player_candidates
@@ -147,7 +147,12 @@ def _fmt_state(state: Any) -> str:
             shown = "; ".join(map(_fmt_item, value[-3:]))
             parts.append(f"{name} {len(value)} (latest: {shown})")
         elif isinstance(value, tuple):
-            parts.append(f"{name} {'; '.join(map(_fmt_item, value)) or 'none'}")
+            named = item_names(type(state), name)  # ("base -0.01; rho 0.06; home 0.34; 0.34")
+            items = [
+                f"{named[k]} {_fmt_item(item)}" if k < len(named) else _fmt_item(item)
+                for k, item in enumerate(value)
+            ]
+            parts.append(f"{name} {'; '.join(items) or 'none'}")
         else:
             parts.append(f"{name} {value}")
     return ", ".join(parts)
