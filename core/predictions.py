@@ -241,7 +241,8 @@ def meta_match(
     at: datetime | str | None,
     home: int | None,
     latest: datetime | None,
-    at_name: str = "at",
+    prefix: str = "",
+    season: str | None = None,
 ) -> Match:
     """The match whose forecast a forecast "with ``meta``" is (``League.forecast(sides,
     match=...)``; ``rankcraft predict --meta``, ``POST /predict`` with ``meta``): ``sides``
@@ -249,13 +250,20 @@ def meta_match(
     ``meta``, for a ruleset that reads it (a surface, rankings; the hooks read the match of
     two sides only). Its result is a placeholder the forecast never reads.
 
-    :raises InputError: ``at`` not a time (naming ``at_name``), or what the match format
-        refuses (a ``meta`` too deep, say).
+    :param prefix: before the names of the fields in errors (``"--"`` for the command line).
+    :param season: a season asked for beside ``meta``: refused (the season is a field of
+        ``meta`` then, as in a recorded match).
+    :raises InputError: ``at`` not a time, a ``season`` given, or what the match format
+        refuses (a ``meta`` too deep, say); naming the field.
     """
+    if season is not None:
+        raise InputError(
+            f"'{prefix}season' with '{prefix}meta': give the season in '{prefix}meta' (its field)"
+        )
     if at is None:
         when = latest or datetime.now(UTC)
     else:
-        when = at if isinstance(at, datetime) else parse_time(at, field=at_name)
+        when = at if isinstance(at, datetime) else parse_time(at, field=f"{prefix}at")
     document: dict[str, Any] = {
         "id": "forecast",
         "played_at": format_time(when),

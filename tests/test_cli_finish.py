@@ -175,6 +175,10 @@ def test_predict_meta_forecasts_the_match_a_ruleset_reads(tmp_path: Path) -> Non
     for bad, message in (("[1]", "must be a JSON object"), ("{", "'--meta' is not JSON")):
         code, _, err = run("predict", "--db", db, "nadal", "isner", "--meta", bad)
         assert code == 2 and message in err
+    code, _, err = run("predict", "--db", db, "nadal", "isner", "--meta", "{}", "--season", "s2")
+    assert code == 2 and "'--season' with '--meta'" in err
+    code, _, err = run("predict", "--db", db, "nadal", "isner", "--meta", "{}", "--at", "soon")
+    assert code == 2 and "'--at'" in err
 
 
 def test_player_marks_season_resets_and_counts_in_words(

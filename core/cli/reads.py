@@ -490,15 +490,14 @@ def _add_player(c: Commands) -> None:
 def _meta_match(args: argparse.Namespace, league: League, sides: list[list[str]]) -> Match:
     """The match ``predict --meta`` forecasts (:func:`rankcraft.predictions.meta_match`):
     ``sides`` at ``--at`` or the league's latest match, ``--home``, ``--meta``'s object."""
-    if args.season is not None:
-        raise InputError("'--season' with '--meta': give the season in '--meta' (its field)")
     try:
         meta = json.loads(args.meta)
     except json.JSONDecodeError as exc:
         raise InputError(f"'--meta' is not JSON ({exc.msg}): {args.meta!r}"[:300]) from None
     if not isinstance(meta, dict):
         raise InputError(f"'--meta' must be a JSON object: {args.meta!r}"[:300])
-    return meta_match(sides, meta, args.at, args.home, league.latest_played(), "--at")
+    latest = league.latest_played()
+    return meta_match(sides, meta, args.at, args.home, latest, "--", args.season)
 
 
 def _add_predict(c: Commands) -> None:

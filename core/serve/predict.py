@@ -78,10 +78,8 @@ class PredictRoutes(Resource):
         self.league.refresh([p for side in sides for p in side])
         at, season, match = body.get("at"), body.get("season"), None
         if body.get("meta") is not None:
-            if season is not None:
-                raise InputError("'season' with 'meta': give the season in 'meta' (its field)")
             latest = self.league.latest_played()
-            match = meta_match(sides, body["meta"], at, home, latest)
+            match = meta_match(sides, body["meta"], at, home, latest, season=season)
             at, season = match.played_at, self.league.skill_model.season_of(match)
         return await forecast_answer(self.league, self.worker, sides, at, home, season, match)
 
