@@ -241,6 +241,7 @@ def meta_match(
     at: datetime | str | None,
     home: int | None,
     latest: datetime | None,
+    *,
     prefix: str = "",
     season: str | None = None,
 ) -> Match:

@@ -44,8 +44,10 @@ moves exactly to the prior's optimum along the two directions the likelihood can
 is not negative definite, and is halved until the block's objective does not fall; a
 step no longer than ``UNCHECKED`` is taken unchecked (near the optimum, where the
 quadratic model holds; it saves a pass). rho is kept in the plugin's range [-1, 1] (at a
-bound, the other globals step given it) and where a τ of the window is not positive (a
-new 0–1 against a high rate) it is halved until all are. Sweeps stop when the largest
+bound, the other globals step given it), ``base`` in [-5, 5] and each home advantage in
+[-2, 2] (a step past a bound stops there: values a forecast's params can hold); where a
+τ of the window is not positive (a new 0–1 against a high rate) rho is halved until all
+are. Sweeps stop when the largest
 change of any parameter in a sweep is below ``tol`` (or after ``max_sweeps``). A refit
 starts from the previous solution (a new team from a0, d0); its first sweep steps every
 team of the window, and the later ones only the teams that moved by ``tol`` or more in

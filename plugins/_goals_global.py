@@ -15,7 +15,20 @@ import attrs
 from ._goals_terms import UNCHECKED, Side, match_terms, mean_of, rho_terms, solve
 from .goals import GoalsParams, GoalsRule
 
-__all__ = ["GlobalBlock", "etas", "global_terms", "window_etas", "window_likelihood"]
+__all__ = [
+    "BASE_RANGE",
+    "HOME_RANGE",
+    "GlobalBlock",
+    "etas",
+    "global_terms",
+    "window_etas",
+    "window_likelihood",
+]
+
+BASE_RANGE = (-5.0, 5.0)
+HOME_RANGE = (-2.0, 2.0)
+"""The ranges the ``goals`` params allow ``base`` and a home advantage (rho's: [-1, 1]);
+the fit keeps its values in them, so that they stay params a forecast can use."""
 
 
 class GlobalBlock:
@@ -47,7 +60,7 @@ class GlobalBlock:
         n = 1 + len(contexts) + (1 if self.fit_rho else 0)
         r = n - 1 if self.fit_rho else -1
         value, grad, hess = global_terms(self, slot, n, r)
-        value += self._global_prior(contexts, grad, hess, r)
+        value += self._global_prior(contexts, grad, hess)
         if not math.isfinite(value):  # a new match (or a short unchecked step) found a τ <= 0
             return self._feasible()
         step = solve(hess, grad)
@@ -68,9 +81,10 @@ class GlobalBlock:
         before = (self.base, list(self.home), self.rho)
         scale = 1.0
         while True:
-            self.base = before[0] + scale * step[0]
+            self.base = min(max(before[0] + scale * step[0], BASE_RANGE[0]), BASE_RANGE[1])
             for i, c in enumerate(contexts):
-                self.home[c] = before[1][c] + scale * step[1 + i]
+                home = before[1][c] + scale * step[1 + i]
+                self.home[c] = min(max(home, HOME_RANGE[0]), HOME_RANGE[1])
             if self.fit_rho:  # (rho kept in the plugin's range)
                 self.rho = min(max(before[2] + scale * step[-1], -1.0), 1.0)
             if scale * max(map(abs, step)) <= UNCHECKED and math.isfinite(value):
@@ -125,12 +139,11 @@ class GlobalBlock:
         contexts: list[int],
         grad: list[float] | None = None,
         hess: list[list[float]] | None = None,
-        r: int = -1,
     ) -> float:
         """The log-density (up to a constant) of the Gaussian prior on ``base``, the home
-        advantages of ``contexts`` and rho (``r`` > 0: its place in the step) around
-        their centres; with ``grad`` and ``hess``, its derivatives added to theirs (the
-        step's order: base, the contexts, rho)."""
+        advantages of ``contexts`` and rho (when fitted) around their centres; with
+        ``grad`` and ``hess``, its derivatives added to theirs (the step's order: base,
+        the contexts, rho)."""
         q = self.global_precision
         if q == 0.0:
             return 0.0

@@ -28,7 +28,10 @@ def combine_spread(values: Sequence[float], mode: str) -> float:
 
 def mean_state(members: Sequence[State], spread_mode: str, layout: Mapping[str, int]) -> State:
     """One state (a tuple) for a side: mean location, combined spread, mean of the other
-    float fields (``layout``: the skill state's field positions, roles included).
+    float fields (``layout``: the skill state's field positions, roles included); any
+    other field the first member's, a tuple field the first member's that is not empty
+    (a member new to the league may not carry yet what the others do: ``goals_fit``'s
+    fitted values), so the members' order does not decide it.
 
     A one-member side is that member, unchanged.
 
@@ -47,6 +50,8 @@ def mean_state(members: Sequence[State], spread_mode: str, layout: Mapping[str, 
     for i, value in enumerate(members[0]):
         if i != location and i != spread and type(value) is float:
             out[i] = math.fsum(m[i] for m in members) / n
+        elif type(value) is tuple and not value:
+            out[i] = next((m[i] for m in members if len(m) > i and m[i]), value)
     return tuple(out)
 
 

@@ -2,11 +2,13 @@
 maximum likelihood (Dixon and Coles 1997, section 4.5), a history model (docs/goals.md).
 
 Where ``goals`` moves a match's two teams by one gradient step and never looks at the
-match again, this plugin's ``[fit]`` slot refits every team's attack and defence before
-each match day from all the matches so far, each weighed by exp(−ξ · its age in days)
+match again, this plugin's ``[fit]`` slot refits every team's attack and defence, and the
+league-wide ``base``, home advantages and ``rho``, before each match day from all the
+matches so far, each weighed by exp(−ξ · its age in days)
 (:mod:`rankcraft.plugins._goals_fit`: the objective, the method and the check against
 SciPy). The score model, the forecasts and the step within a day are the ``goals``
-plugin's: every hook but the fit's delegates to it, with the same params.
+plugin's: every hook but the fit's delegates to it, with the params the states carry
+(below).
 
 A side of several players (a line-up) counts at its members' mean attack and mean
 defence, as the default ``mean`` team slot makes it for the step; goals need not be whole
@@ -50,6 +52,7 @@ from rankcraft.validators import within
 
 from . import goals
 from ._goals_fit import GoalsFit, context_of
+from ._goals_global import BASE_RANGE, HOME_RANGE
 from ._goals_io import dump, load
 from ._matchup import LastFactors, context_text
 from .goals import GoalsParams, GoalsSkill
@@ -64,9 +67,8 @@ State = tuple[Any, ...]
 FITTED = 3
 """The position of :class:`GoalsFitSkill`'s ``fitted`` in its tuple form."""
 
-GLOBAL_RANGES = ((-5.0, 5.0), (-1.0, 1.0))
+GLOBAL_RANGES = (BASE_RANGE, (-1.0, 1.0))
 """The ranges of ``base`` and ``rho`` (the params'); a home advantage's is HOME_RANGE."""
-HOME_RANGE = (-2.0, 2.0)
 
 __all__ = ["FITTED", "GoalsFitParams", "GoalsFitSkill", "fitted_params"]
 
@@ -100,10 +102,12 @@ class GoalsFitSkill(GoalsSkill):
             home advantage of its own repeats ``home_advantage``), as the latest refit
             found them: base in [-5, 5], rho in [-1, 1], home advantages in [-2, 2]
             (log-rates). Empty for a team the fit has not written yet, with
-            ``fit_globals`` false, or from a state document that leaves it out: the
+            ``fit_globals`` false, or in a record stored before the field existed: the
             ruleset's values then (a match where no side carries any, two teams new to
-            the league, is forecast and stepped with the ruleset's). A tuple whose length
-            does not match the ruleset's context rules is read as empty.
+            the league, is forecast and stepped with the ruleset's; a line-up carries
+            those of its members that carry any). A tuple whose length does not match
+            the ruleset's context rules is read as empty. (An imported state document
+            gives it, as it gives every field: ``[]`` for none.)
     """
 
     fitted: tuple[float, ...] = state_field(
@@ -111,8 +115,17 @@ class GoalsFitSkill(GoalsSkill):
     )
 
 
-def fitted_params(params: GoalsParams, states: Sequence[State]) -> GoalsParams:
-    """The params the forecasts and the step use for a match of ``states`` (tuples):
+def _carried(state: State | GoalsSkill) -> tuple[float, ...]:
+    if isinstance(state, GoalsFitSkill):
+        return state.fitted
+    if isinstance(state, GoalsSkill):
+        return ()
+    return state[FITTED] if len(state) > FITTED else ()
+
+
+def fitted_params(params: GoalsParams, states: Sequence[State | GoalsSkill]) -> GoalsParams:
+    """The params the forecasts and the step use for a match of ``states`` (the hooks'
+    tuples, or states as ``league.player(id).skill`` gives them):
     ``params`` with ``base``, ``rho`` and the home advantages the states carry
     (``fitted``; their mean where, unusually, the states carry different ones, so that
     the sides' order does not matter), or ``params`` itself when none carries any.
@@ -123,7 +136,8 @@ def fitted_params(params: GoalsParams, states: Sequence[State]) -> GoalsParams:
     (0.25, -0.1, 0.4, True)
     """
     size = 3 + len(params.context_rules)
-    found = [s[FITTED] for s in states if len(s) > FITTED and len(s[FITTED]) == size]
+    carried = (_carried(s) for s in states)
+    found = [values for values in carried if len(values) == size]
     if not found:
         return params
     first = found[0]

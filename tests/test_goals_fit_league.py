@@ -20,7 +20,12 @@ import rankcraft
 from rankcraft.cli import main
 from rankcraft.plugins._goals_fit import GoalsFit, context_of
 from rankcraft.plugins.goals import outcome_probabilities
-from rankcraft.plugins.goals_fit import GoalsFitParams, fitted_params, rankcraft_outcomes
+from rankcraft.plugins.goals_fit import (
+    GoalsFitParams,
+    fitted_params,
+    rankcraft_decay,
+    rankcraft_outcomes,
+)
 
 TEAMS = [f"T{k}" for k in range(8)]
 
@@ -287,3 +292,99 @@ def test_the_player_command_names_the_fitted_values(
     base, rho, home, friendly = values  # (one context rule: friendlies)
     shown = f"fitted base {base:.2f}; rho {rho:.2f}; home {home:.2f}; {friendly:.2f}"
     assert shown in capsys.readouterr().out
+
+
+def fitted_league(days: int = 20, seed: int = 7) -> rankcraft.League:
+    league = rankcraft.League(ruleset())
+    league.record_many(history(days=days, seed=seed))
+    return league
+
+
+def test_the_step_and_the_forecast_use_the_fitted_values() -> None:
+    """The within-day step's expected goals and a forecast's draw come from the fitted
+    base, home advantage and rho, not the ruleset's."""
+    league = fitted_league()
+    params = league.ruleset.update.params
+    assert isinstance(params, GoalsFitParams)
+    t1, t2 = league.player("T1").skill, league.player("T2").skill
+    base, rho, home, _ = t1.fitted
+    assert (base, rho, home) != (params.base, params.rho, params.home_advantage)
+    lam = math.exp(base + t1.attack - t2.defence + home)
+    mu = math.exp(base + t2.attack - t1.defence)
+    win, draw, loss = outcome_probabilities(lam, mu, rho)
+    forecast = league.forecast([["T1"], ["T2"]], home=0)
+    assert (forecast.win[0], forecast.draw, forecast.win[1]) == pytest.approx(
+        (win, draw, loss), abs=1e-12
+    )
+    latest = league.latest_played()
+    assert latest is not None
+    day = f"{latest.date().isoformat()}T23:00:00Z"  # (the league's last day: no refit first)
+    late = {"id": "late", "played_at": day, "teams": [["T1"], ["T2"]], "scores": [2, 1],
+            "home": 0, "meta": {"tournament": "Cup"}}  # fmt: skip
+    report = league.record(late)
+    factors = report.changes[0].factors
+    assert factors["expected_for"] == pytest.approx(lam, abs=1e-9)
+    assert factors["expected_against"] == pytest.approx(mu, abs=1e-9)
+    assert league.player("T1").skill.fitted == t1.fitted  # (the step keeps them)
+
+
+def test_a_line_ups_members_order_does_not_change_its_forecast() -> None:
+    """A line-up with a member new to the league reads the fitted values of the members
+    that carry them, whichever member comes first; every member steps with the same."""
+    league = fitted_league()
+    first = league.forecast([["N1", "T1"], ["N2", "T2"]], home=0).win[0]
+    second = league.forecast([["T1", "N1"], ["T2", "N2"]], home=0).win[0]
+    assert first == pytest.approx(second, abs=1e-12)
+    attack_t1 = league.player("T1").skill.attack
+    latest = league.latest_played()
+    assert latest is not None
+    report = league.record({"id": "x", "played_at": f"{latest.date().isoformat()}T23:00:00Z",
+                            "teams": [["N1", "T1"], ["N2", "T2"]], "scores": [1, 1], "home": 0,
+                            "meta": {"tournament": "Cup"}})  # fmt: skip
+    expected = {c.player: c.factors["expected_for"] for c in report.changes}
+    # each member expects exp(base + own attack − the other side's mean defence + home):
+    # the same base and home advantage for both (N1's attack is the initial 0)
+    assert expected["N1"] == pytest.approx(expected["T1"] / math.exp(attack_t1), rel=1e-12)
+    assert league.player("N1").skill.fitted == league.player("T1").skill.fitted
+
+
+def test_a_fitted_value_stops_at_its_params_range() -> None:
+    """A weak prior and friendlies whose home sides never score: the friendlies' home
+    advantage stops at -2 (the params' bound), and the league goes on."""
+    weak = rankcraft.loads_ruleset(
+        'name = "t"\nextends = "football-goals-fit"\n[update.params]\nglobal_sd = 5\n'
+    )
+    league = rankcraft.League(weak)
+    for day in range(1, 9):
+        league.record({"id": f"f{day}", "played_at": f"2024-02-{day:02d}",
+                       "teams": [["A"], ["B"]] if day % 2 else [["B"], ["A"]], "scores": [0, 2],
+                       "home": 0, "meta": {"tournament": "Friendly"}})  # fmt: skip
+    fitted = league.player("A").skill.fitted
+    assert fitted[3] == -2.0 and -1.0 <= fitted[1] <= 1.0
+
+
+def test_an_import_gives_the_fitted_values_or_names_them_missing() -> None:
+    league = fitted_league(days=5, seed=1)
+    document = json.loads(json.dumps(league.export()))
+    del document["players"][0]["skill"]["fitted"]
+    copy = rankcraft.League(ruleset())
+    with pytest.raises(rankcraft.InputError, match="'fitted' is missing"):
+        copy.import_state(document)
+    document["players"][0]["skill"]["fitted"] = []  # (none: the ruleset's values)
+    copy.import_state(document)
+    assert copy.player(document["players"][0]["id"]).skill.fitted == ()
+
+
+def test_decay_keeps_the_fitted_values() -> None:
+    params = GoalsFitParams(idle_keep=0.5)
+    state = (0.4, -0.5, -0.1, (0.3, -0.1, 0.3))
+    decayed = rankcraft_decay(params, state, 1.0)  # (half way back to the initial 0, 0)
+    assert decayed[:3] == pytest.approx((0.2, -0.25, -0.05), abs=1e-15)
+    assert decayed[3] == state[3] and rankcraft_decay(GoalsFitParams(), state, 1.0) is state
+
+
+def test_a_global_sd_out_of_range_is_refused_naming_it() -> None:
+    with pytest.raises(rankcraft.InputError, match=r"'global_sd'.*0"):
+        rankcraft.loads_ruleset(
+            'name = "t"\nextends = "football-goals-fit"\n[update.params]\nglobal_sd = 0\n'
+        )

@@ -497,7 +497,7 @@ def _meta_match(args: argparse.Namespace, league: League, sides: list[list[str]]
     if not isinstance(meta, dict):
         raise InputError(f"'--meta' must be a JSON object: {args.meta!r}"[:300])
     latest = league.latest_played()
-    return meta_match(sides, meta, args.at, args.home, latest, "--", args.season)
+    return meta_match(sides, meta, args.at, args.home, latest, prefix="--", season=args.season)
 
 
 def _add_predict(c: Commands) -> None:
