@@ -49,7 +49,7 @@ from ._ttt_offsets import (
     with_offset,
 )
 from .trueskill import TrueSkillParams, TrueSkillSkill
-from .wenglin import SIGMA_RANGE, side_score
+from .wenglin import SIGMA_RANGE, play_weights, side_score
 
 RANKCRAFT_CONTRACT = 2
 
@@ -319,6 +319,7 @@ def _game(params: TTTParams, fit: ThroughTime, match: Match) -> Game:
     if index is None:
         return game_of(match)
     value = params.offset_values[index]
+    game = game_of(match)
     teams = []
     for team in match.teams:
         members = []
@@ -329,7 +330,11 @@ def _game(params: TTTParams, fit: ThroughTime, match: Match) -> Game:
                 fit.drifts[offset] = params.offset_gamma
             members += [player, offset]
         teams.append(members)
-    return Game(teams, game_of(match).results)
+    # (a player's share of play weighs their offset's performance too)
+    weights = (
+        None if game.weights is None else [[w for w in t for _ in range(2)] for t in game.weights]
+    )
+    return Game(teams, game.results, weights)
 
 
 def _fitted(params: TTTParams, fit: ThroughTime, player: str | int) -> State:
@@ -442,5 +447,11 @@ def _moment(day: float) -> datetime:
 
 
 def game_of(match: Match) -> Game:
-    """A match as the fit's game: its teams, and its places as results (higher better)."""
-    return Game(match.teams, [-float(place) for place in match.places])
+    """A match as the fit's game: its teams, its places as results (higher better), and
+    with ``seconds_played`` each player's share of play as their weight in the team's
+    performance (as the within-day step weighs it; the match's own ``weight`` is not
+    read: docs/ttt.md)."""
+    results = [-float(place) for place in match.places]
+    if match.seconds_played is None:
+        return Game(match.teams, results)
+    return Game(match.teams, results, play_weights(match, match.teams, 1.0))

@@ -13,7 +13,7 @@ import attrs
 import pytest
 
 import rankcraft
-from rankcraft.plugins._ttt import ThroughTime
+from rankcraft.plugins._ttt import Game, ThroughTime
 from rankcraft.plugins.ttt import day_of, game_of
 
 
@@ -362,3 +362,34 @@ def test_the_tennis_rulesets_of_the_accuracy_page_load() -> None:
     ranked, tennis = loaded["ttt-ranked"].update.params, loaded["ttt-tennis"].update.params
     assert (tennis.evidence_field, tennis.offset_field) == ("atp_rank", "surface")
     assert attrs.evolve(tennis, offset_field=None, offset_values=()) == ranked
+
+
+def test_the_fit_weighs_a_player_by_their_share_of_play() -> None:
+    """``seconds_played`` enters the fit as each player's weight in the team's
+    performance (the package's ``weights``; the engine's are checked against it in
+    tests/test_ttt_fit.py), as it enters the within-day step."""
+    matches = history(teams=2)
+    for m in matches:
+        m["seconds_played"] = [[90, 45], [90, 90]]  # (the second player of side 0: half)
+    league = refitted(ruleset(), matches)
+    params = league.ruleset.update.params
+    weighted = ThroughTime(
+        params.mu, params.sigma, params.beta, params.gamma, params.draw_probability
+    )
+    plain = ThroughTime(params.mu, params.sigma, params.beta, params.gamma, params.draw_probability)
+    days: dict[int, list[Any]] = {}
+    for m in matches:
+        match = rankcraft.parse_match(m)
+        results = [-float(place) for place in match.places]
+        days.setdefault(day_of(match.played_at), []).append((match.teams, results))
+    for day, games in days.items():
+        weighted.add(float(day), [Game(t, r, [[1.0, 0.5], [1.0, 1.0]]) for t, r in games])
+        plain.add(float(day), [Game(t, r) for t, r in games])
+        weighted.converge(1e-9, 200)
+        plain.converge(1e-9, 200)
+    moved = 0.0
+    for player in weighted.ids:
+        skill = league.player(player).skill
+        assert (skill.mu, skill.sigma) == pytest.approx(weighted.posterior(player), abs=1e-12)
+        moved = max(moved, abs(weighted.posterior(player)[0] - plain.posterior(player)[0]))
+    assert moved > 0.05  # (the weights change the fit)
