@@ -22,7 +22,7 @@ PlayerId = str | int
 """A player's id: a string or an integer (what a JSON snapshot keeps as it was)."""
 Scheduled = dict[int, set[int]]
 """Appearances to visit, by batch."""
-FORMAT = "rankcraft-ttt/2"
+FORMAT = "rankcraft-ttt/3"
 """The snapshot format :meth:`ThroughTime.to_dict` writes."""
 GRID = 2000
 """Intervals of the integration grid of :func:`win_probabilities` (Simpson's rule)."""

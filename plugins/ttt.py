@@ -316,10 +316,10 @@ def _game(params: TTTParams, fit: ThroughTime, match: Match) -> Game:
     """The match as the fit's game; with offsets, each player a team with their offset
     for the match's value (registered with the offsets' prior and drift)."""
     index = offset_index(params, match)
+    game = game_of(match, params.min_delta)
     if index is None:
-        return game_of(match)
+        return game
     value = params.offset_values[index]
-    game = game_of(match)
     teams = []
     for team in match.teams:
         members = []
@@ -446,12 +446,16 @@ def _moment(day: float) -> datetime:
     return datetime.combine(date.fromordinal(int(day)), datetime.min.time(), tzinfo=UTC)
 
 
-def game_of(match: Match) -> Game:
+def game_of(match: Match, floor: float = 0.0) -> Game:
     """A match as the fit's game: its teams, its places as results (higher better), and
     with ``seconds_played`` each player's share of play as their weight in the team's
-    performance (as the within-day step weighs it; the match's own ``weight`` is not
-    read: docs/ttt.md)."""
+    performance, at least ``floor`` (as the within-day step weighs it, its ``min_delta``
+    the floor; the match's own ``weight`` is not read: docs/ttt.md). Weights all 1 are
+    left out (the fit's fast path for two single players)."""
     results = [-float(place) for place in match.places]
     if match.seconds_played is None:
         return Game(match.teams, results)
-    return Game(match.teams, results, play_weights(match, match.teams, 1.0))
+    weights = [[max(w, floor) for w in side] for side in play_weights(match, match.teams, 1.0)]
+    if all(w == 1.0 for side in weights for w in side):
+        return Game(match.teams, results)
+    return Game(match.teams, results, weights)

@@ -87,18 +87,27 @@ def test_an_edit_inside_the_kept_matches_rebuilds(tmp_path: Path) -> None:
     assert got == replay.export()["players"]
 
 
-def test_a_kept_fit_the_model_cannot_load_is_passed_over(tmp_path: Path) -> None:
+@pytest.mark.parametrize("form", ["other", "rankcraft-ttt/2"])
+def test_a_kept_fit_the_model_cannot_load_is_passed_over(tmp_path: Path, form: str) -> None:
+    """A snapshot of another format, or of the format before the fit weighed partial
+    play (``rankcraft-ttt/2``: its games have no weights), is rebuilt, not resumed."""
     matches = histories()["ttt"]
+    for m in matches:
+        m["seconds_played"] = [[90], [45]]  # (a weight the /2 fit would have left out)
     db = tmp_path / "l.sqlite"
     with rankcraft.League.open(db, "ttt") as league:
         league.record_many(matches[:40])
     with rankcraft.League.open(db) as league:
         kept = json.loads(league.store.get_meta(FIT_KEPT) or "{}")
+        assert kept["fit"]["format"] == "rankcraft-ttt/3"
         with league.batch():
-            league.store.set_meta(FIT_KEPT, json.dumps({**kept, "fit": {"format": "other"}}))
+            fit = {**kept["fit"], "format": form}
+            league.store.set_meta(FIT_KEPT, json.dumps({**kept, "fit": fit}))
     with rankcraft.League.open(db) as league:
         league.record_many(matches[40:])
         assert refits_of(league).handed == len(matches)
+        later_days = {m["played_at"][:10] for m in matches[40:]}
+        assert refits_of(league).refits > len(later_days)  # (every day refitted: rebuilt)
         got = league.export()["players"]
     never_closed = rankcraft.League("ttt")
     never_closed.record_many(matches)

@@ -14,7 +14,7 @@ import pytest
 
 import rankcraft
 from rankcraft.plugins._ttt import Game, ThroughTime
-from rankcraft.plugins.ttt import day_of, game_of
+from rankcraft.plugins.ttt import _game, day_of, game_of
 
 
 def history(days: int = 12, seed: int = 4, teams: int = 1) -> list[dict[str, Any]]:
@@ -393,3 +393,23 @@ def test_the_fit_weighs_a_player_by_their_share_of_play() -> None:
         assert (skill.mu, skill.sigma) == pytest.approx(weighted.posterior(player), abs=1e-12)
         moved = max(moved, abs(weighted.posterior(player)[0] - plain.posterior(player)[0]))
     assert moved > 0.05  # (the weights change the fit)
+
+
+def test_a_game_carries_the_shares_of_play_as_the_step_floors_them() -> None:
+    """With offsets each player's share weighs their offset too; a player with no time
+    counts at the step's ``min_delta``; shares all 1 are left out (the duel's fast path)."""
+    params = ruleset(params='offset_field = "surface"\noffset_values = ["Clay"]\n').update.params
+    fit = ThroughTime(params.mu, params.sigma, params.beta, params.gamma, params.draw_probability)
+    match = rankcraft.parse_match(
+        {"id": "m", "played_at": "2024-05-01", "teams": [["a", "b"], ["c"]], "scores": [1, 0],
+         "seconds_played": [[90, 0], [45]], "meta": {"surface": "Clay"}}
+    )  # fmt: skip
+    game = _game(params, fit, match)
+    floor = params.min_delta
+    assert game.weights == [[1.0, 1.0, floor, floor], [0.5, 0.5]]
+    assert len(game.teams[0]) == 4 and game.teams[1][0] == "c"
+    even = rankcraft.parse_match(
+        {"id": "e", "played_at": "2024-05-01", "teams": [["a"], ["c"]], "scores": [1, 0],
+         "seconds_played": [[90], [90]]}
+    )  # fmt: skip
+    assert game_of(even).weights is None
