@@ -43,8 +43,9 @@ def _date(day: int) -> str:
 @pytest.mark.parametrize("name", bundled_names())
 def test_export_import_continue_equals_continuing(name: str) -> None:
     # (a history model refits every day and holds no season event: a sparser history of
-    # the same three years checks the same)
-    matches = history(250 if rankcraft.load_ruleset(name).fit else 700)
+    # the same three years checks the same; ttt's fit weighs these 1-v-1 shares of play,
+    # and converges more slowly with them)
+    matches = history(150 if rankcraft.load_ruleset(name).fit else 700)
     cut = len(matches) * 9 // 14
     original = rankcraft.League(name)
     original.record_many(matches[:cut], close=False)
