@@ -17,9 +17,9 @@ defence, as the default ``mean`` team slot makes it for the step; goals need not
 With ``fit_globals`` (the default) the fit finds ``base``, the home advantages and ``rho``
 too, and every team's state carries them (:class:`GoalsFitSkill`'s ``fitted``): the
 forecasts and the step read the params with the fitted values in place of the ruleset's
-(:func:`fitted_params`), so the ruleset's are only where the fit starts and what a league
-uses before its first refit (docs/decisions.md, "The goals fit finds the home advantage
-too"). A team with no match in the fit's window (φ below ``cutoff``, or older than
+(:func:`fitted_params`), so the ruleset's are only where the fit starts, its prior's
+centres (``global_sd``) and what a league uses before its first refit (docs/decisions.md,
+"The goals fit finds the home advantage too"). A team with no match in the fit's window (φ below ``cutoff``, or older than
 ``[history] window_days``) is back at the initial attack and defence.
 
 >>> import math
@@ -36,6 +36,12 @@ too"). A team with no match in the fit's window (φ below ``cutoff``, or older t
 (1.98, 0.11)
 >>> a[FITTED]  # (the globals held: the ruleset's)
 ()
+>>> fitting = attrs.evolve(params, fit_globals=True)
+>>> states = rankcraft_fit(fitting, rankcraft_fit_start(fitting), games,
+...     datetime(2024, 5, 9, tzinfo=UTC), FitLimits())
+>>> # (base, rho, home advantage): no home side and no low score, so only the base moved
+>>> [round(x, 3) for x in states["A"][FITTED]]
+[0.283, -0.05, 0.3]
 """
 
 from __future__ import annotations
