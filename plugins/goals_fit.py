@@ -19,8 +19,9 @@ too, and every team's state carries them (:class:`GoalsFitSkill`'s ``fitted``): 
 forecasts and the step read the params with the fitted values in place of the ruleset's
 (:func:`fitted_params`), so the ruleset's are only where the fit starts, its prior's
 centres (``global_sd``) and what a league uses before its first refit (docs/decisions.md,
-"The goals fit finds the home advantage too"). A team with no match in the fit's window (φ below ``cutoff``, or older than
-``[history] window_days``) is back at the initial attack and defence.
+"The goals fit finds the home advantage too"). A team with no match in the fit's window
+(φ below ``cutoff``, or older than ``[history] window_days``) is back at the initial
+attack and defence.
 
 >>> import math
 >>> from datetime import UTC, datetime
