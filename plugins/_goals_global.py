@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
@@ -193,12 +193,13 @@ def global_terms(
     grad = [0.0] * n
     hess = [[0.0] * n for _ in range(n)]
     rho = fit.rho
-    value = 0.0
-    for w, x, y, home, ctx, eta_a, eta_b in window_etas(fit):
+    value = g_base = h_base = 0.0  # (base's terms, the hot ones, kept in locals)
+    window = zip(fit.weights, fit.matches[fit.start :], *window_etas(fit), strict=True)
+    for w, (_, _, _, x, y, home, ctx), eta_a, eta_b in window:
         ll, g1, g2, h11, h12, h22 = match_terms(x, y, eta_a, eta_b, rho)
         value += w * ll
-        grad[0] += w * (g1 + g2)
-        hess[0][0] += w * (h11 + 2.0 * h12 + h22)
+        g_base += w * (g1 + g2)
+        h_base += w * (h11 + 2.0 * h12 + h22)
         j = slot[ctx] if home >= 0 else 0
         if j:
             g_h, h_hh, h_hb = (g1, h11, h11 + h12) if home == 0 else (g2, h22, h22 + h12)
@@ -212,6 +213,7 @@ def global_terms(
             hess[0][r] += w * (dr1 + dr2)
             if j:
                 hess[j][r] += w * (dr1 if home == 0 else dr2)
+    grad[0], hess[0][0] = g_base, h_base
     for i in range(n):
         for k in range(i):
             hess[i][k] = hess[k][i]
@@ -226,26 +228,28 @@ def etas(fit: GlobalBlock, a: Side, b: Side, home: int, h: float) -> tuple[float
     return eta_a, eta_b
 
 
-def window_etas(
-    fit: GlobalBlock,
-) -> Iterator[tuple[float, float, float, int, int, float, float]]:
-    """Each match of ``fit``'s window as (w_i φ_i, goals a, goals b, home side, context,
-    η_A, η_B) at the current parameters."""
+def window_etas(fit: GlobalBlock) -> tuple[list[float], list[float]]:
+    """(η_A of each match of ``fit``'s window, η_B of each) at the current parameters, in
+    window order (two lists: the passes over the window are the fit's dearest)."""
     base, attack, defence, homes = fit.base, fit.attack, fit.defence, fit.home
-    for w, (_, a, b, x, y, home, ctx) in zip(fit.weights, fit.matches[fit.start :], strict=True):
+    etas_a: list[float] = []
+    etas_b: list[float] = []
+    for _, a, b, _, _, home, ctx in fit.matches[fit.start :]:
         h = homes[ctx]
         if a.__class__ is int and b.__class__ is int:
-            eta_a = base + attack[a] - defence[b] + (h if home == 0 else 0.0)
-            eta_b = base + attack[b] - defence[a] + (h if home == 1 else 0.0)
+            etas_a.append(base + attack[a] - defence[b] + (h if home == 0 else 0.0))
+            etas_b.append(base + attack[b] - defence[a] + (h if home == 1 else 0.0))
         else:
             eta_a, eta_b = etas(fit, a, b, home, h)
-        yield w, x, y, home, ctx, eta_a, eta_b
+            etas_a.append(eta_a)
+            etas_b.append(eta_b)
+    return etas_a, etas_b
 
 
 def window_likelihood(fit: GlobalBlock) -> float:
     """Σ_i w_i φ_i l_i over ``fit``'s window."""
     rho = fit.rho
+    window = zip(fit.weights, fit.matches[fit.start :], *window_etas(fit), strict=True)
     return math.fsum(
-        w * match_terms(x, y, eta_a, eta_b, rho)[0]
-        for w, x, y, _, _, eta_a, eta_b in window_etas(fit)
+        w * match_terms(m[3], m[4], eta_a, eta_b, rho)[0] for w, m, eta_a, eta_b in window
     )
