@@ -70,7 +70,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from ._goals_global import GlobalBlock, etas
+from ._goals_global import GlobalBlock, etas, homes_of
 from ._goals_terms import UNCHECKED, Side, match_terms, members, side_of, solve
 from .goals import LOG_RATE_LIMIT, GoalsParams, GoalsSkill, outcome_probabilities
 
@@ -164,10 +164,7 @@ class GoalsFit(GlobalBlock):
         self.xi, self.precision, self.cutoff = xi, 1.0 / (prior_sd * prior_sd), cutoff
         self.fit_rho, self.tol, self.max_sweeps, self.goal_cap = fit_rho, tol, max_sweeps, goal_cap
         self.base, self.rho = params.base, params.rho
-        self.home = [params.home_advantage] + [
-            params.home_advantage if r.home_advantage is None else r.home_advantage
-            for r in params.context_rules
-        ]
+        self.home = homes_of(params)
         self.centre = (self.base, list(self.home), self.rho)
         """The globals' prior centres: the params' values."""
         self.names: list[str] = []

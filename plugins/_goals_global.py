@@ -21,8 +21,10 @@ __all__ = [
     "GlobalBlock",
     "etas",
     "global_terms",
+    "homes_of",
     "window_etas",
     "window_likelihood",
+    "with_globals",
 ]
 
 BASE_RANGE = (-5.0, 5.0)
@@ -53,7 +55,7 @@ class GlobalBlock:
 
     def _global_step(self) -> float:
         """One Newton step on (base, the fitted contexts' h, rho); the change made."""
-        contexts = sorted({m[6] for m in self.matches[self.start :] if m[5] >= 0})
+        contexts = self._home_contexts()
         slot = [0] * len(self.home)  # a context's place in the step (0: not fitted)
         for i, c in enumerate(contexts):
             slot[c] = 1 + i
@@ -130,6 +132,11 @@ class GlobalBlock:
         self.base += t
         return max(abs(s - t), abs(s), abs(t))
 
+    def _home_contexts(self) -> list[int]:
+        """The contexts of the window's matches with a home side (those whose home
+        advantage is fitted), in order."""
+        return sorted({m[6] for m in self.matches[self.start :] if m[5] >= 0})
+
     def _likelihood(self) -> float:
         """Σ_i w_i φ_i l_i over the window."""
         return window_likelihood(self)
@@ -165,7 +172,7 @@ class GlobalBlock:
             for k, ms in enumerate(self.of_team)
             if ms
         )
-        contexts = sorted({m[6] for m in self.matches[self.start :] if m[5] >= 0})
+        contexts = self._home_contexts()
         return self._likelihood() - 0.5 * self.precision * prior + self._global_prior(contexts)
 
     # -- what the fit says ------------------------------------------------------------
@@ -174,15 +181,29 @@ class GlobalBlock:
         """The ``goals`` params with the fitted ``base``, ``rho``, ``home_advantage`` and
         context rules' home advantages (raises ``ValueError`` when one is out of the
         plugin's range)."""
-        rules: list[GoalsRule] = [
-            rule
-            if rule.home_advantage is None
-            else attrs.evolve(rule, home_advantage=self.home[k + 1])
-            for k, rule in enumerate(self.params.context_rules)
-        ]
-        fitted: dict[str, Any] = {"base": self.base, "rho": self.rho, "context_rules": rules}
-        params: GoalsParams = attrs.evolve(self.params, home_advantage=self.home[0], **fitted)
+        params: GoalsParams = with_globals(self.params, self.base, self.rho, self.home)
         return params
+
+
+def homes_of(params: GoalsParams) -> list[float]:
+    """``params``' home advantage of each context: ``home_advantage``, then each context
+    rule's (a rule without one of its own: ``home_advantage``)."""
+    return [params.home_advantage] + [
+        params.home_advantage if rule.home_advantage is None else rule.home_advantage
+        for rule in params.context_rules
+    ]
+
+
+def with_globals(params: GoalsParams, base: float, rho: float, homes: Sequence[float]) -> Any:
+    """``params`` (a ``goals`` params class) with ``base``, ``rho`` and the home advantage
+    of each context (:func:`homes_of`'s order; a rule without a home advantage of its own
+    keeps none). :raises ValueError: a value out of the params' range."""
+    rules: list[GoalsRule] = [
+        rule if rule.home_advantage is None else attrs.evolve(rule, home_advantage=homes[k + 1])
+        for k, rule in enumerate(params.context_rules)
+    ]
+    changed: dict[str, Any] = {"base": base, "rho": rho, "context_rules": rules}
+    return attrs.evolve(params, home_advantage=homes[0], **changed)
 
 
 def global_terms(

@@ -59,7 +59,7 @@ from rankcraft.validators import within
 
 from . import goals
 from ._goals_fit import GoalsFit, context_of
-from ._goals_global import BASE_RANGE, HOME_RANGE
+from ._goals_global import BASE_RANGE, HOME_RANGE, homes_of, with_globals
 from ._goals_io import dump, load
 from ._matchup import LastFactors, context_text
 from .goals import GoalsParams, GoalsSkill
@@ -157,13 +157,7 @@ def fitted_params(params: GoalsParams, states: Sequence[State | GoalsSkill]) -> 
     kept = _made.get(key)
     if kept is not None and kept[0] is params:
         return kept[1]
-    base, rho, home, *homes = values
-    rules = tuple(
-        rule if rule.home_advantage is None else attrs.evolve(rule, home_advantage=h)
-        for rule, h in zip(params.context_rules, homes, strict=True)
-    )
-    changed: dict[str, Any] = {"base": base, "rho": rho, "context_rules": rules}
-    made = attrs.evolve(params, home_advantage=home, **changed)
+    made: GoalsParams = with_globals(params, values[0], values[1], values[2:])
     if len(_made) >= 64:  # (a league's refits: one set of values a day)
         _made.clear()
     _made[key] = (params, made)
@@ -176,11 +170,7 @@ _made: dict[tuple[int, tuple[float, ...]], tuple[GoalsParams, GoalsParams]] = {}
 
 def _globals_of(params: GoalsParams) -> tuple[float, ...]:
     """``params``' globals as a state's ``fitted`` holds them."""
-    homes = (
-        params.home_advantage if rule.home_advantage is None else rule.home_advantage
-        for rule in params.context_rules
-    )
-    return (params.base, params.rho, params.home_advantage, *homes)
+    return (params.base, params.rho, *homes_of(params))
 
 
 @attrs.frozen(kw_only=True)
