@@ -50,12 +50,14 @@ from .model import Match
 from .outboxing import Outbox
 from .rated import compact_json
 from .ratingevents import EventWriter, events_of, packed
+from .relay import Relay, relay_possible
 from .store.base import CONSUMED, FED_BY
 
 KILL_ENV = "RANKCRAFT_CONSUME_KILL"
 """Tests only: ``commit`` or ``ack`` makes the consumer SIGKILL itself right after the
 first batch's commit (before its acknowledgement) or after its acknowledgement (before
-the outbox is published)."""
+the outbox is published); ``relay``: the first relay process SIGKILLs itself when it is
+handed its first round (:mod:`rankcraft.relay`)."""
 
 LATE_EDIT = "consume_late_edit"
 """The meta key keeping the number of the last late edit whose events are in the outbox
@@ -80,6 +82,7 @@ class ConsumeOptions:
     fetch_wait: float = 1.0
     log_every: float = 5.0
     pack: int = 1
+    relay: bool = True
 
     @property
     def dead_subject(self) -> str:
@@ -220,7 +223,7 @@ class Consumer:
         self.connected = lambda: bool(nc.is_connected)
         try:
             js = nc.jetstream()
-            publisher = await Publisher(nc, self.options.events_subject).start()
+            publisher = await self._publisher(nc)
             self.outbox = Outbox(self.league, publisher, self.counts)
             self._keep_late_events()  # (a late match placed by a consumer that died)
             await self.outbox.publish()  # (what a consumer killed after a commit left)
@@ -229,9 +232,19 @@ class Consumer:
                 await self._loop(nats, js, sub)
             await self._publish_last(nats)
         finally:
+            if isinstance(self.outbox and self.outbox.publisher, Relay):
+                await self.outbox.publisher.stop()
             await nc.close()
         self._write(self.counts.line())
         return self.counts
+
+    async def _publisher(self, nc: Any) -> Publisher | Relay:
+        """Where the events are published: a relay process (:mod:`rankcraft.relay`),
+        else this process's connection."""
+        subject = self.options.events_subject
+        if self.options.relay and relay_possible():
+            return await Relay(self.options.nats, subject, self._write).start()
+        return await Publisher(nc, subject).start()
 
     async def _subscribe(self, nats: Any, js: Any) -> Any:
         """Bind to the durable consumer, made again from its acknowledgement floor when
@@ -284,7 +297,8 @@ class Consumer:
                 if want <= 0:
                     break
             try:
-                msgs = await sub.fetch(want, timeout=wait)
+                more = o.batch if o.max_messages is None else o.max_messages - counts.consumed
+                msgs = await sub.fetch(want, timeout=wait, ahead=min(o.batch, more - want))
             except _transient(nats) as exc:
                 if not isinstance(exc, TimeoutError | nats.errors.TimeoutError):
                     await asyncio.sleep(0.2)  # (the server restarting: the client reconnects)

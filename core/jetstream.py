@@ -45,6 +45,7 @@ class Puller:
         self.status: str | None = None  # the status that ended the last request
         self.ended = asyncio.Event()
         self.sub: Any = None
+        self.ahead = False  # a request sent ahead (:meth:`fetch`) may be under way
 
     async def start(self) -> Puller:
         self.sub = await self.nc.subscribe(self.inbox + ".*", cb=self._on_msg)
@@ -69,10 +70,12 @@ class Puller:
         if len(self.got) >= self.want:
             self.ended.set()
 
-    async def fetch(self, batch: int, timeout: float) -> list[Any]:
+    async def fetch(self, batch: int, timeout: float, ahead: int = 0) -> list[Any]:
         """Up to ``batch`` messages, in the consumer's order: those the server has now,
         else the first to arrive within ``timeout`` seconds (with those arriving with
-        them until the batch is full or the request expires).
+        them until the batch is full or the request expires). With ``ahead``, when the
+        server holds more, up to that many more are asked for before this returns: they
+        arrive while the caller works on these (the next call takes them).
 
         :raises nats.errors.TimeoutError: none arrived. :raises nats.errors.Error: the
             server ended the request with another status (the consumer deleted...)."""
@@ -80,6 +83,10 @@ class Puller:
 
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
+        if self.ahead:  # (the request sent ahead brings the next batch: its end awaited)
+            self.ahead = False
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.ended.wait(), timeout)
         if len(self.got) < batch:
             await self._request(batch, deadline, True)
             if not self.got:
@@ -89,6 +96,9 @@ class Puller:
                 raise nats.errors.Error(f"nats: pull request ended with status {self.status}")
             raise nats.errors.TimeoutError
         taken, self.got = self.got[:batch], self.got[batch:]
+        if ahead > len(self.got) and taken[-1].metadata.num_pending > len(self.got):
+            await self._ask(ahead, True)
+            self.ahead = True
         return taken
 
     async def _request(self, batch: int, deadline: float, no_wait: bool) -> None:
@@ -97,6 +107,13 @@ class Puller:
         left = deadline - asyncio.get_running_loop().time()
         if left <= 0.01:
             return
+        await self._ask(batch, no_wait, left)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.ended.wait(), left)
+
+    async def _ask(self, batch: int, no_wait: bool, left: float = 0.0) -> None:
+        """Send a request for the messages that fill ``batch`` (with ``no_wait``: those
+        the server has now; else those arriving within ``left`` seconds)."""
         self.want, self.status = batch, None
         self.ended.clear()
         ask: dict[str, Any] = {"batch": batch - len(self.got)}
@@ -107,8 +124,6 @@ class Puller:
         self.asked += 1
         self.current = f"{self.inbox}.{self.asked}"
         await self.nc.publish(self.next_subject, json.dumps(ask).encode(), reply=self.current)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.ended.wait(), left)
 
 
 class Round:

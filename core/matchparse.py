@@ -215,6 +215,8 @@ def build_match(
 
 _SIDES: dict[tuple[str, ...], tuple[str, ...]] = {}
 _SCORES: dict[tuple[Any, ...], tuple[float, ...]] = {}
+_RANK_PAIRS: dict[tuple[int, int], tuple[int, int]] = {}
+"""Two-place ranks seen, each tuple shared by the matches that have it (:func:`_duel`)."""
 _PLACES_OF_TWO = {1: (1, 2), 0: (1, 1), -1: (2, 1)}
 _NO_EXTRAS: tuple[tuple[str, ...], None, float, Mapping[str, Any]] = ((), None, 1.0, _NO_META)
 
@@ -394,31 +396,27 @@ _SINGLES: dict[str, tuple[str]] = {}
 
 def _duel(data: dict[str, Any]) -> Match | None:
     """:func:`parse_match` of the commonest match, written out: only ``id``,
-    ``played_at``, ``teams`` of two one-player sides and ``scores`` as two whole
-    numbers, every check passing and the time seen before. Anything else (a failing
-    check included) is None: the general steps then parse the match, or name its fault.
-    Gives the same :class:`Match` as they do."""
+    ``played_at``, ``teams`` of two one-player sides and ``scores`` as two whole numbers
+    or ``ranks`` as two places, every check passing. Anything else (a failing check
+    included) is None: the general steps then parse the match, or name its fault. Gives
+    the same :class:`Match` as they do."""
     text = data.get("played_at")
     if type(text) is not str:
         return None
     played_at = _time_cache.get(text)
+    if played_at is None:
+        try:
+            played_at = parse_time(text)
+        except MatchError:
+            return None
     match_id = data.get("id")
     teams = data.get("teams")
-    scores = data.get("scores")
-    if (
-        played_at is None
-        or type(match_id) is not str
-        or type(teams) is not list
-        or type(scores) is not list
-        or len(teams) != 2
-        or len(scores) != 2
-    ):
+    if type(match_id) is not str or type(teams) is not list or len(teams) != 2:
         return None
     first, second = teams
     if type(first) is not list or type(second) is not list or len(first) != 1 or len(second) != 1:
         return None
     a, b = first[0], second[0]
-    won, lost = scores
     if (
         type(a) is not str
         or type(b) is not str
@@ -426,30 +424,49 @@ def _duel(data: dict[str, Any]) -> Match | None:
         or not b
         or a == b
         or not match_id
-        or type(won) is not int
-        or type(lost) is not int
         or not (match_id + a + b).isascii()
         or "\x00" in match_id
         or "\x00" in a
         or "\x00" in b
     ):
         return None
+    outcome = _duel_outcome(data)
+    if outcome is None:
+        return None
     side_a = _SINGLES.get(a) or _keep(_SINGLES, a, (a,), 200_000)
     side_b = _SINGLES.get(b) or _keep(_SINGLES, b, (b,), 200_000)
-    key = (won, lost)
-    outcome = _SCORES.get(key)
-    if outcome is None:
+    return build_match(match_id, played_at, (side_a, side_b), outcome, None, _NO_EXTRAS)
+
+
+def _duel_outcome(
+    data: dict[str, Any],
+) -> tuple[tuple[float, ...] | None, tuple[int, ...] | None, tuple[int, ...]] | None:
+    """(scores, ranks, places) of :func:`_duel`'s match: two whole-number scores, or two
+    places (each a whole number >= 1); None for anything else."""
+    scores = data.get("scores")
+    if scores is None:
+        ranks = data.get("ranks")
+        if type(ranks) is not list or len(ranks) != 2:
+            return None
+        first, second = ranks
+        if type(first) is not int or type(second) is not int or first < 1 or second < 1:
+            return None
+        key = (first, second)
+        places = _RANK_PAIRS.get(key)
+        if places is None:
+            places = _keep(_RANK_PAIRS, key, key, 10_000)
+        return None, places, places
+    if type(scores) is not list or len(scores) != 2:
+        return None
+    won, lost = scores
+    if type(won) is not int or type(lost) is not int:
+        return None
+    found = _SCORES.get((won, lost))
+    if found is None:
         if not (-_FLOAT_MAX <= won <= _FLOAT_MAX and -_FLOAT_MAX <= lost <= _FLOAT_MAX):
             return None
-        outcome = _keep(_SCORES, key, (float(won), float(lost)), 10_000)
-    return build_match(
-        match_id,
-        played_at,
-        (side_a, side_b),
-        (outcome, None, _PLACES_OF_TWO[(won > lost) - (won < lost)]),
-        None,
-        _NO_EXTRAS,
-    )
+        found = _keep(_SCORES, (won, lost), (float(won), float(lost)), 10_000)
+    return found, None, _PLACES_OF_TWO[(won > lost) - (won < lost)]
 
 
 def parse_match(data: Any, *, line: int | None = None, stored: bool = False) -> Match:

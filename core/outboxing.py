@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .jetstream import Publisher, Round
+from .relay import Relay
 
 __all__ = ["Outbox"]
 
@@ -39,7 +40,7 @@ class Outbox:
     """The outbox of ``league``, published by ``publisher``; ``counts.published`` counts
     the outbox rows whose publication JetStream acknowledged."""
 
-    def __init__(self, league: Any, publisher: Publisher, counts: Any) -> None:
+    def __init__(self, league: Any, publisher: Publisher | Relay, counts: Any) -> None:
         self.league, self.publisher, self.counts = league, publisher, counts
         self.flights: deque[tuple[Round, int]] = deque()  # (a round, its last row's n)
         self.drop_upto = 0  # rows confirmed, removed with the next transaction

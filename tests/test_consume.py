@@ -288,6 +288,58 @@ def test_a_consumer_killed_between_commit_and_publish_publishes_each_event_once(
     assert len(events) == 200 and len({mid for mid, _ in events}) == 200
 
 
+def left_behind(db: str) -> list[int]:
+    """The processes whose command line names ``db`` (a consumer, or its relay)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError):
+            if entry.name.isdigit() and db in (entry / "cmdline").read_text():
+                found.append(int(entry.name))
+    return found
+
+
+def test_a_killed_consumer_leaves_no_relay_process_behind(log: Log, tmp_path: Path) -> None:
+    db = str(tmp_path / "league.sqlite")
+    log.publish(games(30))
+    killed = consume_process(log, db, "--batch", "10", kill="ack")
+    assert wait_for(killed)[0] == -signal.SIGKILL
+    deadline = time.monotonic() + 5
+    while left_behind(db) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert left_behind(db) == []
+
+
+def test_a_relay_that_dies_is_replaced_and_each_event_is_published_once(
+    log: Log, tmp_path: Path
+) -> None:
+    db = str(tmp_path / "league.sqlite")
+    matches = games(100)
+    log.publish(matches)
+    proc = consume_process(log, db, "--batch", "30", "--idle-exit", "0", kill="relay")
+    code, err = wait_for(proc)
+    assert code == 0, err
+    assert players_at(db) == replayed(matches)
+    events = log.read(f"{log.subject}.ratings")
+    assert len(events) == 200 and len({mid for mid, _ in events}) == 200
+    with rankcraft.League.open(db, create=False) as league:
+        assert league.store.outbox(10) == []
+
+
+def test_no_relay_publishes_the_events_from_the_consumer_itself(log: Log, tmp_path: Path) -> None:
+    from rankcraft.ratingevents import events_of
+
+    matches = games(60)
+    log.publish(matches)
+    db = str(tmp_path / "league.sqlite")
+    code, done, _ = consume(log, db, "--batch", "25", "--idle-exit", "0", "--no-relay")
+    assert code == 0 and (done["rated"], done["published"]) == (60, 120)
+    assert players_at(db) == replayed(matches)
+    with rankcraft.League.open(db, create=False) as league:
+        stored = events_of(league, log.subject, [m["id"] for m in matches])
+    events = log.read(f"{log.subject}.ratings")
+    assert events == [(eid, json.loads(text)) for eid, text in stored]
+
+
 def test_sigterm_finishes_the_batch_under_way_and_exits_0(log: Log, tmp_path: Path) -> None:
     db = str(tmp_path / "league.sqlite")
     matches = games(50)

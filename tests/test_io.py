@@ -239,29 +239,55 @@ _IDS = st.sampled_from(["a", "b", "", "x\x00", "\ud800", "é", "m1", 7, None, ["
 _SCORE = st.one_of(st.integers(-3, 3), st.sampled_from([True, 1.5, -0.0, 10**400, "1", None]))
 
 
-@settings(max_examples=400, deadline=None)
-@example(match_id="m1", first=["a"], second=["b"], scores=[1, 0], played_at="2024-05-01")
-@example(match_id="m1", first=["a"], second=["a"], scores=[1, 0], played_at="2024-05-01")
+_RANK = st.one_of(st.integers(-1, 3), st.sampled_from([True, 1.0, "1", None]))
+_GOOD_ID = st.sampled_from(["a", "b", "m1"])
+
+
+def _mostly(good: Any, any_: Any) -> Any:
+    """Half the time a valid value (so the written-out path is reached), else anything."""
+    return st.one_of(good, any_)
+
+
+@settings(max_examples=600, deadline=None)
+@example(
+    match_id="m1", first=["a"], second=["b"], outcome=("scores", [1, 0]), played_at="2024-05-01"
+)
+@example(
+    match_id="m1", first=["a"], second=["a"], outcome=("scores", [1, 0]), played_at="2024-05-01"
+)
+@example(
+    match_id="m1", first=["a"], second=["b"], outcome=("ranks", [2, 1]), played_at="2024-05-01"
+)
 @given(
-    match_id=_IDS,
-    first=st.lists(_IDS, min_size=0, max_size=2),
-    second=st.lists(_IDS, min_size=1, max_size=1),
-    scores=st.lists(_SCORE, min_size=1, max_size=3),
-    played_at=st.sampled_from(["2024-05-01", "2024-05-01T20:00:00+02:00", "nope", 5]),
+    match_id=_mostly(_GOOD_ID, _IDS),
+    first=_mostly(st.lists(_GOOD_ID, min_size=1, max_size=1), st.lists(_IDS, max_size=2)),
+    second=_mostly(st.lists(_GOOD_ID, min_size=1, max_size=1), st.lists(_IDS, max_size=1)),
+    outcome=st.one_of(
+        st.tuples(st.just("scores"), st.lists(_SCORE, min_size=2, max_size=2)),
+        st.tuples(st.just("scores"), st.lists(_SCORE, min_size=1, max_size=3)),
+        st.tuples(st.just("ranks"), st.lists(_RANK, min_size=2, max_size=2)),
+        st.tuples(st.just("ranks"), st.lists(_RANK, min_size=1, max_size=3)),
+        st.tuples(st.just("weight"), st.just(1)),
+    ),
+    played_at=st.one_of(
+        st.sampled_from(["2024-05-01", "2024-05-01T20:00:00+02:00", "nope", 5, "2024-13-01"]),
+        st.datetimes().map(lambda t: t.isoformat()),  # (most of them never seen before)
+    ),
 )
 def test_the_common_shape_is_parsed_as_the_general_steps_parse_it(
-    match_id: Any, first: list[Any], second: list[Any], scores: list[Any], played_at: Any
+    match_id: Any, first: list[Any], second: list[Any], outcome: Any, played_at: Any
 ) -> None:
-    """parse_match's written-out path for ``{id, played_at, teams, scores}`` gives the
-    general steps' Match, or the same error."""
-    data = {"id": match_id, "played_at": played_at, "teams": [first, second], "scores": scores}
+    """parse_match's written-out path for ``{id, played_at, teams, scores or ranks}``
+    gives the general steps' Match, or the same error (a time seen before or not)."""
+    key, value = outcome
+    data = {"id": match_id, "played_at": played_at, "teams": [first, second], key: value}
     for text in ("2024-05-01", "2024-05-01T20:00:00+02:00"):
         parse_match({"id": "warm", "played_at": text, "teams": [["a"], ["b"]], "scores": [1, 0]})
     results = []
     for given_as in (_General(data), data):  # the general steps, then the written-out path
         try:
             match = parse_match(given_as)
-            results.append((match.to_dict(), match.places, match.meta == {}))
+            results.append((match.to_dict(), match.places, match.ranks, match.meta == {}))
         except rankcraft.MatchError as exc:
             results.append(str(exc))
     assert results[1] == results[0]
@@ -271,10 +297,14 @@ def test_the_common_shape_takes_the_written_out_path() -> None:
     from rankcraft.matchparse import _duel
 
     data = {"id": "m1", "played_at": "2024-05-01", "teams": [["a"], ["b"]], "scores": [2, 1]}
-    parse_match(data)  # (its time is now one seen before)
     match = _duel(data)
     assert match is not None and match.scores == (2.0, 1.0) and match.places == (1, 2)
     assert _duel({**data, "teams": [["a"], ["a"]]}) is None
+    ranked = _duel(
+        {"id": "m2", "played_at": "2024-05-02T10:00:00Z", "teams": [["a"], ["b"]], "ranks": [2, 1]}
+    )
+    assert ranked is not None and ranked.ranks == ranked.places == (2, 1)
+    assert ranked.scores is None and ranked.played_at.hour == 10
 
 
 # -- one reader for the command line and the lab (issue 43, item 12) -----------------------

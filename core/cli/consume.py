@@ -25,6 +25,7 @@ def _options(args: argparse.Namespace) -> ConsumeOptions:
         idle_exit=args.idle_exit,
         ack_wait=args.ack_wait,
         pack=args.pack,
+        relay=not args.no_relay,
     )
 
 
@@ -93,6 +94,12 @@ def add_consume_command(c: Commands) -> None:
         default=1,
         metavar="N",
         help="events per published message, one JSON text a line (1: one event a message)",
+    )
+    p.add_argument(
+        "--no-relay",
+        action="store_true",
+        help="publish the events from the consumer's own process (default: a second "
+        "process publishes them while the consumer rates, on Linux)",
     )
     p.add_argument(
         "--status", action="store_true", help="print the lag and the league's count, and exit"
