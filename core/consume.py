@@ -42,10 +42,9 @@ from typing import Any, TextIO
 import attrs
 
 from .engine import League, collecting
-from .errors import InputError, LateMatchError, MatchError, RankcraftError
-from .extras import missing
+from .errors import InputError, LateMatchError, MatchError
 from .io import parse_match
-from .jetstream import Publisher, Puller
+from .jetstream import Publisher, Puller, connect, nats_client, transient
 from .model import Match
 from .outboxing import Outbox
 from .rated import compact_json
@@ -119,15 +118,6 @@ def check_options(options: ConsumeOptions) -> None:
             raise InputError(
                 f"'--{name.replace('_', '-')}' must be a name without spaces: {value!r}"
             )
-
-
-def nats_client() -> Any:
-    """The ``nats`` package (nats-py), or the error naming the extra that installs it."""
-    try:
-        import nats
-    except ImportError:
-        raise missing("consuming from NATS JetStream needs", "nats-py", "stream") from None
-    return nats
 
 
 class _Refused(Exception):
@@ -299,13 +289,14 @@ class Consumer:
             try:
                 more = o.batch if o.max_messages is None else o.max_messages - counts.consumed
                 msgs = await sub.fetch(want, timeout=wait, ahead=min(o.batch, more - want))
-            except _transient(nats) as exc:
-                if not isinstance(exc, TimeoutError | nats.errors.TimeoutError):
+            except transient(nats) as exc:
+                timed_out = isinstance(exc, TimeoutError | nats.errors.TimeoutError)
+                if not timed_out:
                     await asyncio.sleep(0.2)  # (the server restarting: the client reconnects)
                 back = time.monotonic() - self.reconnected < 3  # (JetStream recovering)
-                if not isinstance(exc, TimeoutError) or not self.connected() or back:
+                if not timed_out or not self.connected() or back:
                     idle_since = time.monotonic()  # (a server away is not an idle log)
-                if o.idle_exit is not None and time.monotonic() - idle_since >= o.idle_exit:
+                elif o.idle_exit is not None and time.monotonic() - idle_since >= o.idle_exit:
                     break
                 await self._publish_quietly(nats)
                 self._progress()
@@ -317,18 +308,18 @@ class Consumer:
             self.last_delivery = msgs[-1].metadata.sequence.consumer
             try:
                 await self.handle(js, msgs)
-            except _transient(nats):  # (committed or not: read on from the floor)
+            except transient(nats):  # (committed or not: read on from the floor)
                 sub = await self._recover(nats, js, sub)
             self._progress()
 
     async def _recover(self, nats: Any, js: Any, sub: Any) -> Any:
         """The subscription made again once the server answers (what was not
         acknowledged is read again, the recorded matches passed over)."""
-        with contextlib.suppress(*_transient(nats)):
+        with contextlib.suppress(*transient(nats)):
             await sub.close()
         while True:
             await asyncio.sleep(0.2)
-            with contextlib.suppress(*_transient(nats)):
+            with contextlib.suppress(*transient(nats)):
                 return await self._subscribe(nats, js)
 
     async def handle(self, js: Any, msgs: Sequence[Any]) -> None:
@@ -456,7 +447,7 @@ class Consumer:
 
     async def _publish_quietly(self, nats: Any) -> None:
         """The outbox published when the server is back (it keeps what it could not)."""
-        with contextlib.suppress(*_transient(nats)):
+        with contextlib.suppress(*transient(nats)):
             await self.outbox.publish()
 
     async def _publish_last(self, nats: Any) -> None:
@@ -480,43 +471,6 @@ class Consumer:
         if self.log is not None:
             self.log.write(text)
             self.log.flush()
-
-
-def _transient(nats: Any) -> tuple[type[BaseException], ...]:
-    """The errors of a connection lost or a server restarting (the client reconnects)."""
-    return (TimeoutError, OSError, nats.errors.Error)
-
-
-async def connect(nats: Any, url: str, say: Any = None, back: Any = None) -> Any:
-    """A connection that reconnects for ever once made; the error if none is made.
-    ``say``: where its errors and reconnections are told, one line each; ``back``:
-    called on each reconnection."""
-
-    async def told(what: str, error: BaseException | None = None) -> None:
-        if say is not None:
-            say(f"consume: NATS {what}{f': {error}' if error else ''}\n")
-
-    async def on_error(error: Exception) -> None:
-        await told("error", error)
-
-    async def on_reconnect() -> None:
-        if back is not None:
-            back()
-        await told("reconnected")
-
-    try:
-        return await nats.connect(
-            url,
-            connect_timeout=2,
-            allow_reconnect=True,
-            max_reconnect_attempts=-1,
-            reconnect_time_wait=0.5,
-            error_cb=on_error,
-            reconnected_cb=on_reconnect,
-            skip_subject_validation=True,  # (check_options refused spaces in subjects)
-        )
-    except (OSError, TimeoutError, nats.errors.Error) as exc:
-        raise RankcraftError(f"no NATS server answers at {url}: {exc}") from None
 
 
 @contextlib.contextmanager

@@ -27,7 +27,10 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["Publisher", "Puller", "Round"]
+from .errors import RankcraftError
+from .extras import missing
+
+__all__ = ["Publisher", "Puller", "Round", "connect", "nats_client", "transient"]
 
 
 class Puller:
@@ -204,3 +207,49 @@ class Publisher:
     def forget(self) -> None:
         """Give up every round under way (their events are published again)."""
         self.rounds.clear()
+
+
+def nats_client() -> Any:
+    """The ``nats`` package (nats-py), or the error naming the extra that installs it."""
+    try:
+        import nats
+    except ImportError:
+        raise missing("consuming from NATS JetStream needs", "nats-py", "stream") from None
+    return nats
+
+
+def transient(nats: Any) -> tuple[type[BaseException], ...]:
+    """The errors of a connection lost or a server restarting (the client reconnects)."""
+    return (TimeoutError, OSError, nats.errors.Error)
+
+
+async def connect(nats: Any, url: str, say: Any = None, back: Any = None) -> Any:
+    """A connection that reconnects for ever once made; the error if none is made.
+    ``say``: where its errors and reconnections are told, one line each; ``back``:
+    called on each reconnection."""
+
+    async def told(what: str, error: BaseException | None = None) -> None:
+        if say is not None:
+            say(f"consume: NATS {what}{f': {error}' if error else ''}\n")
+
+    async def on_error(error: Exception) -> None:
+        await told("error", error)
+
+    async def on_reconnect() -> None:
+        if back is not None:
+            back()
+        await told("reconnected")
+
+    try:
+        return await nats.connect(
+            url,
+            connect_timeout=2,
+            allow_reconnect=True,
+            max_reconnect_attempts=-1,
+            reconnect_time_wait=0.5,
+            error_cb=on_error,
+            reconnected_cb=on_reconnect,
+            skip_subject_validation=True,  # (check_options refused spaces in subjects)
+        )
+    except (OSError, TimeoutError, nats.errors.Error) as exc:
+        raise RankcraftError(f"no NATS server answers at {url}: {exc}") from None

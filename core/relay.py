@@ -203,7 +203,7 @@ def _child(
 
 
 async def _serve(down: Connection, up: Connection, url: str, subject: str, dies: bool) -> None:
-    from .consume import connect, nats_client
+    from .jetstream import connect, nats_client
 
     def tell(kind: bytes, number: int, text: str = "") -> None:
         with contextlib.suppress(OSError):

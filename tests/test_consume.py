@@ -472,6 +472,33 @@ def test_the_memory_store_keeps_the_outbox_with_its_batch() -> None:
     assert league.store.outbox(10) == [(2, "e2", "[]"), (3, "e3", "1")]
 
 
+def test_only_a_quiet_log_counts_as_idle_not_a_server_away() -> None:
+    """``--idle-exit 0`` stops once a fetch finds nothing, not at a connection error (a
+    server restarting): the consumer goes on and asks again."""
+    pytest.importorskip("nats")
+    import nats
+
+    from rankcraft.consume import ConsumeOptions, Consumer
+
+    class Sub:
+        def __init__(self) -> None:
+            self.said: list[BaseException] = [nats.errors.TimeoutError(), OSError("reset")]
+
+        async def fetch(self, *args: Any, **kwargs: Any) -> Any:
+            raise self.said.pop()
+
+    class Outbox:
+        async def publish(self) -> None:
+            pass
+
+    options = ConsumeOptions(nats="nats://x:1", stream="s", subject="t", idle_exit=0)
+    consumer = Consumer(rankcraft.League("elo"), options, ":memory:", None)
+    consumer.outbox = Outbox()
+    sub = Sub()
+    asyncio.run(consumer._loop(nats, None, sub))
+    assert sub.said == []  # (the error, then the quiet log that ends it)
+
+
 RERATES = 'extends = "elo"\nname = "elo_rerate"\n[history]\nlate = "rerate"\n'
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
-from ..consume import ConsumeOptions, check_options, consume, nats_client, preflight, status
+from ..consume import ConsumeOptions, check_options, consume, preflight, status
 from ..engine import League
+from ..jetstream import nats_client
 from ..store import mask_url
 from .options import Commands, db_path
 from .output import emit_json
