@@ -4,10 +4,12 @@ Publishes ``--matches`` seeded 1-v-1 matches (10,000 players, one a second) to a
 stream on the NATS server at ``--nats``, then times ``rankcraft consume`` (in process, the
 ``elo`` ruleset, ``--batch`` matches per transaction) rating them all into a new SQLite
 file and into a new PostgreSQL schema (``--pg``; left out when no server answers), each
-with its own durable consumer: the catch-up time (wall clock, and this process's CPU
-time), matches per second, and the rating events published (two per match; with
-``--pack N`` also a run whose events go N to a message). The stream and the schema are
-removed afterwards.
+with its own durable consumer: the catch-up time (wall clock), matches per second, the
+rating events published (two per match; with ``--pack N`` also a run whose events go N
+to a message), and the CPU seconds of the consumer (this process), of its relay process
+(which publishes the events; none with ``--no-relay``) and of the NATS server (when it
+runs on this machine): what the two cores of the machine spent. The stream and the
+schema are removed afterwards.
 
 ``--floors`` also measures, in the same process, what each stage costs on its own, so
 that the consumer's rate can be set against what the machine allows: pulling and
@@ -17,8 +19,8 @@ into SQLite (each batch in one transaction, with and without its events written 
 outbox). Their sum (one core does them all) is the floor of a consumer that publishes
 one message per event.
 
-    python benchmarks/consume.py [--matches 100000] [--batch 2000] [--pg URL] [--floors]
-        [--pack N]
+    python benchmarks/consume.py [--matches 100000] [--batch 10000] [--pg URL] [--floors]
+        [--pack N] [--no-relay]
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import sys
 import tempfile
@@ -87,16 +90,36 @@ def delete(url: str, stream: str) -> None:
     asyncio.run(_with_js(url, work))
 
 
+def server_cpu() -> float | None:
+    """CPU seconds the local ``nats-server`` process has used (None: not found here)."""
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            if (entry / "comm").read_text().strip() == "nats-server":
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except OSError:
+            continue
+    return None
+
+
 def catch_up(db: str, options: ConsumeOptions) -> dict[str, Any]:
+    """The catch-up of ``db``: wall seconds, this process's CPU seconds, its relay's
+    (the children it waited for) and the NATS server's (when it runs here)."""
     with League.open(db, "elo") as league:
+        server, children = server_cpu(), os.times()
         began, cpu = time.perf_counter(), time.process_time()
         counts = consume(league, options, db, None)
         seconds, cpu = time.perf_counter() - began, time.process_time() - cpu
+        after, server_after = os.times(), server_cpu()
         assert league.match_count == counts.rated == options.max_messages, counts
         assert not league.store.outbox(1), "events left in the outbox"
+    relay = after.children_user + after.children_system
+    relay -= children.children_user + children.children_system
     return {
         "seconds": seconds,
         "cpu": cpu,
+        "relay": relay,
+        "server": None if server is None or server_after is None else server_after - server,
         "per_second": counts.rated / seconds,
         "events": counts.published,
     }
@@ -215,7 +238,10 @@ def pg_ready(url: str) -> bool:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--matches", type=int, default=100_000)
-    parser.add_argument("--batch", type=int, default=2000)
+    parser.add_argument("--batch", type=int, default=10_000)
+    parser.add_argument(
+        "--no-relay", action="store_true", help="publish from the consumer's own process"
+    )
     parser.add_argument("--nats", default="nats://127.0.0.1:4222")
     parser.add_argument("--pg", default="postgresql://postgres@127.0.0.1/test")
     parser.add_argument("--floors", action="store_true", help="also time each stage alone")
@@ -232,6 +258,7 @@ def main() -> None:
         subject=subject,
         batch=args.batch,
         max_messages=args.matches,
+        relay=not args.no_relay,
     )
     targets = {}
     with tempfile.TemporaryDirectory() as folder:
@@ -242,13 +269,18 @@ def main() -> None:
         if args.pack > 1:
             targets[f"SQLite, --pack {args.pack}"] = str(Path(folder) / "packed.sqlite")
         try:
-            print(f"{'store':<22}{'catch-up s':>12}{'CPU s':>8}{'matches/s':>12}{'events':>10}")
+            print(
+                f"{'store':<22}{'catch-up s':>12}{'matches/s':>12}{'events':>10}"
+                f"{'CPU s: consumer':>17}{'relay':>7}{'NATS':>7}"
+            )
             for name, db in targets.items():
                 pack = args.pack if "--pack" in name else 1
                 found = catch_up(db, attrs.evolve(options, pack=pack))
+                server = "?" if found["server"] is None else f"{found['server']:.2f}"
                 print(
-                    f"{name:<22}{found['seconds']:>12.2f}{found['cpu']:>8.2f}"
-                    f"{found['per_second']:>12,.0f}{found['events']:>10,}"
+                    f"{name:<22}{found['seconds']:>12.2f}{found['per_second']:>12,.0f}"
+                    f"{found['events']:>10,}{found['cpu']:>17.2f}{found['relay']:>7.2f}"
+                    f"{server:>7}"
                 )
             if args.floors:
                 floors(args, stream, subject, items, str(Path(folder) / "floor.sqlite"))

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import multiprocessing
 import os
 import pickle
@@ -193,6 +194,9 @@ def _child(
     the consumer's end closing ends ``down``)."""
     for conn in theirs:
         conn.close()
+    # what the consumer held when it forked is never the child's garbage: out of the
+    # collector's walks (which would also copy every page of it)
+    gc.freeze()
     # the consumer's signals are its own: it finishes its batch and closes the pipe
     signal.set_wakeup_fd(-1)
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -72,7 +72,12 @@ def add_consume_command(c: Commands) -> None:
     p.add_argument("--stream", required=True, help="the JetStream stream holding the matches")
     p.add_argument("--subject", required=True, help="the league's subject of matches")
     p.add_argument("--ruleset", help="the ruleset of a new league (an existing one keeps its own)")
-    p.add_argument("--batch", type=int, default=2000, help="matches per transaction (2000)")
+    p.add_argument(
+        "--batch",
+        type=int,
+        default=10_000,
+        help="matches per transaction, at most (10000: a batch is what has arrived)",
+    )
     p.add_argument(
         "--durable", help="the durable consumer's name (default: from --db and --subject)"
     )
