@@ -171,3 +171,33 @@ def test_the_written_out_match_rows_are_the_general_steps_rows(tmp_path: Path) -
     assert len(written[0]) == len(matches) and len(written[1]) > 2 * len(matches)
     assert {bucket for bucket, _, _ in written[1]} == {0, 1}
     assert written == general
+
+
+def test_the_written_out_outbox_rows_are_the_general_steps_rows(tmp_path: Path) -> None:
+    """SQLite keeps a batch's events many to an ``INSERT``: the same rows, numbered on
+    from the last, as the general steps (:meth:`SQLStore.add_outbox`) keep."""
+    import functools
+
+    from rankcraft.store.sql import SQLStore
+    from rankcraft.store.sql_writes import ROWS_PER_INSERT
+
+    sizes = [0, 1, ROWS_PER_INSERT - 1, ROWS_PER_INSERT, 3 * ROWS_PER_INSERT + 7, 2]
+    events = [(f"s:m{i}:p 'é\"{i}", f'{{"n":{i},"t":"x\\n"}}') for i in range(sum(sizes))]
+    tables = []
+    for way in ("written out", "general"):
+        league = rankcraft.League.open(tmp_path / f"{way}.sqlite", "elo")
+        store = league.store
+        if way == "general":
+            store.add_outbox = functools.partial(SQLStore.add_outbox, store)  # type: ignore[method-assign]
+        lasts, start = [], 0
+        for k, size in enumerate(sizes):
+            with league.batch():
+                if k == 4:
+                    store.drop_outbox(3)
+                lasts.append(store.add_outbox(events[start : start + size]))
+            start += size
+        tables.append((lasts, store.outbox(10_000)))
+        league.close()
+    assert tables[0] == tables[1]
+    assert tables[0][0][:3] == [0, 1, ROWS_PER_INSERT]
+    assert len(tables[0][1]) == len(events) - 3 and tables[0][1][0][0] == 4

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..errors import DuplicateMatchError
@@ -132,6 +132,8 @@ many to a statement (10 and 200 cost more than 50)."""
 
 _MATCH_VALUES = "INSERT INTO matches (seq, id, played_at, match, report) VALUES "
 _MATCH_ROW = "(?, ?, ?, ?, ?)"
+_OUTBOX_VALUES = "INSERT INTO outbox (n, id, event) VALUES "
+_OUTBOX_ROW = "(?, ?, ?)"
 _PARTICIPANTS_OF_IDS = (
     "INSERT INTO participants (bucket, player, seq) "
     "SELECT (?1 + key / ?2) / ?4, value, ?1 + key / ?2 FROM json_each(?3)"
@@ -198,3 +200,13 @@ class SQLiteWrites(SQLWrites):
             rows += [(bucket, player, seq) for player in players[start:end]]
             start = end
         self._insert_participants(rows)
+
+    def add_outbox(self, events: Sequence[tuple[str, str]]) -> int:
+        """:meth:`SQLHistory.add_outbox`'s rows, :data:`ROWS_PER_INSERT` to a statement."""
+        last = int(self._execute("SELECT max(n) FROM outbox").fetchone()[0] or 0)
+        values: list[Any] = []
+        for n, (eid, text) in enumerate(events, last + 1):
+            values += (n, eid, text)
+        if values:
+            self._insert_rows(_OUTBOX_VALUES, _OUTBOX_ROW, 3, values)
+        return last + len(events) if events else 0
