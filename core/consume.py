@@ -196,7 +196,6 @@ class Consumer:
         self.connected: Callable[[], bool] = lambda: True
         self.reconnected = -1e9  # (time.monotonic() of the last reconnection)
         self._logged = time.monotonic()
-        self.collected = 0  # messages consumed at the collector's last pass
         self.writer = EventWriter(league.skill_class, league.rank_class, options.subject)
         self.rerates = league.ruleset.history.late == "rerate"
         self.nc: Any = None
@@ -304,15 +303,19 @@ class Consumer:
                 self._progress()
                 continue
             idle_since = time.monotonic()
-            if msgs[0].metadata.sequence.consumer != self.last_delivery + 1:
-                sub = await self._recover(nats, js, sub)  # (a delivery went missing)
+            first, last = msgs[0].metadata.sequence, msgs[-1].metadata.sequence
+            if first.consumer != self.last_delivery + 1 or (
+                last.consumer - first.consumer != len(msgs) - 1
+            ):  # (a delivery went missing: before the batch, or within it)
+                sub = await self._recover(nats, js, sub)
                 continue
-            self.last_delivery = msgs[-1].metadata.sequence.consumer
+            self.last_delivery = last.consumer
             try:
                 await self.handle(js, msgs)
             except transient(nats):  # (committed or not: read on from the floor)
                 sub = await self._recover(nats, js, sub)
             self._progress()
+            _collect()
 
     async def _recover(self, nats: Any, js: Any, sub: Any) -> Any:
         """The subscription made again once the server answers (what was not
@@ -365,6 +368,7 @@ class Consumer:
                     self.outbox.stale = True  # (several transactions: published from the store)
                     rated, skipped, before = rated + done, skipped + passed, []
                     error = self._place(match)
+                    _collect()  # (a re-rate leaves cycles)
                     rated += error is None
                 if error is not None:
                     refused.append((msg, error))
@@ -463,13 +467,6 @@ class Consumer:
         if self.outbox.waiting():
             self._write("consume: events left in the outbox: the next start publishes them\n")
 
-    def _collect(self) -> None:
-        """The cyclic collector's pass, every :data:`COLLECT_EVERY` messages (it is
-        paused while the consumer runs, :func:`_collector_paused`)."""
-        if self.counts.consumed - self.collected >= COLLECT_EVERY:
-            self.collected = self.counts.consumed
-            gc.collect()
-
     def _progress(self) -> None:
         now = time.monotonic()
         if now - self._logged >= self.options.log_every:
@@ -482,16 +479,26 @@ class Consumer:
             self.log.flush()
 
 
-COLLECT_EVERY = 50_000
-"""Messages between two passes of the cyclic garbage collector while consuming."""
+COLLECT_AFTER = 200_000
+"""Objects the cyclic garbage collector may see made (net of those freed) before it
+passes while consuming (:func:`_collect`)."""
+
+
+def _collect() -> None:
+    """The cyclic collector's pass once :data:`COLLECT_AFTER` more objects live than at
+    its last (it is paused while the consumer runs, :func:`_collector_paused`): cycles
+    made in a batch (a late match placed by a re-rate leaves tens of thousands) are
+    freed, a batch's messages are not walked again and again while it is rated."""
+    if gc.get_count()[0] >= COLLECT_AFTER:
+        gc.collect()
 
 
 @contextlib.contextmanager
 def _collector_paused() -> Iterator[None]:
-    """The cyclic garbage collector paused (the consumer runs a pass every
-    :data:`COLLECT_EVERY` messages): its automatic passes walked each batch's messages,
-    still held, again and again, about a tenth of the consumer's time. Reference counting
-    frees everything else as before; a rating batch pauses it anyway
+    """The cyclic garbage collector paused (the consumer runs it after a batch once
+    enough new objects live, :func:`_collect`): its automatic passes walked each batch's
+    messages, still held, again and again, about a tenth of the consumer's time.
+    Reference counting frees everything else as before; a rating batch pauses it anyway
     (:meth:`rankcraft.unit.UnitOfWork.transaction`)."""
     was = gc.isenabled()
     gc.disable()

@@ -85,11 +85,13 @@ class Puller:
         import nats
 
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
         if self.ahead:  # (the request sent ahead brings the next batch: its end awaited)
             self.ahead = False
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.ended.wait(), timeout)
+        # (from here: a request sent ahead and lost, in a server's restart, still leaves
+        # this call its own requests and their time)
+        deadline = loop.time() + timeout
         if len(self.got) < batch:
             await self._request(batch, deadline, True)
             if not self.got:

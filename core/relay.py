@@ -42,6 +42,11 @@ _HEAD = struct.Struct("<cQ")
 """A frame from the child: its kind (``A``: a round stored, ``E``: a round refused, its
 reason following; ``L``: a line for the log) and the round's number."""
 
+HAND_WAIT = 30.0
+"""Seconds a round may take to reach the child (a healthy one takes a 20,000-event round
+in about 30 ms)."""
+_SIGNALS = {signal.SIGTERM, signal.SIGINT}
+
 MARGIN = 5.0
 """Seconds the consumer waits for a round beyond the child's own deadline (which starts
 when the child has the round)."""
@@ -74,11 +79,15 @@ class Relay:
         # (tests only: the first child dies on its first round, see consume.KILL_ENV)
         dies = self.started == 0 and os.environ.get("RANKCRAFT_CONSUME_KILL") == "relay"
         self.child = context.Process(
-            target=_child,
-            args=(down_r, up_w, (down_w, up_r), self.url, self.subject, dies),
-            daemon=True,
+            target=_child, args=(down_r, up_w, self.url, self.subject, dies), daemon=True
         )
-        self.child.start()
+        # (a signal in the child's first moments would reach the consumer's own handler
+        # through asyncio's wake-up socket: held back until the child ignores them)
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
+        try:
+            self.child.start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
         self.started += 1
         down_r.close()
         up_w.close()
@@ -136,12 +145,25 @@ class Relay:
         self.made += 1
         made = self.rounds[self.made] = Round(str(self.made), len(events))
         if events:
-            try:
-                assert self.to_child is not None
-                self.to_child.send_bytes(pickle.dumps((self.made, list(events)), 5))
-            except OSError:
-                self._lost("the relay process ended")
+            frame = pickle.dumps((self.made, list(events)), pickle.HIGHEST_PROTOCOL)
+            await self._hand(frame)
         return made
+
+    async def _hand(self, frame: bytes) -> None:
+        """Write ``frame`` to the child, from a thread (the pipe may be full while the
+        child catches up; the consumer's loop goes on meanwhile). A child that has not
+        taken it within :data:`HAND_WAIT` seconds is stuck: it is killed, and what it had
+        is published again through a new one."""
+        conn = self.to_child
+        assert conn is not None
+        try:
+            await asyncio.wait_for(asyncio.to_thread(conn.send_bytes, frame), HAND_WAIT)
+        except TimeoutError:
+            if self.child is not None:
+                self.child.kill()
+            self._lost("the relay process was stuck (killed)")
+        except OSError:
+            self._lost("the relay process ended")
 
     async def confirm(self, sent: Round, timeout: float) -> None:
         """Wait until the child says every event of ``sent`` is stored.
@@ -181,29 +203,38 @@ class Relay:
         child.join(1)
 
 
-def _child(
-    down: Connection,
-    up: Connection,
-    theirs: tuple[Connection, ...],
-    url: str,
-    subject: str,
-    dies: bool = False,
-) -> None:
+def _child(down: Connection, up: Connection, url: str, subject: str, dies: bool = False) -> None:
     """The relay process: publish the rounds read from ``down``, say on ``up`` how each
-    went, until ``down`` closes (``theirs``: the consumer's ends, closed here, so that
-    the consumer's end closing ends ``down``)."""
-    for conn in theirs:
-        conn.close()
-    # what the consumer held when it forked is never the child's garbage: out of the
-    # collector's walks (which would also copy every page of it)
-    gc.freeze()
+    went, until ``down`` closes."""
     # the consumer's signals are its own: it finishes its batch and closes the pipe
     signal.set_wakeup_fd(-1)
-    for sig in (signal.SIGTERM, signal.SIGINT):
+    for sig in _SIGNALS:
         signal.signal(sig, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _SIGNALS)
+    _close_inherited(down.fileno(), up.fileno())
+    # what the consumer held when it forked is never the child's garbage: out of the
+    # collector's walks (which would also copy every page of it); the child's own is
+    # collected (a consumer pauses its collector, and a child forked then inherits that)
+    gc.freeze()
+    gc.enable()
     with contextlib.suppress(BaseException):
         asyncio.run(_serve(down, up, url, subject, dies))
     os._exit(0)
+
+
+def _close_inherited(*keep: int) -> None:
+    """Close every descriptor the child inherited but ``keep`` (the consumer's NATS
+    socket, its database files, its event loop's, the pipe ends that are the consumer's,
+    its standard streams: on /dev/null instead), so that none outlives the consumer."""
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        if fd not in keep:
+            os.dup2(null, fd)
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd > 2 and fd not in keep:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
 
 async def _serve(down: Connection, up: Connection, url: str, subject: str, dies: bool) -> None:

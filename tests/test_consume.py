@@ -309,6 +309,117 @@ def test_a_killed_consumer_leaves_no_relay_process_behind(log: Log, tmp_path: Pa
     assert left_behind(db) == []
 
 
+def children_of(pid: int) -> list[int]:
+    """The processes whose parent is ``pid``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            if entry.name.isdigit():
+                stat = (entry / "stat").read_text()
+                if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                    found.append(int(entry.name))
+    return found
+
+
+def open_files(pid: int) -> set[str]:
+    """What the descriptors of ``pid`` point at (paths, ``socket:[inode]``, ...)."""
+    found = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        with contextlib.suppress(OSError):
+            found.add(os.readlink(fd))
+    return found
+
+
+def test_the_relay_holds_none_of_the_consumer_s_files(log: Log, tmp_path: Path) -> None:
+    """The relay closes what it inherited: the consumer's NATS socket (which would
+    outlive a reconnection), its database files, its standard streams."""
+    db = str(tmp_path / "league.sqlite")
+    proc = consume_process(log, db, "--idle-exit", "30")
+    try:
+        deadline, relay = time.monotonic() + 15, []
+        while not relay and time.monotonic() < deadline:
+            relay = [p for p in children_of(proc.pid) if open_files(p) is not None]
+            time.sleep(0.05)
+        assert len(relay) == 1
+        time.sleep(0.3)  # (it closes them first thing)
+        theirs, mine = open_files(proc.pid), open_files(relay[0])
+        assert not any(str(tmp_path) in f for f in mine), mine
+        shared = {f for f in theirs & mine if f.startswith("socket:")}
+        assert shared == set() and os.devnull in mine
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert wait_for(proc)[0] == 0
+
+
+def test_a_stuck_relay_is_killed_and_its_round_given_up(log: Log) -> None:
+    """A relay that takes no round (stopped) does not stop the consumer's loop: after
+    HAND_WAIT it is killed and the round fails (its events stay in the outbox)."""
+    from rankcraft import relay as relays
+
+    async def work() -> tuple[str | None, bool]:
+        relay = await relays.Relay(log.url, f"{log.subject}.ratings", lambda _: None).start()
+        child = relay.child
+        os.kill(child.pid, signal.SIGSTOP)
+        try:
+            events = [(f"e{i}", "x" * 200) for i in range(20_000)]  # (more than a pipe holds)
+            beats = 0
+
+            async def beat() -> None:
+                nonlocal beats
+                while True:
+                    await asyncio.sleep(0.05)
+                    beats += 1
+
+            ticking = asyncio.create_task(beat())
+            sent = await relay.send(events)
+            with contextlib.suppress(Exception):
+                await relay.confirm(sent, 0.1)
+            ticking.cancel()
+            return sent.error, beats > 5
+        finally:
+            with contextlib.suppress(OSError):
+                os.kill(child.pid, signal.SIGCONT)
+            await relay.stop()
+
+    import rankcraft.relay
+
+    saved = rankcraft.relay.HAND_WAIT
+    rankcraft.relay.HAND_WAIT = 1.0
+    try:
+        error, loop_went_on = asyncio.run(work())
+    finally:
+        rankcraft.relay.HAND_WAIT = saved
+    assert error is not None and "stuck" in error and loop_went_on
+
+
+def test_the_consumer_collects_the_cycles_a_batch_leaves() -> None:
+    """With the collector paused, a pass runs once enough new objects live."""
+    import gc
+    import weakref
+
+    from rankcraft import consume as consuming
+
+    class Node:
+        pass
+
+    saved = consuming.COLLECT_AFTER
+    consuming.COLLECT_AFTER = 1000
+    gc.collect()  # (the count of new objects starts from 0)
+    try:
+        with consuming._collector_paused():
+            cycle = Node()
+            cycle.me = cycle  # type: ignore[attr-defined]
+            gone = weakref.ref(cycle)
+            del cycle
+            consuming._collect()  # (too few objects yet: not collected)
+            assert gone() is not None and not gc.isenabled()
+            keep = [[i] for i in range(2000)]
+            consuming._collect()
+            assert gone() is None and len(keep) == 2000
+    finally:
+        consuming.COLLECT_AFTER = saved
+
+
 def test_a_relay_that_dies_is_replaced_and_each_event_is_published_once(
     log: Log, tmp_path: Path
 ) -> None:
