@@ -610,6 +610,91 @@ def test_only_a_quiet_log_counts_as_idle_not_a_server_away() -> None:
     assert sub.said == []  # (the error, then the quiet log that ends it)
 
 
+def test_a_gap_within_a_batch_reads_again_from_the_floor() -> None:
+    """A batch whose consumer sequences skip one (a delivery lost on the way) is not
+    rated (acknowledging its last message would acknowledge the lost one too): the
+    consumer is made again from its acknowledgement floor."""
+    pytest.importorskip("nats")
+    import nats
+
+    from rankcraft.consume import ConsumeOptions, Consumer
+
+    class Seq:
+        def __init__(self, n: int) -> None:
+            self.sequence = type("S", (), {"consumer": n, "stream": n})()
+            self.num_pending = 0
+
+    class Msg:
+        def __init__(self, n: int) -> None:
+            self.metadata = Seq(n)
+
+    class Sub:
+        def __init__(self, batches: list[Any]) -> None:
+            self.batches = batches
+
+        async def fetch(self, *args: Any, **kwargs: Any) -> Any:
+            if not self.batches:
+                raise nats.errors.TimeoutError
+            return self.batches.pop(0)
+
+    class Outbox:
+        async def publish(self) -> None:
+            pass
+
+    options = ConsumeOptions(nats="nats://x:1", stream="s", subject="t", idle_exit=0)
+    consumer = Consumer(rankcraft.League("elo"), options, ":memory:", None)
+    consumer.outbox = Outbox()
+    handled, recovered = [], []
+
+    async def handle(js: Any, msgs: Any) -> None:
+        handled.append([m.metadata.sequence.consumer for m in msgs])
+
+    async def recover(nats: Any, js: Any, sub: Any) -> Any:
+        recovered.append(consumer.last_delivery)
+        return sub
+
+    consumer.handle = handle  # type: ignore[method-assign]
+    consumer._recover = recover  # type: ignore[method-assign]
+    sub = Sub([[Msg(1), Msg(2)], [Msg(3), Msg(5)], [Msg(3), Msg(4)]])
+    asyncio.run(consumer._loop(nats, None, sub))
+    assert handled == [[1, 2], [3, 4]] and recovered == [2]
+
+
+def test_a_pull_sent_ahead_and_lost_leaves_the_next_fetch_its_own_request() -> None:
+    """The next fetch waits for a request sent ahead, then still asks for itself (the
+    wait does not use up its time): a request lost in a server's restart is not read as
+    an idle log."""
+    from rankcraft.jetstream import Puller
+
+    class Status:  # (the server's answer to a request it has no message for)
+        def __init__(self, subject: str) -> None:
+            self.subject, self.reply, self.headers = subject, "", {"Status": "404"}
+
+    class NC:
+        def __init__(self) -> None:
+            self.asked: list[bytes] = []
+            self.puller: Any = None
+
+        def new_inbox(self) -> str:
+            return "_INBOX.x"
+
+        async def publish(self, subject: str, data: bytes, reply: str = "") -> None:
+            self.asked.append(data)
+            if json.loads(data).get("no_wait"):  # (answered at once: nothing there)
+                asyncio.get_running_loop().create_task(self.puller._on_msg(Status(reply)))
+
+    async def work() -> list[bytes]:
+        nc = NC()
+        nc.puller = puller = Puller(nc, "s", "d")
+        puller.ahead = True  # (a request sent ahead, whose answer was lost)
+        with contextlib.suppress(Exception):
+            await puller.fetch(10, timeout=0.3)
+        return nc.asked
+
+    asked = asyncio.run(work())
+    assert [json.loads(a).get("no_wait") for a in asked] == [True, None]
+
+
 RERATES = 'extends = "elo"\nname = "elo_rerate"\n[history]\nlate = "rerate"\n'
 
 
