@@ -219,7 +219,8 @@ def _child(down: Connection, up: Connection, url: str, subject: str, dies: bool 
     gc.enable()
     with contextlib.suppress(BaseException):
         asyncio.run(_serve(down, up, url, subject, dies))
-    os._exit(0)
+    # (multiprocessing ends a forked child with os._exit: nothing of the consumer's,
+    # its exit handlers or buffers, runs here)
 
 
 def _close_inherited(*keep: int) -> None:
