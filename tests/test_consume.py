@@ -583,20 +583,10 @@ def test_the_memory_store_keeps_the_outbox_with_its_batch() -> None:
     assert league.store.outbox(10) == [(2, "e2", "[]"), (3, "e3", "1")]
 
 
-def test_only_a_quiet_log_counts_as_idle_not_a_server_away() -> None:
-    """``--idle-exit 0`` stops once a fetch finds nothing, not at a connection error (a
-    server restarting): the consumer goes on and asks again."""
-    pytest.importorskip("nats")
-    import nats
-
+def offline_consumer() -> Any:
+    """A consumer of an ``elo`` league in memory, ``--idle-exit 0``, whose loop is fed
+    by the test (no server: its outbox publishes nothing)."""
     from rankcraft.consume import ConsumeOptions, Consumer
-
-    class Sub:
-        def __init__(self) -> None:
-            self.said: list[BaseException] = [nats.errors.TimeoutError(), OSError("reset")]
-
-        async def fetch(self, *args: Any, **kwargs: Any) -> Any:
-            raise self.said.pop()
 
     class Outbox:
         async def publish(self) -> None:
@@ -605,6 +595,23 @@ def test_only_a_quiet_log_counts_as_idle_not_a_server_away() -> None:
     options = ConsumeOptions(nats="nats://x:1", stream="s", subject="t", idle_exit=0)
     consumer = Consumer(rankcraft.League("elo"), options, ":memory:", None)
     consumer.outbox = Outbox()
+    return consumer
+
+
+def test_only_a_quiet_log_counts_as_idle_not_a_server_away() -> None:
+    """``--idle-exit 0`` stops once a fetch finds nothing, not at a connection error (a
+    server restarting): the consumer goes on and asks again."""
+    pytest.importorskip("nats")
+    import nats
+
+    class Sub:
+        def __init__(self) -> None:
+            self.said: list[BaseException] = [nats.errors.TimeoutError(), OSError("reset")]
+
+        async def fetch(self, *args: Any, **kwargs: Any) -> Any:
+            raise self.said.pop()
+
+    consumer = offline_consumer()
     sub = Sub()
     asyncio.run(consumer._loop(nats, None, sub))
     assert sub.said == []  # (the error, then the quiet log that ends it)
@@ -616,8 +623,6 @@ def test_a_gap_within_a_batch_reads_again_from_the_floor() -> None:
     consumer is made again from its acknowledgement floor."""
     pytest.importorskip("nats")
     import nats
-
-    from rankcraft.consume import ConsumeOptions, Consumer
 
     class Seq:
         def __init__(self, n: int) -> None:
@@ -637,13 +642,7 @@ def test_a_gap_within_a_batch_reads_again_from_the_floor() -> None:
                 raise nats.errors.TimeoutError
             return self.batches.pop(0)
 
-    class Outbox:
-        async def publish(self) -> None:
-            pass
-
-    options = ConsumeOptions(nats="nats://x:1", stream="s", subject="t", idle_exit=0)
-    consumer = Consumer(rankcraft.League("elo"), options, ":memory:", None)
-    consumer.outbox = Outbox()
+    consumer = offline_consumer()
     handled, recovered = [], []
 
     async def handle(js: Any, msgs: Any) -> None:
