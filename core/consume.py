@@ -481,16 +481,26 @@ class Consumer:
 
 COLLECT_AFTER = 200_000
 """Objects the cyclic garbage collector may see made (net of those freed) before it
-passes while consuming (:func:`_collect`)."""
+passes over them while consuming (:func:`_collect`)."""
+FULL_EVERY = 10
+"""Young passes of :func:`_collect` to one full pass."""
+
+
+class _Passes:
+    young = 0  # (process-wide, as the collector is)
 
 
 def _collect() -> None:
-    """The cyclic collector's pass once :data:`COLLECT_AFTER` more objects live than at
-    its last (it is paused while the consumer runs, :func:`_collector_paused`): cycles
-    made in a batch (a late match placed by a re-rate leaves tens of thousands) are
-    freed, a batch's messages are not walked again and again while it is rated."""
-    if gc.get_count()[0] >= COLLECT_AFTER:
-        gc.collect()
+    """The cyclic collector's pass over what was made since its last (its young
+    generations), once :data:`COLLECT_AFTER` more objects live, and over everything every
+    :data:`FULL_EVERY` passes (it is paused while the consumer runs,
+    :func:`_collector_paused`): the cycles a batch leaves are freed (a late match placed
+    by a re-rate leaves tens of thousands), the batch's messages are not walked again and
+    again while it is rated, and what lives on is walked only now and then."""
+    if gc.get_count()[0] < COLLECT_AFTER:
+        return
+    _Passes.young += 1
+    gc.collect(2 if _Passes.young % FULL_EVERY == 0 else 1)
 
 
 @contextlib.contextmanager

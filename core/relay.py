@@ -67,6 +67,7 @@ class Relay:
         self.rounds: dict[int, Round] = {}
         self.made = 0
         self.started = 0  # children forked (a child that ended is replaced)
+        self.writing: asyncio.Future[None] | None = None  # (a round being written)
         self.child: Any = None
         self.to_child: Connection | None = None
         self.from_child: Connection | None = None
@@ -130,8 +131,11 @@ class Relay:
         self._close_pipes()
 
     def _close_pipes(self) -> None:
+        """Close both pipes; the one to the child is left to the write under way, if
+        any (:meth:`_hand` closes it when the write ends: closed under a writing thread,
+        the connection fails in a way no caller expects)."""
         for conn in (self.to_child, self.from_child):
-            if conn is not None:
+            if conn is not None and not (conn is self.to_child and self.writing is not None):
                 with contextlib.suppress(OSError):
                     conn.close()
         self.to_child = self.from_child = None
@@ -152,18 +156,31 @@ class Relay:
     async def _hand(self, frame: bytes) -> None:
         """Write ``frame`` to the child, from a thread (the pipe may be full while the
         child catches up; the consumer's loop goes on meanwhile). A child that has not
-        taken it within :data:`HAND_WAIT` seconds is stuck: it is killed, and what it had
-        is published again through a new one."""
-        conn = self.to_child
+        taken it within :data:`HAND_WAIT` seconds is stuck: it is killed (the write then
+        ends, its pipe broken), and what it had is published again through a new one.
+        The pipe is closed only once no write is under way (:meth:`_close_pipes`)."""
+        conn, child = self.to_child, self.child
         assert conn is not None
+        writing = self.writing = asyncio.get_running_loop().run_in_executor(
+            None, conn.send_bytes, frame
+        )
         try:
-            await asyncio.wait_for(asyncio.to_thread(conn.send_bytes, frame), HAND_WAIT)
-        except TimeoutError:
-            if self.child is not None:
-                self.child.kill()
-            self._lost("the relay process was stuck (killed)")
-        except OSError:
+            done, _ = await asyncio.wait({writing}, timeout=HAND_WAIT)
+            if not done:
+                self._lost("the relay process was stuck (killed)")
+                if child is not None:
+                    child.kill()
+                with contextlib.suppress(Exception):
+                    await writing
+                return
+            writing.result()
+        except (OSError, ValueError, TypeError):  # (the child ended while it was written)
             self._lost("the relay process ended")
+        finally:
+            self.writing = None
+            if self.to_child is not conn:  # (closed meanwhile: its close was left to us)
+                with contextlib.suppress(OSError):
+                    conn.close()
 
     async def confirm(self, sent: Round, timeout: float) -> None:
         """Wait until the child says every event of ``sent`` is stored.
@@ -200,7 +217,9 @@ class Relay:
             await asyncio.sleep(0.05)
         if child.is_alive():
             child.kill()
-        child.join(1)
+        # (the child closed multiprocessing's sentinel pipe with the rest it inherited,
+        # so a join's timeout is not kept: it is called once the child is ended)
+        child.join()
 
 
 def _child(down: Connection, up: Connection, url: str, subject: str, dies: bool = False) -> None:

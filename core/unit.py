@@ -40,8 +40,8 @@ FULL_PASS_FLOOR = 500_000
 
 class _Moved:
     """What batches moved to the oldest generation since the collector's last full pass
-    started by :func:`_keep_batch`, and an estimate of what lives there (process-wide,
-    as the collector is)."""
+    started by :func:`_keep_batch` (an overcount: what they return and is freed after
+    counts too), and what lived there after it (process-wide, as the collector is)."""
 
     since = 0
     live = 0
@@ -61,8 +61,10 @@ def _keep_batch() -> None:
     gc.unfreeze()
     _Moved.since += made
     if _Moved.since > max(FULL_PASS_FLOOR, _Moved.live // 4):
-        freed = gc.collect()
-        _Moved.live = max(0, _Moved.live + _Moved.since - freed)
+        gc.collect()
+        # (counted, not estimated: what a batch returns and frees later is counted as
+        # moved, the count being reset by the freeze, so an estimate would only grow)
+        _Moved.live = len(gc.get_objects(generation=2))
         _Moved.since = 0
 
 

@@ -392,6 +392,29 @@ def test_a_stuck_relay_is_killed_and_its_round_given_up(log: Log) -> None:
     assert error is not None and "stuck" in error and loop_went_on
 
 
+def test_a_relay_that_dies_while_a_round_is_written_fails_the_round(log: Log) -> None:
+    """The child dies (killed) while the consumer's thread is writing a round larger
+    than the pipe holds: the round fails, to be published again; nothing raises."""
+    from rankcraft import relay as relays
+
+    async def work() -> str | None:
+        relay = await relays.Relay(log.url, f"{log.subject}.ratings", lambda _: None).start()
+        child = relay.child
+        os.kill(child.pid, signal.SIGSTOP)  # (it takes nothing: the pipe fills)
+
+        async def kill() -> None:
+            await asyncio.sleep(0.3)
+            os.kill(child.pid, signal.SIGKILL)
+
+        killing = asyncio.create_task(kill())
+        sent = await relay.send([(f"e{i}", "x" * 200) for i in range(40_000)])
+        await killing
+        await relay.stop()
+        return sent.error
+
+    assert asyncio.run(work()) == "the relay process ended"
+
+
 def test_the_consumer_collects_the_cycles_a_batch_leaves() -> None:
     """With the collector paused, a pass runs once enough new objects live."""
     import gc
