@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import hashlib
 import json
 import os
@@ -42,6 +41,7 @@ from typing import Any, TextIO
 
 import attrs
 
+from .collector import collect, paused
 from .engine import League, collecting
 from .errors import InputError, LateMatchError, MatchError
 from .io import parse_match
@@ -219,7 +219,7 @@ class Consumer:
             self._keep_late_events()  # (a late match placed by a consumer that died)
             await self.outbox.publish()  # (what a consumer killed after a commit left)
             sub = await self._subscribe(nats, js)
-            with _on_sigterm(self.stop), _collector_paused():
+            with _on_sigterm(self.stop), paused():
                 await self._loop(nats, js, sub)
             await self._publish_last(nats)
         finally:
@@ -315,7 +315,7 @@ class Consumer:
             except transient(nats):  # (committed or not: read on from the floor)
                 sub = await self._recover(nats, js, sub)
             self._progress()
-            _collect()
+            collect()
 
     async def _recover(self, nats: Any, js: Any, sub: Any) -> Any:
         """The subscription made again once the server answers (what was not
@@ -368,7 +368,7 @@ class Consumer:
                     self.outbox.stale = True  # (several transactions: published from the store)
                     rated, skipped, before = rated + done, skipped + passed, []
                     error = self._place(match)
-                    _collect()  # (a re-rate leaves cycles)
+                    collect()  # (a re-rate leaves cycles)
                     rated += error is None
                 if error is not None:
                     refused.append((msg, error))
@@ -477,46 +477,6 @@ class Consumer:
         if self.log is not None:
             self.log.write(text)
             self.log.flush()
-
-
-COLLECT_AFTER = 200_000
-"""Objects the cyclic garbage collector may see made (net of those freed) before it
-passes over them while consuming (:func:`_collect`)."""
-FULL_EVERY = 10
-"""Young passes of :func:`_collect` to one full pass."""
-
-
-class _Passes:
-    young = 0  # (process-wide, as the collector is)
-
-
-def _collect() -> None:
-    """The cyclic collector's pass over what was made since its last (its young
-    generations), once :data:`COLLECT_AFTER` more objects live, and over everything every
-    :data:`FULL_EVERY` passes (it is paused while the consumer runs,
-    :func:`_collector_paused`): the cycles a batch leaves are freed (a late match placed
-    by a re-rate leaves tens of thousands), the batch's messages are not walked again and
-    again while it is rated, and what lives on is walked only now and then."""
-    if gc.get_count()[0] < COLLECT_AFTER:
-        return
-    _Passes.young += 1
-    gc.collect(2 if _Passes.young % FULL_EVERY == 0 else 1)
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """The cyclic garbage collector paused (the consumer runs it after a batch once
-    enough new objects live, :func:`_collect`): its automatic passes walked each batch's
-    messages, still held, again and again, about a tenth of the consumer's time.
-    Reference counting frees everything else as before; a rating batch pauses it anyway
-    (:meth:`rankcraft.unit.UnitOfWork.transaction`)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 @contextlib.contextmanager

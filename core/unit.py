@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Protocol
 
+from .collector import keep_batch
 from .io import bad_text
 from .model import PlayerRecord
 from .rated import Rated
@@ -31,41 +32,6 @@ FLUSH_EVERY = 2000
 WRITE_SLICE = 10_000
 """Changed players handed to the store per call when a transaction writes them (each
 player is written once per transaction; slices bound the memory the writing takes)."""
-
-
-FULL_PASS_FLOOR = 500_000
-"""Objects batches may move to the collector's oldest generation before a full pass
-(:func:`_keep_batch`), at the least."""
-
-
-class _Moved:
-    """What batches moved to the oldest generation since the collector's last full pass
-    started by :func:`_keep_batch` (an overcount: what they return and is freed after
-    counts too), and what lived there after it (process-wide, as the collector is)."""
-
-    since = 0
-    live = 0
-
-
-def _keep_batch() -> None:
-    """Move what a batch made and keeps (a store in memory keeps every match) straight to
-    the collector's oldest generation: the next young collection would otherwise walk
-    all of it at once. The collector starts its full passes from what its own
-    collections promote, which never counts what is moved so, so the cycles a batch
-    leaves (a scratch league of a re-rate: its matches, entries and parts refer to each
-    other) would stay until the process ends: a full pass runs here once more than a
-    quarter of what lives there (at least :data:`FULL_PASS_FLOOR` objects) was moved
-    since the last, as the collector's own rule does with what it promotes."""
-    made = gc.get_count()[0]  # (the collector was paused: the batch's objects, net)
-    gc.freeze()
-    gc.unfreeze()
-    _Moved.since += made
-    if _Moved.since > max(FULL_PASS_FLOOR, _Moved.live // 4):
-        gc.collect()
-        # (counted, not estimated: what a batch returns and frees later is counted as
-        # moved, the count being reset by the freeze, so an estimate would only grow)
-        _Moved.live = len(gc.get_objects(generation=2))
-        _Moved.since = 0
 
 
 class Schedule(Protocol):
@@ -345,7 +311,7 @@ class UnitOfWork:
     def _end(self, gc_was_enabled: bool) -> None:
         """Close the transaction, kept or not (the collector resumes)."""
         if gc_was_enabled:
-            _keep_batch()
+            keep_batch()
             gc.enable()
         self.in_transaction = False
         self.undo, self.dirty, self.pending, self.touched = {}, set(), [], {}

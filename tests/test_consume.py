@@ -420,7 +420,7 @@ def test_the_consumer_collects_the_cycles_a_batch_leaves() -> None:
     import gc
     import weakref
 
-    from rankcraft import consume as consuming
+    from rankcraft import collector as consuming
 
     class Node:
         pass
@@ -429,15 +429,15 @@ def test_the_consumer_collects_the_cycles_a_batch_leaves() -> None:
     consuming.COLLECT_AFTER = 1000
     gc.collect()  # (the count of new objects starts from 0)
     try:
-        with consuming._collector_paused():
+        with consuming.paused():
             cycle = Node()
             cycle.me = cycle  # type: ignore[attr-defined]
             gone = weakref.ref(cycle)
             del cycle
-            consuming._collect()  # (too few objects yet: not collected)
+            consuming.collect()  # (too few objects yet: not collected)
             assert gone() is not None and not gc.isenabled()
             keep = [[i] for i in range(2000)]
-            consuming._collect()
+            consuming.collect()
             assert gone() is None and len(keep) == 2000
     finally:
         consuming.COLLECT_AFTER = saved
