@@ -82,16 +82,20 @@ def collect() -> None:
 
 
 @contextlib.contextmanager
-def paused() -> Iterator[None]:
-    """The cyclic garbage collector paused (the consumer runs it after a batch once
-    enough new objects live, :func:`collect`): its automatic passes walked each batch's
-    messages, still held, again and again, about a tenth of the consumer's time.
-    Reference counting frees everything else as before; a rating batch pauses it anyway
-    (:meth:`rankcraft.unit.UnitOfWork.transaction`)."""
+def paused(keep: bool = False) -> Iterator[None]:
+    """The cyclic garbage collector paused, and resumed as it was: a rating batch's
+    objects are not walked again and again while it runs (with ``keep``, what it made is
+    then moved out of the young generations, :func:`keep_batch`). The consumer pauses it
+    for its whole run and runs it after each batch once enough new objects live
+    (:func:`collect`): its automatic passes walked each batch's messages, still held,
+    again and again, about a tenth of the consumer's time. Reference counting frees
+    everything else as before."""
     was = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if was:
+            if keep:
+                keep_batch()
             gc.enable()

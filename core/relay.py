@@ -34,7 +34,7 @@ from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 from typing import Any
 
-from .jetstream import Publisher, Round
+from .jetstream import Publisher, Round, connect, nats_client, transient
 
 __all__ = ["Relay", "relay_possible"]
 
@@ -121,9 +121,6 @@ class Relay:
 
     def _lost(self, why: str) -> None:
         """The child is gone: every round under way fails (published again later)."""
-        with contextlib.suppress(ValueError, OSError):
-            if self.from_child is not None:
-                asyncio.get_running_loop().remove_reader(self.from_child.fileno())
         for sent in self.rounds.values():
             if not sent.done.is_set():
                 sent.error = why
@@ -131,9 +128,12 @@ class Relay:
         self._close_pipes()
 
     def _close_pipes(self) -> None:
-        """Close both pipes; the one to the child is left to the write under way, if
-        any (:meth:`_hand` closes it when the write ends: closed under a writing thread,
-        the connection fails in a way no caller expects)."""
+        """Stop reading the child and close both pipes; the one to the child is left to
+        the write under way, if any (:meth:`_hand` closes it when the write ends: closed
+        under a writing thread, the connection fails in a way no caller expects)."""
+        if self.from_child is not None:
+            with contextlib.suppress(ValueError, OSError):
+                asyncio.get_running_loop().remove_reader(self.from_child.fileno())
         for conn in (self.to_child, self.from_child):
             if conn is not None and not (conn is self.to_child and self.writing is not None):
                 with contextlib.suppress(OSError):
@@ -204,9 +204,6 @@ class Relay:
 
     async def stop(self) -> None:
         """Close the pipe (the child ends) and wait for the child."""
-        if self.from_child is not None:
-            with contextlib.suppress(ValueError, OSError):
-                asyncio.get_running_loop().remove_reader(self.from_child.fileno())
         self._close_pipes()
         child, self.child = self.child, None
         if child is None:
@@ -258,8 +255,6 @@ def _close_inherited(*keep: int) -> None:
 
 
 async def _serve(down: Connection, up: Connection, url: str, subject: str, dies: bool) -> None:
-    from .jetstream import connect, nats_client
-
     def tell(kind: bytes, number: int, text: str = "") -> None:
         with contextlib.suppress(OSError):
             up.send_bytes(_HEAD.pack(kind, number) + text.encode())
@@ -279,7 +274,7 @@ async def _serve(down: Connection, up: Connection, url: str, subject: str, dies:
     async def confirm(number: int, sent: Round) -> None:
         try:
             await publisher.confirm(sent, 2 + sent.count / 1000)
-        except (TimeoutError, OSError, nats.errors.Error) as exc:
+        except transient(nats) as exc:
             tell(b"E", number, str(exc) or type(exc).__name__)
             return
         tell(b"A", number)
@@ -291,7 +286,7 @@ async def _serve(down: Connection, up: Connection, url: str, subject: str, dies:
                 os.kill(os.getpid(), signal.SIGKILL)
             try:
                 sent = await publisher.send(events)
-            except (OSError, nats.errors.Error) as exc:
+            except transient(nats) as exc:
                 tell(b"E", number, str(exc) or type(exc).__name__)
                 continue
             task = asyncio.create_task(confirm(number, sent))

@@ -15,12 +15,11 @@ no such player.
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Protocol
 
-from .collector import keep_batch
+from .collector import paused
 from .io import bad_text
 from .model import PlayerRecord
 from .rated import Rated
@@ -253,21 +252,20 @@ class UnitOfWork:
             return
         # A long batch allocates many small acyclic objects; the cyclic collector's full
         # passes over them cost more than the rating itself. Pause it for the batch.
-        gc_was_enabled = gc.isenabled()
-        gc.disable()
-        schedule_before = self.schedule.snapshot()
-        self.in_transaction = True
-        self.undo, self.dirty, self.pending, self.touched = {}, set(), [], {}
-        self.seen.clear()
-        try:
-            schedule_before = self._begin(lock, match_id, schedule_before)
-            yield
-            self._commit(lock)
-        except BaseException:
-            self._roll_back(schedule_before)
-            raise
-        finally:
-            self._end(gc_was_enabled)
+        with paused(keep=True):
+            schedule_before = self.schedule.snapshot()
+            self.in_transaction = True
+            self.undo, self.dirty, self.pending, self.touched = {}, set(), [], {}
+            self.seen.clear()
+            try:
+                schedule_before = self._begin(lock, match_id, schedule_before)
+                yield
+                self._commit(lock)
+            except BaseException:
+                self._roll_back(schedule_before)
+                raise
+            finally:
+                self._end()
 
     def _begin(self, lock: list[str] | None, match_id: str | None, schedule_before: Any) -> Any:
         """Open the store's transaction (see :meth:`transaction`); returns the schedule
@@ -308,11 +306,8 @@ class UnitOfWork:
             else:
                 rows[pid] = old
 
-    def _end(self, gc_was_enabled: bool) -> None:
-        """Close the transaction, kept or not (the collector resumes)."""
-        if gc_was_enabled:
-            keep_batch()
-            gc.enable()
+    def _end(self) -> None:
+        """Close the transaction, kept or not."""
         self.in_transaction = False
         self.undo, self.dirty, self.pending, self.touched = {}, set(), [], {}
         self.seen.clear()  # committed (the store has them) or rolled back

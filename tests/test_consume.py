@@ -149,6 +149,14 @@ def consume_process(
     )
 
 
+def each_event_once(log: Log, count: int) -> list[tuple[str | None, Any]]:
+    """The events on the league's ratings subject, checked to be ``count``, each id
+    (``SUBJECT:MATCH:PLAYER``) once."""
+    events = log.read(f"{log.subject}.ratings")
+    assert len(events) == count and len({mid for mid, _ in events}) == count
+    return events
+
+
 def replayed(matches: list[dict[str, Any]]) -> list[Any]:
     league = rankcraft.League("elo")
     league.record_many(matches)
@@ -170,8 +178,7 @@ def test_a_league_fed_by_the_consumer_equals_a_replay_and_publishes_each_change(
     assert (done["consumed"], done["rated"], done["skipped"], done["dead"]) == (240, 240, 0, 0)
     assert done["matches"] == 240 and done["published"] == 480
     assert players_at(db_url) == replayed(matches)
-    events = log.read(f"{log.subject}.ratings")
-    assert len(events) == 480 and len({mid for mid, _ in events}) == 480
+    events = each_event_once(log, 480)
     reference = rankcraft.League("elo")
     reference.record_many(matches[:1])
     first = {e["player"]: e for mid, e in events if e["match_id"] == "m0"}
@@ -266,8 +273,7 @@ def test_a_consumer_killed_between_commit_and_acknowledgement_loses_and_doubles_
     code, done, _ = consume(log, db, "--batch", "80", "--idle-exit", "0")
     assert code == 0 and (done["rated"], done["skipped"]) == (120, 80)
     assert players_at(db) == replayed(matches)
-    events = log.read(f"{log.subject}.ratings")
-    assert len(events) == 400 and len({mid for mid, _ in events}) == 400
+    each_event_once(log, 400)
 
 
 def test_a_consumer_killed_between_commit_and_publish_publishes_each_event_once(
@@ -284,8 +290,7 @@ def test_a_consumer_killed_between_commit_and_publish_publishes_each_event_once(
     code, done, _ = consume(log, db, "--batch", "60", "--idle-exit", "0")
     assert code == 0 and (done["consumed"], done["rated"], done["published"]) == (40, 40, 200)
     assert players_at(db) == replayed(matches)
-    events = log.read(f"{log.subject}.ratings")
-    assert len(events) == 200 and len({mid for mid, _ in events}) == 200
+    each_event_once(log, 200)
 
 
 def left_behind(db: str) -> list[int]:
@@ -453,8 +458,7 @@ def test_a_relay_that_dies_is_replaced_and_each_event_is_published_once(
     code, err = wait_for(proc)
     assert code == 0, err
     assert players_at(db) == replayed(matches)
-    events = log.read(f"{log.subject}.ratings")
-    assert len(events) == 200 and len({mid for mid, _ in events}) == 200
+    each_event_once(log, 200)
     with rankcraft.League.open(db, create=False) as league:
         assert league.store.outbox(10) == []
 
@@ -582,8 +586,7 @@ def test_a_nats_restart_while_consuming_loses_and_doubles_nothing(tmp_path: Path
         code, err = wait_for(proc)
         assert code == 0, err
         assert players_at(db) == replayed(matches), err
-        events = log.read(f"{log.subject}.ratings")
-        assert len(events) == 3000 and len({mid for mid, _ in events}) == 3000
+        each_event_once(log, 3000)
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(10)
@@ -748,8 +751,7 @@ def test_a_late_match_is_placed_at_its_time_where_the_ruleset_rerates(
     with rankcraft.League.open(db, create=False) as league:
         assert [(e.kind, e.match_id) for e in league.edits()] == [("late", "late")]
         report = league.codec.report_to_dict(league.report("late"))
-    events = log.read(f"{log.subject}.ratings")
-    assert len(events) == 62 and len({mid for mid, _ in events}) == 62
+    events = each_event_once(log, 62)
     placed = {e["player"]: e for _, e in events if e["match_id"] == "late"}
     reference = rankcraft.League("elo")
     reference.record_many(in_time[: in_time.index(late) + 1])

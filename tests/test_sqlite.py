@@ -175,7 +175,7 @@ def test_the_written_out_match_rows_are_the_general_steps_rows(tmp_path: Path) -
 
 def test_the_written_out_outbox_rows_are_the_general_steps_rows(tmp_path: Path) -> None:
     """SQLite keeps a batch's events many to an ``INSERT``: the same rows, numbered on
-    from the last, as the general steps (:meth:`SQLStore.add_outbox`) keep."""
+    from the last, as the general steps (:meth:`SQLStore._insert_outbox`) keep."""
     import functools
 
     from rankcraft.store.sql import SQLStore
@@ -188,7 +188,7 @@ def test_the_written_out_outbox_rows_are_the_general_steps_rows(tmp_path: Path) 
         league = rankcraft.League.open(tmp_path / f"{way}.sqlite", "elo")
         store = league.store
         if way == "general":
-            store.add_outbox = functools.partial(SQLStore.add_outbox, store)  # type: ignore[method-assign]
+            store._insert_outbox = functools.partial(SQLStore._insert_outbox, store)  # type: ignore[attr-defined]
         lasts, start = [], 0
         for k, size in enumerate(sizes):
             with league.batch():

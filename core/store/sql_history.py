@@ -68,8 +68,11 @@ class SQLHistory(SQLReads):
         last = self._execute("SELECT max(n) FROM outbox").fetchone()[0] or 0
         rows = [(last + i, eid, text) for i, (eid, text) in enumerate(events, 1)]
         if rows:
-            self._executemany("INSERT INTO outbox (n, id, event) VALUES (?, ?, ?)", rows)
+            self._insert_outbox(rows)
         return int(last) + len(rows) if rows else 0
+
+    def _insert_outbox(self, rows: list[tuple[int, str, str]]) -> None:
+        self._executemany("INSERT INTO outbox (n, id, event) VALUES (?, ?, ?)", rows)
 
     def outbox(self, limit: int) -> list[tuple[int, str, str]]:
         """The first ``limit`` events to publish: (n, id, JSON text)."""

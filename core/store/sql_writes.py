@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any
 
 from ..errors import DuplicateMatchError
@@ -201,12 +201,8 @@ class SQLiteWrites(SQLWrites):
             start = end
         self._insert_participants(rows)
 
-    def add_outbox(self, events: Sequence[tuple[str, str]]) -> int:
-        """:meth:`SQLHistory.add_outbox`'s rows, :data:`ROWS_PER_INSERT` to a statement."""
-        last = int(self._execute("SELECT max(n) FROM outbox").fetchone()[0] or 0)
-        values: list[Any] = []
-        for n, (eid, text) in enumerate(events, last + 1):
-            values += (n, eid, text)
-        if values:
-            self._insert_rows(_OUTBOX_VALUES, _OUTBOX_ROW, 3, values)
-        return last + len(events) if events else 0
+    def _insert_outbox(self, rows: list[tuple[int, str, str]]) -> None:
+        """:meth:`SQLHistory._insert_outbox`'s rows, :data:`ROWS_PER_INSERT` to a
+        statement."""
+        values = [value for row in rows for value in row]
+        self._insert_rows(_OUTBOX_VALUES, _OUTBOX_ROW, 3, values)
